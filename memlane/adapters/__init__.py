@@ -1,0 +1,1 @@
+"""Adapters implement memlane.ports: `local` (SQLite, the embedded default), `aws`, `openai`."""

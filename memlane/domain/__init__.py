@@ -1,0 +1,1 @@
+"""Domain models and errors: pure data, no I/O."""

@@ -1,0 +1,63 @@
+"""Typed errors raised by the core and adapters. The API maps each to a status code in one table
+(memlane.api.errors); nothing matches on message text."""
+
+from __future__ import annotations
+
+
+class MemlaneError(Exception):
+    """Base class. `message` is safe to show to the client."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidInputError(MemlaneError):
+    """The client sent something wrong (400). The message names the field."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}" if field else problem)
+        self.field = field
+
+
+class PayloadTooLargeError(MemlaneError):
+    """413: the body as a whole is too big."""
+
+
+class AuthenticationError(MemlaneError):
+    """401: no key, or a key that is unknown or revoked."""
+
+
+class ForbiddenError(MemlaneError):
+    """403: e.g. a browser origin not on the allow-list."""
+
+
+class NotFoundError(MemlaneError):
+    """404. Also used for another tenant's objects, so their existence never leaks."""
+
+
+class ConflictError(MemlaneError):
+    """409: e.g. an Idempotency-Key reused with another body, a duplicate project slug."""
+
+
+class RateLimitedError(MemlaneError):
+    """429 with Retry-After."""
+
+    def __init__(self, message: str, *, retry_after_s: int, limit: int, reset_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+        self.limit = limit
+        self.reset_s = reset_s
+
+
+class EmbedderMismatchError(MemlaneError):
+    """A store built with one embedder was handed vectors from another."""
+
+
+class TransientError(MemlaneError):
+    """A dependency failed in a way worth retrying (5xx, 429, timeout, unavailable)."""
+
+
+class DependencyUnavailableError(TransientError):
+    """A dependency (embedder, search index) is down; the work is queued for later (503 if the
+    client must wait for it)."""

@@ -1,0 +1,164 @@
+"""memlane's domain entities (spec §2), as pydantic v2 models.
+
+Models do no I/O. Server-owned fields (ids, hashes, status, timestamps) are set by services,
+never copied from a request body.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+# Chunk ids are derived from the document id so that every index write is an upsert:
+# processing the same document twice (a redelivered message, a restarted worker) rewrites the
+# same chunk ids instead of adding new ones.
+_CHUNK_NAMESPACE = uuid.UUID("6f1c7c2e-4f52-4c55-9a53-6d656d6c616e")
+
+
+def chunk_id_for(document_id: str, chunk_index: int) -> str:
+    return str(uuid.uuid5(_CHUNK_NAMESPACE, f"{document_id}:{chunk_index}"))
+
+
+class ContentType(StrEnum):
+    TEXT = "text"
+    MARKDOWN = "markdown"
+    HTML = "html"
+    PDF = "pdf"
+    IMAGE = "image"
+    VIDEO = "video"
+    CODE = "code"
+    JSON = "json"
+    TWEET = "tweet"
+    EMAIL = "email"
+    NOTE = "note"
+
+
+class DocumentStatus(StrEnum):
+    QUEUED = "queued"
+    PROCESSING = "processing"
+    READY = "ready"
+    FAILED = "failed"
+
+
+class _Entity(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+
+class Organization(_Entity):
+    id: str = Field(default_factory=new_id)
+    name: str
+    slug: str
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class ApiKey(_Entity):
+    """An API key as stored: only the SHA-256 of the secret is kept; the secret is shown once."""
+
+    id: str = Field(default_factory=new_id)
+    organization_id: str
+    name: str = "default"
+    key_hash: str
+    prefix: str  # the first characters of the secret, to recognise a key in listings
+    created_at: datetime = Field(default_factory=utcnow)
+    revoked_at: datetime | None = None
+    rate_limit_per_minute: int = 100
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+class Project(_Entity):
+    id: str = Field(default_factory=new_id)
+    organization_id: str
+    name: str
+    slug: str
+    description: str | None = None
+    is_default: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class Document(_Entity):
+    """A saved piece of content (spec §2 Document) plus its processing state."""
+
+    id: str = Field(default_factory=new_id)
+    organization_id: str
+    project_id: str
+    user_id: str
+    title: str
+    content: str = ""  # cleaned, extracted text (what is chunked and indexed)
+    summary: str | None = None
+    content_type: ContentType = ContentType.TEXT
+    source_url: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    content_hash: str = ""
+    updates_memory_id: str | None = None
+    forget_after: datetime | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    last_accessed_at: datetime | None = None
+    status: DocumentStatus = DocumentStatus.QUEUED
+    status_reason: str | None = None
+    chunk_count: int = 0
+    embedder: str | None = None  # which embedder produced this document's vectors
+
+    @property
+    def tags(self) -> list[str]:
+        tags = self.metadata.get("tags") or []
+        return [str(t) for t in tags] if isinstance(tags, list) else []
+
+    def is_expired(self, now: datetime) -> bool:
+        return self.forget_after is not None and self.forget_after <= now
+
+
+class Chunk(_Entity):
+    """A searchable piece of a document (spec §2 Memory / ChunkPayload)."""
+
+    id: str
+    document_id: str
+    organization_id: str
+    project_id: str
+    content: str
+    chunk_index: int
+    chunk_count: int
+    start_offset: int
+    end_offset: int
+    heading_path: list[str] = Field(default_factory=list)
+    # Denormalised from the document so that both search legs can filter without a join.
+    title: str = ""
+    content_type: ContentType = ContentType.TEXT
+    source_url: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    created_at: datetime = Field(default_factory=utcnow)
+    forget_after: datetime | None = None
+
+    def indexed_text(self) -> str:
+        """What the text leg indexes: the chunk with its title and section path, so a query
+        naming a page or section finds chunks whose body never repeats that name."""
+        head = " › ".join([self.title, *self.heading_path]) if self.title else " › ".join(self.heading_path)
+        return f"{head}\n{self.content}" if head else self.content
+
+
+class IngestJob(_Entity):
+    id: str = Field(default_factory=new_id)
+    document_id: str
+    organization_id: str
+    attempts: int = 0
+    not_before: datetime = Field(default_factory=utcnow)
+    last_error: str | None = None
+    created_at: datetime = Field(default_factory=utcnow)

@@ -1,0 +1,1 @@
+"""Hybrid recall: one fusion function shared by every engine and every API."""

@@ -1,0 +1,114 @@
+"""memlane's one fusion function (spec §4.4–4.6).
+
+final = w_vector · cosine + w_text · (bm25 / max bm25 in the batch) + recency_w · exp(−age_days / τ)
+
+The engines (SQLite FTS5 + exact k-NN locally, OpenSearch on AWS) only return candidates with raw
+scores; this module ranks them, so a document scores the same wherever it is stored. There is no
+minimum score: a chunk found by only one leg keeps that leg's share and can still surface.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memlane.ports import Candidate, LegResults
+
+
+@dataclass(frozen=True)
+class FusionWeights:
+    vector: float = 0.6
+    text: float = 0.4
+    recency: float = 0.1
+    recency_days: float = 30.0
+
+    def __post_init__(self) -> None:
+        for name in ("vector", "text", "recency"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"fusion weight {name} must be ≥ 0")
+        if self.recency_days <= 0:
+            raise ValueError("recency_days must be > 0")
+
+
+def recency_bonus(created_at: datetime, now: datetime, weights: FusionWeights) -> float:
+    age_days = max(0.0, (now - created_at).total_seconds() / 86_400.0)
+    return weights.recency * math.exp(-age_days / weights.recency_days)
+
+
+@dataclass
+class ScoredChunk:
+    chunk_id: str
+    document_id: str
+    chunk_index: int
+    score: float
+    vector_score: float
+    text_score: float
+    recency: float
+
+
+@dataclass
+class ScoredDocument:
+    document_id: str
+    score: float
+    chunks: list[ScoredChunk] = field(default_factory=list)
+
+
+def normalize_by_max(candidates: Iterable[Candidate]) -> dict[str, float]:
+    """Text scores divided by the batch maximum (spec §4.3), so the best keyword match is 1.0."""
+    items = list(candidates)
+    top = max((c.score for c in items), default=0.0)
+    if top <= 0:
+        return {c.chunk_id: 0.0 for c in items}
+    return {c.chunk_id: max(0.0, c.score) / top for c in items}
+
+
+def fuse_scores(legs: LegResults, now: datetime, weights: FusionWeights | None = None) -> list[ScoredChunk]:
+    """Merge both legs into one list of chunks, best first."""
+    w = weights or FusionWeights()
+    text_norm = normalize_by_max(legs.text)
+    by_id: dict[str, Candidate] = {}
+    vector_scores: dict[str, float] = {}
+    for c in legs.vector:
+        by_id[c.chunk_id] = c
+        # Cosine similarity can be slightly negative for unrelated text; the spec's range is 0–1.
+        vector_scores[c.chunk_id] = min(1.0, max(0.0, c.score))
+    for c in legs.text:
+        by_id.setdefault(c.chunk_id, c)
+
+    fused: list[ScoredChunk] = []
+    for chunk_id, c in by_id.items():
+        v = vector_scores.get(chunk_id, 0.0)
+        t = text_norm.get(chunk_id, 0.0)
+        r = recency_bonus(c.created_at, now, w)
+        fused.append(
+            ScoredChunk(
+                chunk_id=chunk_id,
+                document_id=c.document_id,
+                chunk_index=c.chunk_index,
+                score=w.vector * v + w.text * t + r,
+                vector_score=v,
+                text_score=t,
+                recency=r,
+            )
+        )
+    # Ties broken by chunk id so results are stable across runs and engines.
+    fused.sort(key=lambda s: (-s.score, s.chunk_id))
+    return fused
+
+
+def group_by_document(chunks: Iterable[ScoredChunk], max_chunks_per_document: int = 3) -> list[ScoredDocument]:
+    """Group chunks by document (spec §4.6): a document ranks by its best chunk; the chunks shown
+    are its best few, in index order."""
+    groups: dict[str, ScoredDocument] = {}
+    for sc in chunks:  # arrives best first
+        g = groups.get(sc.document_id)
+        if g is None:
+            groups[sc.document_id] = ScoredDocument(sc.document_id, sc.score, [sc])
+        elif len(g.chunks) < max_chunks_per_document:
+            g.chunks.append(sc)
+    docs = sorted(groups.values(), key=lambda g: (-g.score, g.document_id))
+    for g in docs:
+        g.chunks.sort(key=lambda s: s.chunk_index)
+    return docs
