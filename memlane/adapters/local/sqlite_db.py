@@ -1,0 +1,168 @@
+"""The embedded default's one SQLite file: schema, connections, transactions.
+
+WAL mode lets readers (recall) run while a writer (ingestion) commits. Each thread gets its own
+connection; SQLite serialises writers, and busy_timeout makes a second writer wait instead of
+failing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+CREATE TABLE IF NOT EXISTS organizations (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, slug TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+
+CREATE TABLE IF NOT EXISTS api_keys (
+    id TEXT PRIMARY KEY, organization_id TEXT NOT NULL REFERENCES organizations(id),
+    name TEXT NOT NULL, key_hash TEXT NOT NULL UNIQUE, prefix TEXT NOT NULL,
+    created_at TEXT NOT NULL, revoked_at TEXT, rate_limit_per_minute INTEGER NOT NULL);
+
+CREATE TABLE IF NOT EXISTS projects (
+    id TEXT PRIMARY KEY, organization_id TEXT NOT NULL REFERENCES organizations(id),
+    name TEXT NOT NULL, slug TEXT NOT NULL, description TEXT, is_default INTEGER NOT NULL,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL, UNIQUE (organization_id, slug));
+
+CREATE TABLE IF NOT EXISTS documents (
+    id TEXT PRIMARY KEY, organization_id TEXT NOT NULL, project_id TEXT NOT NULL,
+    user_id TEXT NOT NULL, title TEXT NOT NULL, content TEXT NOT NULL, summary TEXT,
+    content_type TEXT NOT NULL, source_url TEXT, metadata TEXT NOT NULL, content_hash TEXT NOT NULL,
+    updates_memory_id TEXT, forget_after TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+    last_accessed_at TEXT, status TEXT NOT NULL, status_reason TEXT, chunk_count INTEGER NOT NULL,
+    embedder TEXT);
+CREATE INDEX IF NOT EXISTS documents_recent ON documents (organization_id, project_id, created_at);
+CREATE INDEX IF NOT EXISTS documents_hash ON documents (organization_id, project_id, content_hash);
+CREATE INDEX IF NOT EXISTS documents_forget ON documents (forget_after) WHERE forget_after IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS document_tags (
+    document_id TEXT NOT NULL, organization_id TEXT NOT NULL, tag TEXT NOT NULL,
+    PRIMARY KEY (document_id, tag));
+CREATE INDEX IF NOT EXISTS document_tags_by_tag ON document_tags (organization_id, tag);
+
+CREATE TABLE IF NOT EXISTS chunks (
+    id TEXT PRIMARY KEY, document_id TEXT NOT NULL, organization_id TEXT NOT NULL,
+    project_id TEXT NOT NULL, body TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks (document_id);
+
+-- The search projection: one row per indexed chunk with its vector, plus an FTS5 table with the
+-- same rowid. `seq` orders changes so other processes' in-memory vector caches can catch up.
+CREATE TABLE IF NOT EXISTS search_rows (
+    rowid INTEGER PRIMARY KEY, chunk_id TEXT NOT NULL UNIQUE, document_id TEXT NOT NULL,
+    organization_id TEXT NOT NULL, project_id TEXT NOT NULL, chunk_index INTEGER NOT NULL,
+    content_type TEXT NOT NULL, created_at REAL NOT NULL, forget_after REAL,
+    vector BLOB NOT NULL, seq INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS search_rows_by_document ON search_rows (document_id);
+CREATE INDEX IF NOT EXISTS search_rows_by_seq ON search_rows (seq);
+CREATE TABLE IF NOT EXISTS search_tombstones (seq INTEGER PRIMARY KEY, row_id INTEGER NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
+    title, headings, body, tokenize = 'porter unicode61 remove_diacritics 2');
+
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY, document_id TEXT NOT NULL, organization_id TEXT NOT NULL,
+    attempts INTEGER NOT NULL, not_before REAL NOT NULL, lease_until REAL, last_error TEXT,
+    created_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS jobs_ready ON jobs (not_before);
+
+CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, data BLOB NOT NULL);
+"""
+
+
+def iso(dt: datetime | None) -> str | None:
+    if dt is None:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC).isoformat()
+
+
+def parse_iso(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def epoch(dt: datetime | None) -> float | None:
+    if dt is None:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()
+
+
+class SqliteDatabase:
+    """Owns the file and hands each thread its own connection."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        # executescript manages its own transaction (it commits first), so it runs on its own.
+        self.connection().executescript(_SCHEMA)
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+            conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('index_seq', '0')")
+
+    def connection(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a transaction is exactly
+            # the `with transaction()` block.
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction. BEGIN IMMEDIATE takes the write lock up front, so two writers
+        never deadlock upgrading from a read lock."""
+        conn = self.connection()
+        if conn.in_transaction:  # nested use joins the outer transaction
+            yield conn
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.connection().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row["value"] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as conn:
+            conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = ?",
+                         (key, value, value))
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                try:
+                    conn.close()
+                except sqlite3.ProgrammingError:
+                    pass
+            self._all.clear()
+        self._local = threading.local()

@@ -1,0 +1,96 @@
+"""The one resolver. Lambda (functions/api) and `memlane serve` both call `MemlaneApi.handle`
+with an API Gateway REST proxy event; every route, error mapping and the OpenAPI document live
+here."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError as RouteNotFound
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+
+from memlane import __version__
+from memlane.api.errors import describe_validation_errors, error_body, status_for
+from memlane.api.routes import v3
+from memlane.domain.errors import MemlaneError, RateLimitedError
+from memlane.services.context import Services
+
+log = logging.getLogger(__name__)
+
+# Routes anyone may call; everything else needs an API key.
+PUBLIC_ROUTES = frozenset({("GET", "/health"), ("GET", "/openapi.json")})
+MAX_BODY_BYTES = 10 * 1024 * 1024
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    return Response(status_code=status, content_type="application/json", body=error_body(message), headers=headers)
+
+
+def create_resolver() -> APIGatewayRestResolver:
+    app = APIGatewayRestResolver(enable_validation=True)
+    app.include_router(v3.router)
+
+    @app.get("/health", tags=["health"], summary="Liveness")
+    def health() -> dict[str, Any]:
+        svc: Services = app.context["services"]
+        return {"status": "ok", "ok": True, "version": __version__, "embedder": svc.embedder.id}
+
+    @app.get("/openapi.json", include_in_schema=False)
+    def openapi() -> Response:
+        return Response(status_code=200, content_type="application/json", body=app.get_openapi_json_schema(
+            title="memlane", version=__version__,
+            description="Long-term memory and documentation recall for AI assistants."))
+
+    @app.exception_handler(RequestValidationError)
+    def invalid(exc: RequestValidationError) -> Response:
+        return _error(400, describe_validation_errors(exc.errors()))
+
+    @app.exception_handler(MemlaneError)
+    def domain_error(exc: MemlaneError) -> Response:
+        status = status_for(exc)
+        headers = None
+        if isinstance(exc, RateLimitedError):
+            headers = {"Retry-After": str(exc.retry_after_s), "RateLimit-Limit": str(exc.limit),
+                       "RateLimit-Remaining": "0", "RateLimit-Reset": str(exc.reset_s)}
+        if status >= 500:
+            log.warning("dependency error: %s", exc.message)
+        return _error(status, exc.message, headers)
+
+    @app.not_found
+    def not_found(exc: RouteNotFound) -> Response:
+        ev = app.current_event
+        return _error(404, f"no route for {ev.http_method} {ev.path}")
+
+    @app.exception_handler(Exception)
+    def unexpected(exc: Exception) -> Response:
+        log.exception("unhandled error")
+        return _error(500, "internal error")
+
+    return app
+
+
+class MemlaneApi:
+    """Binds the resolver to the services composed at the edge."""
+
+    def __init__(self, services: Callable[[], Services] | Services) -> None:
+        self._services = services if callable(services) else (lambda: services)
+        self.resolver = create_resolver()
+
+    def handle(self, event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+        body = event.get("body") or ""
+        if len(body) > MAX_BODY_BYTES:
+            return _too_large()
+        self.resolver.append_context(services=self._services())
+        return self.resolver.resolve(event, context)
+
+    def openapi(self) -> dict[str, Any]:
+        return json.loads(self.resolver.get_openapi_json_schema(title="memlane", version=__version__))
+
+
+def _too_large() -> dict[str, Any]:
+    return {"statusCode": 413, "headers": {"Content-Type": "application/json"},
+            "body": error_body(f"body: exceeds {MAX_BODY_BYTES // (1024 * 1024)} MB"), "isBase64Encoded": False}

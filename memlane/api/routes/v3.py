@@ -1,0 +1,85 @@
+"""The /v3 API (spec §5): memory, recall, projects, documents, whoami."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.event_handler.router import Router
+
+from memlane.api.auth import principal_of
+from memlane.domain.errors import NotFoundError
+from memlane.domain.models import DocumentStatus
+from memlane.domain.requests import (
+    DeletedOut,
+    DocumentOut,
+    MemoryIn,
+    MemoryOut,
+    ProjectIn,
+    ProjectList,
+    ProjectOut,
+    RecallIn,
+    RecallOut,
+    UUIDStr,
+    WhoAmI,
+)
+from memlane.recall.service import recall as recall_service
+from memlane.services import memory, projects
+from memlane.services.context import Services
+
+router = Router()
+
+
+def services() -> Services:
+    return router.context["services"]
+
+
+def _json(status: int, model) -> Response:
+    return Response(status_code=status, content_type="application/json", body=model.model_dump(mode="json"))
+
+
+@router.post("/v3/memory", tags=["memory"], summary="Save content",
+             responses={201: {"description": "Processed"}, 202: {"description": "Queued"}})
+def save_memory(body: MemoryIn) -> Response[MemoryOut]:
+    out = memory.save_memory(services(), principal_of(router), body)
+    status = 201 if out.status == DocumentStatus.READY else 202
+    if out.duplicate:
+        status = 200
+    return _json(status, out)
+
+
+@router.post("/v3/recall", tags=["memory"], summary="Hybrid recall")
+def recall(body: RecallIn) -> RecallOut:
+    return recall_service(services(), principal_of(router), body)
+
+
+@router.get("/v3/projects", tags=["projects"], summary="List projects with document counts")
+def list_projects() -> ProjectList:
+    return projects.list_projects(services(), principal_of(router))
+
+
+@router.post("/v3/projects", tags=["projects"], summary="Create a project")
+def create_project(body: ProjectIn) -> Response[ProjectOut]:
+    return _json(201, projects.create_project(services(), principal_of(router), body))
+
+
+@router.get("/v3/documents/<document_id>", tags=["documents"], summary="A document with its chunks")
+def get_document(document_id: Annotated[UUIDStr, Path()]) -> DocumentOut:
+    return memory.get_document(services(), principal_of(router), document_id)
+
+
+@router.delete("/v3/documents/<document_id>", tags=["documents"],
+               summary="Delete a document, its chunks and vectors")
+def delete_document(document_id: Annotated[UUIDStr, Path()]) -> DeletedOut:
+    memory.delete_document(services(), principal_of(router), document_id)
+    return DeletedOut(id=document_id, deleted=True)
+
+
+@router.get("/v3/whoami", tags=["identity"], summary="The organization behind the API key")
+def whoami() -> WhoAmI:
+    who = principal_of(router)
+    org = services().metadata.get_organization(who.organization_id)
+    if org is None:
+        raise NotFoundError("organization not found")
+    return WhoAmI(user_id=who.user_id, organization_id=org.id, organization_name=org.name, key_id=who.key_id)

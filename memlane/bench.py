@@ -1,0 +1,245 @@
+"""`make bench`: ingestion throughput and recall latency of the embedded default → BENCHMARKS.md.
+
+Ingestion: the same documents go through (a) the embedder alone and (b) the whole pipeline
+(extract, dedupe, chunk, embed, summarize, store, index) via the service the API calls; the
+overhead is (b) over (a).
+
+Recall: p50/p95 of the recall service (query embedding, both legs, fusion, grouping, loading the
+documents) at 10k and 100k chunks. Those corpora are written straight into the stores with
+random unit vectors: embedding 100k real chunks would take over an hour on 2 cores, and the cost
+of exact search and of BM25 does not depend on the vectors' values. The text is drawn from a
+Zipf-distributed vocabulary so BM25 posting lists have realistic lengths.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import statistics
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+from memlane.config import Settings
+from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus, chunk_id_for
+from memlane.domain.requests import MemoryIn, RecallIn
+from memlane.ingest.chunking import chunk_text
+from memlane.ingest.pipeline import embedding_text, make_chunks
+from memlane.local.compose import build_local
+from memlane.ports import IndexedChunk
+from memlane.recall.service import recall
+from memlane.services.context import Principal
+from memlane.services.keys import ensure_organization
+from memlane.services.memory import save_memory
+
+WORDS = ("memory recall vector index search query document chunk embedding score python lambda server "
+         "project cache token sentence paragraph section heading title summary metadata tag version "
+         "forget schedule queue worker crawl page docset retrieve snippet budget fusion recency weight "
+         "tenant organization key limit filter content markdown html code json pdf email note storage "
+         "database table column row transaction commit rollback lock thread process signal socket "
+         "network request response header body status error retry backoff timeout latency throughput "
+         "benchmark machine core memory disk file directory path module package function class method").split()
+
+
+def _sentence(rng: random.Random, vocab: list[str], weights: list[float]) -> str:
+    words = rng.choices(vocab, weights=weights, k=rng.randint(8, 18))
+    return " ".join(words).capitalize() + "."
+
+
+def _vocab(size: int = 20_000) -> tuple[list[str], list[float]]:
+    rng = random.Random(7)
+    vocab = list(WORDS)
+    while len(vocab) < size:
+        vocab.append("".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(4, 10))))
+    weights = [1.0 / (i + 1) for i in range(len(vocab))]
+    return vocab, weights
+
+
+def _document_text(rng: random.Random, vocab, weights, paragraphs: int) -> str:
+    parts = []
+    for p in range(paragraphs):
+        if p % 3 == 0:
+            parts.append(f"## Section {p // 3 + 1}")
+        parts.append(" ".join(_sentence(rng, vocab, weights) for _ in range(rng.randint(3, 7))))
+    return "\n\n".join(parts)
+
+
+def bench_ingest(data_dir: Path, docs: int) -> dict:
+    from memlane.adapters.local.embedder import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder()
+    embedder.load()
+    embedder.embed_query("warm up")
+    rng = random.Random(1)
+    vocab, weights = _vocab()
+    texts = [_document_text(rng, vocab, weights, rng.randint(4, 14)) for _ in range(docs)]
+
+    # (a) the embedder alone, on exactly the texts the pipeline will embed
+    stack = build_local(Settings(data_dir=data_dir / "ingest"), embedder=embedder)
+    org, _ = ensure_organization(stack.metadata, "bench")
+    who = Principal(organization_id=org.id, key_id="bench")
+    now = datetime.now(UTC)
+    inputs: list[str] = []
+    for t in texts:
+        doc = Document(organization_id=org.id, project_id="p", user_id="u", title=t[:40], content=t,
+                       created_at=now)
+        inputs.extend(embedding_text(c) for c in make_chunks(doc, chunk_text(t)))
+    start = time.perf_counter()
+    for i in range(0, len(inputs), 64):
+        embedder.embed_documents(inputs[i:i + 64])
+    embed_s = time.perf_counter() - start
+
+    # (b) the whole pipeline through the service the API calls
+    start = time.perf_counter()
+    chunks = 0
+    for t in texts:
+        out = save_memory(stack.services, who, MemoryIn(content=t, title=t[:40]), inline=True)
+        chunks += out.chunk_count
+    pipeline_s = time.perf_counter() - start
+    stack.close()
+    return {
+        "documents": docs,
+        "chunks": chunks,
+        "embedder_chunks_per_s": len(inputs) / embed_s,
+        "pipeline_chunks_per_s": chunks / pipeline_s,
+        "overhead_pct": (pipeline_s / embed_s - 1) * 100,
+    }
+
+
+def _fill(stack, org_id: str, project_id: str, n_chunks: int, dim: int) -> None:
+    rng = random.Random(n_chunks)
+    nprng = np.random.default_rng(n_chunks)
+    vocab, weights = _vocab()
+    now = datetime.now(UTC)
+    per_doc = 5
+    batch_docs: list[Document] = []
+    for d in range(n_chunks // per_doc):
+        created = now - timedelta(days=rng.random() * 365)
+        doc = Document(organization_id=org_id, project_id=project_id, user_id="bench", title=f"Doc {d}",
+                       content="", created_at=created, status=DocumentStatus.READY, chunk_count=per_doc)
+        chunks = [Chunk(id=chunk_id_for(doc.id, i), document_id=doc.id, organization_id=org_id,
+                        project_id=project_id, content=" ".join(_sentence(rng, vocab, weights) for _ in range(12)),
+                        chunk_index=i, chunk_count=per_doc, start_offset=0, end_offset=0, title=doc.title,
+                        content_type=ContentType.TEXT, created_at=created) for i in range(per_doc)]
+        vecs = nprng.standard_normal((per_doc, dim)).astype(np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        stack.metadata.put_document(doc)
+        stack.metadata.put_chunks(org_id, doc.id, chunks)
+        stack.index.upsert(stack.services.embedder.id,
+                           [IndexedChunk(chunk=c, vector=v) for c, v in zip(chunks, vecs, strict=True)])
+        batch_docs.append(doc)
+
+
+def bench_recall(data_dir: Path, sizes: list[int], queries: int) -> list[dict]:
+    from memlane.adapters.local.embedder import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder()
+    embedder.load()
+    embedder.embed_query("warm up")
+    rng = random.Random(3)
+    vocab, weights = _vocab()
+    rows = []
+    for size in sizes:
+        stack = build_local(Settings(data_dir=data_dir / f"recall-{size}"), embedder=embedder)
+        org, _ = ensure_organization(stack.metadata, "bench")
+        project = stack.metadata.list_projects(org.id)[0]
+        t0 = time.perf_counter()
+        _fill(stack, org.id, project.id, size, embedder.dimension)
+        fill_s = time.perf_counter() - t0
+        stack.index.warm()
+        who = Principal(organization_id=org.id, key_id="bench")
+        qs = [" ".join(rng.choices(vocab[:2000], k=rng.randint(3, 8))) for _ in range(queries)]
+        for q in qs[:5]:
+            recall(stack.services, who, RecallIn(query=q, limit=10))
+        times = []
+        for q in qs:
+            t = time.perf_counter()
+            recall(stack.services, who, RecallIn(query=q, limit=10))
+            times.append((time.perf_counter() - t) * 1000)
+        times.sort()
+        rows.append({"chunks": stack.index.chunk_count(), "queries": len(times),
+                     "p50_ms": statistics.median(times), "p95_ms": times[int(len(times) * 0.95) - 1],
+                     "fill_s": fill_s})
+        stack.close()
+    return rows
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"{cpu}, {os.cpu_count()} cores{mem}, Python {platform.python_version()}, {platform.system()}"
+
+
+def write_section(path: Path, name: str, body: str) -> None:
+    """Replace (or append) the `<!-- bench:name -->` section of BENCHMARKS.md."""
+    start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    block = f"{start}\n{body.rstrip()}\n{end}"
+    if start in text and end in text:
+        before, rest = text.split(start, 1)
+        _, after = rest.split(end, 1)
+        text = before + block + after
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    path.write_text(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m memlane.bench")
+    ap.add_argument("--docs", type=int, default=200, help="documents for the ingestion benchmark")
+    ap.add_argument("--sizes", default="10000,100000", help="corpus sizes (chunks) for recall")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--out", default="BENCHMARKS.md")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="memlane-bench-") as tmp:
+        ing = bench_ingest(Path(tmp), args.docs)
+        print(f"ingest: {ing}", flush=True)
+        rec = bench_recall(Path(tmp), [int(s) for s in args.sizes.split(",")], args.queries)
+        print(f"recall: {rec}", flush=True)
+    lines = [
+        "## Core: ingestion and recall (embedded default)",
+        "",
+        f"Machine: {machine()}. Date: {datetime.now(UTC):%Y-%m-%d}.",
+        f"Reproduce: `make bench` (`python -m memlane.bench --docs {args.docs} --sizes {args.sizes} "
+        f"--queries {args.queries}`).",
+        "",
+        "| ingestion | value |",
+        "| --- | --- |",
+        f"| documents / chunks | {ing['documents']} / {ing['chunks']} |",
+        f"| embedder alone (all-MiniLM-L6-v2, CPU) | {ing['embedder_chunks_per_s']:.1f} chunks/s |",
+        f"| whole pipeline (extract → … → index, via the save service) | {ing['pipeline_chunks_per_s']:.1f} chunks/s |",
+        f"| pipeline overhead over the embedder (target ≤ 15%) | {ing['overhead_pct']:.1f}% |",
+        "",
+        "| recall corpus (chunks) | queries | p50 | p95 | targets |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for r in rec:
+        target = "p50 ≤ 50 ms, p95 ≤ 150 ms" if r["chunks"] >= 100_000 else ""
+        lines.append(f"| {r['chunks']:,} | {r['queries']} | {r['p50_ms']:.1f} ms | {r['p95_ms']:.1f} ms | {target} |")
+    lines += ["", "Recall latency includes embedding the query, both search legs, fusion, grouping and loading "
+              "the returned documents and chunks (the recall service the API calls, without HTTP). The recall "
+              "corpora use random unit vectors (see memlane/bench.py for why)."]
+    write_section(Path(args.out), "core", "\n".join(lines))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,368 @@
+"""`memlane`: serve, keys, remember, recall, reindex, openapi.
+
+`remember` and `recall` work against a remote API when MEMLANE_API_URL is set (with
+MEMLANE_API_KEY), otherwise straight against the local data directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from memlane.config import DEFAULT_PORT, Settings
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return Settings.from_env(data_dir=Path(args.data_dir).expanduser() if getattr(args, "data_dir", None) else None)
+
+
+def _err(message: str, code: int = 1) -> int:
+    print(f"memlane: {message}", file=sys.stderr)
+    return code
+
+
+# ------------------------------------------------------------------------- serve
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from memlane.local.server import LocalServer
+
+    settings = _settings(args)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    print(f"memlane: data directory {settings.data_dir}", flush=True)
+    server = LocalServer(settings, host=args.host, port=args.port)
+    print("memlane: loading the embedding model…", flush=True)
+    key = server.prepare()
+    server.stack.services.embedder.embed_query("warm up")
+    url = f"http://{args.host}:{args.port}"
+    print(f"memlane: listening on {url}", flush=True)
+    if key:
+        print(f"memlane: API key: {key}", flush=True)
+        print(f'memlane: try: curl -s {url}/v3/recall -H "Authorization: Bearer {key}" '
+              "-H 'Content-Type: application/json' -d '{\"query\": \"hello\"}'", flush=True)
+    else:
+        print("memlane: create an API key with `memlane keys create`", flush=True)
+    server.serve_forever()
+    return 0
+
+
+# ------------------------------------------------------------------------- keys
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    from memlane.local.compose import build_local
+    from memlane.services.keys import create_key, revoke_key
+
+    stack = build_local(_settings(args), embedder=_NoEmbedder())
+    md = stack.metadata
+    try:
+        if args.keys_cmd == "create":
+            secret, key, org = create_key(md, args.org, args.name)
+            print(f"created key {key.id} ({key.prefix}…) for organization {org.name} ({org.id})")
+            print("store it now: it is shown once")
+            print(secret)
+        elif args.keys_cmd == "list":
+            orgs = {o.id: o.name for o in md.list_organizations()}
+            for k in md.list_api_keys():
+                state = f"revoked {k.revoked_at:%Y-%m-%d}" if k.revoked_at else "active"
+                print(f"{k.id}  {k.prefix}…  org={orgs.get(k.organization_id, k.organization_id)}  "
+                      f"name={k.name}  {state}")
+        elif args.keys_cmd == "revoke":
+            revoke_key(md, args.key_id, datetime.now(UTC))
+            print(f"revoked {args.key_id}")
+    except Exception as exc:  # noqa: BLE001 - CLI boundary: report, don't trace
+        from memlane.domain.errors import MemlaneError
+
+        if isinstance(exc, MemlaneError):
+            return _err(exc.message)
+        raise
+    finally:
+        stack.close()
+    return 0
+
+
+class _NoEmbedder:
+    """Key management never embeds; avoid loading the model for it."""
+
+    id = "none"
+    dimension = 384
+
+    def embed_documents(self, texts):  # pragma: no cover - never called
+        raise RuntimeError("no embedder in this command")
+
+    def embed_query(self, text):  # pragma: no cover - never called
+        raise RuntimeError("no embedder in this command")
+
+
+# ------------------------------------------------------------------------- remember / recall
+
+
+class _Remote:
+    def __init__(self, url: str, key: str | None) -> None:
+        import httpx
+
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self.client = httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=120)
+
+    def call(self, method: str, path: str, body: dict | None = None) -> dict:
+        r = self.client.request(method, path, json=body)
+        data = r.json() if r.content else {}
+        if r.status_code >= 400:
+            raise SystemExit(_err(f"{r.status_code}: {data.get('error', r.text)}"))
+        return data
+
+
+class _Local:
+    def __init__(self, args: argparse.Namespace) -> None:
+        from memlane.local.compose import build_local
+        from memlane.local.worker import IngestWorker
+
+        self.stack = build_local(_settings(args))
+        self.worker = IngestWorker(self.stack.services, self.stack.queue)
+        md = self.stack.metadata
+        orgs = md.list_organizations()
+        if not orgs:
+            from memlane.services.keys import ensure_organization
+
+            ensure_organization(md, "default")
+            orgs = md.list_organizations()
+        org_name = os.environ.get("MEMLANE_ORG", "default")
+        org = next((o for o in orgs if o.slug == org_name or o.name == org_name), orgs[0])
+        from memlane.services.context import Principal
+
+        self.who = Principal(organization_id=org.id, key_id="cli", user_id="cli")
+
+
+def _project_id(client, project: str | None) -> str | None:
+    if not project:
+        return None
+    if isinstance(client, _Remote):
+        projects = client.call("GET", "/v3/projects")["projects"]
+        for p in projects:
+            if project in (p["id"], p["name"], p["slug"]):
+                return p["id"]
+        return client.call("POST", "/v3/projects", {"name": project})["id"]
+    from memlane.services.projects import find_project_by_name
+
+    return find_project_by_name(client.stack.services, client.who, project, create=True).id
+
+
+def _client(args: argparse.Namespace):
+    url = os.environ.get("MEMLANE_API_URL")
+    if url:
+        return _Remote(url, os.environ.get("MEMLANE_API_KEY"))
+    return _Local(args)
+
+
+def _read_content(args: argparse.Namespace) -> tuple[str, str | None]:
+    if args.file:
+        path = Path(args.file)
+        data = path.read_bytes()
+        if data.startswith(b"%PDF"):
+            import base64
+
+            return base64.b64encode(data).decode(), "pdf"
+        return data.decode("utf-8", errors="replace"), None
+    if args.text and args.text != "-":
+        return args.text, None
+    return sys.stdin.read(), None
+
+
+def cmd_remember(args: argparse.Namespace) -> int:
+    from memlane.domain.errors import MemlaneError
+    from memlane.domain.requests import MemoryIn
+
+    content, detected_type = _read_content(args)
+    client = _client(args)
+    try:
+        body: dict[str, Any] = {"content": content}
+        if args.title:
+            body["title"] = args.title
+        elif args.file:
+            body["title"] = Path(args.file).name
+        if args.tags:
+            body["metadata"] = {"tags": [t.strip() for t in args.tags.split(",") if t.strip()]}
+        if args.forget_after:
+            body["forget_after"] = args.forget_after
+        if args.content_type or detected_type:
+            body["content_type"] = args.content_type or detected_type
+        project_id = _project_id(client, args.project)
+        if project_id:
+            body["project_id"] = project_id
+        if isinstance(client, _Remote):
+            out = client.call("POST", "/v3/memory", body)
+        else:
+            from memlane.services.memory import save_memory
+
+            print("memlane: saving (the first save loads the embedding model)…", file=sys.stderr, flush=True)
+            out = save_memory(client.stack.services, client.who, MemoryIn(**body), inline=True).model_dump(
+                mode="json")
+    except ValidationError as exc:
+        from memlane.api.errors import describe_validation_errors
+
+        return _err(describe_validation_errors(exc.errors()))
+    except MemlaneError as exc:
+        return _err(exc.message)
+    finally:
+        if isinstance(client, _Local):
+            client.stack.close()
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        state = "already saved" if out.get("duplicate") else out["status"]
+        print(f"{out['id']}  {out['title']}  ({out['chunk_count']} chunks, {state})")
+        if out.get("summary"):
+            print(f"  {out['summary']}")
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    from memlane.domain.errors import MemlaneError
+    from memlane.domain.requests import RecallIn
+
+    client = _client(args)
+    try:
+        body: dict[str, Any] = {"query": args.query, "limit": args.limit}
+        project_id = _project_id(client, args.project)
+        if project_id:
+            body["project_id"] = project_id
+        if isinstance(client, _Remote):
+            out = client.call("POST", "/v3/recall", body)
+        else:
+            from memlane.recall.service import recall
+
+            out = recall(client.stack.services, client.who, RecallIn(**body)).model_dump(mode="json")
+    except ValidationError as exc:
+        from memlane.api.errors import describe_validation_errors
+
+        return _err(describe_validation_errors(exc.errors()))
+    except MemlaneError as exc:
+        return _err(exc.message)
+    finally:
+        if isinstance(client, _Local):
+            client.stack.close()
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    if not out["results"]:
+        print("no memories found")
+    for i, r in enumerate(out["results"], 1):
+        print(f"[{i}] {r['title']}  (score {r['score']:.3f})  {r['document_id']}")
+        if r["chunks"]:
+            text = " ".join(r["chunks"][0]["content"].split())
+            print(f"    {text[:300]}{'…' if len(text) > 300 else ''}")
+        if r.get("source_url"):
+            print(f"    source: {r['source_url']}")
+    print(f"({out['total']} results in {out['query_time_ms']:.0f} ms)")
+    return 0
+
+
+# ------------------------------------------------------------------------- maintenance
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    """Re-embed every document with the current embedder (after switching models)."""
+    from memlane.ingest.pipeline import IngestPipeline
+    from memlane.local.compose import build_local
+
+    stack = build_local(_settings(args))
+    svc = stack.services
+    try:
+        stack.index.clear()
+        pipeline = IngestPipeline(svc)
+        orgs = stack.metadata.list_organizations()
+        total = 0
+        for org in orgs:
+            for doc_id in sorted(stack.metadata.all_document_ids(org.id)):
+                chunks = stack.metadata.get_chunks(org.id, doc_id)
+                if chunks:
+                    pipeline.index(chunks, pipeline.embed(chunks))
+                    doc = stack.metadata.get_document(org.id, doc_id)
+                    if doc is not None:
+                        stack.metadata.put_document(doc.model_copy(update={"embedder": svc.embedder.id}))
+                total += 1
+                print(f"\rre-embedded {total} documents", end="", file=sys.stderr, flush=True)
+        print(f"\nreindexed {total} documents with {svc.embedder.id}")
+    finally:
+        stack.close()
+    return 0
+
+
+def cmd_openapi(args: argparse.Namespace) -> int:
+    from memlane.api.app import MemlaneApi
+
+    print(json.dumps(MemlaneApi(lambda: None).openapi(), indent=2))
+    return 0
+
+
+# ------------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="memlane", description="Long-term memory and documentation recall.")
+    p.add_argument("--data-dir", help="data directory (default ~/.memlane or $MEMLANE_DATA_DIR)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("serve", help="run the local server")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=DEFAULT_PORT)
+    s.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    s.set_defaults(func=cmd_serve)
+
+    k = sub.add_parser("keys", help="manage API keys")
+    k.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    ks = k.add_subparsers(dest="keys_cmd", required=True)
+    kc = ks.add_parser("create", help="create a key (and the organization when new)")
+    kc.add_argument("--org", default="default")
+    kc.add_argument("--name", default="default")
+    ks.add_parser("list", help="list keys")
+    kr = ks.add_parser("revoke", help="revoke a key by id or prefix")
+    kr.add_argument("key_id")
+    k.set_defaults(func=cmd_keys)
+
+    r = sub.add_parser("remember", help="save text, a file, or stdin")
+    r.add_argument("text", nargs="?", help="the text ('-' or nothing reads stdin)")
+    r.add_argument("--file", "-f")
+    r.add_argument("--project", "-p")
+    r.add_argument("--title", "-t")
+    r.add_argument("--tags", help="comma-separated")
+    r.add_argument("--forget-after", help="ISO 8601 date-time")
+    r.add_argument("--content-type")
+    r.add_argument("--json", action="store_true")
+    r.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    r.set_defaults(func=cmd_remember)
+
+    q = sub.add_parser("recall", help="search memories")
+    q.add_argument("query")
+    q.add_argument("--project", "-p")
+    q.add_argument("--limit", "-n", type=int, default=5)
+    q.add_argument("--json", action="store_true")
+    q.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    q.set_defaults(func=cmd_recall)
+
+    x = sub.add_parser("reindex", help="re-embed everything with the current embedder")
+    x.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    x.set_defaults(func=cmd_reindex)
+
+    o = sub.add_parser("openapi", help="print the OpenAPI document")
+    o.set_defaults(func=cmd_openapi)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args) or 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

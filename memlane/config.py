@@ -1,0 +1,52 @@
+"""Settings, read once at the edge (CLI, server, Lambda entry points) and passed inward."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from memlane.recall.fusion import FusionWeights
+
+DEFAULT_PORT = 7432
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get("MEMLANE_DATA_DIR") or Path.home() / ".memlane")
+
+
+class Settings(BaseModel):
+    data_dir: Path = Field(default_factory=default_data_dir)
+    # Saves up to this size are processed in the request (201); larger ones are queued (202).
+    inline_max_chars: int = 20_000
+    chunk_max_tokens: int = 512
+    chunk_overlap_tokens: int = 50
+    candidate_k: int = 50  # per search leg (spec §4: limit 50)
+    max_chunks_per_document: int = 3
+    weight_vector: float = 0.6
+    weight_text: float = 0.4
+    weight_recency: float = 0.1
+    openai_api_key: str | None = None
+    embedder: str = "auto"  # auto | local | openai
+
+    @property
+    def fusion(self) -> FusionWeights:
+        return FusionWeights(vector=self.weight_vector, text=self.weight_text, recency=self.weight_recency)
+
+    @classmethod
+    def from_env(cls, **overrides) -> Settings:
+        env = os.environ
+        values: dict = {}
+        for name, key in (("weight_vector", "MEMLANE_WEIGHT_VECTOR"), ("weight_text", "MEMLANE_WEIGHT_TEXT"),
+                          ("weight_recency", "MEMLANE_WEIGHT_RECENCY")):
+            if env.get(key):
+                values[name] = float(env[key])
+        if env.get("MEMLANE_INLINE_MAX_CHARS"):
+            values["inline_max_chars"] = int(env["MEMLANE_INLINE_MAX_CHARS"])
+        if env.get("OPENAI_API_KEY"):
+            values["openai_api_key"] = env["OPENAI_API_KEY"]
+        if env.get("MEMLANE_EMBEDDER"):
+            values["embedder"] = env["MEMLANE_EMBEDDER"]
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)

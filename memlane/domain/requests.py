@@ -1,0 +1,206 @@
+"""Request and response models of the /v3 API (spec §5, §12.1). Used by the HTTP resolver (which
+derives the OpenAPI document from them), the CLI and the MCP server, so all three validate alike.
+
+Server-owned fields (organization, status, content_hash, ids, timestamps) are not accepted:
+unknown fields are rejected with a 400 that names them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, date, datetime
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, HttpUrl, field_validator
+
+from memlane.domain.models import ContentType, DocumentStatus
+
+MAX_CONTENT_CHARS = 500_000
+MAX_TAGS = 100
+MAX_LIMIT = 100
+
+
+def _uuid(value: str) -> str:
+    try:
+        return str(uuid.UUID(value))
+    except (ValueError, AttributeError, TypeError) as exc:
+        raise ValueError("must be a UUID") from exc
+
+
+UUIDStr = Annotated[str, AfterValidator(_uuid)]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+
+class MemoryIn(_Request):
+    content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS,
+                         description="The content to remember. PDFs are sent base64-encoded with content_type pdf.")
+    title: str | None = Field(default=None, max_length=500)
+    source_url: HttpUrl | None = None
+    content_type: ContentType | None = Field(default=None, description="Detected from the content when omitted.")
+    project_id: UUIDStr | None = Field(default=None, description="Defaults to the organization's default project.")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    updates_memory_id: UUIDStr | None = None
+    forget_after: datetime | None = Field(default=None, description="ISO 8601, in the future.")
+
+    @field_validator("content")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be empty")
+        return v
+
+    @field_validator("forget_after")
+    @classmethod
+    def _future(cls, v: datetime | None) -> datetime | None:
+        if v is None:
+            return v
+        if v.tzinfo is None:
+            v = v.replace(tzinfo=UTC)
+        if v <= datetime.now(UTC):
+            raise ValueError("must be in the future")
+        return v
+
+    @field_validator("metadata")
+    @classmethod
+    def _tags(cls, v: dict[str, Any]) -> dict[str, Any]:
+        tags = v.get("tags")
+        if tags is None:
+            return v
+        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            raise ValueError("tags must be a list of strings")
+        if len(tags) > MAX_TAGS:
+            raise ValueError(f"at most {MAX_TAGS} tags")
+        if any(len(t) > 100 for t in tags):
+            raise ValueError("a tag is at most 100 characters")
+        return {**v, "tags": [t.strip() for t in tags if t.strip()]}
+
+
+class MemoryOut(BaseModel):
+    id: str
+    title: str
+    status: DocumentStatus
+    summary: str | None = None
+    chunk_count: int = 0
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    project_id: str
+    content_type: ContentType
+    created_at: datetime
+    duplicate: bool = Field(default=False, description="True when identical content already existed.")
+
+
+class RecallFiltersIn(_Request):
+    content_type: list[ContentType] | None = None
+    created_after: datetime | date | None = None
+    tags: list[Annotated[str, Field(max_length=100)]] | None = Field(default=None, max_length=MAX_TAGS)
+
+
+class RecallIn(_Request):
+    query: str = Field(default="", max_length=10_000, description="Empty returns the most recent documents.")
+    project_id: UUIDStr | None = None
+    project_ids: list[UUIDStr] | None = Field(default=None, max_length=100)
+    limit: int = Field(default=10, ge=1, description=f"Clamped to {MAX_LIMIT}.")
+    filters: RecallFiltersIn | None = None
+
+    @field_validator("limit")
+    @classmethod
+    def _clamp(cls, v: int) -> int:
+        return min(v, MAX_LIMIT)
+
+
+class RecalledChunk(BaseModel):
+    memory_id: str
+    content: str
+    chunk_index: int
+    score: float
+    heading_path: list[str] = Field(default_factory=list)
+
+
+class RecalledDocument(BaseModel):
+    document_id: str
+    title: str
+    summary: str | None
+    score: float
+    source_url: str | None
+    content_type: ContentType
+    created_at: datetime
+    project_id: str
+    chunks: list[RecalledChunk]
+
+
+class RecallOut(BaseModel):
+    results: list[RecalledDocument]
+    total: int
+    query_time_ms: float
+
+
+class ProjectIn(_Request):
+    name: str = Field(min_length=1, max_length=200)
+    description: str | None = Field(default=None, max_length=2_000)
+
+    @field_validator("name")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be empty")
+        return v.strip()
+
+
+class ProjectOut(BaseModel):
+    id: str
+    name: str
+    slug: str
+    description: str | None = None
+    document_count: int
+    is_default: bool
+    created_at: datetime
+
+
+class ProjectList(BaseModel):
+    projects: list[ProjectOut]
+
+
+class ChunkOut(BaseModel):
+    memory_id: str
+    content: str
+    chunk_index: int
+    chunk_count: int
+    start_offset: int
+    end_offset: int
+    heading_path: list[str]
+
+
+class DocumentOut(BaseModel):
+    id: str
+    project_id: str
+    title: str
+    content: str
+    summary: str | None
+    content_type: ContentType
+    source_url: str | None
+    metadata: dict[str, Any]
+    content_hash: str
+    updates_memory_id: str | None
+    forget_after: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    last_accessed_at: datetime | None
+    status: DocumentStatus
+    status_reason: str | None
+    chunk_count: int
+    chunks: list[ChunkOut]
+
+
+class WhoAmI(BaseModel):
+    user_id: str
+    email: str | None = None
+    organization_id: str
+    organization_name: str
+    key_id: str
+
+
+class DeletedOut(BaseModel):
+    id: str
+    deleted: bool

@@ -1,0 +1,167 @@
+"""The one ingestion pipeline (spec §3): extract → dedupe → chunk → embed → summarize → store.
+
+`prepare` runs in the request: it extracts and hashes the content so bad input fails with a 400
+and identical content returns the existing document at once. `process` does the expensive part
+(chunk, embed, summarize, index) in the request for small saves, or later from the job queue
+(a local worker thread, or the Step Functions workflow on AWS, which calls the same stages).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memlane.domain.errors import DependencyUnavailableError, NotFoundError, TransientError
+from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus, chunk_id_for
+from memlane.ingest.chunking import TextChunk, chunk_text
+from memlane.ingest.extract import Extracted, extract
+from memlane.ports import IndexedChunk, Summary
+from memlane.retry import call_with_retries
+from memlane.services.context import Services
+
+log = logging.getLogger(__name__)
+
+EMBED_BATCH = 64
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def derive_title(extracted: Extracted, given: str | None) -> str:
+    if given and given.strip():
+        return given.strip()[:500]
+    if extracted.title:
+        return extracted.title[:500]
+    for line in extracted.text.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line if len(line) <= 80 else line[:77].rstrip() + "…"
+    return "Untitled"
+
+
+@dataclass
+class Prepared:
+    extracted: Extracted
+    title: str
+    content_hash: str
+
+
+def prepare(raw: str | bytes, content_type: ContentType | None, title: str | None,
+            source_url: str | None) -> Prepared:
+    extracted = extract(raw, content_type, title=title, source_url=source_url)
+    return Prepared(extracted=extracted, title=derive_title(extracted, title),
+                    content_hash=content_hash(extracted.text))
+
+
+def make_chunks(doc: Document, pieces: Sequence[TextChunk]) -> list[Chunk]:
+    count = len(pieces)
+    return [
+        Chunk(
+            id=chunk_id_for(doc.id, i),
+            document_id=doc.id,
+            organization_id=doc.organization_id,
+            project_id=doc.project_id,
+            content=p.text,
+            chunk_index=i,
+            chunk_count=count,
+            start_offset=p.start_offset,
+            end_offset=p.end_offset,
+            heading_path=list(p.heading_path),
+            title=doc.title,
+            content_type=doc.content_type,
+            source_url=doc.source_url,
+            tags=doc.tags,
+            created_at=doc.created_at,
+            forget_after=doc.forget_after,
+        )
+        for i, p in enumerate(pieces)
+    ]
+
+
+def embedding_text(chunk: Chunk) -> str:
+    """What the embedder sees: the title and section path give a chunk its topic even when the
+    body never names it (a paragraph under "Sorting HOW TO › Key functions")."""
+    return chunk.indexed_text()
+
+
+class IngestPipeline:
+    def __init__(self, svc: Services, sleep=None) -> None:
+        self.svc = svc
+        self._sleep = sleep  # injectable for tests of the retry policy
+
+    # ---------------------------------------------------------------- stages (one per workflow step)
+
+    def chunk(self, doc: Document) -> list[Chunk]:
+        language = doc.metadata.get("language") if doc.content_type == ContentType.CODE else None
+        pieces = chunk_text(doc.content, content_type=doc.content_type, language=language,
+                            max_tokens=self.svc.settings.chunk_max_tokens,
+                            overlap_tokens=self.svc.settings.chunk_overlap_tokens)
+        return make_chunks(doc, pieces)
+
+    def embed(self, chunks: Sequence[Chunk]) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        for start in range(0, len(chunks), EMBED_BATCH):
+            batch = [embedding_text(c) for c in chunks[start:start + EMBED_BATCH]]
+            kwargs = {"sleep": self._sleep} if self._sleep else {}
+            vectors.extend(call_with_retries(lambda b=batch: self.svc.embedder.embed_documents(b), **kwargs))
+        return vectors
+
+    def summarize(self, doc: Document) -> Summary:
+        language = doc.metadata.get("language")
+        return self.svc.summarizer.summarize(doc.title, doc.content, doc.content_type, language)
+
+    def index(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]) -> None:
+        items = [IndexedChunk(chunk=c, vector=v) for c, v in zip(chunks, vectors, strict=True)]
+        self.svc.index.upsert(self.svc.embedder.id, items)
+
+    # ---------------------------------------------------------------- the whole run, in one process
+
+    def process(self, org_id: str, document_id: str) -> Document:
+        """Chunk, embed, summarize and index a document already saved with its cleaned content.
+        Idempotent: chunk ids are derived from the document id, so a rerun overwrites."""
+        md = self.svc.metadata
+        doc = md.get_document(org_id, document_id)
+        if doc is None:
+            raise NotFoundError(f"document {document_id} not found")
+        if doc.status == DocumentStatus.READY:
+            return doc
+        md.set_status(org_id, document_id, DocumentStatus.PROCESSING)
+        try:
+            summary = self.summarize(doc)
+            doc = _apply_summary(doc, summary)
+            chunks = self.chunk(doc)
+            vectors = self.embed(chunks)
+        except TransientError as exc:
+            md.set_status(org_id, document_id, DocumentStatus.QUEUED,
+                          f"waiting to retry: {exc.message}")
+            raise
+        md.put_chunks(org_id, document_id, chunks)
+        try:
+            self.index(chunks, vectors)
+        except TransientError as exc:
+            md.set_status(org_id, document_id, DocumentStatus.QUEUED, f"search index unavailable: {exc.message}")
+            raise DependencyUnavailableError(exc.message) from exc
+        doc = doc.model_copy(update={
+            "chunk_count": len(chunks),
+            "status": DocumentStatus.READY,
+            "status_reason": None,
+            "embedder": self.svc.embedder.id,
+            "updated_at": self.svc.clock.now(),
+        })
+        md.put_document(doc)
+        return doc
+
+
+def _apply_summary(doc: Document, summary: Summary) -> Document:
+    """User metadata wins; extracted metadata fills the gaps. Tags the user gave are kept as
+    given; without any, the extracted keywords become the tags (never empty)."""
+    extracted = dict(summary.metadata)
+    keywords = extracted.pop("tags", []) or []
+    merged = {**extracted, **doc.metadata}
+    if not merged.get("tags"):
+        merged["tags"] = list(keywords)
+    merged.setdefault("keywords", list(keywords))
+    return doc.model_copy(update={"summary": summary.summary or doc.summary, "metadata": merged})

@@ -1,0 +1,62 @@
+"""Composition of the embedded default: SQLite stores, the local (or OpenAI) models."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from memlane.adapters.local.blob_store import SqliteBlobStore
+from memlane.adapters.local.job_queue import SqliteJobQueue
+from memlane.adapters.local.metadata_store import SqliteMetadataStore
+from memlane.adapters.local.search_index import SqliteSearchIndex
+from memlane.adapters.local.sqlite_db import SqliteDatabase
+from memlane.config import Settings
+from memlane.ingest.summarize import LocalSummarizer
+from memlane.services.context import Services
+
+log = logging.getLogger(__name__)
+
+DB_FILE = "memlane.sqlite3"
+
+
+def make_embedder(settings: Settings):
+    choice = settings.embedder
+    if choice == "openai" or (choice == "auto" and settings.openai_api_key):
+        from memlane.adapters.openai.embedder import OpenAIEmbedder
+
+        return OpenAIEmbedder()
+    from memlane.adapters.local.embedder import MiniLMEmbedder
+
+    return MiniLMEmbedder()
+
+
+def make_summarizer(settings: Settings):
+    if settings.openai_api_key:
+        from memlane.adapters.openai.summarizer import OpenAISummarizer
+
+        return OpenAISummarizer()
+    return LocalSummarizer()
+
+
+@dataclass
+class LocalStack:
+    db: SqliteDatabase
+    services: Services
+    queue: SqliteJobQueue
+    index: SqliteSearchIndex
+    metadata: SqliteMetadataStore
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def build_local(settings: Settings, embedder=None, summarizer=None) -> LocalStack:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    db = SqliteDatabase(settings.data_dir / DB_FILE)
+    embedder = embedder or make_embedder(settings)
+    metadata = SqliteMetadataStore(db)
+    index = SqliteSearchIndex(db, embedder.dimension)
+    queue = SqliteJobQueue(db)
+    svc = Services(settings=settings, metadata=metadata, blobs=SqliteBlobStore(db), index=index,
+                   embedder=embedder, summarizer=summarizer or make_summarizer(settings), queue=queue)
+    return LocalStack(db=db, services=svc, queue=queue, index=index, metadata=metadata)

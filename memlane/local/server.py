@@ -1,0 +1,151 @@
+"""`memlane serve`: an HTTP server on loopback that hands every request to the LocalGateway.
+
+uvicorn does the HTTP; each request is run in a worker thread (the resolver and SQLite are
+synchronous). The ingestion worker runs in the same process.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import anyio
+
+from memlane.api.app import MAX_BODY_BYTES, MemlaneApi
+from memlane.api.errors import error_body
+from memlane.config import Settings
+from memlane.local.compose import LocalStack, build_local
+from memlane.local.gateway import LocalGateway
+from memlane.local.worker import IngestWorker
+from memlane.services.keys import create_key, hash_key
+
+log = logging.getLogger(__name__)
+
+KEY_FILE = "local-api-key"
+
+
+class AsgiBridge:
+    """A minimal ASGI app: read the body (capped), call the gateway in a thread, send the reply."""
+
+    def __init__(self, gateway: LocalGateway) -> None:
+        self.gateway = gateway
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            part = message.get("body", b"")
+            size += len(part)
+            if size > MAX_BODY_BYTES:
+                await _send(send, 413, {"Content-Type": "application/json"},
+                            error_body(f"body: exceeds {MAX_BODY_BYTES // (1024 * 1024)} MB").encode())
+                return
+            chunks.append(part)
+            more = message.get("more_body", False)
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        client = scope.get("client") or ("127.0.0.1", 0)
+        response = await anyio.to_thread.run_sync(
+            self.gateway.handle, scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"),
+            headers, b"".join(chunks), client[0],
+        )
+        await _send(send, response.status, response.headers, response.body)
+
+
+async def _send(send, status: int, headers: dict[str, str], body: bytes) -> None:
+    raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()
+           if k.lower() != "content-length"]
+    raw.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+def first_start_key(stack: LocalStack, data_dir: Path) -> str | None:
+    """Create a key for the default organization on first start and keep it (mode 0600) in the
+    data directory so `make run` can print it on every start. Returns it while it is active."""
+    path = data_dir / KEY_FILE
+    md = stack.metadata
+    if not md.list_api_keys():
+        secret, _, _ = create_key(md, "default", "local")
+        path.write_text(secret + "\n")
+        os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+        return secret
+    if path.exists():
+        secret = path.read_text().strip()
+        key = md.find_api_key_by_hash(hash_key(secret))
+        if key is not None and key.active:
+            return secret
+    return None
+
+
+class LocalServer:
+    """The whole embedded default in one object: stores, worker, gateway, HTTP server."""
+
+    def __init__(self, settings: Settings, host: str = "127.0.0.1", port: int = 7432, embedder=None) -> None:
+        self.settings = settings
+        self.host = host
+        self.port = port
+        self.stack = build_local(settings, embedder=embedder)
+        svc = self.stack.services
+        self.worker = IngestWorker(svc, self.stack.queue)
+        svc.on_enqueued = self.worker.wake
+        self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlane-bg")
+        svc.background = self._background.submit
+        self.api = MemlaneApi(svc)
+        self.gateway = LocalGateway(self.api, svc)
+        self._server = None
+        self._thread: threading.Thread | None = None
+
+    def _uvicorn(self):
+        import uvicorn
+
+        config = uvicorn.Config(AsgiBridge(self.gateway), host=self.host, port=self.port, log_level="warning",
+                                access_log=False, lifespan="on", timeout_keep_alive=30)
+        return uvicorn.Server(config)
+
+    def prepare(self) -> str | None:
+        key = first_start_key(self.stack, self.settings.data_dir)
+        self.stack.index.warm()
+        self.worker.start()
+        return key
+
+    def serve_forever(self) -> None:
+        self._server = self._uvicorn()
+        try:
+            self._server.run()
+        finally:
+            self.shutdown()
+
+    def start_in_thread(self) -> None:
+        """For tests: serve in a background thread and wait until the socket is listening."""
+        self._server = self._uvicorn()
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread.start()
+        while not self._server.started:
+            if not self._thread.is_alive():
+                raise RuntimeError(f"server failed to start on {self.host}:{self.port}")
+            threading.Event().wait(0.02)
+
+    def shutdown(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(10)
+        self.worker.stop()
+        self._background.shutdown(wait=True)
+        self.stack.close()

@@ -1,0 +1,108 @@
+"""Save, read and delete memories (spec §5 POST /v3/memory, GET/DELETE /v3/documents/:id)."""
+
+from __future__ import annotations
+
+import logging
+
+from memlane.domain.errors import NotFoundError, TransientError
+from memlane.domain.models import Document, DocumentStatus, IngestJob
+from memlane.domain.requests import ChunkOut, DocumentOut, MemoryIn, MemoryOut
+from memlane.ingest.pipeline import IngestPipeline, prepare
+from memlane.services.context import Principal, Services
+from memlane.services.projects import resolve_project
+
+log = logging.getLogger(__name__)
+
+
+def _out(doc: Document, duplicate: bool = False) -> MemoryOut:
+    return MemoryOut(id=doc.id, title=doc.title, status=doc.status, summary=doc.summary,
+                     chunk_count=doc.chunk_count, metadata=doc.metadata, project_id=doc.project_id,
+                     content_type=doc.content_type, created_at=doc.created_at, duplicate=duplicate)
+
+
+def save_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool | None = None) -> MemoryOut:
+    """Validate, extract and dedupe now; chunk/embed/index now (small content) or via the queue.
+
+    Returns the document; its `status` says which: `ready` (processed, 201) or `queued` (202).
+    """
+    md = svc.metadata
+    project = resolve_project(svc, who, body.project_id)
+    if body.updates_memory_id and md.get_document(who.organization_id, body.updates_memory_id) is None:
+        raise NotFoundError(f"updates_memory_id: document {body.updates_memory_id} not found")
+
+    source_url = str(body.source_url) if body.source_url else None
+    prepared = prepare(body.content, body.content_type, body.title, source_url)
+
+    existing = md.find_document_by_hash(who.organization_id, project.id, prepared.content_hash)
+    if existing is not None:
+        return _out(existing, duplicate=True)
+
+    now = svc.clock.now()
+    metadata = dict(body.metadata)
+    if prepared.extracted.language:
+        metadata.setdefault("language", prepared.extracted.language)
+    for k, v in prepared.extracted.metadata.items():
+        metadata.setdefault(k, v)
+    doc = Document(
+        organization_id=who.organization_id,
+        project_id=project.id,
+        user_id=who.user_id,
+        title=prepared.title,
+        content=prepared.extracted.text,
+        content_type=prepared.extracted.content_type,
+        source_url=source_url,
+        metadata=metadata,
+        content_hash=prepared.content_hash,
+        updates_memory_id=body.updates_memory_id,
+        forget_after=body.forget_after,
+        created_at=now,
+        updated_at=now,
+        status=DocumentStatus.QUEUED,
+    )
+    md.put_document(doc)
+
+    if inline is None:
+        inline = len(doc.content) <= svc.settings.inline_max_chars
+    if inline:
+        try:
+            doc = IngestPipeline(svc).process(doc.organization_id, doc.id)
+            return _out(doc)
+        except TransientError as exc:
+            # The embedder or index is down: keep the document and let the queue finish it.
+            log.warning("inline processing of %s failed (%s); queued for retry", doc.id, exc.message)
+    enqueue(svc, doc)
+    return _out(md.get_document(doc.organization_id, doc.id) or doc)
+
+
+def enqueue(svc: Services, doc: Document) -> None:
+    svc.queue.enqueue(IngestJob(document_id=doc.id, organization_id=doc.organization_id))
+    if svc.on_enqueued is not None:
+        svc.on_enqueued(doc)
+
+
+def get_document(svc: Services, who: Principal, document_id: str) -> DocumentOut:
+    doc = svc.metadata.get_document(who.organization_id, document_id)
+    if doc is None or doc.is_expired(svc.clock.now()):
+        raise NotFoundError(f"document {document_id} not found")
+    chunks = svc.metadata.get_chunks(who.organization_id, document_id)
+    return DocumentOut(
+        **doc.model_dump(exclude={"organization_id", "user_id", "embedder"}),
+        chunks=[ChunkOut(memory_id=c.id, content=c.content, chunk_index=c.chunk_index, chunk_count=c.chunk_count,
+                         start_offset=c.start_offset, end_offset=c.end_offset, heading_path=c.heading_path)
+                for c in chunks],
+    )
+
+
+def delete_document(svc: Services, who: Principal, document_id: str) -> None:
+    """One path removes a document from the index (vectors and text) and the metadata store
+    (document, chunks, tags, pending job). The index goes first: if the metadata delete then
+    failed, the document would still be listed and deletable, never a hidden orphan."""
+    if svc.metadata.get_document(who.organization_id, document_id) is None:
+        raise NotFoundError(f"document {document_id} not found")
+    svc.index.delete_document(who.organization_id, document_id)
+    svc.blobs.delete(raw_key(who.organization_id, document_id))
+    svc.metadata.delete_document(who.organization_id, document_id)
+
+
+def raw_key(org_id: str, document_id: str) -> str:
+    return f"raw/{org_id}/{document_id}"

@@ -1,0 +1,47 @@
+"""Shared fixtures. Unit tests use a deterministic hashing embedder (no model, no network);
+tests marked `slow` load the real all-MiniLM-L6-v2 once per session."""
+
+from __future__ import annotations
+
+import pytest
+
+from memlane.config import Settings
+from memlane.services.context import Principal
+from memlane.services.keys import ensure_organization
+
+from fakes import FixedClock, HashEmbedder  # noqa: F401  (tests/ is on pythonpath)
+
+
+@pytest.fixture
+def hash_embedder() -> HashEmbedder:
+    return HashEmbedder()
+
+
+@pytest.fixture
+def stack(tmp_path, hash_embedder):
+    from memlane.ingest.summarize import LocalSummarizer
+    from memlane.local.compose import build_local
+
+    s = build_local(Settings(data_dir=tmp_path / "data"), embedder=hash_embedder, summarizer=LocalSummarizer())
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def org(stack):
+    o, _ = ensure_organization(stack.metadata, "acme")
+    return o
+
+
+@pytest.fixture
+def who(org) -> Principal:
+    return Principal(organization_id=org.id, key_id="test-key")
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    from memlane.adapters.local.embedder import MiniLMEmbedder
+
+    e = MiniLMEmbedder()
+    e.load()
+    return e

@@ -1,0 +1,55 @@
+"""In-memory fakes for the core's unit tests (no model, no network)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+
+class HashEmbedder:
+    """Bag of words hashed into 256 dimensions: texts sharing words are close, others are not.
+    Deterministic and instant, for tests about plumbing rather than semantics."""
+
+    dimension = 256
+
+    def __init__(self, fail_times: int = 0) -> None:
+        self.fail_times = fail_times
+        self.calls = 0
+
+    @property
+    def id(self) -> str:
+        return "test/hash/256"
+
+    def _vec(self, text: str) -> list[float]:
+        v = [0.0] * self.dimension
+        for w in re.findall(r"\w+", text.lower()):
+            h = int(hashlib.md5(w.encode()).hexdigest(), 16)
+            v[h % self.dimension] += 1.0
+        n = math.sqrt(sum(x * x for x in v)) or 1.0
+        return [x / n for x in v]
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls += 1
+        if self.fail_times > 0:
+            self.fail_times -= 1
+            from memlane.domain.errors import TransientError
+
+            raise TransientError("embedding service returned 503")
+        return [self._vec(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vec(text)
+
+
+class FixedClock:
+    def __init__(self, now: datetime | None = None) -> None:
+        self.current = now or datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        return self.current
+
+    def advance(self, **kwargs) -> None:
+        self.current += timedelta(**kwargs)
