@@ -3,23 +3,41 @@ the two cannot drift.
 
 One table, `pk`/`sk` strings, two sparse GSIs, TTL on `expires_at` (epoch seconds).
 
-| access pattern                                 | key                                                           |
-| ---------------------------------------------- | ------------------------------------------------------------- |
-| get organization                               | pk=ORG#{org}           sk=ORG                                  |
-| organization by slug (unique, conditional put)  | pk=ORGSLUG#{slug}      sk=ORGSLUG                              |
-| API key by SHA-256 of the secret (authorizer)  | pk=KEY#{hash}          sk=KEY                                  |
-| an organization's keys                         | GSI1 gsi1pk=ORG#{org}#KEYS            gsi1sk={created_at}      |
-| an organization's projects                     | pk=ORG#{org}           sk=PROJECT#{project}                    |
-| project slug (unique, conditional put)         | pk=ORG#{org}           sk=PROJSLUG#{slug}                      |
-| get document (tenant in the key)               | pk=ORG#{org}#DOC#{doc} sk=DOC                                  |
-| a document's chunks, in index order            | pk=ORG#{org}#DOC#{doc} sk=CHUNK#{index:06d}                    |
-| recent documents of a project                  | GSI1 gsi1pk=ORG#{org}#PROJECT#{project} gsi1sk={created_at}#{doc} |
-| dedupe: content hash within a project          | pk=ORG#{org}#PROJECT#{project}#HASH#{sha256} sk=HASH           |
-| documents due to be forgotten                  | GSI2 gsi2pk=FORGET#{shard 0-9}        gsi2sk={forget_after}#{doc} |
-| idempotency records, cache entries, rate windows | pk=IDEMP#… / CACHE#… / RATE#…  sk=…, expiring by TTL         |
+| access pattern                                   | key                                                  |
+| ------------------------------------------------ | ---------------------------------------------------- |
+| get organization                                 | pk=ORG#{org}  sk=ORG                                 |
+| organization by slug (unique, conditional put)   | pk=ORGSLUG#{slug}  sk=ORGSLUG                        |
+| API key by SHA-256 of the secret (authorizer)    | pk=KEY#{hash}  sk=KEY                                |
+| API key by id (revoke) [added]                   | pk=KEYID#{key}  sk=KEYID  (holds the key's hash)     |
+| an organization's keys                           | GSI1 gsi1pk=ORG#{org}#KEYS  gsi1sk={created_at}      |
+| an organization's projects                       | pk=ORG#{org}  sk=PROJECT#{project}                   |
+| project slug (unique, conditional put)           | pk=ORG#{org}  sk=PROJSLUG#{slug}                     |
+| get document (tenant in the key)                 | pk=ORG#{org}#DOC#{doc}  sk=DOC                       |
+| a document's chunks, in index order              | pk=ORG#{org}#DOC#{doc}  sk=CHUNK#{index:06d}         |
+| chunk by id (recall hydration) [added]           | pk=ORG#{org}#CHUNK#{chunk}  sk=CHUNKREF              |
+| recent documents of a project                    | GSI1 gsi1pk=ORG#{org}#PROJECT#{project}              |
+|                                                  |      gsi1sk={created_at}#{doc}                       |
+| dedupe: content hash within a project            | pk=ORG#{org}#PROJECT#{project}#HASH#{sha256} sk=HASH |
+| documents due to be forgotten                    | GSI2 gsi2pk=FORGET#{shard 0-9}                       |
+|                                                  |      gsi2sk={forget_after}#{doc}                     |
+| idempotency records, cache entries, rate windows | pk=IDEMP#… / CACHE#… / RATE#…  sk=…, TTL-expiring    |
+
+[added] rows were added with the AWS adapter: the MetadataStore port revokes a key by its id and
+loads chunks by id, and neither was addressable before. A KEYID item points at the key's hash; a
+CHUNKREF item holds the chunk's document id and index, so both lookups stay GetItem/BatchGetItem.
+
+Items carry an `entity` attribute naming what they are. Datetimes are stored as fixed-width
+ISO-8601 UTC strings (`2025-01-02T03:04:05.000006+00:00`) so that string order is time order in
+sort keys and filter expressions.
+
+GSI1 projects ALL attributes (recent documents are read straight from it, filters included);
+GSI2 projects KEYS_ONLY (the forget sweep needs only the table key, which names org and document).
 """
 
 from __future__ import annotations
+
+import zlib
+from typing import Any
 
 PK = "pk"
 SK = "sk"
@@ -31,6 +49,19 @@ GSI2_PK = "gsi2pk"
 GSI2_SK = "gsi2sk"
 TTL_ATTRIBUTE = "expires_at"
 FORGET_SHARDS = 10
+GSI1_PROJECTION = "ALL"
+GSI2_PROJECTION = "KEYS_ONLY"
+
+# Sort keys of singleton items.
+SK_ORG = "ORG"
+SK_ORG_SLUG = "ORGSLUG"
+SK_KEY = "KEY"
+SK_KEY_ID = "KEYID"
+SK_DOC = "DOC"
+SK_HASH = "HASH"
+SK_CHUNK_REF = "CHUNKREF"
+PROJECT_SK_PREFIX = "PROJECT#"
+CHUNK_SK_PREFIX = "CHUNK#"
 
 # Environment variables the functions read (set by the CDK stack).
 ENV_TABLE = "MEMLANE_TABLE"
@@ -63,3 +94,72 @@ def hash_pk(org_id: str, project_id: str, content_hash: str) -> str:
 
 def chunk_sk(index: int) -> str:
     return f"CHUNK#{index:06d}"
+
+
+def org_slug_pk(slug: str) -> str:
+    return f"ORGSLUG#{slug}"
+
+
+def key_pk(key_hash: str) -> str:
+    return f"KEY#{key_hash}"
+
+
+def key_id_pk(key_id: str) -> str:
+    return f"KEYID#{key_id}"
+
+
+def org_keys_gsi_pk(org_id: str) -> str:
+    return f"ORG#{org_id}#KEYS"
+
+
+def project_sk(project_id: str) -> str:
+    return f"{PROJECT_SK_PREFIX}{project_id}"
+
+
+def project_slug_sk(slug: str) -> str:
+    return f"PROJSLUG#{slug}"
+
+
+def chunk_ref_pk(org_id: str, chunk_id: str) -> str:
+    return f"ORG#{org_id}#CHUNK#{chunk_id}"
+
+
+def forget_shard(document_id: str) -> int:
+    """A stable shard (not Python's salted hash()) so the forget GSI spreads writes evenly."""
+    return zlib.crc32(document_id.encode()) % FORGET_SHARDS
+
+
+def forget_gsi_pk(shard: int) -> str:
+    return f"FORGET#{shard}"
+
+
+def table_definition(table_name: str) -> dict[str, Any]:
+    """CreateTable arguments for the metadata table. The CDK stack declares the same keys and
+    projections; the adapter tests create their moto table from this."""
+    return {
+        "TableName": table_name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [
+            {"AttributeName": name, "AttributeType": "S"}
+            for name in (PK, SK, GSI1_PK, GSI1_SK, GSI2_PK, GSI2_SK)
+        ],
+        "KeySchema": [{"AttributeName": PK, "KeyType": "HASH"}, {"AttributeName": SK, "KeyType": "RANGE"}],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": GSI1,
+                "KeySchema": [
+                    {"AttributeName": GSI1_PK, "KeyType": "HASH"},
+                    {"AttributeName": GSI1_SK, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": GSI1_PROJECTION},
+            },
+            {
+                "IndexName": GSI2,
+                "KeySchema": [
+                    {"AttributeName": GSI2_PK, "KeyType": "HASH"},
+                    {"AttributeName": GSI2_SK, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": GSI2_PROJECTION},
+            },
+        ],
+    }

@@ -1,0 +1,725 @@
+"""DynamoDB implementation of MetadataStore, on the key design of dynamo_schema.py.
+
+One table, the low-level client throughout (items are built and read by the codec below, so no
+float ever meets DynamoDB's Decimal): datetimes are fixed-width ISO-8601 UTC strings, a
+document's `metadata` dict is a JSON string, `None` fields are left out of the item.
+
+Tenant isolation is in the keys: every document, chunk and hash item's partition key starts with
+`ORG#{org}`, so a read with another organization's id addresses another item and finds nothing.
+
+Content larger than INLINE_CONTENT_LIMIT_BYTES (UTF-8) goes to the BlobStore under
+`content/{org}/{doc}.txt` and the item keeps `content_key`; DynamoDB items stop at 400 KB.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import UTC, datetime
+from decimal import Decimal
+from enum import Enum
+from typing import Any, TypeVar
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+from pydantic import BaseModel
+
+from memlane.adapters.aws import dynamo_schema as ks
+from memlane.adapters.aws._boto import error_code, is_transient, new_client
+from memlane.domain.errors import ConflictError, InvalidInputError, PayloadTooLargeError, TransientError
+from memlane.domain.models import (
+    ApiKey,
+    Chunk,
+    Document,
+    DocumentStatus,
+    Organization,
+    Project,
+)
+from memlane.ports import BlobStore, RecallFilters
+
+INLINE_CONTENT_LIMIT_BYTES = 100_000
+BATCH_WRITE_LIMIT = 25  # BatchWriteItem's maximum
+BATCH_GET_LIMIT = 100  # BatchGetItem's maximum
+# Unprocessed items are retried with backoff (0.05, 0.1, 0.2 … s); botocore does not do this.
+UNPROCESSED_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
+# Values in one filter expression before the check moves to Python (expressions stop at 4 KB).
+MAX_EXPRESSION_VALUES = 50
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+M = TypeVar("M", bound=BaseModel)
+
+
+# --------------------------------------------------------------------------- codec
+
+
+def to_iso(value: datetime) -> str:
+    """Fixed-width ISO-8601 UTC (microseconds always present), so string order is time order."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return to_iso(value)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    return value
+
+
+def model_attributes(model: BaseModel, exclude: Iterable[str] = ()) -> dict[str, Any]:
+    skip = set(exclude)
+    return {
+        name: _plain(getattr(model, name))
+        for name in type(model).model_fields
+        if name not in skip and getattr(model, name) is not None
+    }
+
+
+def serialize(attributes: dict[str, Any]) -> dict[str, Any]:
+    return {name: _serializer.serialize(value) for name, value in attributes.items()}
+
+
+def _unwrap(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, list):
+        return [_unwrap(v) for v in value]
+    if isinstance(value, set):
+        return [_unwrap(v) for v in sorted(value)]
+    if isinstance(value, dict):
+        return {k: _unwrap(v) for k, v in value.items()}
+    return value
+
+
+def deserialize(item: dict[str, Any]) -> dict[str, Any]:
+    return {name: _unwrap(_deserializer.deserialize(value)) for name, value in item.items()}
+
+
+def model_from_item(cls: type[M], item: dict[str, Any]) -> M:
+    data = deserialize(item)
+    fields = {k: v for k, v in data.items() if k in cls.model_fields}
+    if isinstance(fields.get("metadata"), str):
+        fields["metadata"] = json.loads(fields["metadata"])
+    return cls.model_validate(fields)
+
+
+def _key(pk: str, sk: str) -> dict[str, Any]:
+    return {ks.PK: {"S": pk}, ks.SK: {"S": sk}}
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def content_key(org_id: str, document_id: str) -> str:
+    return f"content/{org_id}/{document_id}.txt"
+
+
+# --------------------------------------------------------------------------- store
+
+
+class DynamoMetadataStore:
+    """MetadataStore on one DynamoDB table. `blob_store` holds content too large for an item;
+    `sleep` is the pause between retries of unprocessed batch items (injectable for tests)."""
+
+    def __init__(
+        self,
+        table_name: str,
+        client: Any | None = None,
+        blob_store: BlobStore | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.table_name = table_name
+        self._client = client
+        self.blob_store = blob_store
+        self._sleep = sleep
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = new_client("dynamodb")
+        return self._client
+
+    # ----------------------------------------------------------------- low level
+
+    def _call(self, operation: str, **kwargs: Any) -> Any:
+        """Every DynamoDB call goes through here: botocore has already retried throttling
+        (standard mode); what still fails transiently becomes TransientError."""
+        try:
+            return getattr(self.client, operation)(**kwargs)
+        except ClientError as exc:
+            if is_transient(exc):
+                raise TransientError(f"dynamodb {operation}: {error_code(exc)}") from exc
+            raise
+
+    def _get(self, pk: str, sk: str, projection: str | None = None) -> dict[str, Any] | None:
+        kwargs: dict[str, Any] = {"TableName": self.table_name, "Key": _key(pk, sk), "ConsistentRead": True}
+        if projection:
+            kwargs["ProjectionExpression"] = projection
+        return self._call("get_item", **kwargs).get("Item")
+
+    def _query(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        kwargs["TableName"] = self.table_name
+        while True:
+            page = self._call("query", **kwargs)
+            yield from page.get("Items", [])
+            if "LastEvaluatedKey" not in page:
+                return
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def _transact(self, operations: list[dict[str, Any]], conflict: str) -> None:
+        """TransactWriteItems; a failed condition becomes ConflictError(conflict)."""
+        try:
+            self._call("transact_write_items", TransactItems=operations)
+        except ClientError as exc:
+            if error_code(exc) != "TransactionCanceledException":
+                raise
+            reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
+            if "ConditionalCheckFailed" in reasons:
+                raise ConflictError(conflict) from exc
+            raise TransientError(f"dynamodb transaction cancelled: {reasons}") from exc
+
+    def _batch_write(self, requests: Sequence[dict[str, Any]]) -> None:
+        """BatchWriteItem in groups of 25, retrying UnprocessedItems with backoff."""
+        for group in _chunks(requests, BATCH_WRITE_LIMIT):
+            pending: dict[str, Any] = {self.table_name: list(group)}
+            for delay in (*UNPROCESSED_RETRY_DELAYS, None):
+                response = self._call("batch_write_item", RequestItems=pending)
+                pending = response.get("UnprocessedItems") or {}
+                if not pending.get(self.table_name):
+                    break
+                if delay is None:
+                    left = len(pending[self.table_name])
+                    raise TransientError(f"dynamodb batch write: {left} items still unprocessed")
+                self._sleep(delay)
+
+    def _batch_get(self, keys: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """BatchGetItem in groups of 100 (strongly consistent), retrying UnprocessedKeys."""
+        found: list[dict[str, Any]] = []
+        unique = list({(k[ks.PK]["S"], k[ks.SK]["S"]): k for k in keys}.values())
+        for group in _chunks(unique, BATCH_GET_LIMIT):
+            pending: dict[str, Any] = {self.table_name: {"Keys": list(group), "ConsistentRead": True}}
+            for delay in (*UNPROCESSED_RETRY_DELAYS, None):
+                response = self._call("batch_get_item", RequestItems=pending)
+                found.extend(response.get("Responses", {}).get(self.table_name, []))
+                pending = response.get("UnprocessedKeys") or {}
+                if not pending.get(self.table_name):
+                    break
+                if delay is None:
+                    raise TransientError("dynamodb batch get: keys still unprocessed")
+                self._sleep(delay)
+        return found
+
+    # ----------------------------------------------------------------- organizations and keys
+
+    def create_organization(self, org: Organization) -> Organization:
+        org_item = {
+            ks.PK: ks.org_pk(org.id),
+            ks.SK: ks.SK_ORG,
+            "entity": "organization",
+            **model_attributes(org),
+        }
+        slug_item = {ks.PK: ks.org_slug_pk(org.slug), ks.SK: ks.SK_ORG_SLUG, "organization_id": org.id}
+        self._transact(
+            [
+                _conditional_put(self.table_name, org_item),
+                _conditional_put(self.table_name, slug_item),
+            ],
+            conflict=f"organization slug '{org.slug}' or id already exists",
+        )
+        return org
+
+    def get_organization(self, org_id: str) -> Organization | None:
+        item = self._get(ks.org_pk(org_id), ks.SK_ORG)
+        return model_from_item(Organization, item) if item else None
+
+    def find_organization_by_slug(self, slug: str) -> Organization | None:
+        item = self._get(ks.org_slug_pk(slug), ks.SK_ORG_SLUG)
+        return self.get_organization(item["organization_id"]["S"]) if item else None
+
+    def put_api_key(self, key: ApiKey) -> None:
+        key_item = {
+            ks.PK: ks.key_pk(key.key_hash),
+            ks.SK: ks.SK_KEY,
+            "entity": "api_key",
+            ks.GSI1_PK: ks.org_keys_gsi_pk(key.organization_id),
+            ks.GSI1_SK: to_iso(key.created_at),
+            **model_attributes(key),
+        }
+        id_item = {ks.PK: ks.key_id_pk(key.id), ks.SK: ks.SK_KEY_ID, "key_hash": key.key_hash}
+        # Re-putting the same key (e.g. a new rate limit) is allowed; another key with the same
+        # hash is not.
+        self._transact(
+            [
+                {
+                    "Put": {
+                        "TableName": self.table_name,
+                        "Item": serialize(key_item),
+                        "ConditionExpression": "attribute_not_exists(pk) OR #id = :id",
+                        "ExpressionAttributeNames": {"#id": "id"},
+                        "ExpressionAttributeValues": {":id": {"S": key.id}},
+                    }
+                },
+                {"Put": {"TableName": self.table_name, "Item": serialize(id_item)}},
+            ],
+            conflict="an API key with this hash already exists",
+        )
+
+    def find_api_key_by_hash(self, key_hash: str) -> ApiKey | None:
+        item = self._get(ks.key_pk(key_hash), ks.SK_KEY)
+        return model_from_item(ApiKey, item) if item else None
+
+    def list_api_keys(self, org_id: str | None = None) -> list[ApiKey]:
+        if org_id is not None:
+            items: Iterable[dict[str, Any]] = self._query(
+                IndexName=ks.GSI1,
+                KeyConditionExpression="gsi1pk = :pk",
+                ExpressionAttributeValues={":pk": {"S": ks.org_keys_gsi_pk(org_id)}},
+            )
+        else:
+            # Every organization's keys: an operator's listing (CLI), rare enough for a Scan.
+            items = self._scan(
+                FilterExpression="sk = :sk AND begins_with(pk, :prefix)",
+                ExpressionAttributeValues={":sk": {"S": ks.SK_KEY}, ":prefix": {"S": "KEY#"}},
+            )
+        keys = [model_from_item(ApiKey, item) for item in items]
+        return sorted(keys, key=lambda k: (k.created_at, k.id))
+
+    def _scan(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        kwargs["TableName"] = self.table_name
+        while True:
+            page = self._call("scan", **kwargs)
+            yield from page.get("Items", [])
+            if "LastEvaluatedKey" not in page:
+                return
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def revoke_api_key(self, key_id: str, when: datetime) -> bool:
+        pointer = self._get(ks.key_id_pk(key_id), ks.SK_KEY_ID)
+        if pointer is None:
+            return False
+        try:
+            # if_not_exists keeps the first revocation time when a key is revoked twice.
+            self._call(
+                "update_item",
+                TableName=self.table_name,
+                Key=_key(ks.key_pk(pointer["key_hash"]["S"]), ks.SK_KEY),
+                UpdateExpression="SET revoked_at = if_not_exists(revoked_at, :when)",
+                ConditionExpression="attribute_exists(pk)",
+                ExpressionAttributeValues={":when": {"S": to_iso(when)}},
+            )
+        except ClientError as exc:
+            if error_code(exc) == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    # ----------------------------------------------------------------- projects
+
+    def create_project(self, project: Project) -> Project:
+        org = ks.org_pk(project.organization_id)
+        project_item = {
+            ks.PK: org,
+            ks.SK: ks.project_sk(project.id),
+            "entity": "project",
+            **model_attributes(project),
+        }
+        slug_item = {ks.PK: org, ks.SK: ks.project_slug_sk(project.slug), "project_id": project.id}
+        self._transact(
+            [_conditional_put(self.table_name, project_item), _conditional_put(self.table_name, slug_item)],
+            conflict=f"project slug '{project.slug}' already exists",
+        )
+        return project
+
+    def get_project(self, org_id: str, project_id: str) -> Project | None:
+        item = self._get(ks.org_pk(org_id), ks.project_sk(project_id))
+        return model_from_item(Project, item) if item else None
+
+    def find_project_by_slug(self, org_id: str, slug: str) -> Project | None:
+        item = self._get(ks.org_pk(org_id), ks.project_slug_sk(slug))
+        return self.get_project(org_id, item["project_id"]["S"]) if item else None
+
+    def list_projects(self, org_id: str) -> list[Project]:
+        items = self._query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues={
+                ":pk": {"S": ks.org_pk(org_id)},
+                ":prefix": {"S": ks.PROJECT_SK_PREFIX},
+            },
+            ConsistentRead=True,
+        )
+        projects = [model_from_item(Project, item) for item in items]
+        return sorted(projects, key=lambda p: (p.created_at, p.id))
+
+    def count_documents(self, org_id: str) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for project in self.list_projects(org_id):
+            kwargs: dict[str, Any] = {
+                "TableName": self.table_name,
+                "IndexName": ks.GSI1,
+                "KeyConditionExpression": "gsi1pk = :pk",
+                "ExpressionAttributeValues": {":pk": {"S": ks.project_gsi_pk(org_id, project.id)}},
+                "Select": "COUNT",
+            }
+            total = 0
+            while True:
+                page = self._call("query", **kwargs)
+                total += int(page.get("Count", 0))
+                if "LastEvaluatedKey" not in page:
+                    break
+                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+            counts[project.id] = total
+        return counts
+
+    # ----------------------------------------------------------------- documents
+
+    def put_document(self, doc: Document) -> None:
+        pk = ks.doc_pk(doc.organization_id, doc.id)
+        previous = self._get(pk, ks.SK_DOC, projection="content_hash, project_id, content_key")
+
+        item: dict[str, Any] = {
+            ks.PK: pk,
+            ks.SK: ks.SK_DOC,
+            "entity": "document",
+            ks.GSI1_PK: ks.project_gsi_pk(doc.organization_id, doc.project_id),
+            ks.GSI1_SK: f"{to_iso(doc.created_at)}#{doc.id}",
+            **model_attributes(doc, exclude=("content",)),
+        }
+        if doc.tags:
+            item["tags"] = doc.tags  # a list attribute that filter expressions can test
+        if doc.forget_after is not None:
+            item[ks.GSI2_PK] = ks.forget_gsi_pk(ks.forget_shard(doc.id))
+            item[ks.GSI2_SK] = f"{to_iso(doc.forget_after)}#{doc.id}"
+
+        encoded = doc.content.encode("utf-8")
+        if len(encoded) > INLINE_CONTENT_LIMIT_BYTES:
+            if self.blob_store is None:
+                raise PayloadTooLargeError(
+                    f"content of document {doc.id} is {len(encoded)} bytes; storing more than "
+                    f"{INLINE_CONTENT_LIMIT_BYTES} needs a blob store"
+                )
+            key = content_key(doc.organization_id, doc.id)
+            self.blob_store.put(key, encoded)  # the blob first, so an item never points at nothing
+            item["content_key"] = key
+        else:
+            item["content"] = doc.content
+
+        operations: list[dict[str, Any]] = [{"Put": {"TableName": self.table_name, "Item": serialize(item)}}]
+        if doc.content_hash:
+            hash_item = {
+                ks.PK: ks.hash_pk(doc.organization_id, doc.project_id, doc.content_hash),
+                ks.SK: ks.SK_HASH,
+                "entity": "content_hash",
+                "document_id": doc.id,
+            }
+            operations.append({"Put": {"TableName": self.table_name, "Item": serialize(hash_item)}})
+        self._transact(operations, conflict=f"document {doc.id} could not be written")
+
+        if previous is not None:
+            old = deserialize(previous)
+            old_hash, old_project = old.get("content_hash", ""), old.get("project_id", doc.project_id)
+            if old_hash and (old_hash != doc.content_hash or old_project != doc.project_id):
+                self._delete_hash_item(doc.organization_id, old_project, old_hash, doc.id)
+            if old.get("content_key") and "content_key" not in item and self.blob_store is not None:
+                self.blob_store.delete(old["content_key"])
+
+    def _delete_hash_item(self, org_id: str, project_id: str, content_hash: str, document_id: str) -> None:
+        """Removes the dedupe entry only while it still names this document: another document
+        with the same content may have taken it over."""
+        try:
+            self._call(
+                "delete_item",
+                TableName=self.table_name,
+                Key=_key(ks.hash_pk(org_id, project_id, content_hash), ks.SK_HASH),
+                ConditionExpression="document_id = :doc",
+                ExpressionAttributeValues={":doc": {"S": document_id}},
+            )
+        except ClientError as exc:
+            if error_code(exc) != "ConditionalCheckFailedException":
+                raise
+
+    def get_document(self, org_id: str, document_id: str) -> Document | None:
+        item = self._get(ks.doc_pk(org_id, document_id), ks.SK_DOC)
+        return self._document_from_item(item) if item else None
+
+    def _document_from_item(self, item: dict[str, Any]) -> Document | None:
+        doc = model_from_item(Document, item)
+        if "content_key" in item:
+            if self.blob_store is None:
+                raise PayloadTooLargeError(
+                    f"content of document {doc.id} is in the blob store; none configured"
+                )
+            data = self.blob_store.get(item["content_key"]["S"])
+            if data is None:
+                # put_document writes the blob before the item and delete_document removes the
+                # item before the blob: a missing blob means the document is being deleted.
+                return None
+            doc.content = data.decode("utf-8")
+        return doc
+
+    def find_document_by_hash(self, org_id: str, project_id: str, content_hash: str) -> Document | None:
+        if not content_hash:
+            return None
+        pointer = self._get(ks.hash_pk(org_id, project_id, content_hash), ks.SK_HASH)
+        if pointer is None:
+            return None
+        doc = self.get_document(org_id, pointer["document_id"]["S"])
+        # The entry is a hint; the document itself decides (its content may have changed since).
+        if doc is None or doc.content_hash != content_hash or doc.project_id != project_id:
+            return None
+        return doc
+
+    def set_status(
+        self, org_id: str, document_id: str, status: DocumentStatus, reason: str | None = None
+    ) -> None:
+        """A no-op for a document that does not exist (e.g. deleted while it was processing):
+        the condition stops the update from creating a stray item."""
+        values: dict[str, Any] = {":status": {"S": DocumentStatus(status).value}}
+        if reason is None:
+            expression = "SET #status = :status REMOVE status_reason"
+        else:
+            expression = "SET #status = :status, status_reason = :reason"
+            values[":reason"] = {"S": reason}
+        try:
+            self._call(
+                "update_item",
+                TableName=self.table_name,
+                Key=_key(ks.doc_pk(org_id, document_id), ks.SK_DOC),
+                UpdateExpression=expression,
+                ConditionExpression="attribute_exists(pk)",
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as exc:
+            if error_code(exc) != "ConditionalCheckFailedException":
+                raise
+
+    def delete_document(self, org_id: str, document_id: str) -> bool:
+        pk = ks.doc_pk(org_id, document_id)
+        doc_item = self._get(pk, ks.SK_DOC, projection="project_id, content_hash, content_key")
+        if doc_item is None:
+            return False
+        doc = deserialize(doc_item)
+
+        chunk_items = list(
+            self._query(
+                KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                ExpressionAttributeValues={":pk": {"S": pk}, ":prefix": {"S": ks.CHUNK_SK_PREFIX}},
+                ProjectionExpression="pk, sk, #id",
+                ExpressionAttributeNames={"#id": "id"},
+                ConsistentRead=True,
+            )
+        )
+        deletes: list[dict[str, Any]] = []
+        for chunk in chunk_items:
+            deletes.append({"DeleteRequest": {"Key": _key(pk, chunk[ks.SK]["S"])}})
+            if "id" in chunk:
+                ref = _key(ks.chunk_ref_pk(org_id, chunk["id"]["S"]), ks.SK_CHUNK_REF)
+                deletes.append({"DeleteRequest": {"Key": ref}})
+        # Chunks first, the document item last: if this stops halfway, a retry still finds the
+        # document and finishes the job.
+        self._batch_write(deletes)
+        if doc.get("content_hash"):
+            self._delete_hash_item(org_id, doc["project_id"], doc["content_hash"], document_id)
+        self._call("delete_item", TableName=self.table_name, Key=_key(pk, ks.SK_DOC))
+        if doc.get("content_key") and self.blob_store is not None:
+            self.blob_store.delete(doc["content_key"])
+        return True
+
+    def recent_documents(
+        self, org_id: str, project_ids: Sequence[str], filters: RecallFilters, now: datetime, limit: int
+    ) -> list[Document]:
+        """Ready, unexpired documents of the given projects, newest first, read from GSI1 (one
+        descending Query per project, paginated until `limit` matches, then merged)."""
+        if limit <= 0:
+            return []
+        tags = tuple(dict.fromkeys(filters.tags))
+        content_types = tuple(dict.fromkeys(ct.value for ct in filters.content_types))
+        names = {"#status": "status"}
+        values: dict[str, Any] = {
+            ":ready": {"S": DocumentStatus.READY.value},
+            ":now": {"S": to_iso(now)},
+        }
+        conditions = ["#status = :ready", "(attribute_not_exists(forget_after) OR forget_after > :now)"]
+        if content_types:
+            placeholders = [f":ct{i}" for i in range(len(content_types))]
+            values.update({p: {"S": v} for p, v in zip(placeholders, content_types, strict=True)})
+            conditions.append(f"content_type IN ({', '.join(placeholders)})")
+        if tags and len(tags) <= MAX_EXPRESSION_VALUES:
+            placeholders = [f":tag{i}" for i in range(len(tags))]
+            values.update({p: {"S": v} for p, v in zip(placeholders, tags, strict=True)})
+            conditions.append("(" + " OR ".join(f"contains(tags, {p})" for p in placeholders) + ")")
+        key_condition = "gsi1pk = :pk"
+        if filters.created_after is not None:
+            # gsi1sk is "{created_at}#{doc}"; '$' sorts right after '#', so this bound keeps
+            # exactly the documents created strictly after `created_after`.
+            key_condition += " AND gsi1sk > :after"
+            values[":after"] = {"S": f"{to_iso(filters.created_after)}$"}
+
+        wanted_tags = set(tags)
+        found: list[Document] = []
+        for project_id in dict.fromkeys(project_ids):
+            kwargs: dict[str, Any] = {
+                "TableName": self.table_name,
+                "IndexName": ks.GSI1,
+                "KeyConditionExpression": key_condition,
+                "FilterExpression": " AND ".join(conditions),
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": {**values, ":pk": {"S": ks.project_gsi_pk(org_id, project_id)}},
+                "ScanIndexForward": False,
+                "Limit": min(max(limit, 50), 1000),
+            }
+            matched = 0
+            while matched < limit:
+                page = self._call("query", **kwargs)
+                for item in page.get("Items", []):
+                    doc = self._document_from_item(item)
+                    if doc is None or (wanted_tags and not wanted_tags.intersection(doc.tags)):
+                        continue
+                    found.append(doc)
+                    matched += 1
+                    if matched >= limit:
+                        break
+                if "LastEvaluatedKey" not in page:
+                    break
+                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        found.sort(key=lambda d: (d.created_at, d.id), reverse=True)
+        return found[:limit]
+
+    def get_documents(self, org_id: str, document_ids: Sequence[str]) -> list[Document]:
+        """The documents that exist, in the order asked for."""
+        keys = [_key(ks.doc_pk(org_id, doc_id), ks.SK_DOC) for doc_id in document_ids]
+        by_id: dict[str, Document] = {}
+        for item in self._batch_get(keys):
+            doc = self._document_from_item(item)
+            if doc is not None and doc.organization_id == org_id:
+                by_id[doc.id] = doc
+        return [by_id[doc_id] for doc_id in dict.fromkeys(document_ids) if doc_id in by_id]
+
+    def touch_documents(self, org_id: str, document_ids: Sequence[str], when: datetime) -> None:
+        """Sets last_accessed_at. One conditional UpdateItem per document (not a transaction: a
+        document deleted meanwhile must not fail the others); missing documents are skipped."""
+        for doc_id in dict.fromkeys(document_ids):
+            try:
+                self._call(
+                    "update_item",
+                    TableName=self.table_name,
+                    Key=_key(ks.doc_pk(org_id, doc_id), ks.SK_DOC),
+                    UpdateExpression="SET last_accessed_at = :when",
+                    ConditionExpression="attribute_exists(pk)",
+                    ExpressionAttributeValues={":when": {"S": to_iso(when)}},
+                )
+            except ClientError as exc:
+                if error_code(exc) != "ConditionalCheckFailedException":
+                    raise
+
+    def expired_documents(self, now: datetime, limit: int = 100) -> list[tuple[str, str]]:
+        """(organization id, document id) of documents whose forget_after is at or before `now`,
+        across all organizations, from the sharded GSI2. For the forget sweep."""
+        due: list[tuple[str, str]] = []
+        bound = f"{to_iso(now)}$"  # includes forget_after == now
+        for shard in range(ks.FORGET_SHARDS):
+            if len(due) >= limit:
+                break
+            items = self._query(
+                IndexName=ks.GSI2,
+                KeyConditionExpression="gsi2pk = :pk AND gsi2sk < :bound",
+                ExpressionAttributeValues={":pk": {"S": ks.forget_gsi_pk(shard)}, ":bound": {"S": bound}},
+            )
+            for item in items:
+                # pk is "ORG#{org}#DOC#{doc}"
+                _, org_id, _, doc_id = item[ks.PK]["S"].split("#", 3)
+                due.append((org_id, doc_id))
+                if len(due) >= limit:
+                    break
+        return due
+
+    # ----------------------------------------------------------------- chunks
+
+    def put_chunks(self, org_id: str, document_id: str, chunks: Sequence[Chunk]) -> None:
+        """Replaces the document's chunk records with `chunks` (chunk items and the by-id
+        pointers); chunks beyond the new count, left by an earlier version, are removed."""
+        for chunk in chunks:
+            if chunk.organization_id != org_id or chunk.document_id != document_id:
+                raise InvalidInputError("chunks", f"chunk {chunk.id} belongs to another document")
+        if len({c.chunk_index for c in chunks}) != len(chunks) or len({c.id for c in chunks}) != len(chunks):
+            raise InvalidInputError("chunks", "chunk indexes and ids must be unique within a document")
+        pk = ks.doc_pk(org_id, document_id)
+        existing = {
+            item[ks.SK]["S"]: item.get("id", {}).get("S")
+            for item in self._query(
+                KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                ExpressionAttributeValues={":pk": {"S": pk}, ":prefix": {"S": ks.CHUNK_SK_PREFIX}},
+                ProjectionExpression="sk, #id",
+                ExpressionAttributeNames={"#id": "id"},
+                ConsistentRead=True,
+            )
+        }
+        writes: list[dict[str, Any]] = []
+        new_sks: set[str] = set()
+        for chunk in chunks:
+            sk = ks.chunk_sk(chunk.chunk_index)
+            new_sks.add(sk)
+            item = {ks.PK: pk, ks.SK: sk, "entity": "chunk", **model_attributes(chunk)}
+            ref = {
+                ks.PK: ks.chunk_ref_pk(org_id, chunk.id),
+                ks.SK: ks.SK_CHUNK_REF,
+                "document_id": document_id,
+                "chunk_index": chunk.chunk_index,
+            }
+            writes.append({"PutRequest": {"Item": serialize(item)}})
+            writes.append({"PutRequest": {"Item": serialize(ref)}})
+        new_ids = {c.id for c in chunks}
+        for sk, chunk_id in existing.items():
+            if sk not in new_sks:
+                writes.append({"DeleteRequest": {"Key": _key(pk, sk)}})
+            if chunk_id and chunk_id not in new_ids:
+                writes.append(
+                    {"DeleteRequest": {"Key": _key(ks.chunk_ref_pk(org_id, chunk_id), ks.SK_CHUNK_REF)}}
+                )
+        self._batch_write(writes)
+
+    def get_chunks(self, org_id: str, document_id: str) -> list[Chunk]:
+        items = self._query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues={
+                ":pk": {"S": ks.doc_pk(org_id, document_id)},
+                ":prefix": {"S": ks.CHUNK_SK_PREFIX},
+            },
+            ConsistentRead=True,
+        )
+        return [model_from_item(Chunk, item) for item in items]  # sk order is index order
+
+    def get_chunks_by_id(self, org_id: str, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks that exist, in the order asked for: pointers first, then the chunk items
+        (two BatchGetItem rounds)."""
+        refs = self._batch_get([_key(ks.chunk_ref_pk(org_id, cid), ks.SK_CHUNK_REF) for cid in chunk_ids])
+        keys = [
+            _key(ks.doc_pk(org_id, ref["document_id"]["S"]), ks.chunk_sk(int(ref["chunk_index"]["N"])))
+            for ref in refs
+        ]
+        by_id = {
+            chunk.id: chunk for chunk in (model_from_item(Chunk, item) for item in self._batch_get(keys))
+        }
+        return [by_id[cid] for cid in dict.fromkeys(chunk_ids) if cid in by_id]
+
+
+def _conditional_put(table_name: str, item: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "Put": {
+            "TableName": table_name,
+            "Item": serialize(item),
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+    }

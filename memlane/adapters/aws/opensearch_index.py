@@ -1,0 +1,538 @@
+"""SearchIndex on OpenSearch: k-NN (faiss HNSW) + BM25 over chunks, in one index behind an alias.
+
+Decisions, each for a reason:
+
+* **Inner product on unit vectors, not cosinesimil.** faiss supports `cosinesimil` only from
+  OpenSearch 2.19; `innerproduct` with faiss works on every 2.x domain and on Serverless. On
+  L2-normalised vectors the inner product *is* the cosine. memlane's embedders already normalise;
+  this adapter normalises again (idempotent) on write and on query so a stray embedder cannot
+  break that. OpenSearch turns the faiss inner product into a non-negative score
+  (ip ≥ 0 → 1 + ip, ip < 0 → 1 / (1 − ip)); `cosine_from_knn_score` undoes it so the vector leg
+  returns the raw cosine that memlane's fusion expects.
+* **`most_fields` for the text leg.** The chunk body, the document title and the section path are
+  separate fields; `most_fields` sums their scores, so a chunk whose section *and* body match beats
+  one that matches in the body alone, which is how the local FTS5 leg behaves (it indexes
+  "title › headings" and the body as one text). `best_fields` would keep only the best field.
+* **The tenant filter is built here**, from `scope.organization_id`, and placed in both legs: in
+  the bool filter of the BM25 query and *inside* the knn clause (faiss efficient filtering), so
+  the k nearest neighbours are chosen among the tenant's chunks, not filtered after the fact.
+* **Writes are upserts** (`_id` = deterministic chunk id) and are not refreshed: a chunk becomes
+  searchable after the index refresh interval (~1 s). Deletes refresh, so a deleted document
+  disappears at once.
+* **One index behind an alias** (`{alias}-v{n}`): a new embedder is rolled out by filling
+  `-v{n+1}` (`memlane reindex`) and swapping the alias atomically. The embedder that built an index
+  is recorded in its mapping (`_meta.embedder`); vectors from another embedder are refused.
+
+Serverless (vector search collections) differs in two ways handled here with `serverless=True`:
+custom document ids are refused (chunks are indexed without `_id`, and an upsert first removes
+earlier copies by `chunk_id`), and deletes go through search + bulk delete instead of
+delete_by_query. Writes there become searchable later (Serverless refreshes on its own schedule).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+from opensearchpy import exceptions as os_errors
+
+from memlane.domain.errors import DependencyUnavailableError, EmbedderMismatchError, MemlaneError
+from memlane.ports import Candidate, IndexedChunk, LegResults, SearchScope
+
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 128
+SPACE_TYPE = "innerproduct"
+TEXT_ANALYZER = "english"
+TEXT_FIELDS = ("text^1", "title^2", "heading_path^1.5")
+BULK_BATCH = 200  # chunks per bulk request (1024-dim vectors are ~20 KB of JSON each)
+MAX_K = 10_000  # OpenSearch's k-NN and result window limit
+AGG_PAGE = 1_000
+SOURCE_FIELDS = ["chunk_id", "document_id", "organization_id", "chunk_index", "created_at"]
+KEYWORD_FIELDS = (
+    "organization_id",
+    "project_id",
+    "document_id",
+    "content_type",
+    "tags",
+    "source_url",
+    "chunk_id",
+)
+REINDEX_HINT = (
+    "run `memlane reindex` to re-embed every document into a new index with the configured embedder"
+)
+
+
+def index_body(dimension: int, embedder_id: str | None = None, *, serverless: bool = False) -> dict[str, Any]:
+    """Settings and mappings of a memlane chunk index."""
+    meta: dict[str, Any] = {"memlane_schema": 1, "dimension": dimension}
+    if embedder_id:
+        meta["embedder"] = embedder_id
+    properties: dict[str, Any] = {
+        "vector": {
+            "type": "knn_vector",
+            "dimension": dimension,
+            "method": {
+                "name": "hnsw",
+                "engine": "faiss",
+                "space_type": SPACE_TYPE,
+                "parameters": {"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION},
+            },
+        },
+        "text": {"type": "text", "analyzer": TEXT_ANALYZER},
+        "title": {"type": "text", "analyzer": TEXT_ANALYZER},
+        "heading_path": {"type": "text", "analyzer": TEXT_ANALYZER},
+        "created_at": {"type": "date"},
+        "forget_after": {"type": "date"},
+        "chunk_index": {"type": "integer"},
+    }
+    properties.update({name: {"type": "keyword"} for name in KEYWORD_FIELDS})
+    settings: dict[str, Any] = {"index": {"knn": True}}
+    if not serverless:
+        # A memlane index is small (chunks of one deployment): one shard avoids scoring skew
+        # between shards and per-shard HNSW graphs. Serverless manages shards itself.
+        settings["index"]["number_of_shards"] = 1
+    return {
+        "settings": settings,
+        "mappings": {"dynamic": "strict", "_meta": meta, "properties": properties},
+    }
+
+
+def cosine_from_knn_score(score: float) -> float:
+    """Inverts OpenSearch's score translation for the faiss inner-product space."""
+    if score >= 1.0:
+        return score - 1.0
+    if score <= 0.0:
+        return -1.0
+    return 1.0 - 1.0 / score
+
+
+def knn_score_from_cosine(cosine: float) -> float:
+    """OpenSearch's translation (for tests and documentation): the inverse of the above."""
+    return 1.0 + cosine if cosine >= 0 else 1.0 / (1.0 - cosine)
+
+
+def _normalize(vector: Sequence[float]) -> list[float]:
+    array = np.asarray(vector, dtype=np.float64)
+    norm = float(np.linalg.norm(array))
+    if norm == 0.0 or not math.isfinite(norm):
+        return [float(v) for v in array]
+    return [float(v) for v in array / norm]
+
+
+def _iso(value: datetime) -> str:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _parse_time(value: Any) -> datetime:
+    parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+class OpenSearchIndex:
+    """SearchIndex over an opensearch-py client (see make_opensearch_client)."""
+
+    def __init__(
+        self,
+        client: Any,
+        alias: str,
+        embedder_dimension: int,
+        *,
+        embedder_id: str | None = None,
+        serverless: bool = False,
+    ) -> None:
+        self.client = client
+        self.alias = alias
+        self.dimension = embedder_dimension
+        self.embedder_id = embedder_id  # written into a new index's _meta when known
+        self.serverless = serverless
+        self._recorded_embedder: str | None = None
+
+    # ----------------------------------------------------------------- plumbing
+
+    def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """Transport failures become DependencyUnavailableError (the work is retried later);
+        client errors (4xx) stay opensearch-py's exceptions."""
+        try:
+            return fn(*args, **kwargs)
+        except (os_errors.ConnectionError, os_errors.ConnectionTimeout) as exc:
+            raise DependencyUnavailableError(f"search index unreachable: {exc}") from exc
+        except os_errors.TransportError as exc:
+            status = exc.status_code if isinstance(exc.status_code, int) else 0
+            if status == 429 or status >= 500:
+                raise DependencyUnavailableError(f"search index unavailable ({status})") from exc
+            raise
+
+    def index_name(self, version: int) -> str:
+        return f"{self.alias}-v{version}"
+
+    # ----------------------------------------------------------------- index lifecycle
+
+    def ensure_index(self, version: int = 1) -> str:
+        """Creates `{alias}-v{version}` if absent, and points the alias at it if the alias does
+        not exist yet. Returns the index name."""
+        name = self.index_name(version)
+        if not self._call(self.client.indices.exists, index=name):
+            body = index_body(self.dimension, self.embedder_id, serverless=self.serverless)
+            try:
+                self._call(self.client.indices.create, index=name, body=body)
+            except os_errors.RequestError as exc:
+                if exc.error != "resource_already_exists_exception":  # another worker won the race
+                    raise
+        if not self._call(self.client.indices.exists_alias, name=self.alias):
+            self._call(self.client.indices.put_alias, index=name, name=self.alias)
+        return name
+
+    def swap_alias(self, new_version: int) -> list[str]:
+        """Points the alias at `{alias}-v{new_version}` in one atomic update_aliases call.
+        Returns the indices it pointed at before (to delete once the new one is verified)."""
+        target = self.index_name(new_version)
+        if not self._call(self.client.indices.exists, index=target):
+            raise MemlaneError(f"index {target} does not exist; create and fill it before swapping")
+        previous = self._aliased_indices()
+        actions: list[dict[str, Any]] = [
+            {"remove": {"index": index, "alias": self.alias}} for index in previous if index != target
+        ]
+        actions.append({"add": {"index": target, "alias": self.alias}})
+        self._call(self.client.indices.update_aliases, body={"actions": actions})
+        self._recorded_embedder = None
+        return [index for index in previous if index != target]
+
+    def _aliased_indices(self) -> list[str]:
+        try:
+            return sorted(self._call(self.client.indices.get_alias, name=self.alias))
+        except os_errors.NotFoundError:
+            return []
+
+    def recorded_embedder(self) -> str | None:
+        """The embedder id in the aliased index's _meta (None for an index no vector reached)."""
+        mapping = self._call(self.client.indices.get_mapping, index=self.alias)
+        for definition in mapping.values():
+            meta = definition.get("mappings", {}).get("_meta", {})
+            return meta.get("embedder")
+        return None
+
+    def _check_embedder(self, embedder_id: str) -> None:
+        if self._recorded_embedder == embedder_id:
+            return
+        try:
+            recorded = self.recorded_embedder()
+        except os_errors.NotFoundError:
+            if self.embedder_id is None:
+                self.embedder_id = embedder_id
+            self.ensure_index()
+            recorded = self.recorded_embedder()
+        if recorded is None:
+            # An index created before any vector arrived: the first embedder claims it.
+            meta = {"memlane_schema": 1, "dimension": self.dimension, "embedder": embedder_id}
+            self._call(self.client.indices.put_mapping, index=self.alias, body={"_meta": meta})
+            recorded = embedder_id
+        if recorded != embedder_id:
+            raise EmbedderMismatchError(
+                f"the search index '{self.alias}' was built with embedder '{recorded}' but received "
+                f"vectors from '{embedder_id}'; {REINDEX_HINT}"
+            )
+        self._recorded_embedder = embedder_id
+
+    # ----------------------------------------------------------------- writes
+
+    def upsert(self, embedder_id: str, items: Sequence[IndexedChunk]) -> None:
+        if not items:
+            return
+        for item in items:
+            if len(item.vector) != self.dimension:
+                raise EmbedderMismatchError(
+                    f"chunk {item.chunk.id} has a {len(item.vector)}-dimension vector; the search index "
+                    f"'{self.alias}' holds {self.dimension} dimensions; {REINDEX_HINT}"
+                )
+        self._check_embedder(embedder_id)
+        for start in range(0, len(items), BULK_BATCH):
+            batch = items[start : start + BULK_BATCH]
+            if self.serverless:
+                # No custom _id on Serverless vector collections: remove earlier copies first.
+                self._delete_matching({"terms": {"chunk_id": [i.chunk.id for i in batch]}})
+            body: list[dict[str, Any]] = []
+            for item in batch:
+                action: dict[str, Any] = {"_index": self.alias}
+                if not self.serverless:
+                    action["_id"] = item.chunk.id
+                body.append({"index": action})
+                body.append(self._source(item))
+            self._check_bulk(self._call(self.client.bulk, body=body))
+
+    @staticmethod
+    def _source(item: IndexedChunk) -> dict[str, Any]:
+        chunk = item.chunk
+        source: dict[str, Any] = {
+            "chunk_id": chunk.id,
+            "document_id": chunk.document_id,
+            "organization_id": chunk.organization_id,
+            "project_id": chunk.project_id,
+            "chunk_index": chunk.chunk_index,
+            "text": chunk.content,
+            "title": chunk.title,
+            "heading_path": list(chunk.heading_path),
+            "content_type": chunk.content_type.value,
+            "tags": list(chunk.tags),
+            "created_at": _iso(chunk.created_at),
+            "vector": _normalize(item.vector),
+        }
+        if chunk.source_url:
+            source["source_url"] = chunk.source_url
+        if chunk.forget_after is not None:
+            source["forget_after"] = _iso(chunk.forget_after)
+        return source
+
+    @staticmethod
+    def _check_bulk(response: dict[str, Any]) -> None:
+        if not response.get("errors"):
+            return
+        failed = [
+            result
+            for entry in response.get("items", [])
+            for result in entry.values()
+            if int(result.get("status", 200)) >= 300
+        ]
+        if not failed:
+            return
+        statuses = {int(f.get("status", 0)) for f in failed}
+        first = failed[0].get("error", {})
+        reason = first.get("reason", first) if isinstance(first, dict) else first
+        message = f"{len(failed)} chunk writes failed in the search index: {reason}"
+        if any(s == 429 or s >= 500 for s in statuses):
+            raise DependencyUnavailableError(message)
+        raise MemlaneError(message)
+
+    def delete_document(self, org_id: str, document_id: str) -> None:
+        self._delete_matching(
+            {
+                "bool": {
+                    "filter": [{"term": {"organization_id": org_id}}, {"term": {"document_id": document_id}}]
+                }
+            }
+        )
+
+    def _delete_matching(self, query: dict[str, Any]) -> None:
+        try:
+            if not self.serverless:
+                self._call(
+                    self.client.delete_by_query,
+                    index=self.alias,
+                    body={"query": query},
+                    conflicts="proceed",
+                    refresh=True,
+                )
+                return
+            ids = list(self._matching_ids(query))
+            for start in range(0, len(ids), BULK_BATCH):
+                body = [
+                    {"delete": {"_index": self.alias, "_id": _id}} for _id in ids[start : start + BULK_BATCH]
+                ]
+                self._check_bulk(self._call(self.client.bulk, body=body))
+        except os_errors.NotFoundError:
+            return  # no index yet: nothing to delete
+
+    def _matching_ids(self, query: dict[str, Any]) -> Iterator[str]:
+        search_after: list[Any] | None = None
+        while True:
+            body: dict[str, Any] = {
+                "size": AGG_PAGE,
+                "_source": False,
+                "query": query,
+                "sort": [{"chunk_id": "asc"}],
+            }
+            if search_after is not None:
+                body["search_after"] = search_after
+            hits = self._call(self.client.search, index=self.alias, body=body)["hits"]["hits"]
+            for hit in hits:
+                yield hit["_id"]
+            if len(hits) < AGG_PAGE:
+                return
+            search_after = hits[-1]["sort"]
+
+    # ----------------------------------------------------------------- reads
+
+    @staticmethod
+    def scope_filter(scope: SearchScope) -> list[dict[str, Any]]:
+        """The filter both legs apply. The tenant comes from the scope (the authenticated key),
+        never from the query."""
+        now = scope.now or datetime.now(UTC)
+        clauses: list[dict[str, Any]] = [
+            {"term": {"organization_id": scope.organization_id}},
+            # An empty project list matches nothing: the safe reading of a malformed scope.
+            {"terms": {"project_id": list(scope.project_ids)}},
+            {
+                "bool": {
+                    "should": [
+                        {"bool": {"must_not": [{"exists": {"field": "forget_after"}}]}},
+                        {"range": {"forget_after": {"gt": _iso(now)}}},
+                    ],
+                    "minimum_should_match": 1,
+                }
+            },
+        ]
+        filters = scope.filters
+        if filters.content_types:
+            clauses.append({"terms": {"content_type": [ct.value for ct in filters.content_types]}})
+        if filters.created_after is not None:
+            clauses.append({"range": {"created_at": {"gt": _iso(filters.created_after)}}})
+        if filters.tags:
+            clauses.append({"terms": {"tags": list(filters.tags)}})
+        return clauses
+
+    def search_bodies(
+        self, scope: SearchScope, query_text: str, query_vector: Sequence[float] | None, k: int
+    ) -> tuple[list[str], list[dict[str, Any]]]:
+        """The legs to run and the _msearch body (header, query pairs)."""
+        size = max(1, min(MAX_K, k))
+        flt = self.scope_filter(scope)
+        legs: list[str] = []
+        body: list[dict[str, Any]] = []
+        if query_text.strip():
+            legs.append("text")
+            body.append({"index": self.alias})
+            body.append(
+                {
+                    "size": size,
+                    "_source": SOURCE_FIELDS,
+                    "track_total_hits": False,
+                    "query": {
+                        "bool": {
+                            "must": [
+                                {
+                                    "multi_match": {
+                                        "query": query_text,
+                                        "fields": list(TEXT_FIELDS),
+                                        "type": "most_fields",
+                                    }
+                                }
+                            ],
+                            "filter": flt,
+                        }
+                    },
+                }
+            )
+        if query_vector is not None:
+            if len(query_vector) != self.dimension:
+                raise EmbedderMismatchError(
+                    f"query vector has {len(query_vector)} dimensions; the search index '{self.alias}' "
+                    f"holds {self.dimension}; {REINDEX_HINT}"
+                )
+            legs.append("vector")
+            body.append({"index": self.alias})
+            body.append(
+                {
+                    "size": size,
+                    "_source": SOURCE_FIELDS,
+                    "track_total_hits": False,
+                    "query": {
+                        "knn": {
+                            "vector": {
+                                "vector": _normalize(query_vector),
+                                "k": size,
+                                "filter": {"bool": {"filter": flt}},
+                            }
+                        }
+                    },
+                }
+            )
+        return legs, body
+
+    def search(
+        self, scope: SearchScope, query_text: str, query_vector: Sequence[float] | None, k: int
+    ) -> LegResults:
+        legs, body = self.search_bodies(scope, query_text, query_vector, k)
+        found: dict[str, list[Candidate]] = {"text": [], "vector": []}
+        if not legs:
+            return LegResults(vector=[], text=[])
+        response = self._call(self.client.msearch, body=body, index=self.alias)
+        for leg, result in zip(legs, response.get("responses", []), strict=False):
+            if "error" in result:
+                error = result["error"]
+                kind = error.get("type") if isinstance(error, dict) else str(error)
+                if kind == "index_not_found_exception":
+                    continue  # nothing indexed yet
+                raise DependencyUnavailableError(f"search index {leg} leg failed: {kind}")
+            for hit in result.get("hits", {}).get("hits", []):
+                source = hit.get("_source", {})
+                if source.get("organization_id") != scope.organization_id:
+                    continue  # defence in depth: the filter already excludes other tenants
+                raw = float(hit.get("_score") or 0.0)
+                found[leg].append(
+                    Candidate(
+                        chunk_id=str(source.get("chunk_id") or hit["_id"]),
+                        document_id=str(source["document_id"]),
+                        chunk_index=int(source.get("chunk_index", 0)),
+                        score=cosine_from_knn_score(raw) if leg == "vector" else raw,
+                        created_at=_parse_time(source["created_at"]),
+                    )
+                )
+        return LegResults(vector=found["vector"], text=found["text"])
+
+    def document_ids(self, org_id: str | None = None) -> set[str]:
+        """Every document id in the index (optionally one tenant's), by a paginated composite
+        aggregation: for the doctor's orphan check."""
+        query: dict[str, Any] = (
+            {"bool": {"filter": [{"term": {"organization_id": org_id}}]}} if org_id else {"match_all": {}}
+        )
+        ids: set[str] = set()
+        after: dict[str, Any] | None = None
+        while True:
+            composite: dict[str, Any] = {
+                "size": AGG_PAGE,
+                "sources": [{"document_id": {"terms": {"field": "document_id"}}}],
+            }
+            if after is not None:
+                composite["after"] = after
+            body = {"size": 0, "query": query, "aggs": {"documents": {"composite": composite}}}
+            try:
+                response = self._call(self.client.search, index=self.alias, body=body)
+            except os_errors.NotFoundError:
+                return ids
+            agg = response.get("aggregations", {}).get("documents", {})
+            buckets = agg.get("buckets", [])
+            ids.update(str(b["key"]["document_id"]) for b in buckets)
+            after = agg.get("after_key")
+            if not buckets or after is None:
+                return ids
+
+
+def make_opensearch_client(
+    endpoint: str,
+    region: str,
+    kind: str = "managed",
+    credentials: Any | None = None,
+    *,
+    timeout: int = 10,
+) -> Any:
+    """An opensearch-py client that signs every request with SigV4: service "es" for a managed
+    domain, "aoss" for OpenSearch Serverless. `credentials` default to boto3's chain (the
+    Lambda role); frozen per request by the signer, so rotating role credentials are picked up."""
+    from opensearchpy import AWSV4SignerAuth, OpenSearch, RequestsHttpConnection
+
+    services = {"managed": "es", "serverless": "aoss"}
+    if kind not in services:
+        raise ValueError(f"kind must be one of {sorted(services)}, not {kind!r}")
+    if credentials is None:
+        import boto3
+
+        credentials = boto3.Session().get_credentials()
+        if credentials is None:
+            raise MemlaneError("no AWS credentials found to sign OpenSearch requests")
+    url = urlparse(endpoint if "://" in endpoint else f"https://{endpoint}")
+    scheme = url.scheme or "https"
+    port = url.port or (443 if scheme == "https" else 80)
+    return OpenSearch(
+        hosts=[{"host": url.hostname, "port": port, "scheme": scheme}],
+        http_auth=AWSV4SignerAuth(credentials, region, services[kind]),
+        use_ssl=scheme == "https",
+        verify_certs=scheme == "https",
+        connection_class=RequestsHttpConnection,
+        pool_maxsize=10,
+        timeout=timeout,
+    )

@@ -1,0 +1,211 @@
+"""OpenSearchIndex against osmem-server: an in-memory OpenSearch-compatible server bundled in the
+`osmem-server` wheel, started on 127.0.0.1. It has no k-NN, so these tests cover the mapping, the
+aliases, bulk writes, the BM25 leg with its filters, deletes and the doctor's aggregation; the
+k-NN request bodies are checked in test_aws_opensearch_index.py."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+osmem_server = pytest.importorskip(
+    "osmem_server",
+    reason="osmem-server is not installed (pip install osmem-server): no local OpenSearch to test on",
+)
+from opensearchpy import OpenSearch  # noqa: E402
+
+from memlane.adapters.aws.opensearch_index import OpenSearchIndex, index_body  # noqa: E402
+from memlane.domain.errors import EmbedderMismatchError  # noqa: E402
+from memlane.domain.models import Chunk, ContentType, chunk_id_for  # noqa: E402
+from memlane.ports import IndexedChunk, RecallFilters, SearchScope  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
+NOW = T0 + timedelta(days=2)
+ALIAS = "memlane-chunks"
+EMBEDDER = "bedrock/amazon.titan-embed-text-v2:0/1024"
+DIM = 4
+
+
+@pytest.fixture(scope="module")
+def osmem() -> Iterator[Any]:
+    server = osmem_server.OsmemServer.start(japanese=False)
+    try:
+        assert server.url.startswith("http://127.0.0.1:")
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def client(osmem: Any) -> Iterator[OpenSearch]:
+    with osmem.clone() as clone:
+        yield OpenSearch(hosts=[clone.url], timeout=10)
+
+
+@pytest.fixture
+def index(client: OpenSearch) -> OpenSearchIndex:
+    search_index = OpenSearchIndex(client, ALIAS, DIM, embedder_id=EMBEDDER)
+    search_index.ensure_index()
+    return search_index
+
+
+def chunk(doc_id: str, i: int, content: str, org: str = "org-a", **overrides: Any) -> IndexedChunk:
+    fields: dict[str, Any] = {
+        "id": chunk_id_for(doc_id, i),
+        "document_id": doc_id,
+        "organization_id": org,
+        "project_id": "proj-a",
+        "content": content,
+        "chunk_index": i,
+        "chunk_count": 1,
+        "start_offset": 0,
+        "end_offset": len(content),
+        "title": "Notes",
+        "content_type": ContentType.MARKDOWN,
+        "created_at": T0,
+    }
+    fields.update(overrides)
+    return IndexedChunk(Chunk(**fields), [1.0, 0.0, 0.0, 0.0])
+
+
+def text_hits(index: OpenSearchIndex, query: str, **filters: Any) -> list[str]:
+    scope = SearchScope("org-a", ("proj-a", "proj-b"), RecallFilters(**filters), now=NOW)
+    return [c.document_id for c in index.search(scope, query, None, 50).text]
+
+
+def test_ensure_index_creates_the_mapping_behind_the_alias(
+    client: OpenSearch, index: OpenSearchIndex
+) -> None:
+    mapping = client.indices.get_mapping(index=ALIAS)
+    assert list(mapping) == ["memlane-chunks-v1"]
+    created = mapping["memlane-chunks-v1"]["mappings"]
+    expected = index_body(DIM, EMBEDDER)["mappings"]
+    assert created["_meta"] == expected["_meta"]
+    for name in ("text", "title", "heading_path", "organization_id", "tags", "created_at", "chunk_index"):
+        assert created["properties"][name] == expected["properties"][name]
+    vector = created["properties"]["vector"]
+    assert (vector["type"], vector["dimension"], vector["method"]) == (
+        "knn_vector",
+        DIM,
+        expected["properties"]["vector"]["method"],
+    )
+    assert client.indices.get_alias(name=ALIAS) == {"memlane-chunks-v1": {"aliases": {ALIAS: {}}}}
+    assert index.recorded_embedder() == EMBEDDER
+
+
+def test_bm25_leg_finds_stemmed_words_within_the_tenant_only(
+    client: OpenSearch, index: OpenSearchIndex
+) -> None:
+    # Given the same words in org A's and org B's chunks
+    index.upsert(
+        EMBEDDER,
+        [
+            chunk("doc-a", 0, "Retrying requests with exponential backoff avoids throttling."),
+            chunk("doc-a2", 0, "Pagination tokens are opaque."),
+            chunk("doc-b", 0, "Retrying requests with exponential backoff avoids throttling.", org="org-b"),
+        ],
+    )
+    client.indices.refresh(index=ALIAS)  # what the ~1 s refresh interval does on a domain
+    # When org A searches with another form of the words
+    results = text_hits(index, "retries throttled")
+    # Then the english analyzer matches them, and org B's identical chunk is not returned
+    assert results == ["doc-a"]
+
+
+def test_bm25_leg_applies_every_scope_filter(client: OpenSearch, index: OpenSearchIndex) -> None:
+    index.upsert(
+        EMBEDDER,
+        [
+            chunk("plain", 0, "backoff"),
+            chunk("code", 0, "backoff", content_type=ContentType.CODE, tags=["python"]),
+            chunk("tagged", 0, "backoff", tags=["aws", "sdk"], created_at=T0 + timedelta(days=1)),
+            chunk("other-project", 0, "backoff", project_id="proj-b"),
+            chunk("unlisted-project", 0, "backoff", project_id="proj-z"),
+            chunk("expired", 0, "backoff", forget_after=NOW - timedelta(minutes=1)),
+            chunk("expires-later", 0, "backoff", forget_after=NOW + timedelta(days=1)),
+        ],
+    )
+    client.indices.refresh(index=ALIAS)
+    assert sorted(text_hits(index, "backoff")) == [
+        "code",
+        "expires-later",
+        "other-project",
+        "plain",
+        "tagged",
+    ]
+    assert text_hits(index, "backoff", content_types=(ContentType.CODE,)) == ["code"]
+    assert sorted(text_hits(index, "backoff", tags=("aws", "python"))) == ["code", "tagged"]
+    assert text_hits(index, "backoff", created_after=T0) == ["tagged"]
+
+
+def test_title_and_section_weigh_more_than_body(client: OpenSearch, index: OpenSearchIndex) -> None:
+    index.upsert(
+        EMBEDDER,
+        [
+            chunk("in-body", 0, "A note that mentions jitter once among many other words here."),
+            chunk("in-title", 0, "A note about many other words here.", title="Jitter"),
+        ],
+    )
+    client.indices.refresh(index=ALIAS)
+    scope = SearchScope("org-a", ("proj-a",), now=NOW)
+    results = index.search(scope, "jitter", None, 10).text
+    assert [c.document_id for c in results] == ["in-title", "in-body"]
+    assert results[0].score > results[1].score > 0
+
+
+def test_upsert_is_idempotent_and_delete_removes_the_document(
+    client: OpenSearch, index: OpenSearchIndex
+) -> None:
+    items = [chunk("doc-1", i, f"part {i} of the circuit breaker guide") for i in range(3)]
+    index.upsert(EMBEDDER, items)
+    index.upsert(EMBEDDER, items)  # a redelivered message
+    index.upsert(EMBEDDER, [chunk("doc-2", 0, "circuit breaker")])
+    client.indices.refresh(index=ALIAS)
+    assert client.count(index=ALIAS)["count"] == 4
+    assert index.document_ids("org-a") == {"doc-1", "doc-2"}
+
+    # Deleting as another tenant removes nothing
+    index.delete_document("org-b", "doc-1")
+    assert client.count(index=ALIAS)["count"] == 4
+
+    index.delete_document("org-a", "doc-1")
+    assert sorted(text_hits(index, "circuit breaker")) == ["doc-2"]  # no refresh needed after a delete
+    assert index.document_ids() == {"doc-2"}
+
+
+def test_document_ids_pages_through_many_documents(client: OpenSearch, index: OpenSearchIndex) -> None:
+    index.upsert(EMBEDDER, [chunk(f"doc-{i:04d}", 0, "x") for i in range(1_203)])
+    index.upsert(EMBEDDER, [chunk("doc-b", 0, "x", org="org-b")])
+    client.indices.refresh(index=ALIAS)
+    ids = index.document_ids("org-a")
+    assert len(ids) == 1_203 and "doc-b" not in ids
+    assert len(index.document_ids()) == 1_204
+
+
+def test_embedder_mismatch_is_read_from_the_index_meta(client: OpenSearch, index: OpenSearchIndex) -> None:
+    other = OpenSearchIndex(client, ALIAS, DIM)
+    with pytest.raises(EmbedderMismatchError) as caught:
+        other.upsert("openai/text-embedding-3-small/1536", [chunk("doc-1", 0, "x")])
+    assert EMBEDDER in caught.value.message and "memlane reindex" in caught.value.message
+
+
+def test_swap_alias_moves_reads_to_the_new_index(client: OpenSearch, index: OpenSearchIndex) -> None:
+    index.upsert(EMBEDDER, [chunk("old-doc", 0, "rollout")])
+    v2 = OpenSearchIndex(client, ALIAS, DIM, embedder_id="bedrock/amazon.titan-embed-text-v2:0/1024")
+    v2.ensure_index(2)
+    client.index(
+        index="memlane-chunks-v2",
+        id=chunk_id_for("new-doc", 0),
+        body=OpenSearchIndex._source(chunk("new-doc", 0, "rollout")),  # noqa: SLF001 - filling v2 directly
+        refresh=True,
+    )
+    client.indices.refresh(index=ALIAS)
+    assert text_hits(index, "rollout") == ["old-doc"]
+    assert index.swap_alias(2) == ["memlane-chunks-v1"]
+    assert text_hits(index, "rollout") == ["new-doc"]
+    assert list(client.indices.get_alias(name=ALIAS)) == ["memlane-chunks-v2"]
