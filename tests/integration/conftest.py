@@ -1,18 +1,12 @@
 from __future__ import annotations
 
-import socket
-
 import httpx
 import pytest
 
 from memlane.config import Settings
 from memlane.local.server import LocalServer
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from conftest_helpers import free_port
 
 
 class RunningServer:

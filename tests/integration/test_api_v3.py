@@ -239,8 +239,26 @@ def test_delete_removes_document_chunks_and_vectors(server):
     assert server.client.get(f"/v3/documents/{doc['id']}").status_code == 404
     assert recall(server.client, "spare key flowerpot")["results"] == []
     stack = server.server.stack
-    assert doc["id"] not in stack.index.document_ids()
-    assert stack.metadata.get_chunks(doc["document_id"] if "document_id" in doc else doc["id"], doc["id"]) == []
+    org_id = server.client.get("/v3/whoami").json()["organization_id"]
+    assert doc["id"] not in stack.index.document_ids(org_id)
+    assert stack.metadata.get_chunks(org_id, doc["id"]) == []
+    assert stack.metadata.get_document(org_id, doc["id"]) is None
+
+
+def test_chunks_of_one_document_are_grouped_under_it(server):
+    sections = [f"## Part {i}\n\n" + " ".join(f"Glacier survey {i}.{j} measured ice retreat of {j} metres."
+                                                for j in range(40)) for i in range(4)]
+    doc = server.client.post("/v3/memory", json={"content": "\n\n".join(sections), "title": "Glacier survey"},
+                             params={}).json()
+    deadline = time.time() + 60
+    while server.client.get(f"/v3/documents/{doc['id']}").json()["status"] != "ready" and time.time() < deadline:
+        time.sleep(0.2)
+    res = recall(server.client, "glacier survey ice retreat")
+    assert [r["document_id"] for r in res["results"]] == [doc["id"]]
+    chunks = res["results"][0]["chunks"]
+    assert len(chunks) > 1
+    assert [c["chunk_index"] for c in chunks] == sorted(c["chunk_index"] for c in chunks)
+    assert res["results"][0]["score"] == pytest.approx(max(c["score"] for c in chunks))
 
 
 # ----------------------------------------------------------------------------- tenancy
