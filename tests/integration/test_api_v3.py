@@ -33,6 +33,7 @@ def test_health_and_openapi_need_no_key(server):
     anon = httpx.Client(base_url=server.url)
     h = anon.get("/health")
     assert h.status_code == 200 and h.json()["status"] == "ok"
+    assert isinstance(h.json()["timestamp"], int) and h.json()["version"] == "0.1.0"
     assert h.json()["embedder"] == "local/all-MiniLM-L6-v2/384"
     spec = anon.get("/openapi.json").json()
     assert spec["openapi"].startswith("3.")
