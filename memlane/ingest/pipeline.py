@@ -18,7 +18,6 @@ from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus, 
 from memlane.ingest.chunking import TextChunk, chunk_text
 from memlane.ingest.extract import Extracted, extract
 from memlane.ports import IndexedChunk, Summary
-from memlane.retry import call_with_retries
 from memlane.services.context import Services
 
 log = logging.getLogger(__name__)
@@ -88,9 +87,8 @@ def embedding_text(chunk: Chunk) -> str:
 
 
 class IngestPipeline:
-    def __init__(self, svc: Services, sleep=None) -> None:
+    def __init__(self, svc: Services) -> None:
         self.svc = svc
-        self._sleep = sleep  # injectable for tests of the retry policy
 
     # ---------------------------------------------------------------- stages (one per workflow step)
 
@@ -102,11 +100,12 @@ class IngestPipeline:
         return make_chunks(doc, pieces)
 
     def embed(self, chunks: Sequence[Chunk]) -> list[list[float]]:
+        """Remote embedders (OpenAI, Bedrock) retry transient failures themselves with 1, 2, 4 s
+        backoff and then raise TransientError; the caller queues the document for later."""
         vectors: list[list[float]] = []
         for start in range(0, len(chunks), EMBED_BATCH):
             batch = [embedding_text(c) for c in chunks[start:start + EMBED_BATCH]]
-            kwargs = {"sleep": self._sleep} if self._sleep else {}
-            vectors.extend(call_with_retries(lambda b=batch: self.svc.embedder.embed_documents(b), **kwargs))
+            vectors.extend(self.svc.embedder.embed_documents(batch))
         return vectors
 
     def summarize(self, doc: Document) -> Summary:

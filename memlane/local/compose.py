@@ -24,7 +24,7 @@ def make_embedder(settings: Settings):
     if choice == "openai" or (choice == "auto" and settings.openai_api_key):
         from memlane.adapters.openai.embedder import OpenAIEmbedder
 
-        return OpenAIEmbedder()
+        return OpenAIEmbedder(api_key=settings.openai_api_key)
     from memlane.adapters.local.embedder import MiniLMEmbedder
 
     return MiniLMEmbedder()
@@ -34,7 +34,7 @@ def make_summarizer(settings: Settings):
     if settings.openai_api_key:
         from memlane.adapters.openai.summarizer import OpenAISummarizer
 
-        return OpenAISummarizer()
+        return OpenAISummarizer(api_key=settings.openai_api_key)
     return LocalSummarizer()
 
 
