@@ -40,7 +40,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     print(f"memlane: data directory {settings.data_dir}", flush=True)
-    server = LocalServer(settings, host=args.host, port=args.port)
+    from memlane.domain.errors import InvalidInputError
+
+    try:
+        server = LocalServer(settings, host=args.host, port=args.port, no_auth=args.no_auth,
+                             allow_all_origins=args.allow_all_origins)
+    except InvalidInputError as exc:
+        return _err(exc.message, 2)
+    if args.no_auth:
+        print("memlane: --no-auth: requests without a key act as the default organization (loopback only)",
+              flush=True)
+    if args.allow_all_origins:
+        print("memlane: --allow-all-origins: any web page may call this server (for development)", flush=True)
     print("memlane: loading the embedding model…", flush=True)
     key = server.prepare()
     server.stack.services.embedder.embed_query("warm up")
@@ -54,6 +65,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print("memlane: create an API key with `memlane keys create`", flush=True)
     server.serve_forever()
     return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """stdio MCP server. Nothing but the protocol may reach stdout, so logs go to stderr."""
+    from memlane.mcp.server import run_stdio
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    data_dir = Path(args.data_dir).expanduser() if getattr(args, "data_dir", None) else None
+    return run_stdio(data_dir)
 
 
 # ------------------------------------------------------------------------- keys
@@ -298,6 +319,81 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_forget(args: argparse.Namespace) -> int:
+    """Run the auto-forget sweep now (the server runs it hourly)."""
+    from memlane.local.compose import build_local
+    from memlane.services.lifecycle import forget_expired
+
+    stack = build_local(_settings(args))
+    try:
+        report = forget_expired(stack.services)
+    finally:
+        stack.close()
+    print(json.dumps(report.as_dict()) if args.json else f"forgot {report.forgotten} expired documents")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from memlane.local.compose import build_local
+    from memlane.local.doctor import examine
+
+    stack = build_local(_settings(args))
+    try:
+        report = examine(stack, repair=args.repair)
+    finally:
+        stack.close()
+    summary = report.as_dict()
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        for name, value in summary.items():
+            print(f"{name:>20}: {value}")
+    return 0 if report.total == 0 or report.repaired else 1
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from memlane.services.transfer import export_project
+
+    local = _Local(args)
+    try:
+        from memlane.services.projects import find_project_by_name
+
+        project = find_project_by_name(local.stack.services, local.who, args.project)
+        out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
+        n = 0
+        for line in export_project(local.stack.services, local.who, project):
+            out.write(line + "\n")
+            n += 1
+        if args.out:
+            out.close()
+        print(f"exported {n - 1} documents from {project.name}", file=sys.stderr)
+    except Exception as exc:
+        from memlane.domain.errors import MemlaneError
+
+        if isinstance(exc, MemlaneError):
+            return _err(exc.message)
+        raise
+    finally:
+        local.stack.close()
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from memlane.domain.errors import MemlaneError
+    from memlane.services.transfer import import_lines
+
+    local = _Local(args)
+    try:
+        with open(args.file, encoding="utf-8") as f:
+            result = import_lines(local.stack.services, local.who, f, project_name=args.project)
+    except MemlaneError as exc:
+        return _err(exc.message)
+    finally:
+        local.stack.close()
+    print(json.dumps(result))
+    return 0
+
+
 def cmd_openapi(args: argparse.Namespace) -> int:
     from memlane.api.app import MemlaneApi
 
@@ -317,7 +413,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=DEFAULT_PORT)
     s.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    s.add_argument("--no-auth", action="store_true",
+                   help="treat requests without a key as the default organization (loopback hosts only)")
+    s.add_argument("--allow-all-origins", action="store_true",
+                   help="accept browser requests from any origin (default: localhost and ChatGPT only)")
     s.set_defaults(func=cmd_serve)
+
+    m = sub.add_parser("mcp", help="run the MCP server on stdio (MEMLANE_API_URL, or the data directory)")
+    m.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    m.set_defaults(func=cmd_mcp)
 
     k = sub.add_parser("keys", help="manage API keys")
     k.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
@@ -353,6 +457,29 @@ def build_parser() -> argparse.ArgumentParser:
     x = sub.add_parser("reindex", help="re-embed everything with the current embedder")
     x.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
     x.set_defaults(func=cmd_reindex)
+
+    f = sub.add_parser("forget", help="remove documents whose forget_after has passed")
+    f.add_argument("--json", action="store_true")
+    f.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    f.set_defaults(func=cmd_forget)
+
+    d = sub.add_parser("doctor", help="compare the stores and report (or --repair) orphans")
+    d.add_argument("--repair", action="store_true")
+    d.add_argument("--json", action="store_true")
+    d.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    d.set_defaults(func=cmd_doctor)
+
+    e = sub.add_parser("export", help="write a project's documents (with versions) as JSON lines")
+    e.add_argument("--project", "-p", required=True)
+    e.add_argument("--out", "-o", help="file (default stdout)")
+    e.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    e.set_defaults(func=cmd_export)
+
+    i = sub.add_parser("import", help="restore an export into this data directory")
+    i.add_argument("file")
+    i.add_argument("--project", "-p", help="target project (default: the exported project's name)")
+    i.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    i.set_defaults(func=cmd_import)
 
     o = sub.add_parser("openapi", help="print the OpenAPI document")
     o.set_defaults(func=cmd_openapi)

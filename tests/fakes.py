@@ -41,12 +41,13 @@ class HashEmbedder:
         return [self._vec(t) for t in texts]
 
     def embed_query(self, text: str) -> list[float]:
+        self.query_calls = getattr(self, "query_calls", 0) + 1
         return self._vec(text)
 
 
 class FixedClock:
     def __init__(self, now: datetime | None = None) -> None:
-        self.current = now or datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+        self.current = now or datetime.now(UTC)
 
     def now(self) -> datetime:
         return self.current

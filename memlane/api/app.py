@@ -16,14 +16,15 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 
 from memlane import __version__
 from memlane.api.errors import describe_validation_errors, error_body, status_for
-from memlane.api.routes import v3
+from memlane.api.routes import raged, v3, vidurai
 from memlane.domain.errors import MemlaneError, RateLimitedError
 from memlane.services.context import Services
 
 log = logging.getLogger(__name__)
 
 # Routes anyone may call; everything else needs an API key.
-PUBLIC_ROUTES = frozenset({("GET", "/health"), ("GET", "/openapi.json")})
+PUBLIC_ROUTES = frozenset({("GET", "/health"), ("GET", "/openapi.json"),
+                           ("GET", "/healthz"), ("GET", "/capabilities")})  # raged, Vidurai: static, no data
 MAX_BODY_BYTES = 10 * 1024 * 1024
 
 
@@ -34,6 +35,8 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
 def create_resolver() -> APIGatewayRestResolver:
     app = APIGatewayRestResolver(enable_validation=True)
     app.include_router(v3.router)
+    app.include_router(raged.router)
+    app.include_router(vidurai.router)
 
     @app.get("/health", tags=["health"], summary="Liveness (the shape of Mem-Oracle's and Vidurai's /health)")
     def health() -> dict[str, Any]:
@@ -86,11 +89,35 @@ class MemlaneApi:
         body = event.get("body") or ""
         if len(body) > MAX_BODY_BYTES:
             return _too_large()
-        self.resolver.append_context(services=self._services())
-        return self.resolver.resolve(event, context)
+        svc = self._services()
+        decision = _rate_limit(svc, event)
+        if decision is not None and not decision.allowed:
+            return {"statusCode": 429, "isBase64Encoded": False,
+                    "headers": {"Content-Type": "application/json", "Retry-After": str(decision.retry_after_s),
+                                **decision.headers()},
+                    "body": error_body(f"rate limit of {decision.limit} requests per minute exceeded; "
+                                       f"retry after {decision.retry_after_s} s")}
+        self.resolver.append_context(services=svc)
+        result = self.resolver.resolve(event, context)
+        if decision is not None:
+            result.setdefault("headers", {}).update(decision.headers())
+            if result.get("multiValueHeaders") is not None:
+                result["multiValueHeaders"].update({k: [v] for k, v in decision.headers().items()})
+        return result
 
     def openapi(self) -> dict[str, Any]:
         return json.loads(self.resolver.get_openapi_json_schema(title="memlane", version=__version__))
+
+
+def _rate_limit(svc: Services | None, event: dict[str, Any]):
+    ctx = (event.get("requestContext") or {}).get("authorizer") or {}
+    if svc is None or svc.rate_limiter is None or not ctx.get("key_id"):
+        return None
+    try:
+        limit = int(ctx.get("rate_limit") or 100)
+    except ValueError:
+        limit = 100
+    return svc.rate_limiter.hit(ctx["key_id"], limit, svc.clock.now())
 
 
 def _too_large() -> dict[str, Any]:

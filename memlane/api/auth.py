@@ -22,4 +22,6 @@ def principal_of(router: Router) -> Principal:
 
 
 def authorizer_context(p: Principal) -> dict[str, str]:
-    return {"organization_id": p.organization_id, "key_id": p.key_id, "user_id": p.user_id}
+    """API Gateway passes authorizer context values as strings."""
+    return {"organization_id": p.organization_id, "key_id": p.key_id, "user_id": p.user_id,
+            "rate_limit": str(p.rate_limit_per_minute)}

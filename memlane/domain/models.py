@@ -116,6 +116,7 @@ class Document(_Entity):
     status_reason: str | None = None
     chunk_count: int = 0
     embedder: str | None = None  # which embedder produced this document's vectors
+    superseded_by: str | None = None  # the newer version of this document, when one exists
 
     @property
     def tags(self) -> list[str]:
@@ -146,6 +147,7 @@ class Chunk(_Entity):
     tags: list[str] = Field(default_factory=list)
     created_at: datetime = Field(default_factory=utcnow)
     forget_after: datetime | None = None
+    superseded: bool = False  # a newer version of the document exists
 
     def indexed_text(self) -> str:
         """What the text leg indexes: the chunk with its title and section path, so a query

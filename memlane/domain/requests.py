@@ -103,6 +103,7 @@ class RecallIn(_Request):
     project_ids: list[UUIDStr] | None = Field(default=None, max_length=100)
     limit: int = Field(default=10, ge=1, description=f"Clamped to {MAX_LIMIT}.")
     filters: RecallFiltersIn | None = None
+    include_versions: bool = Field(default=False, description="Also return superseded versions.")
 
     @field_validator("limit")
     @classmethod
@@ -172,6 +173,13 @@ class ChunkOut(BaseModel):
     heading_path: list[str]
 
 
+class VersionOut(BaseModel):
+    id: str
+    title: str
+    created_at: datetime
+    summary: str | None
+
+
 class DocumentOut(BaseModel):
     id: str
     project_id: str
@@ -190,7 +198,10 @@ class DocumentOut(BaseModel):
     status: DocumentStatus
     status_reason: str | None
     chunk_count: int
+    superseded_by: str | None = None
     chunks: list[ChunkOut]
+    versions: list[VersionOut] | None = Field(default=None, description="With ?include_versions=true: "
+                                              "every version, oldest first.")
 
 
 class WhoAmI(BaseModel):

@@ -19,6 +19,7 @@ from memlane.ingest.chunking import TextChunk, chunk_text
 from memlane.ingest.extract import Extracted, extract
 from memlane.ports import IndexedChunk, Summary
 from memlane.services.context import Services
+from memlane.services.lifecycle import on_ready
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,7 @@ def make_chunks(doc: Document, pieces: Sequence[TextChunk]) -> list[Chunk]:
             tags=doc.tags,
             created_at=doc.created_at,
             forget_after=doc.forget_after,
+            superseded=doc.superseded_by is not None,
         )
         for i, p in enumerate(pieces)
     ]
@@ -129,8 +131,8 @@ class IngestPipeline:
             return doc
         md.set_status(org_id, document_id, DocumentStatus.PROCESSING)
         try:
-            summary = self.summarize(doc)
-            doc = _apply_summary(doc, summary)
+            if not doc.summary:  # imported or reprocessed documents keep theirs
+                doc = _apply_summary(doc, self.summarize(doc))
             chunks = self.chunk(doc)
             vectors = self.embed(chunks)
         except TransientError as exc:
@@ -151,6 +153,7 @@ class IngestPipeline:
             "updated_at": self.svc.clock.now(),
         })
         md.put_document(doc)
+        on_ready(self.svc, doc)
         return doc
 
 

@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass
 
 from memlane.adapters.local.blob_store import SqliteBlobStore
+from memlane.adapters.local.cache import SqliteCache
 from memlane.adapters.local.job_queue import SqliteJobQueue
 from memlane.adapters.local.metadata_store import SqliteMetadataStore
 from memlane.adapters.local.search_index import SqliteSearchIndex
@@ -58,5 +59,6 @@ def build_local(settings: Settings, embedder=None, summarizer=None) -> LocalStac
     index = SqliteSearchIndex(db, embedder.dimension)
     queue = SqliteJobQueue(db)
     svc = Services(settings=settings, metadata=metadata, blobs=SqliteBlobStore(db), index=index,
-                   embedder=embedder, summarizer=summarizer or make_summarizer(settings), queue=queue)
+                   embedder=embedder, summarizer=summarizer or make_summarizer(settings), queue=queue,
+                   cache=SqliteCache(db))
     return LocalStack(db=db, services=svc, queue=queue, index=index, metadata=metadata)

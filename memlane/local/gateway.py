@@ -4,6 +4,7 @@ same logic as the Lambda authorizer, then build the REST proxy event and call th
 from __future__ import annotations
 
 import base64
+import ipaddress
 import time
 import uuid
 from collections.abc import Mapping
@@ -14,8 +15,10 @@ from memlane.api.app import PUBLIC_ROUTES, MemlaneApi
 from memlane.api.auth import authorizer_context
 from memlane.api.errors import error_body
 from memlane.domain.errors import AuthenticationError
-from memlane.services.context import Services
-from memlane.services.keys import authenticate
+from memlane.ports import MetadataStore
+from memlane.project_memory.cors import OriginPolicy, header
+from memlane.services.context import Principal, Services
+from memlane.services.keys import authenticate, ensure_organization, key_from_headers
 
 
 @dataclass
@@ -64,16 +67,27 @@ def build_event(method: str, path: str, query: str, headers: Mapping[str, str], 
 
 
 class LocalGateway:
-    def __init__(self, api: MemlaneApi, services: Services) -> None:
+    def __init__(self, api: MemlaneApi, services: Services, *, no_auth: bool = False,
+                 allow_all_origins: bool = False) -> None:
         self.api = api
         self.services = services
+        # Browser origins: the Vidurai seed's allow-list unless --allow-all-origins.
+        self.origins = OriginPolicy(allow_all=allow_all_origins)
+        # --no-auth: a request without a key acts as the local default organization (loopback only).
+        self.no_auth_principal = local_principal(services.metadata) if no_auth else None
 
     def handle(self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes,
                source_ip: str = "127.0.0.1") -> GatewayResponse:
+        origin = header(headers, "origin")
+        refused = self._refuse(origin, headers)
+        if refused is not None:
+            return refused
+        if method.upper() == "OPTIONS":
+            return self._preflight(origin, headers)
         authorizer = None
         if (method.upper(), path) not in PUBLIC_ROUTES and method.upper() != "OPTIONS":
             try:
-                authorizer = authorizer_context(authenticate(self.services.metadata, headers))
+                authorizer = authorizer_context(self._authenticate(headers))
             except AuthenticationError as exc:
                 return GatewayResponse(401, {"Content-Type": "application/json",
                                              "WWW-Authenticate": 'Bearer realm="memlane"'},
@@ -86,4 +100,54 @@ class LocalGateway:
                 out_headers[k] = ", ".join(str(v) for v in values)
         raw = result.get("body") or ""
         payload = base64.b64decode(raw) if result.get("isBase64Encoded") else raw.encode("utf-8")
+        if origin is not None:
+            out_headers.update(self.origins.response_headers(origin))
         return GatewayResponse(int(result["statusCode"]), out_headers, payload)
+
+    # ------------------------------------------------------------------ CORS and --no-auth (issue 5)
+
+    def _authenticate(self, headers: Mapping[str, str]) -> Principal:
+        """A key, when one is sent, is always checked (a wrong key is a 401 even with --no-auth)."""
+        if self.no_auth_principal is not None and key_from_headers(headers) is None:
+            return self.no_auth_principal
+        return authenticate(self.services.metadata, headers)
+
+    def _refuse(self, origin: str | None, headers: Mapping[str, str]) -> GatewayResponse | None:
+        """403 before anything runs: a browser origin off the allow-list, or (with --no-auth) a
+        keyless request naming a non-loopback Host, which is what a DNS-rebinding page sends."""
+        if origin is not None and not self.origins.allows(origin):
+            return _json_error(403, f"origin not allowed: {origin}")
+        if self.no_auth_principal is not None and key_from_headers(headers) is None:
+            host = header(headers, "host") or ""
+            if not is_loopback_host(host):
+                return _json_error(403, f"host not allowed without an API key: {host}")
+        return None
+
+    def _preflight(self, origin: str | None, headers: Mapping[str, str]) -> GatewayResponse:
+        return GatewayResponse(204, self.origins.preflight_headers(
+            origin, header(headers, "access-control-request-headers")), b"")
+
+
+def _json_error(status: int, message: str) -> GatewayResponse:
+    return GatewayResponse(status, {"Content-Type": "application/json"}, error_body(message).encode())
+
+
+def is_loopback_host(host_header: str) -> bool:
+    """`localhost[:port]`, `127.x.x.x[:port]` or `[::1][:port]`."""
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        host = host[1:host.find("]")] if "]" in host else host
+    else:
+        host = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def local_principal(store: MetadataStore) -> Principal:
+    """Who a keyless request is under --no-auth: the local default organization."""
+    org, _ = ensure_organization(store, "default")
+    return Principal(organization_id=org.id, key_id="local-no-auth", user_id="local")

@@ -18,14 +18,19 @@ import anyio
 from memlane.api.app import MAX_BODY_BYTES, MemlaneApi
 from memlane.api.errors import error_body
 from memlane.config import Settings
+from memlane.domain.errors import InvalidInputError
 from memlane.local.compose import LocalStack, build_local
-from memlane.local.gateway import LocalGateway
+from memlane.local.gateway import LocalGateway, is_loopback_host
 from memlane.local.worker import IngestWorker
 from memlane.services.keys import create_key, hash_key
+from memlane.local.periodic import PeriodicJob
+from memlane.services.lifecycle import forget_expired
+from memlane.services.ratelimit import InMemoryRateLimiter
 
 log = logging.getLogger(__name__)
 
 KEY_FILE = "local-api-key"
+FORGET_EVERY_SECONDS = 3600
 
 
 class AsgiBridge:
@@ -96,7 +101,12 @@ def first_start_key(stack: LocalStack, data_dir: Path) -> str | None:
 class LocalServer:
     """The whole embedded default in one object: stores, worker, gateway, HTTP server."""
 
-    def __init__(self, settings: Settings, host: str = "127.0.0.1", port: int = 7432, embedder=None) -> None:
+    def __init__(self, settings: Settings, host: str = "127.0.0.1", port: int = 7432, embedder=None, *,
+                 no_auth: bool = False, allow_all_origins: bool = False) -> None:
+        if no_auth and not is_loopback_host(host):
+            # Without keys, anyone who can reach the socket owns the data: loopback only.
+            raise InvalidInputError("--no-auth", f"refusing to serve without authentication on {host!r}; "
+                                                 "bind to 127.0.0.1, ::1 or localhost")
         self.settings = settings
         self.host = host
         self.port = port
@@ -106,8 +116,10 @@ class LocalServer:
         svc.on_enqueued = self.worker.wake
         self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlane-bg")
         svc.background = self._background.submit
+        svc.rate_limiter = InMemoryRateLimiter()
+        self.forget_job = PeriodicJob("forget", FORGET_EVERY_SECONDS, lambda: forget_expired(svc))
         self.api = MemlaneApi(svc)
-        self.gateway = LocalGateway(self.api, svc)
+        self.gateway = LocalGateway(self.api, svc, no_auth=no_auth, allow_all_origins=allow_all_origins)
         self._server = None
         self._thread: threading.Thread | None = None
 
@@ -122,6 +134,7 @@ class LocalServer:
         key = first_start_key(self.stack, self.settings.data_dir)
         self.stack.index.warm()
         self.worker.start()
+        self.forget_job.start()
         return key
 
     def serve_forever(self) -> None:
@@ -146,6 +159,7 @@ class LocalServer:
             self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(10)
+        self.forget_job.stop()
         self.worker.stop()
         self._background.shutdown(wait=True)
         self.stack.close()

@@ -1,27 +1,56 @@
-"""Hybrid recall (spec §4): both legs under one scope, fused by memlane.recall.fusion."""
+"""Hybrid recall (spec §4): both legs under one scope, fused by memlane.recall.fusion, cached
+(§4.7) by ranking.
+
+The cache stores only the ranking — document ids, chunk ids and scores — never content. A hit
+reads the documents and chunks from the metadata store, so a deleted or expired document can
+never be served from the cache; its key includes each project's generation number, which every
+write to the project bumps, so a save is visible in the very next recall.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
+from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime
 
 from memlane.domain.errors import NotFoundError
+from memlane.domain.models import chunk_id_for
 from memlane.domain.requests import RecalledChunk, RecalledDocument, RecallIn, RecallOut
 from memlane.ports import RecallFilters, SearchScope
 from memlane.recall.fusion import fuse_scores, group_by_document, recency_bonus
 from memlane.services.context import Principal, Services
+from memlane.services.lifecycle import project_scope_key
+
+CACHE_TTL_SECONDS = 300
+
+
+@dataclass
+class RankedChunk:
+    chunk_id: str
+    chunk_index: int
+    score: float
+
+
+@dataclass
+class RankedDocument:
+    document_id: str
+    score: float
+    chunks: list[RankedChunk]
 
 
 def _filters(body: RecallIn) -> RecallFilters:
     f = body.filters
     if f is None:
-        return RecallFilters()
+        return RecallFilters(include_superseded=body.include_versions)
     after = f.created_after
     if isinstance(after, date) and not isinstance(after, datetime):
         after = datetime(after.year, after.month, after.day, tzinfo=UTC)
     elif isinstance(after, datetime) and after.tzinfo is None:
         after = after.replace(tzinfo=UTC)
-    return RecallFilters(content_types=tuple(f.content_type or ()), created_after=after, tags=tuple(f.tags or ()))
+    return RecallFilters(content_types=tuple(f.content_type or ()), created_after=after,
+                         tags=tuple(f.tags or ()), include_superseded=body.include_versions)
 
 
 def resolve_scope(svc: Services, who: Principal, body: RecallIn) -> tuple[str, ...]:
@@ -36,53 +65,94 @@ def resolve_scope(svc: Services, who: Principal, body: RecallIn) -> tuple[str, .
     return tuple(dict.fromkeys(wanted))
 
 
+def cache_key(svc: Services, scope: SearchScope, body: RecallIn) -> str | None:
+    if svc.cache is None:
+        return None
+    scope_keys = [project_scope_key(scope.organization_id, p) for p in sorted(scope.project_ids)]
+    generations = svc.cache.generations(scope_keys)
+    w = svc.settings.fusion
+    material = {
+        "org": scope.organization_id,
+        "projects": [[k, generations.get(k, 0)] for k in scope_keys],
+        "query": hashlib.sha256(body.query.encode()).hexdigest(),
+        "limit": body.limit,
+        "filters": body.filters.model_dump(mode="json") if body.filters else None,
+        "versions": body.include_versions,
+        "weights": [w.vector, w.text, w.recency, w.recency_days],
+        "embedder": svc.embedder.id,
+    }
+    return "recall:" + hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def rank(svc: Services, scope: SearchScope, body: RecallIn) -> list[RankedDocument]:
+    """The ranking for a query, before documents are loaded. Over-fetches so documents deleted
+    since they were indexed can be skipped without coming up short."""
+    now = scope.now
+    weights = svc.settings.fusion
+    if not body.query.strip():
+        docs = svc.metadata.recent_documents(scope.organization_id, scope.project_ids, scope.filters, now,
+                                             body.limit)
+        out = []
+        for d in docs:
+            score = recency_bonus(d.created_at, now, weights)
+            chunks = [RankedChunk(chunk_id_for(d.id, 0), 0, score)] if d.chunk_count else []
+            out.append(RankedDocument(d.id, score, chunks))
+        return out
+    query_vector = svc.embedder.embed_query(body.query)
+    k = max(svc.settings.candidate_k, body.limit * 5)
+    legs = svc.index.search(scope, body.query, query_vector, k)
+    groups = group_by_document(fuse_scores(legs, now, weights), svc.settings.max_chunks_per_document)
+    return [RankedDocument(g.document_id, g.score, [RankedChunk(c.chunk_id, c.chunk_index, c.score)
+                                                   for c in g.chunks])
+            for g in groups[: body.limit * 2]]
+
+
 def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
     started = time.perf_counter()
     now = svc.clock.now()
     scope = SearchScope(organization_id=who.organization_id, project_ids=resolve_scope(svc, who, body),
                         filters=_filters(body), now=now)
-    weights = svc.settings.fusion
-    results: list[RecalledDocument] = []
-
-    if not body.query.strip():
-        docs = svc.metadata.recent_documents(who.organization_id, scope.project_ids, scope.filters, now, body.limit)
-        for d in docs:
-            chunks = svc.metadata.get_chunks(who.organization_id, d.id)[:1]
-            score = recency_bonus(d.created_at, now, weights)
-            results.append(_document(d, score, [RecalledChunk(memory_id=c.id, content=c.content,
-                                                              chunk_index=c.chunk_index, score=score,
-                                                              heading_path=c.heading_path) for c in chunks]))
-    else:
-        query_vector = svc.embedder.embed_query(body.query)
-        k = max(svc.settings.candidate_k, body.limit * 5)
-        legs = svc.index.search(scope, body.query, query_vector, k)
-        groups = group_by_document(fuse_scores(legs, now, weights), svc.settings.max_chunks_per_document)
-        # Over-fetch documents: one may have been deleted or expired since it was indexed.
-        top = groups[: body.limit * 2]
-        docs = {d.id: d for d in svc.metadata.get_documents(who.organization_id, [g.document_id for g in top])}
-        chunk_ids = [c.chunk_id for g in top for c in g.chunks]
-        chunks = {c.id: c for c in svc.metadata.get_chunks_by_id(who.organization_id, chunk_ids)}
-        for g in top:
-            d = docs.get(g.document_id)
-            if d is None or d.is_expired(now):
-                continue
-            shown = [RecalledChunk(memory_id=c.chunk_id, content=chunks[c.chunk_id].content,
-                                   chunk_index=c.chunk_index, score=round(c.score, 6),
-                                   heading_path=chunks[c.chunk_id].heading_path)
-                     for c in g.chunks if c.chunk_id in chunks]
-            results.append(_document(d, g.score, shown))
-            if len(results) == body.limit:
-                break
-
+    key = cache_key(svc, scope, body)
+    ranking: list[RankedDocument] | None = None
+    if key is not None:
+        cached = svc.cache.get(key, now)
+        if cached is not None:
+            ranking = [RankedDocument(d["document_id"], d["score"], [RankedChunk(**c) for c in d["chunks"]])
+                       for d in json.loads(cached)]
+    if ranking is None:
+        ranking = rank(svc, scope, body)
+        if key is not None:
+            svc.cache.set(key, json.dumps([asdict(r) for r in ranking]).encode(), CACHE_TTL_SECONDS, now,
+                          document_ids=[r.document_id for r in ranking])
+    results = materialize(svc, who, ranking, body, now)
     _touch(svc, who, [r.document_id for r in results], now)
     return RecallOut(results=results, total=len(results),
                      query_time_ms=round((time.perf_counter() - started) * 1000, 2))
 
 
-def _document(d, score: float, chunks: list[RecalledChunk]) -> RecalledDocument:
-    return RecalledDocument(document_id=d.id, title=d.title, summary=d.summary, score=round(score, 6),
-                            source_url=d.source_url, content_type=d.content_type, created_at=d.created_at,
-                            project_id=d.project_id, chunks=chunks)
+def materialize(svc: Services, who: Principal, ranking: list[RankedDocument], body: RecallIn,
+                now: datetime) -> list[RecalledDocument]:
+    """Load what the ranking names from the source of truth; skip whatever has since been
+    deleted, expired or superseded."""
+    docs = {d.id: d for d in svc.metadata.get_documents(who.organization_id, [r.document_id for r in ranking])}
+    chunk_ids = [c.chunk_id for r in ranking for c in r.chunks]
+    chunks = {c.id: c for c in svc.metadata.get_chunks_by_id(who.organization_id, chunk_ids)}
+    results: list[RecalledDocument] = []
+    for r in ranking:
+        d = docs.get(r.document_id)
+        if d is None or d.is_expired(now) or (d.superseded_by and not body.include_versions):
+            continue
+        shown = [RecalledChunk(memory_id=c.chunk_id, content=chunks[c.chunk_id].content,
+                               chunk_index=c.chunk_index, score=round(c.score, 6),
+                               heading_path=chunks[c.chunk_id].heading_path)
+                 for c in r.chunks if c.chunk_id in chunks]
+        results.append(RecalledDocument(document_id=d.id, title=d.title, summary=d.summary,
+                                        score=round(r.score, 6), source_url=d.source_url,
+                                        content_type=d.content_type, created_at=d.created_at,
+                                        project_id=d.project_id, chunks=shown))
+        if len(results) == body.limit:
+            break
+    return results
 
 
 def _touch(svc: Services, who: Principal, document_ids: list[str], now: datetime) -> None:

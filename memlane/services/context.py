@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memlane.config import Settings
-from memlane.ports import BlobStore, Embedder, JobQueue, MetadataStore, SearchIndex, Summarizer
+from memlane.ports import BlobStore, Cache, Embedder, JobQueue, MetadataStore, SearchIndex, Summarizer
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,7 @@ class Principal:
     organization_id: str
     key_id: str
     user_id: str = "api"
+    rate_limit_per_minute: int = 100
 
 
 class SystemClock:
@@ -40,3 +41,5 @@ class Services:
     on_enqueued: Any = None
     # Runs work off the response path (last_accessed_at updates); synchronous when None.
     background: Any = None
+    cache: Cache | None = None  # recall results (spec §4.7); no caching when None
+    rate_limiter: Any = None  # memlane.services.ratelimit.RateLimiter; unlimited when None

@@ -66,7 +66,8 @@ def authenticate(store: MetadataStore, headers: Mapping[str, str]) -> Principal:
     key = store.find_api_key_by_hash(hash_key(secret))
     if key is None or not key.active:
         raise AuthenticationError("invalid or revoked API key")
-    return Principal(organization_id=key.organization_id, key_id=key.id)
+    return Principal(organization_id=key.organization_id, key_id=key.id,
+                     rate_limit_per_minute=key.rate_limit_per_minute)
 
 
 def revoke_key(store: MetadataStore, key_id_or_prefix: str, now) -> None:

@@ -6,9 +6,11 @@ import logging
 
 from memlane.domain.errors import NotFoundError, TransientError
 from memlane.domain.models import Document, DocumentStatus, IngestJob
-from memlane.domain.requests import ChunkOut, DocumentOut, MemoryIn, MemoryOut
+from memlane.domain.requests import ChunkOut, DocumentOut, MemoryIn, MemoryOut, VersionOut
 from memlane.ingest.pipeline import IngestPipeline, prepare
+from memlane.project_memory.salience import apply_salience
 from memlane.services.context import Principal, Services
+from memlane.services.lifecycle import latest_version, remove_document, version_chain
 from memlane.services.projects import resolve_project
 
 log = logging.getLogger(__name__)
@@ -27,8 +29,12 @@ def save_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool |
     """
     md = svc.metadata
     project = resolve_project(svc, who, body.project_id)
-    if body.updates_memory_id and md.get_document(who.organization_id, body.updates_memory_id) is None:
-        raise NotFoundError(f"updates_memory_id: document {body.updates_memory_id} not found")
+    previous: Document | None = None
+    if body.updates_memory_id:
+        target = md.get_document(who.organization_id, body.updates_memory_id)
+        if target is None:
+            raise NotFoundError(f"updates_memory_id: document {body.updates_memory_id} not found")
+        previous = latest_version(svc, target)  # an update of an old version extends the chain's end
 
     source_url = str(body.source_url) if body.source_url else None
     prepared = prepare(body.content, body.content_type, body.title, source_url)
@@ -36,9 +42,13 @@ def save_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool |
     existing = md.find_document_by_hash(who.organization_id, project.id, prepared.content_hash)
     if existing is not None:
         return _out(existing, duplicate=True)
+    if previous is None and source_url:
+        # Same URL, changed content: a new version of that page (spec §9.1).
+        previous = md.find_latest_by_source_url(who.organization_id, project.id, source_url)
 
     now = svc.clock.now()
-    metadata = dict(body.metadata)
+    # A salience (Vidurai's CRITICAL…NOISE) sets forget_after from its retention unless one is given.
+    metadata, forget_after = apply_salience(dict(body.metadata), now, body.forget_after)
     if prepared.extracted.language:
         metadata.setdefault("language", prepared.extracted.language)
     for k, v in prepared.extracted.metadata.items():
@@ -53,8 +63,8 @@ def save_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool |
         source_url=source_url,
         metadata=metadata,
         content_hash=prepared.content_hash,
-        updates_memory_id=body.updates_memory_id,
-        forget_after=body.forget_after,
+        updates_memory_id=previous.id if previous else None,
+        forget_after=forget_after,
         created_at=now,
         updated_at=now,
         status=DocumentStatus.QUEUED,
@@ -80,13 +90,18 @@ def enqueue(svc: Services, doc: Document) -> None:
         svc.on_enqueued(doc)
 
 
-def get_document(svc: Services, who: Principal, document_id: str) -> DocumentOut:
+def get_document(svc: Services, who: Principal, document_id: str, include_versions: bool = False) -> DocumentOut:
     doc = svc.metadata.get_document(who.organization_id, document_id)
     if doc is None or doc.is_expired(svc.clock.now()):
         raise NotFoundError(f"document {document_id} not found")
     chunks = svc.metadata.get_chunks(who.organization_id, document_id)
+    versions = None
+    if include_versions:
+        versions = [VersionOut(id=v.id, title=v.title, created_at=v.created_at, summary=v.summary)
+                    for v in version_chain(svc, doc)]
     return DocumentOut(
         **doc.model_dump(exclude={"organization_id", "user_id", "embedder"}),
+        versions=versions,
         chunks=[ChunkOut(memory_id=c.id, content=c.content, chunk_index=c.chunk_index, chunk_count=c.chunk_count,
                          start_offset=c.start_offset, end_offset=c.end_offset, heading_path=c.heading_path)
                 for c in chunks],
@@ -94,15 +109,7 @@ def get_document(svc: Services, who: Principal, document_id: str) -> DocumentOut
 
 
 def delete_document(svc: Services, who: Principal, document_id: str) -> None:
-    """One path removes a document from the index (vectors and text) and the metadata store
-    (document, chunks, tags, pending job). The index goes first: if the metadata delete then
-    failed, the document would still be listed and deletable, never a hidden orphan."""
-    if svc.metadata.get_document(who.organization_id, document_id) is None:
+    doc = svc.metadata.get_document(who.organization_id, document_id)
+    if doc is None:
         raise NotFoundError(f"document {document_id} not found")
-    svc.index.delete_document(who.organization_id, document_id)
-    svc.blobs.delete(raw_key(who.organization_id, document_id))
-    svc.metadata.delete_document(who.organization_id, document_id)
-
-
-def raw_key(org_id: str, document_id: str) -> str:
-    return f"raw/{org_id}/{document_id}"
+    remove_document(svc, doc)

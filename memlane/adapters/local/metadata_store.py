@@ -23,7 +23,7 @@ from memlane.ports import RecallFilters
 _DOC_COLUMNS = (
     "id, organization_id, project_id, user_id, title, content, summary, content_type, source_url, "
     "metadata, content_hash, updates_memory_id, forget_after, created_at, updated_at, last_accessed_at, "
-    "status, status_reason, chunk_count, embedder"
+    "status, status_reason, chunk_count, embedder, superseded_by"
 )
 
 
@@ -49,6 +49,7 @@ def _row_to_document(row: sqlite3.Row) -> Document:
         status_reason=row["status_reason"],
         chunk_count=row["chunk_count"],
         embedder=row["embedder"],
+        superseded_by=row["superseded_by"],
     )
 
 
@@ -187,12 +188,12 @@ class SqliteMetadataStore:
     def put_document(self, doc: Document) -> None:
         with self.db.transaction() as conn:
             conn.execute(
-                f"INSERT OR REPLACE INTO documents ({_DOC_COLUMNS}) VALUES ({_placeholders(20)})",
+                f"INSERT OR REPLACE INTO documents ({_DOC_COLUMNS}) VALUES ({_placeholders(21)})",
                 (doc.id, doc.organization_id, doc.project_id, doc.user_id, doc.title, doc.content, doc.summary,
                  doc.content_type.value, doc.source_url, json.dumps(doc.metadata, default=str),
                  doc.content_hash, doc.updates_memory_id, iso(doc.forget_after), iso(doc.created_at),
                  iso(doc.updated_at), iso(doc.last_accessed_at), doc.status.value, doc.status_reason,
-                 doc.chunk_count, doc.embedder),
+                 doc.chunk_count, doc.embedder, doc.superseded_by),
             )
             conn.execute("DELETE FROM document_tags WHERE document_id = ?", (doc.id,))
             conn.executemany(
@@ -250,6 +251,8 @@ class SqliteMetadataStore:
             " AND (forget_after IS NULL OR forget_after > ?)",
         ]
         args: list[object] = [org_id, *project_ids, iso(now)]
+        if not filters.include_superseded:
+            sql.append(" AND superseded_by IS NULL")
         if filters.content_types:
             sql.append(f" AND content_type IN ({_placeholders(len(filters.content_types))})")
             args.extend(ct.value for ct in filters.content_types)
@@ -276,6 +279,46 @@ class SqliteMetadataStore:
                 f"({_placeholders(len(document_ids))})",
                 (iso(when), org_id, *document_ids),
             )
+
+    def list_documents(self, org_id: str, project_id: str) -> list[Document]:
+        """Every document of a project, whatever its status or version."""
+        rows = self.db.connection().execute(
+            f"SELECT {_DOC_COLUMNS} FROM documents WHERE organization_id = ? AND project_id = ? ORDER BY created_at",
+            (org_id, project_id),
+        ).fetchall()
+        return [_row_to_document(r) for r in rows]
+
+    def find_latest_by_source_url(self, org_id: str, project_id: str, source_url: str) -> Document | None:
+        row = self.db.connection().execute(
+            f"SELECT {_DOC_COLUMNS} FROM documents WHERE organization_id = ? AND project_id = ? AND source_url = ?"
+            " AND superseded_by IS NULL AND status != 'failed' ORDER BY created_at DESC LIMIT 1",
+            (org_id, project_id, source_url),
+        ).fetchone()
+        return _row_to_document(row) if row else None
+
+    def expired_documents(self, now: datetime, limit: int) -> list[Document]:
+        rows = self.db.connection().execute(
+            f"SELECT {_DOC_COLUMNS} FROM documents WHERE forget_after IS NOT NULL AND forget_after <= ?"
+            " ORDER BY forget_after LIMIT ?",
+            (iso(now), limit),
+        ).fetchall()
+        return [_row_to_document(r) for r in rows]
+
+    def record_forgotten(self, doc: Document, when: datetime, reason: str) -> None:
+        """What was forgotten, when and why — never the content."""
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO forgotten (document_id, organization_id, project_id, forgotten_at, reason)"
+                " VALUES (?,?,?,?,?)",
+                (doc.id, doc.organization_id, doc.project_id, iso(when), reason),
+            )
+
+    def list_forgotten(self, org_id: str) -> list[dict]:
+        rows = self.db.connection().execute(
+            "SELECT document_id, project_id, forgotten_at, reason FROM forgotten WHERE organization_id = ?"
+            " ORDER BY forgotten_at", (org_id,),
+        ).fetchall()
+        return [dict(r) for r in rows]
 
     def documents_with_tags(self, org_id: str, tags: Sequence[str]) -> set[str]:
         rows = self.db.connection().execute(

@@ -77,6 +77,7 @@ class _VectorMatrix:
         self.created = np.zeros(cap, dtype=np.float64)
         self.forget = np.full(cap, np.inf, dtype=np.float64)
         self.chunk_index = np.zeros(cap, dtype=np.int32)
+        self.superseded = np.zeros(cap, dtype=bool)
         self.chunk_ids: list[str] = [""] * cap
         self.position: dict[int, int] = {}  # sqlite rowid -> row in the arrays
         self.codes = _Codes()  # organizations, projects, content types
@@ -87,10 +88,11 @@ class _VectorMatrix:
     def _grow(self) -> None:
         cap = len(self.alive) * 2
         for name in ("vectors", "alive", "org", "project", "document", "content_type", "created", "forget",
-                     "chunk_index"):
+                     "chunk_index", "superseded"):
             old = getattr(self, name)
             shape = (cap, *old.shape[1:])
-            fill = {"forget": np.inf, "created": 0.0, "alive": False, "vectors": 0.0, "chunk_index": 0}.get(name, -1)
+            fill = {"forget": np.inf, "created": 0.0, "alive": False, "vectors": 0.0, "chunk_index": 0,
+                    "superseded": False}.get(name, -1)
             new = np.full(shape, fill, dtype=old.dtype)
             new[: len(old)] = old
             setattr(self, name, new)
@@ -119,6 +121,7 @@ class _VectorMatrix:
         self.created[pos] = row["created_at"]
         self.forget[pos] = row["forget_after"] if row["forget_after"] is not None else np.inf
         self.chunk_index[pos] = row["chunk_index"]
+        self.superseded[pos] = bool(row["superseded"])
         self.chunk_ids[pos] = row["chunk_id"]
 
     def remove(self, rowid: int) -> None:
@@ -166,19 +169,20 @@ class SqliteSearchIndex:
                     )
                 existing = conn.execute("SELECT rowid FROM search_rows WHERE chunk_id = ?", (c.id,)).fetchone()
                 values = (c.document_id, c.organization_id, c.project_id, c.chunk_index, c.content_type.value,
-                          epoch(c.created_at), epoch(c.forget_after), vec.tobytes(), seq)
+                          epoch(c.created_at), epoch(c.forget_after), vec.tobytes(), seq, int(c.superseded))
                 if existing:
                     rowid = existing["rowid"]
                     conn.execute(
                         "UPDATE search_rows SET document_id=?, organization_id=?, project_id=?, chunk_index=?,"
-                        " content_type=?, created_at=?, forget_after=?, vector=?, seq=? WHERE rowid=?",
+                        " content_type=?, created_at=?, forget_after=?, vector=?, seq=?, superseded=? WHERE rowid=?",
                         (*values, rowid),
                     )
                     conn.execute("DELETE FROM search_fts WHERE rowid = ?", (rowid,))
                 else:
                     rowid = conn.execute(
                         "INSERT INTO search_rows (chunk_id, document_id, organization_id, project_id, chunk_index,"
-                        " content_type, created_at, forget_after, vector, seq) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                        " content_type, created_at, forget_after, vector, seq, superseded)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                         (c.id, *values),
                     ).lastrowid
                 conn.execute(
@@ -201,6 +205,15 @@ class SqliteSearchIndex:
                 # one tombstone per row; seq values must be unique, so offset within this write
                 conn.execute("INSERT INTO search_tombstones (seq, row_id) VALUES (?, ?)",
                              (seq * 1_000_000 + i, r["rowid"]))
+
+    def set_superseded(self, org_id: str, document_id: str, superseded: bool) -> None:
+        with self.db.transaction() as conn:
+            seq = int(conn.execute("SELECT value FROM meta WHERE key = 'index_seq'").fetchone()["value"]) + 1
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'index_seq'", (str(seq),))
+            conn.execute(
+                "UPDATE search_rows SET superseded = ?, seq = ? WHERE organization_id = ? AND document_id = ?",
+                (int(superseded), seq, org_id, document_id),
+            )
 
     def clear(self) -> None:
         """Drop the whole projection (used by `memlane reindex`)."""
@@ -249,6 +262,8 @@ class SqliteSearchIndex:
         if scope.now is not None:
             mask &= m.forget[:n] > scope.now.timestamp()
         f = scope.filters
+        if not f.include_superseded:
+            mask &= ~m.superseded[:n]
         if f.content_types:
             mask &= np.isin(m.content_type[:n], [m.codes.get("ct:" + ct.value) for ct in f.content_types])
         if f.created_after is not None:
@@ -321,6 +336,8 @@ class SqliteSearchIndex:
             sql.append(" AND (r.forget_after IS NULL OR r.forget_after > ?)")
             args.append(scope.now.timestamp())
         f = scope.filters
+        if not f.include_superseded:
+            sql.append(" AND r.superseded = 0")
         if f.content_types:
             sql.append(f" AND r.content_type IN ({','.join('?' * len(f.content_types))})")
             args.extend(ct.value for ct in f.content_types)

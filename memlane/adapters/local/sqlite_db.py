@@ -39,7 +39,9 @@ CREATE TABLE IF NOT EXISTS documents (
     content_type TEXT NOT NULL, source_url TEXT, metadata TEXT NOT NULL, content_hash TEXT NOT NULL,
     updates_memory_id TEXT, forget_after TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
     last_accessed_at TEXT, status TEXT NOT NULL, status_reason TEXT, chunk_count INTEGER NOT NULL,
-    embedder TEXT);
+    embedder TEXT, superseded_by TEXT);
+CREATE INDEX IF NOT EXISTS documents_source ON documents (organization_id, project_id, source_url)
+    WHERE source_url IS NOT NULL;
 CREATE INDEX IF NOT EXISTS documents_recent ON documents (organization_id, project_id, created_at);
 CREATE INDEX IF NOT EXISTS documents_hash ON documents (organization_id, project_id, content_hash);
 CREATE INDEX IF NOT EXISTS documents_forget ON documents (forget_after) WHERE forget_after IS NOT NULL;
@@ -60,7 +62,7 @@ CREATE TABLE IF NOT EXISTS search_rows (
     rowid INTEGER PRIMARY KEY, chunk_id TEXT NOT NULL UNIQUE, document_id TEXT NOT NULL,
     organization_id TEXT NOT NULL, project_id TEXT NOT NULL, chunk_index INTEGER NOT NULL,
     content_type TEXT NOT NULL, created_at REAL NOT NULL, forget_after REAL,
-    vector BLOB NOT NULL, seq INTEGER NOT NULL);
+    vector BLOB NOT NULL, seq INTEGER NOT NULL, superseded INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS search_rows_by_document ON search_rows (document_id);
 CREATE INDEX IF NOT EXISTS search_rows_by_seq ON search_rows (seq);
 CREATE TABLE IF NOT EXISTS search_tombstones (seq INTEGER PRIMARY KEY, row_id INTEGER NOT NULL);
@@ -74,6 +76,16 @@ CREATE TABLE IF NOT EXISTS jobs (
 CREATE INDEX IF NOT EXISTS jobs_ready ON jobs (not_before);
 
 CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, data BLOB NOT NULL);
+
+-- Lifecycle (auto-forget records, the recall cache and its per-project generations).
+CREATE TABLE IF NOT EXISTS forgotten (
+    document_id TEXT NOT NULL, organization_id TEXT NOT NULL, project_id TEXT NOT NULL,
+    forgotten_at TEXT NOT NULL, reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS cache_entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS cache_entries_expiry ON cache_entries (expires_at);
+CREATE TABLE IF NOT EXISTS cache_documents (key TEXT NOT NULL, document_id TEXT NOT NULL,
+    PRIMARY KEY (document_id, key));
+CREATE TABLE IF NOT EXISTS cache_generations (scope_key TEXT PRIMARY KEY, generation INTEGER NOT NULL);
 """
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.router import Router
 
 from memlane.api.auth import principal_of
@@ -65,8 +65,9 @@ def create_project(body: ProjectIn) -> Response[ProjectOut]:
 
 
 @router.get("/v3/documents/<document_id>", tags=["documents"], summary="A document with its chunks")
-def get_document(document_id: Annotated[UUIDStr, Path()]) -> DocumentOut:
-    return memory.get_document(services(), principal_of(router), document_id)
+def get_document(document_id: Annotated[UUIDStr, Path()],
+                 include_versions: Annotated[bool, Query()] = False) -> DocumentOut:
+    return memory.get_document(services(), principal_of(router), document_id, include_versions)
 
 
 @router.delete("/v3/documents/<document_id>", tags=["documents"],

@@ -1,0 +1,276 @@
+"""raged collections on memlane: ingest items as documents, query them by strategy.
+
+Mapping: collection → project (found or created by name); item → document whose id is derived
+from (project, baseId), so re-ingesting an item replaces it; chunk → `<baseId>:<chunkIndex>`.
+
+Filters (`repoId`, `lang`, `path` prefix) are pushed into both search legs through synthetic
+document tags (the one document filter every SearchIndex applies inside both legs, locally and on
+OpenSearch), then checked exactly on the stored item fields. Tags are lowercase because the AWS
+engine matches them case-sensitively; the exact check restores case sensitivity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from memlane.collections.chunking import chunk_lines, normalize_item_text
+from memlane.collections.models import (
+    IngestIn,
+    IngestItem,
+    IngestOut,
+    QueryFilter,
+    QueryIn,
+    QueryOut,
+    QueryResult,
+    Routing,
+)
+from memlane.collections.router import RoutingDecision, Strategy, route
+from memlane.domain.errors import DependencyUnavailableError, NotFoundError, TransientError
+from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus
+from memlane.ingest.pipeline import IngestPipeline, make_chunks
+from memlane.ports import LegResults, RecallFilters, SearchScope
+from memlane.recall.fusion import FusionWeights, fuse_scores
+from memlane.services.context import Principal, Services
+from memlane.services.lifecycle import on_ready
+from memlane.services.projects import find_project_by_name
+
+RAGED_KEY = "raged"  # Document.metadata[RAGED_KEY] holds the item's own fields
+TAG_PREFIXES = ("raged-repo:", "raged-lang:", "raged-path:")
+MAX_TAG_CHARS = 100
+# Semantic ranking is the fusion with only the vector leg weighted: the score is the cosine, as in raged.
+SEMANTIC_WEIGHTS = FusionWeights(vector=1.0, text=0.0, recency=0.0)
+METADATA_SCAN_DOCUMENTS = 1000  # documents a metadata query looks at (newest first)
+POST_FILTER_K = 1000  # candidates per leg when a filter cannot be pushed down exactly
+
+_ITEM_NAMESPACE = uuid.UUID("0b7a4c52-6d8e-4f0a-9c4e-7261676564aa")
+
+
+def document_id_for(project_id: str, base_id: str) -> str:
+    """Deterministic, so the same item in the same collection is always the same document."""
+    return str(uuid.uuid5(_ITEM_NAMESPACE, f"{project_id}\x00{base_id}"))
+
+
+def _tag(prefix: str, value: str) -> str | None:
+    tag = f"{prefix}{value.lower()}"
+    return tag if len(tag) <= MAX_TAG_CHARS else None
+
+
+def path_prefix_tags(path: str) -> list[str]:
+    """One tag per directory prefix (`src/`, `src/auth/`), so a `path` filter that names a
+    directory is pushed down exactly."""
+    parts = path.split("/")[:-1]
+    prefixes = ["/".join(parts[: i + 1]) + "/" for i in range(len(parts))]
+    return [t for p in prefixes if (t := _tag("raged-path:", p)) is not None]
+
+
+def filter_tags_for(fields: dict[str, Any]) -> list[str]:
+    tags: list[str] = []
+    if isinstance(fields.get("repoId"), str) and (t := _tag("raged-repo:", fields["repoId"])):
+        tags.append(t)
+    if isinstance(fields.get("lang"), str) and (t := _tag("raged-lang:", fields["lang"])):
+        tags.append(t)
+    if isinstance(fields.get("path"), str):
+        tags.extend(path_prefix_tags(fields["path"]))
+    return tags
+
+
+def pushdown_tag(flt: QueryFilter) -> str | None:
+    """The one tag that narrows the search most surely (tags match any-of, so only one is sent);
+    the exact check on every field follows."""
+    if flt.repoId is not None and (t := _tag("raged-repo:", flt.repoId)):
+        return t
+    if flt.path is not None and flt.path.endswith("/") and (t := _tag("raged-path:", flt.path)):
+        return t
+    if flt.lang is not None and (t := _tag("raged-lang:", flt.lang)):
+        return t
+    return None
+
+
+def matches(fields: dict[str, Any], flt: QueryFilter | None) -> bool:
+    if flt is None:
+        return True
+    if flt.repoId is not None and fields.get("repoId") != flt.repoId:
+        return False
+    if flt.lang is not None and fields.get("lang") != flt.lang:
+        return False
+    path = fields.get("path")
+    return flt.path is None or (isinstance(path, str) and path.startswith(flt.path))
+
+
+# ------------------------------------------------------------------------------------------ ingest
+
+
+def _document(who: Principal, project_id: str, item: IngestItem, now: datetime) -> Document:
+    text = normalize_item_text(item.text)
+    meta = {k: v for k, v in item.metadata.items() if k != RAGED_KEY}
+    fields = {"baseId": item.base_id, "source": item.source or item.base_id,
+              "repoId": meta.get("repoId"), "path": meta.get("path"), "lang": meta.get("lang")}
+    given_tags = meta.get("tags")
+    user_tags = [t for t in given_tags if isinstance(t, str)] if isinstance(given_tags, list) else []
+    synthetic = filter_tags_for(fields)
+    metadata = {**meta, RAGED_KEY: {**fields, "tags": synthetic}, "tags": [*user_tags, *synthetic]}
+    title = fields["path"] or item.base_id
+    return Document(
+        id=document_id_for(project_id, item.base_id),
+        organization_id=who.organization_id,
+        project_id=project_id,
+        user_id=who.user_id,
+        title=title[:500],
+        content=text,
+        content_type=ContentType.CODE if fields["lang"] else ContentType.TEXT,
+        source_url=None,
+        metadata=metadata,
+        content_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        created_at=now,
+        updated_at=now,
+        status=DocumentStatus.PROCESSING,
+    )
+
+
+def ingest(svc: Services, who: Principal, body: IngestIn) -> IngestOut:
+    """Chunk, embed and index every item in the request; all embeddings are computed before
+    anything is written, so an embedder outage (503) leaves the collection as it was."""
+    project = find_project_by_name(svc, who, body.collection, create=True)
+    now = svc.clock.now()
+    latest: dict[str, IngestItem] = {item.base_id: item for item in body.items}  # a repeated id: last wins
+    docs = [_document(who, project.id, item, now) for item in latest.values()]
+    chunks_by_doc = [make_chunks(d, chunk_lines(d.content)) for d in docs]
+    pipeline = IngestPipeline(svc)
+    all_chunks = [c for chunks in chunks_by_doc for c in chunks]
+    vectors = pipeline.embed(all_chunks)
+
+    md = svc.metadata
+    offset = 0
+    for doc, chunks in zip(docs, chunks_by_doc, strict=True):
+        doc_vectors = vectors[offset: offset + len(chunks)]
+        offset += len(chunks)
+        # Replacing an item: drop its old chunks from the index first, or a shorter text would
+        # leave its old tail chunks searchable.
+        svc.index.delete_document(who.organization_id, doc.id)
+        md.put_document(doc)
+        md.put_chunks(who.organization_id, doc.id, chunks)
+        try:
+            pipeline.index(chunks, doc_vectors)
+        except TransientError as exc:
+            md.set_status(who.organization_id, doc.id, DocumentStatus.FAILED,
+                          f"search index unavailable; ingest the item again: {exc.message}")
+            raise DependencyUnavailableError(f"search index unavailable: {exc.message}") from exc
+        ready = doc.model_copy(update={"status": DocumentStatus.READY, "chunk_count": len(chunks),
+                                       "embedder": svc.embedder.id})
+        md.put_document(ready)
+        on_ready(svc, ready)  # cached recalls over this collection are stale now
+    return IngestOut(ok=True, upserted=len(all_chunks))
+
+
+# ------------------------------------------------------------------------------------------- query
+
+
+@dataclass
+class _Hit:
+    chunk: Chunk
+    document: Document
+    score: float
+
+
+def query(svc: Services, who: Principal, body: QueryIn) -> QueryOut:
+    started = time.perf_counter()
+    decision = route(body.query, body.filter is not None, body.strategy)
+    try:
+        project = find_project_by_name(svc, who, body.collection)
+    except NotFoundError:
+        hits: list[_Hit] = []  # an unknown collection holds nothing, as in raged
+    else:
+        if decision.strategy is Strategy.METADATA:
+            hits = _metadata_hits(svc, who, project.id, body)
+        else:
+            hits = _ranked_hits(svc, who, project.id, body, decision.strategy)
+    return QueryOut(ok=True, results=[_result(h) for h in hits], routing=_routing(decision, started))
+
+
+def _routing(decision: RoutingDecision, started: float) -> Routing:
+    return Routing(strategy=decision.strategy, method=decision.method, confidence=decision.confidence,
+                   durationMs=round((time.perf_counter() - started) * 1000), rule=decision.rule)
+
+
+def fields_of(doc: Document) -> dict[str, Any]:
+    stored = doc.metadata.get(RAGED_KEY)
+    if isinstance(stored, dict):
+        return stored
+    # A document saved through /v3 into a project also used as a collection.
+    return {"baseId": doc.id, "source": doc.source_url or doc.title,
+            "repoId": None, "path": None, "lang": None, "tags": []}
+
+
+def _result(hit: _Hit) -> QueryResult:
+    fields = fields_of(hit.document)
+    extra = {k: v for k, v in hit.document.metadata.items() if k not in (RAGED_KEY, "tags")}
+    synthetic = set(fields.get("tags") or [])
+    user_tags = [t for t in hit.document.tags if t not in synthetic]
+    if user_tags:
+        extra["tags"] = user_tags
+    payload = {**extra, "text": hit.chunk.content, "source": fields["source"],
+               "chunkIndex": hit.chunk.chunk_index, "baseId": fields["baseId"],
+               "repoId": fields.get("repoId"), "path": fields.get("path"), "lang": fields.get("lang")}
+    return QueryResult(id=f"{fields['baseId']}:{hit.chunk.chunk_index}", score=round(hit.score, 6),
+                       source=fields["source"], text=hit.chunk.content, payload=payload)
+
+
+def _metadata_hits(svc: Services, who: Principal, project_id: str, body: QueryIn) -> list[_Hit]:
+    """Filter-only: newest items first, their chunks in order, every score 1.0 (as raged)."""
+    tag = pushdown_tag(body.filter) if body.filter else None
+    docs = svc.metadata.recent_documents(who.organization_id, [project_id],
+                                         RecallFilters(tags=(tag,) if tag else ()), svc.clock.now(),
+                                         METADATA_SCAN_DOCUMENTS)
+    hits: list[_Hit] = []
+    for doc in docs:
+        if not matches(fields_of(doc), body.filter):
+            continue
+        for chunk in svc.metadata.get_chunks(who.organization_id, doc.id):
+            hits.append(_Hit(chunk=chunk, document=doc, score=1.0))
+            if len(hits) == body.topK:
+                return hits
+    return hits
+
+
+def _ranked_hits(svc: Services, who: Principal, project_id: str, body: QueryIn,
+                 strategy: Strategy) -> list[_Hit]:
+    """Semantic or hybrid: both run the one fusion function; semantic weighs only the vector leg."""
+    now = svc.clock.now()
+    text = body.query or ""
+    tag = pushdown_tag(body.filter) if body.filter else None
+    exact_pushdown = body.filter is None or (tag is not None and _single_field(body.filter))
+    k = max(svc.settings.candidate_k, body.topK * 4)
+    if not exact_pushdown:
+        k = max(k, POST_FILTER_K)
+    scope = SearchScope(organization_id=who.organization_id, project_ids=(project_id,),
+                        filters=RecallFilters(tags=(tag,) if tag else ()), now=now)
+    vector = svc.embedder.embed_query(text)
+    legs = svc.index.search(scope, text if strategy is Strategy.HYBRID else "", vector, k)
+    if strategy is Strategy.SEMANTIC:
+        scored = fuse_scores(LegResults(vector=legs.vector, text=[]), now, SEMANTIC_WEIGHTS)
+    else:
+        scored = fuse_scores(legs, now, svc.settings.fusion)
+    return _materialize(svc, who, scored, body, now)
+
+
+def _single_field(flt: QueryFilter) -> bool:
+    """A filter on one field whose tag is exact (repoId, lang, or a directory path)."""
+    given = [v for v in (flt.repoId, flt.lang, flt.path) if v is not None]
+    return len(given) == 1 and (flt.path is None or flt.path.endswith("/"))
+
+
+def _materialize(svc: Services, who: Principal, scored: Iterable, body: QueryIn, now: datetime) -> list[_Hit]:
+    ranked = list(scored)
+    docs = {d.id: d for d in svc.metadata.get_documents(who.organization_id,
+                                                        list(dict.fromkeys(s.document_id for s in ranked)))}
+    keep = [s for s in ranked if (d := docs.get(s.document_id)) is not None and not d.is_expired(now)
+            and d.status == DocumentStatus.READY and matches(fields_of(d), body.filter)][: body.topK]
+    chunks = {c.id: c for c in svc.metadata.get_chunks_by_id(who.organization_id, [s.chunk_id for s in keep])}
+    return [_Hit(chunk=chunks[s.chunk_id], document=docs[s.document_id], score=s.score)
+            for s in keep if s.chunk_id in chunks]

@@ -1,0 +1,145 @@
+"""The tools the MCP server lists. The five of spec §6 keep its names, descriptions and input
+schemas exactly; the others describe the Mem-Oracle and Vidurai operations they call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types as types
+
+from memlane.project_memory.capabilities import SALIENCE_ENUM
+
+SPEC_TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "memory",
+        "description": ("Save content to long-term memory for later recall. Use this when the user asks you "
+                        "to remember something, save a piece of information, or store content for later."),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "content": {"type": "string", "description": "The content to save to memory"},
+                "title": {"type": "string", "description": "A short descriptive title for this memory"},
+                "project": {"type": "string",
+                            "description": "Project/space name to save to (uses default if not specified)"},
+                "tags": {"type": "array", "items": {"type": "string"},
+                         "description": "Tags to categorize this memory"},
+            },
+            "required": ["content"],
+        },
+    },
+    {
+        "name": "recall",
+        "description": ("Search through saved memories to find relevant information. Use this when the user "
+                        "asks about something they previously saved, or when you need context from past "
+                        "interactions."),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "Natural language search query"},
+                "project": {"type": "string",
+                            "description": "Project/space to search in (searches all if not specified)"},
+                "limit": {"type": "number", "description": "Maximum number of results (default: 5)"},
+            },
+            "required": ["query"],
+        },
+    },
+    {
+        "name": "listProjects",
+        "description": "List all available memory projects/spaces",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+    {
+        "name": "memory-graph",
+        "description": "Get a knowledge graph view of stored memories showing connections between topics",
+        "inputSchema": {"type": "object", "properties": {"project": {"type": "string"}}},
+    },
+    {
+        "name": "whoAmI",
+        "description": "Get information about the current authenticated user",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+]
+
+DOCS_TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "index_docs",
+        "description": "Crawl and index a documentation website so it can be searched with search_docs. "
+                       "Indexing continues in the background; check progress with docs_status.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "baseUrl": {"type": "string", "description": "Base URL of the documentation site"},
+                "seedSlug": {"type": "string", "description": "Starting path to begin crawling"},
+                "name": {"type": "string", "description": "Custom name for the docset"},
+                "allowedPaths": {"type": "array", "items": {"type": "string"},
+                                 "description": "Allowed path prefixes to crawl"},
+                "waitForSeed": {"type": "boolean",
+                                "description": "Wait for the seed page to be indexed before returning"},
+            },
+            "required": ["baseUrl", "seedSlug"],
+        },
+    },
+    {
+        "name": "search_docs",
+        "description": "Search indexed documentation for relevant snippets, with per-page diversity and a "
+                       "character budget.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "Search query"},
+                "topK": {"type": "number", "description": "Number of results (default 5, clamped 1-100)"},
+                "docsetIds": {"type": "array", "items": {"type": "string"},
+                              "description": "Only these docsets (default: all)"},
+                "maxChunksPerPage": {"type": "number", "description": "Max chunks from one page (default 3)"},
+                "maxTotalChars": {"type": "number", "description": "Total character budget (default 32000)"},
+            },
+            "required": ["query"],
+        },
+    },
+    {
+        "name": "docs_status",
+        "description": "Show the indexed documentation sets and their indexing progress.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"docsetId": {"type": "string", "description": "Only this docset"}},
+        },
+    },
+]
+
+PROJECT_MEMORY_TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "get_project_context",
+        "description": ("Get AI-ready formatted context for a project (recent developments, critical "
+                        "information, memories related to an optional query)."),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "project": {"type": "string", "description": "Project path (default: the active project)"},
+                "query": {"type": "string", "description": "Optional search query to focus context"},
+                "max_results": {"type": "integer", "description": "Maximum memories to include (default 20)"},
+            },
+        },
+    },
+    {
+        "name": "search_memories",
+        "description": "Search a project's memories, keeping those at or above a salience level.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "project": {"type": "string", "description": "Project path (default: the active project)"},
+                "query": {"type": "string", "description": "Search query (omit for the most recent)"},
+                "min_salience": {"type": "string", "enum": SALIENCE_ENUM,
+                                 "description": "Minimum salience level (default MEDIUM)"},
+                "limit": {"type": "integer", "description": "Maximum results (default 20)"},
+            },
+        },
+    },
+]
+
+ALL_TOOLS = [*SPEC_TOOLS, *DOCS_TOOLS, *PROJECT_MEMORY_TOOLS]
+TOOL_NAMES = frozenset(t["name"] for t in ALL_TOOLS)
+
+
+def tool_list() -> list[types.Tool]:
+    return [types.Tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"])
+            for t in ALL_TOOLS]

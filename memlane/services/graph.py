@@ -1,0 +1,128 @@
+"""The memory graph (spec §5 GET /v3/memory-graph, §6 memory-graph tool): topics and the
+documents that connect them.
+
+Nodes are the tags of documents (`concept`) and the entities extracted at ingestion: the
+programming language of code (`technology`), the author (`person`) and, when a summarizer provides
+them, `metadata.entities` (strings, or objects with `name` and `type`). A node's
+`document_count` is how many documents mention it; an edge joins two nodes that occur in the same
+document, weighted by how many documents they share. Both lists are capped, most frequent first,
+so a large store still gives a graph a client can draw. Synthetic filter tags (raged collections)
+are bookkeeping, not topics, and are left out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import combinations
+from typing import Any
+
+from pydantic import BaseModel
+
+from memlane.domain.errors import NotFoundError
+from memlane.domain.models import ContentType, Document
+from memlane.ports import RecallFilters
+from memlane.services.context import Principal, Services
+
+MAX_DOCUMENTS = 2000  # newest documents read to build the graph
+MAX_NODES = 50
+MAX_EDGES = 200
+MAX_NODES_PER_DOCUMENT = 25  # bounds the pairs one document contributes (25·24/2 = 300)
+EDGE_RELATION = "co_occurs"
+
+
+class GraphNode(BaseModel):
+    id: str
+    label: str
+    type: str
+    document_count: int
+
+
+class GraphEdge(BaseModel):
+    source: str
+    target: str
+    relation: str
+    weight: int
+
+
+class MemoryGraph(BaseModel):
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+
+
+def _synthetic_tags(doc: Document) -> set[str]:
+    raged = doc.metadata.get("raged")
+    tags = raged.get("tags") if isinstance(raged, dict) else None
+    return {t for t in tags if isinstance(t, str)} if isinstance(tags, list) else set()
+
+
+def _entities(doc: Document) -> dict[str, tuple[str, str]]:
+    """node id → (label, type) for everything this document mentions."""
+    found: dict[str, tuple[str, str]] = {}
+
+    def add(label: Any, kind: str) -> None:
+        if not isinstance(label, str):
+            return
+        label = " ".join(label.split())
+        if label and len(label) <= 100:
+            found.setdefault(f"{kind}:{label.lower()}", (label, kind))
+
+    skip = _synthetic_tags(doc)
+    for tag in doc.tags:
+        if tag not in skip:
+            add(tag, "concept")
+    if doc.content_type is ContentType.CODE:
+        add(doc.metadata.get("language"), "technology")
+    add(doc.metadata.get("author"), "person")
+    entities = doc.metadata.get("entities")
+    if isinstance(entities, list):
+        for e in entities:
+            if isinstance(e, str):
+                add(e, "entity")
+            elif isinstance(e, dict):
+                kind = e.get("type") if isinstance(e.get("type"), str) and e.get("type") else "entity"
+                add(e.get("name"), str(kind).lower()[:40])
+    return found
+
+
+def build_memory_graph(
+    svc: Services,
+    who: Principal,
+    project_id: str | None = None,
+    *,
+    max_nodes: int = MAX_NODES,
+    max_edges: int = MAX_EDGES,
+) -> MemoryGraph:
+    """The graph of one project (or, with None, all the caller's projects). An unknown project
+    (or another tenant's) is a NotFoundError, as everywhere else."""
+    if project_id is None:
+        project_ids = [p.id for p in svc.metadata.list_projects(who.organization_id)]
+    elif svc.metadata.get_project(who.organization_id, project_id) is None:
+        raise NotFoundError(f"project_id: project {project_id} not found")
+    else:
+        project_ids = [project_id]
+    if not project_ids:
+        return MemoryGraph(nodes=[], edges=[])
+    docs = svc.metadata.recent_documents(who.organization_id, project_ids, RecallFilters(), svc.clock.now(),
+                                         MAX_DOCUMENTS)
+
+    labels: dict[str, tuple[str, str]] = {}
+    counts: Counter[str] = Counter()
+    per_doc: list[list[str]] = []
+    for doc in docs:
+        ents = _entities(doc)
+        labels.update({k: v for k, v in ents.items() if k not in labels})
+        counts.update(ents.keys())
+        per_doc.append(list(ents))
+
+    kept = [node for node, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:max(0, max_nodes)]]
+    kept_set = set(kept)
+    pairs: Counter[tuple[str, str]] = Counter()
+    for ids in per_doc:
+        present = sorted(i for i in ids if i in kept_set)
+        present = sorted(present, key=lambda i: (-counts[i], i))[:MAX_NODES_PER_DOCUMENT]
+        pairs.update(tuple(sorted(pair)) for pair in combinations(present, 2))
+
+    nodes = [GraphNode(id=n, label=labels[n][0], type=labels[n][1], document_count=counts[n]) for n in kept]
+    top_pairs = sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))[:max(0, max_edges)]
+    edges = [GraphEdge(source=a, target=b, relation=EDGE_RELATION, weight=w) for (a, b), w in top_pairs]
+    return MemoryGraph(nodes=nodes, edges=edges)

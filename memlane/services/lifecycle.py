@@ -1,0 +1,125 @@
+"""A document's life after it is saved: becoming searchable, superseding an older version,
+being deleted or forgotten. Every removal goes through `remove_document`, so metadata, content,
+the text index, the vector index and the cache can never disagree about what exists."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memlane.domain.models import Document
+from memlane.services.context import Services
+
+log = logging.getLogger(__name__)
+
+
+def project_scope_key(org_id: str, project_id: str) -> str:
+    return f"{org_id}:{project_id}"
+
+
+def invalidate_project(svc: Services, org_id: str, project_id: str) -> None:
+    """One write makes every cached recall over this project unreachable."""
+    if svc.cache is not None:
+        svc.cache.bump_generation(project_scope_key(org_id, project_id))
+
+
+def raw_key(org_id: str, document_id: str) -> str:
+    return f"raw/{org_id}/{document_id}"
+
+
+def on_ready(svc: Services, doc: Document) -> None:
+    """A document just became searchable: hide the version it replaces, refresh the cache."""
+    if doc.updates_memory_id:
+        prev = svc.metadata.get_document(doc.organization_id, doc.updates_memory_id)
+        if prev is not None and prev.superseded_by != doc.id:
+            svc.metadata.put_document(prev.model_copy(update={"superseded_by": doc.id}))
+            svc.index.set_superseded(doc.organization_id, prev.id, True)
+    invalidate_project(svc, doc.organization_id, doc.project_id)
+
+
+def remove_document(svc: Services, doc: Document) -> None:
+    """Remove a document everywhere. The index goes first: if a later step failed, the document
+    would still be listed (and removable again), never a hidden orphan in the index.
+
+    Deleting one version re-links its neighbours, so the chain stays whole and the previous
+    version becomes the latest again when the newest is removed."""
+    org = doc.organization_id
+    svc.index.delete_document(org, doc.id)
+    svc.blobs.delete(raw_key(org, doc.id))
+    svc.metadata.delete_document(org, doc.id)
+    if svc.cache is not None:
+        svc.cache.purge_document(doc.id)
+    prev = svc.metadata.get_document(org, doc.updates_memory_id) if doc.updates_memory_id else None
+    nxt = svc.metadata.get_document(org, doc.superseded_by) if doc.superseded_by else None
+    if nxt is not None:
+        svc.metadata.put_document(nxt.model_copy(update={"updates_memory_id": prev.id if prev else None}))
+    if prev is not None and prev.superseded_by == doc.id:
+        svc.metadata.put_document(prev.model_copy(update={"superseded_by": nxt.id if nxt else None}))
+        if nxt is None:
+            svc.index.set_superseded(org, prev.id, False)
+    invalidate_project(svc, org, doc.project_id)
+
+
+def version_chain(svc: Services, doc: Document) -> list[Document]:
+    """All versions of a document, oldest first."""
+    org = doc.organization_id
+    seen = {doc.id}
+    older: list[Document] = []
+    cur = doc
+    while cur.updates_memory_id and cur.updates_memory_id not in seen:
+        prev = svc.metadata.get_document(org, cur.updates_memory_id)
+        if prev is None:
+            break
+        seen.add(prev.id)
+        older.append(prev)
+        cur = prev
+    newer: list[Document] = []
+    cur = doc
+    while cur.superseded_by and cur.superseded_by not in seen:
+        nxt = svc.metadata.get_document(org, cur.superseded_by)
+        if nxt is None:
+            break
+        seen.add(nxt.id)
+        newer.append(nxt)
+        cur = nxt
+    return [*reversed(older), doc, *newer]
+
+
+def latest_version(svc: Services, doc: Document) -> Document:
+    return version_chain(svc, doc)[-1]
+
+
+@dataclass
+class SweepReport:
+    forgotten: int = 0
+    by_organization: dict[str, int] = field(default_factory=dict)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+    def as_dict(self) -> dict:
+        return {"forgotten": self.forgotten, "by_organization": self.by_organization,
+                "started_at": self.started_at.isoformat() if self.started_at else None,
+                "finished_at": self.finished_at.isoformat() if self.finished_at else None}
+
+
+def forget_expired(svc: Services, now: datetime | None = None, batch: int = 500) -> SweepReport:
+    """The auto-forget sweep (spec §10). Idempotent: a second run (a schedule firing twice) finds
+    nothing; a missed run is caught up by the next, since it selects by forget_after ≤ now."""
+    now = now or svc.clock.now()
+    report = SweepReport(started_at=svc.clock.now())
+    while True:
+        expired = svc.metadata.expired_documents(now, batch)
+        if not expired:
+            break
+        for doc in expired:
+            remove_document(svc, doc)
+            svc.metadata.record_forgotten(doc, svc.clock.now(), "forget_after reached")
+            report.forgotten += 1
+            report.by_organization[doc.organization_id] = report.by_organization.get(doc.organization_id, 0) + 1
+        if len(expired) < batch:
+            break
+    report.finished_at = svc.clock.now()
+    if report.forgotten:
+        log.info("auto-forget removed %d documents", report.forgotten)
+    return report
