@@ -68,3 +68,24 @@ def test_save_after_cached_recall_is_visible(server):
     c.delete(f"/v3/documents/{first['id']}")
     got = {r["document_id"] for r in c.post("/v3/recall", json=q).json()["results"]}
     assert got == {second["id"]}
+
+
+def test_memory_graph_nodes_and_edges(server):
+    c = server.client
+    p = c.post("/v3/projects", json={"name": "ML"}).json()
+    for text, tags in (("Transformers use attention.", ["ml", "transformers"]),
+                       ("Attention heads in transformers.", ["ml", "transformers", "attention"]),
+                       ("Gradient descent basics.", ["ml", "optimization"])):
+        c.post("/v3/memory", json={"content": text, "project_id": p["id"], "metadata": {"tags": tags}})
+    g = c.get("/v3/memory-graph", params={"project_id": p["id"]}).json()
+    counts = {n["label"]: n["document_count"] for n in g["nodes"]}
+    assert counts["ml"] == 3 and counts["transformers"] == 2 and counts["optimization"] == 1
+    by_id = {n["id"]: n["label"] for n in g["nodes"]}
+    weights = {frozenset((by_id[e["source"]], by_id[e["target"]])): e["weight"] for e in g["edges"]}
+    assert weights[frozenset(("ml", "transformers"))] == 2
+    assert weights[frozenset(("ml", "optimization"))] == 1
+    capped = c.get("/v3/memory-graph", params={"project_id": p["id"], "max_nodes": 2}).json()
+    assert {n["label"] for n in capped["nodes"]} == {"ml", "transformers"}
+    assert c.get("/v3/memory-graph", params={"project_id": "00000000-0000-4000-8000-000000000000"}).status_code == 404
+    other = server.as_key(server.new_key("graph-rival"))
+    assert other.get("/v3/memory-graph", params={"project_id": p["id"]}).status_code == 404

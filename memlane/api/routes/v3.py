@@ -25,7 +25,7 @@ from memlane.domain.requests import (
     WhoAmI,
 )
 from memlane.recall.service import recall as recall_service
-from memlane.services import memory, projects
+from memlane.services import graph, memory, projects
 from memlane.services.context import Services
 
 router = Router()
@@ -75,6 +75,14 @@ def get_document(document_id: Annotated[UUIDStr, Path()],
 def delete_document(document_id: Annotated[UUIDStr, Path()]) -> DeletedOut:
     memory.delete_document(services(), principal_of(router), document_id)
     return DeletedOut(id=document_id, deleted=True)
+
+
+@router.get("/v3/memory-graph", tags=["memory"], summary="Topics and entities with their co-occurrence")
+def memory_graph(project_id: Annotated[UUIDStr | None, Query()] = None,
+                 max_nodes: Annotated[int, Query(ge=1, le=500)] = graph.MAX_NODES,
+                 max_edges: Annotated[int, Query(ge=0, le=5000)] = graph.MAX_EDGES) -> graph.MemoryGraph:
+    return graph.build_memory_graph(services(), principal_of(router), project_id,
+                                    max_nodes=max_nodes, max_edges=max_edges)
 
 
 @router.get("/v3/whoami", tags=["identity"], summary="The organization behind the API key")
