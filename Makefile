@@ -6,7 +6,10 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 7432
 
-.PHONY: run test setup lint synth bench eval clean
+.PHONY: run test setup lint synth layers bench eval clean
+
+# jsii (behind aws-cdk-lib) warns on every run under Node 20; the warning is not actionable here.
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,8 +30,14 @@ lint: $(STAMP)
 	$(BIN)/ruff check memlane functions infra tests
 	$(BIN)/mypy memlane
 
+# Synthesizes the CloudFormation templates into cdk.out/ (no Docker; the layer is built from
+# manylinux wheels on first use).
 synth: $(STAMP)
+	@test -f layers/build/deps.json || $(BIN)/python layers/build.py --arch arm64
 	$(BIN)/python app.py
+
+layers: $(STAMP)
+	$(BIN)/python layers/build.py --arch arm64
 
 bench: $(STAMP)
 	$(BIN)/python -m memlane.bench

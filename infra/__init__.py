@@ -1,0 +1,1 @@
+"""memlane on AWS: CDK constructs, the stack that composes them, and Docker-free packaging."""

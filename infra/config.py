@@ -1,0 +1,212 @@
+"""Deployment settings, read once from CDK context (cdk.json, then `-c key=value`) and validated.
+
+Every construct receives a `DeploymentConfig`; none reads context itself. Values given with `-c`
+arrive as strings, so numbers and booleans are parsed here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from infra import constants as c
+
+# The defaults, also written verbatim into cdk.json's "context" (a test keeps the two equal).
+DEFAULT_CONTEXT: dict[str, Any] = {
+    "stage": "dev",
+    "search_backend": "managed",
+    "search_instance_type": "t3.small.search",
+    "search_instance_count": 1,
+    "search_volume_size_gb": 10,
+    "search_engine_version": "OpenSearch_2.19",
+    "search_standby_replicas": "auto",
+    "embedding_provider": "bedrock",
+    "bedrock_model_id": c.BEDROCK_EMBEDDING_MODEL_ID,
+    "openai_secret_name": c.DEFAULT_OPENAI_SECRET_NAME,
+    "lambda_architecture": "arm64",
+    "log_level": c.LOG_LEVEL,
+    "log_retention_days": c.LOG_RETENTION_DAYS,
+    "retain_data": "auto",
+    "api_rate_limit_per_minute": c.DEFAULT_RATE_LIMIT_PER_MINUTE,
+    "api_burst_limit": c.DEFAULT_BURST_LIMIT,
+    "api_daily_quota": 0,
+    "api_key_required": True,
+    "api_gateway_account_role": True,
+    "alarm_email": "",
+}
+
+SEARCH_BACKENDS = ("managed", "serverless")
+EMBEDDING_PROVIDERS = ("bedrock", "openai")
+STANDBY_REPLICAS = ("auto", "ENABLED", "DISABLED")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+# Stage names end up in resource names with tight limits (OpenSearch domain ≤ 28 characters,
+# OpenSearch Serverless collection and policy names ≤ 32).
+STAGE_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,11}$")
+# CloudWatch Logs accepts only these retention periods.
+LOG_RETENTION_CHOICES = (
+    1,
+    3,
+    5,
+    7,
+    14,
+    30,
+    60,
+    90,
+    120,
+    150,
+    180,
+    365,
+    400,
+    545,
+    731,
+    1096,
+    1827,
+    2192,
+    2557,
+    2922,
+    3288,
+    3653,
+)
+
+
+class ConfigError(ValueError):
+    """A context value that cannot be deployed; the message names the key and the choices."""
+
+
+@dataclass(frozen=True)
+class DeploymentConfig:
+    stage: str
+    search_backend: str
+    search_instance_type: str
+    search_instance_count: int
+    search_volume_size_gb: int
+    search_engine_version: str
+    search_standby_replicas: str  # resolved: ENABLED | DISABLED
+    embedding_provider: str
+    bedrock_model_id: str
+    openai_secret_name: str
+    lambda_architecture: str
+    log_level: str
+    log_retention_days: int
+    retain_data: bool
+    api_rate_limit_per_minute: int
+    api_burst_limit: int
+    api_daily_quota: int
+    api_key_required: bool
+    api_gateway_account_role: bool
+    alarm_email: str
+    layer_asset: str | None
+
+    @property
+    def stack_name(self) -> str:
+        return f"{c.SERVICE_NAME}-{self.stage}"
+
+    @property
+    def resource_prefix(self) -> str:
+        return f"{c.SERVICE_NAME}-{self.stage}"
+
+    @property
+    def api_rate_limit_per_second(self) -> float:
+        return round(self.api_rate_limit_per_minute / 60, 2)
+
+    @classmethod
+    def from_context(cls, get: Callable[[str], Any]) -> DeploymentConfig:
+        """`get` is `node.try_get_context`; missing keys fall back to DEFAULT_CONTEXT."""
+
+        def value(key: str) -> Any:
+            found = get(key)
+            return DEFAULT_CONTEXT.get(key) if found is None else found
+
+        stage = str(value("stage"))
+        if not STAGE_PATTERN.match(stage):
+            raise ConfigError(
+                f"stage={stage!r}: use 1-12 lowercase letters, digits or '-', starting with a letter"
+            )
+        standby = _choice("search_standby_replicas", value("search_standby_replicas"), STANDBY_REPLICAS)
+        retain = value("retain_data")
+        instance_count = _positive_int("search_instance_count", value("search_instance_count"))
+        if instance_count > 1 and instance_count % 2 and instance_count % 3:
+            raise ConfigError(
+                f"search_instance_count={instance_count}: with more than one node, use a multiple of 2 or 3 "
+                "so the nodes spread evenly over 2 or 3 Availability Zones"
+            )
+        retention = _positive_int("log_retention_days", value("log_retention_days"))
+        if retention not in LOG_RETENTION_CHOICES:
+            raise ConfigError(
+                f"log_retention_days={retention}: CloudWatch Logs accepts {LOG_RETENTION_CHOICES}"
+            )
+        layer_asset = get(c.CONTEXT_LAYER_ASSET)
+        return cls(
+            stage=stage,
+            search_backend=_choice("search_backend", value("search_backend"), SEARCH_BACKENDS),
+            search_instance_type=_non_empty("search_instance_type", value("search_instance_type")),
+            search_instance_count=instance_count,
+            search_volume_size_gb=_positive_int(
+                "search_volume_size_gb", value("search_volume_size_gb"), minimum=10
+            ),
+            search_engine_version=_non_empty("search_engine_version", value("search_engine_version")),
+            search_standby_replicas=(
+                ("DISABLED" if stage == "dev" else "ENABLED") if standby == "auto" else standby
+            ),
+            embedding_provider=_choice(
+                "embedding_provider", value("embedding_provider"), EMBEDDING_PROVIDERS
+            ),
+            bedrock_model_id=_non_empty("bedrock_model_id", value("bedrock_model_id")),
+            openai_secret_name=_non_empty("openai_secret_name", value("openai_secret_name")),
+            lambda_architecture=_choice("lambda_architecture", value("lambda_architecture"), c.ARCHITECTURES),
+            log_level=_choice("log_level", str(value("log_level")).upper(), LOG_LEVELS),
+            log_retention_days=retention,
+            retain_data=(stage != "dev")
+            if str(retain).lower() == "auto"
+            else _as_bool("retain_data", retain),
+            api_rate_limit_per_minute=_positive_int(
+                "api_rate_limit_per_minute", value("api_rate_limit_per_minute")
+            ),
+            api_burst_limit=_positive_int("api_burst_limit", value("api_burst_limit")),
+            api_daily_quota=_positive_int("api_daily_quota", value("api_daily_quota"), minimum=0),
+            api_key_required=_as_bool("api_key_required", value("api_key_required")),
+            api_gateway_account_role=_as_bool("api_gateway_account_role", value("api_gateway_account_role")),
+            alarm_email=str(value("alarm_email") or ""),
+            layer_asset=str(layer_asset) if layer_asset else None,
+        )
+
+    @classmethod
+    def from_mapping(cls, context: Mapping[str, Any]) -> DeploymentConfig:
+        return cls.from_context(context.get)
+
+
+def _choice(key: str, raw: Any, choices: tuple[str, ...]) -> str:
+    text = str(raw)
+    if text not in choices:
+        raise ConfigError(f"{key}={text!r}: choose one of {', '.join(choices)}")
+    return text
+
+
+def _non_empty(key: str, raw: Any) -> str:
+    text = str(raw).strip()
+    if not text:
+        raise ConfigError(f"{key}: must not be empty")
+    return text
+
+
+def _positive_int(key: str, raw: Any, *, minimum: int = 1) -> int:
+    try:
+        number = int(str(raw))
+    except ValueError as exc:
+        raise ConfigError(f"{key}={raw!r}: expected a whole number") from exc
+    if number < minimum:
+        raise ConfigError(f"{key}={number}: must be at least {minimum}")
+    return number
+
+
+def _as_bool(key: str, raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise ConfigError(f"{key}={raw!r}: expected true or false")

@@ -1,0 +1,219 @@
+"""Names and numbers of memlane's AWS deployment, in one place.
+
+Only the standard library is imported here: layers/build.py reads the Python version and the
+layer name from this module without needing aws-cdk-lib.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SERVICE_NAME = "memlane"
+METRICS_NAMESPACE = "memlane"
+
+# --------------------------------------------------------------------------- Lambda runtime
+
+# The layer's wheels are built for this CPython ABI (layers/build.py), so the runtime and the
+# layer must change together.
+LAMBDA_PYTHON_VERSION = "3.12"
+ARCHITECTURES = ("arm64", "x86_64")
+# pip --platform tags per architecture. Lambda's python3.12 runtime is Amazon Linux 2023 (glibc
+# 2.34), so manylinux2014 and manylinux_2_28 wheels both load.
+PIP_PLATFORMS = {
+    "arm64": ("manylinux2014_aarch64", "manylinux_2_28_aarch64"),
+    "x86_64": ("manylinux2014_x86_64", "manylinux_2_28_x86_64"),
+}
+
+# The dependency layer: layers/<LAYER_NAME>/requirements.txt is built into
+# layers/build/<LAYER_NAME>/python (+ layers/build/<LAYER_NAME>.json describing the build).
+LAYER_NAME = "deps"
+LAYERS_DIR = "layers"
+LAYER_BUILD_DIR = "layers/build"
+# Top-level folders of the repository copied into the function code asset, so that the import
+# paths on Lambda (`functions.api.handler`, `memlane.…`) are the ones the tests use.
+FUNCTION_SOURCE_DIRS = ("memlane", "functions")
+FUNCTION_ASSET_STAGING_DIR = "build/lambda-src"
+FUNCTION_ASSET_IGNORE = ("__pycache__", "*.pyc", "*.pyo", ".mypy_cache", ".pytest_cache", "*.egg-info")
+
+# Context key that points synth at a prebuilt layer directory (tests pass a tiny one).
+CONTEXT_LAYER_ASSET = "layer_asset"
+
+LOG_LEVEL = "INFO"
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """One Lambda entry point. `construct_id` is also the readable part of its physical name."""
+
+    construct_id: str
+    handler: str
+    description: str
+    memory_mb: int
+    timeout_s: int
+
+
+API_FUNCTION = FunctionSpec(
+    "ApiFunction", "functions.api.handler.handler", "memlane HTTP API: every route, one resolver", 1024, 28
+)
+AUTHORIZER_FUNCTION = FunctionSpec(
+    "AuthorizerFunction",
+    "functions.authorizer.handler.handler",
+    "REQUEST authorizer: hashed API keys",
+    512,
+    10,
+)
+KEYS_FUNCTION = FunctionSpec(
+    "KeysFunction", "functions.admin_keys.handler.handler", "Admin: create, list and revoke API keys", 512, 30
+)
+INGEST_CONSUMER_FUNCTION = FunctionSpec(
+    "IngestConsumerFunction",
+    "functions.ingest_consumer.handler.handler",
+    "Ingest queue consumer: starts one ingestion execution per document",
+    256,
+    30,
+)
+EXTRACT_FUNCTION = FunctionSpec(
+    "ExtractFunction",
+    "functions.steps.extract.handler",
+    "Ingestion step: raw content to clean text",
+    1536,
+    120,
+)
+CHUNK_FUNCTION = FunctionSpec(
+    "ChunkFunction", "functions.steps.chunk.handler", "Ingestion step: clean text to chunks", 1024, 60
+)
+EMBED_FUNCTION = FunctionSpec(
+    "EmbedFunction", "functions.steps.embed.handler", "Ingestion step: embed chunks", 1024, 300
+)
+SUMMARIZE_FUNCTION = FunctionSpec(
+    "SummarizeFunction", "functions.steps.summarize.handler", "Ingestion step: summary and tags", 1024, 120
+)
+INDEX_FUNCTION = FunctionSpec(
+    "IndexFunction", "functions.steps.index.handler", "Ingestion step: upsert chunks into search", 1024, 120
+)
+FINALIZE_FUNCTION = FunctionSpec(
+    "FinalizeFunction", "functions.steps.finalize.handler", "Ingestion step: mark the document ready", 512, 30
+)
+MARK_FAILED_FUNCTION = FunctionSpec(
+    "MarkFailedFunction",
+    "functions.steps.mark_failed.handler",
+    "Ingestion: record why a document failed",
+    512,
+    30,
+)
+FORGET_FUNCTION = FunctionSpec(
+    "ForgetFunction",
+    "functions.forget_job.handler.handler",
+    "Hourly: remove expired documents everywhere",
+    1024,
+    300,
+)
+REFRESH_FUNCTION = FunctionSpec(
+    "RefreshFunction", "functions.refresh_job.handler.handler", "Daily: refresh documentation sets", 512, 300
+)
+PAGE_WORKER_FUNCTION = FunctionSpec(
+    "PageWorkerFunction",
+    "functions.page_worker.handler.handler",
+    "Crawl: fetch one documentation page",
+    1024,
+    120,
+)
+
+# The ingestion workflow, in order: (state name, function).
+INGESTION_STEPS = (
+    ("Extract", EXTRACT_FUNCTION),
+    ("Chunk", CHUNK_FUNCTION),
+    ("Embed", EMBED_FUNCTION),
+    ("Summarize", SUMMARIZE_FUNCTION),
+    ("Index", INDEX_FUNCTION),
+    ("Finalize", FINALIZE_FUNCTION),
+)
+
+ALL_FUNCTIONS = (
+    API_FUNCTION,
+    AUTHORIZER_FUNCTION,
+    KEYS_FUNCTION,
+    INGEST_CONSUMER_FUNCTION,
+    *(spec for _, spec in INGESTION_STEPS),
+    MARK_FAILED_FUNCTION,
+    FORGET_FUNCTION,
+    REFRESH_FUNCTION,
+    PAGE_WORKER_FUNCTION,
+)
+
+# --------------------------------------------------------------------------- environment
+
+# Names the functions read in addition to those in memlane.adapters.aws.dynamo_schema.
+ENV_STAGE = "MEMLANE_STAGE"
+ENV_BEDROCK_MODEL_ID = "MEMLANE_BEDROCK_MODEL_ID"
+ENV_USAGE_PLAN_ID = "MEMLANE_USAGE_PLAN_ID"
+ENV_POWERTOOLS_SERVICE_NAME = "POWERTOOLS_SERVICE_NAME"
+ENV_POWERTOOLS_METRICS_NAMESPACE = "POWERTOOLS_METRICS_NAMESPACE"
+ENV_LOG_LEVEL = "LOG_LEVEL"
+
+# --------------------------------------------------------------------------- queues
+
+SQS_BATCH_SIZE = 10  # ingest consumer
+PAGE_WORKER_BATCH_SIZE = 5
+PAGE_WORKER_MAX_CONCURRENCY = 5  # politeness towards the crawled sites; also bounds Lambda spend
+DLQ_MAX_RECEIVE_COUNT = 5
+# AWS guidance for SQS event sources: visibility timeout at least six times the function timeout,
+# so a message is not redelivered while a (retried) batch is still being worked on.
+VISIBILITY_TIMEOUT_FACTOR = 6
+QUEUE_RETENTION_DAYS = 7
+DLQ_RETENTION_DAYS = 14  # the SQS maximum: time for a human to look
+
+# --------------------------------------------------------------------------- Step Functions
+
+STEP_RETRY_INTERVAL_S = 2
+STEP_RETRY_BACKOFF_RATE = 2.0
+STEP_RETRY_MAX_ATTEMPTS = 3
+# Lambda service-side failures worth retrying (the invoke itself failed, not the handler).
+LAMBDA_SERVICE_ERRORS = (
+    "Lambda.ClientExecutionTimeoutException",
+    "Lambda.ServiceException",
+    "Lambda.AWSLambdaException",
+    "Lambda.SdkClientException",
+    "Lambda.TooManyRequestsException",
+)
+STATE_MACHINE_TIMEOUT_MINUTES = 60
+TASK_TIMEOUT_MARGIN_S = 30
+
+# --------------------------------------------------------------------------- API
+
+# Per-key throttle applied by the usage plan (the authorizer names the key). 100 requests a minute
+# is 100/60 ≈ 1.67 requests a second as a steady rate; the burst absorbs short spikes.
+DEFAULT_RATE_LIMIT_PER_MINUTE = 100
+DEFAULT_BURST_LIMIT = 20
+# Stage-wide ceiling protecting the account whatever the number of keys.
+STAGE_THROTTLE_RATE_LIMIT = 50
+STAGE_THROTTLE_BURST_LIMIT = 100
+# Routes that answer without a key (each seed's documented health/spec route).
+PUBLIC_ROUTES = (("GET", "health"), ("GET", "openapi.json"), ("GET", "healthz"))
+BINARY_MEDIA_TYPES = ("application/pdf", "application/octet-stream", "multipart/form-data")
+MIN_COMPRESSION_BYTES = 1024
+HEADER_AUTHORIZATION = "Authorization"
+HEADER_API_KEY = "x-api-key"
+
+# --------------------------------------------------------------------------- schedules
+
+FORGET_SCHEDULE_HOURS = 1
+REFRESH_SCHEDULE_DAYS = 1
+SCHEDULE_RETRY_ATTEMPTS = 3
+SCHEDULE_MAX_EVENT_AGE_HOURS = 1
+JOB_ASYNC_RETRY_ATTEMPTS = 2
+
+# --------------------------------------------------------------------------- storage and search
+
+NONCURRENT_VERSION_EXPIRATION_DAYS = 30
+ABORT_INCOMPLETE_UPLOAD_DAYS = 1
+ACCESS_LOG_EXPIRATION_DAYS = 90
+SEARCH_INDEX_ALIAS = "memlane-chunks"
+BEDROCK_EMBEDDING_MODEL_ID = "amazon.titan-embed-text-v2:0"
+DEFAULT_OPENAI_SECRET_NAME = "memlane/openai-api-key"
+OPENSEARCH_TLS_POLICY = "Policy-Min-TLS-1-2-PFS-2023-10"
+
+# --------------------------------------------------------------------------- observability
+
+ALARM_PERIOD_MINUTES = 5
+LOG_RETENTION_DAYS = 30

@@ -1,0 +1,55 @@
+"""Model access: which functions may call the embedding (and summary) model, and how.
+
+* bedrock: `bedrock:InvokeModel` on the one foundation model (Titan Text Embeddings V2 by default).
+  Summaries use memlane's local extractive method, so no model is granted for them.
+* openai: read access to one Secrets Manager secret, looked up by name at run time
+  (`MEMLANE_OPENAI_SECRET_NAME`). The secret is created by the operator, never by the stack, so the
+  key never appears in a template (docs/deploy.md shows the command).
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_secretsmanager as secretsmanager
+from constructs import Construct
+
+from infra import constants as c
+from infra.config import DeploymentConfig
+from memlane.adapters.aws import dynamo_schema as schema
+
+
+class ModelAccess(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, config: DeploymentConfig) -> None:
+        super().__init__(scope, construct_id)
+        self.provider = config.embedding_provider
+        self.environment: dict[str, str] = {schema.ENV_EMBEDDER: config.embedding_provider}
+        self.model_arn: str | None = None
+        self.secret: secretsmanager.ISecret | None = None
+        if self.provider == "bedrock":
+            self.model_arn = Stack.of(self).format_arn(
+                service="bedrock",
+                account="",
+                resource="foundation-model",
+                resource_name=config.bedrock_model_id,
+            )
+            self.environment[c.ENV_BEDROCK_MODEL_ID] = config.bedrock_model_id
+        else:
+            self.secret = secretsmanager.Secret.from_secret_name_v2(
+                self, "OpenAiApiKey", config.openai_secret_name
+            )
+            self.environment[schema.ENV_OPENAI_SECRET_NAME] = config.openai_secret_name
+
+    def grant_embed(self, grantee: iam.IGrantable) -> None:
+        """Embedding documents (ingestion) and queries (recall)."""
+        if self.model_arn is not None:
+            iam.Grant.add_to_principal(
+                grantee=grantee, actions=["bedrock:InvokeModel"], resource_arns=[self.model_arn]
+            )
+        if self.secret is not None:
+            self.secret.grant_read(grantee)
+
+    def grant_summarize(self, grantee: iam.IGrantable) -> None:
+        """Summaries call a model only with OpenAI (gpt-4o-mini); otherwise they are extractive."""
+        if self.secret is not None:
+            self.secret.grant_read(grantee)

@@ -1,0 +1,193 @@
+"""Ingestion: SQS ingest queue (+ DLQ) → consumer Lambda → Step Functions workflow.
+
+    Prepare → Extract → Chunk → Embed → Summarize → Index → Finalize
+                 └────────── any error (after retries) ──────────┘→ MarkFailed → IngestionFailed
+
+The workflow state carries identifiers and S3 keys, never content (Step Functions payloads are
+limited to 256 KB): `Prepare` puts the execution input under `$.document` and starts an empty
+`$.artifacts`; each step receives `{step, document, artifacts, execution}` and its small result (S3
+keys, counts) is stored at `$.artifacts.<step>`. A failure is stored at `$.error` ({Error, Cause})
+and handed to MarkFailed, which records the reason on the document before the execution fails.
+
+Each step retries Lambda service errors and memlane's TransientError family with exponential
+backoff; the consumer starts executions with deterministic names, so a redelivered message cannot
+ingest a document twice.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from aws_cdk import Duration
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as event_sources
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
+from constructs import Construct
+
+from infra import constants as c
+from infra.config import DeploymentConfig
+from infra.constructs.embeddings import ModelAccess
+from infra.constructs.functions import FunctionFactory, log_removal_policy, retention_days
+from infra.constructs.queues import WorkQueue, work_queue
+from infra.constructs.search import Search
+from infra.constructs.storage import Storage
+from infra.nag import acknowledge, wildcard_resource_finding
+from memlane.adapters.aws import dynamo_schema as schema
+from memlane.domain import errors as domain_errors
+
+STATE_MACHINE_LOGS_REASON = (
+    "Step Functions log delivery (logs:CreateLogDelivery, PutResourcePolicy, DescribeLogGroups, ...) and "
+    "X-Ray tracing do not support resource-level permissions; CDK grants them on '*' as AWS documents."
+)
+INVOKE_VERSIONS_REASON = (
+    "lambda:InvokeFunction is granted on the function ARN and on '<arn>:*' so that qualified "
+    "invocations (versions, aliases) of this one function also work; no other function is covered."
+)
+
+
+def transient_error_names() -> list[str]:
+    """Error names (exception class names) the workflow retries: TransientError and every subclass
+    declared in memlane.domain.errors. Step Functions matches names exactly, without inheritance."""
+    base = domain_errors.TransientError
+    return sorted(
+        name
+        for name, member in vars(domain_errors).items()
+        if inspect.isclass(member) and issubclass(member, base)
+    )
+
+
+class Ingestion(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: DeploymentConfig,
+        factory: FunctionFactory,
+        storage: Storage,
+        search: Search,
+        models: ModelAccess,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.ingest: WorkQueue = work_queue(
+            self, "IngestQueue", consumer_timeout_s=c.INGEST_CONSUMER_FUNCTION.timeout_s
+        )
+
+        self.step_functions: dict[str, lambda_.Function] = {}
+        for state_name, spec in c.INGESTION_STEPS:
+            self.step_functions[state_name] = factory.create(self, spec)
+        steps = self.step_functions
+        for function in steps.values():
+            storage.grant_table_read_write(function)
+        for state_name in ("Extract", "Chunk", "Embed"):
+            storage.grant_content_read(steps[state_name])
+            storage.grant_content_write(steps[state_name])
+        for state_name in ("Summarize", "Index"):
+            storage.grant_content_read(steps[state_name])
+        models.grant_embed(steps["Embed"])
+        models.grant_summarize(steps["Summarize"])
+        search.grant_write(steps["Index"].role)
+
+        self.mark_failed_function = factory.create(self, c.MARK_FAILED_FUNCTION)
+        storage.grant_table_read_write(self.mark_failed_function)
+
+        self.state_machine = sfn.StateMachine(
+            self,
+            "StateMachine",
+            state_machine_type=sfn.StateMachineType.STANDARD,
+            definition_body=sfn.DefinitionBody.from_chainable(self._definition()),
+            timeout=Duration.minutes(c.STATE_MACHINE_TIMEOUT_MINUTES),
+            tracing_enabled=True,
+            logs=sfn.LogOptions(
+                destination=logs.LogGroup(
+                    self,
+                    "StateMachineLogs",
+                    log_group_name=f"/aws/vendedlogs/states/{config.resource_prefix}-ingestion",
+                    retention=retention_days(config.log_retention_days),
+                    removal_policy=log_removal_policy(config),
+                ),
+                level=sfn.LogLevel.ALL,
+                # The state holds keys, not content, but nothing is gained by copying it into logs.
+                include_execution_data=False,
+            ),
+        )
+        acknowledge(self.state_machine.role, "AwsSolutions-IAM5[Resource::*]", STATE_MACHINE_LOGS_REASON)
+        for function in (*steps.values(), self.mark_failed_function):
+            acknowledge(
+                self.state_machine.role,
+                wildcard_resource_finding(self, f"{function.function_arn}:*"),
+                INVOKE_VERSIONS_REASON,
+            )
+
+        self.consumer = factory.create(
+            self,
+            c.INGEST_CONSUMER_FUNCTION,
+            environment={schema.ENV_STATE_MACHINE_ARN: self.state_machine.state_machine_arn},
+        )
+        self.state_machine.grant_start_execution(self.consumer)
+        self.consumer.add_event_source(
+            event_sources.SqsEventSource(
+                self.ingest.queue,
+                batch_size=c.SQS_BATCH_SIZE,
+                report_batch_item_failures=True,
+            )
+        )
+
+    def _definition(self) -> sfn.IChainable:
+        prepare = sfn.Pass(
+            self,
+            "Prepare",
+            comment="Input under $.document; step results accumulate under $.artifacts",
+            parameters={"document.$": "$", "artifacts": {}},
+        )
+        mark_failed = self._task(
+            "MarkFailed", self.mark_failed_function, c.MARK_FAILED_FUNCTION, result_path=sfn.JsonPath.DISCARD
+        )
+        mark_failed.next(
+            sfn.Fail(self, "IngestionFailed", error_path="$.error.Error", cause_path="$.error.Cause")
+        )
+
+        chain: sfn.Chain = sfn.Chain.start(prepare)
+        for state_name, spec in c.INGESTION_STEPS:
+            task = self._task(
+                state_name,
+                self.step_functions[state_name],
+                spec,
+                result_path=f"$.artifacts.{state_name.lower()}",
+            )
+            task.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
+            chain = chain.next(task)
+        return chain
+
+    def _task(
+        self, state_name: str, function: lambda_.Function, spec: c.FunctionSpec, *, result_path: str
+    ) -> tasks.LambdaInvoke:
+        payload = {
+            "step": state_name.lower(),
+            "document": sfn.JsonPath.object_at("$.document"),
+            "artifacts": sfn.JsonPath.object_at("$.artifacts"),
+            "execution": sfn.JsonPath.execution_name,
+        }
+        if state_name == "MarkFailed":
+            payload["error"] = sfn.JsonPath.object_at("$.error")
+        task = tasks.LambdaInvoke(
+            self,
+            state_name,
+            lambda_function=function,
+            payload=sfn.TaskInput.from_object(payload),
+            # The function's return value itself (small: keys and counts) is the step result.
+            payload_response_only=True,
+            result_path=result_path,
+            retry_on_service_exceptions=False,
+            # Longer than the function's own timeout: this only catches an invocation that never returns.
+            task_timeout=sfn.Timeout.duration(Duration.seconds(spec.timeout_s + c.TASK_TIMEOUT_MARGIN_S)),
+        )
+        task.add_retry(
+            errors=[*c.LAMBDA_SERVICE_ERRORS, *transient_error_names()],
+            interval=Duration.seconds(c.STEP_RETRY_INTERVAL_S),
+            backoff_rate=c.STEP_RETRY_BACKOFF_RATE,
+            max_attempts=c.STEP_RETRY_MAX_ATTEMPTS,
+        )
+        return task

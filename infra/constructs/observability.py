@@ -1,0 +1,177 @@
+"""Observability: alarms on every DLQ, every function and the ingestion workflow, an encrypted SNS
+topic they notify, and one dashboard.
+
+Alarms fire on the first occurrence (threshold 1 in a 5-minute period) and treat missing data as
+fine: a quiet system is a healthy one.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from infra import constants as c
+from infra.config import DeploymentConfig
+
+PERIOD = Duration.minutes(c.ALARM_PERIOD_MINUTES)
+
+
+class Observability(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: DeploymentConfig,
+        functions: list[lambda_.Function],
+        dead_letter_queues: dict[str, sqs.IQueue],
+        state_machine: sfn.StateMachine,
+        rest_api: apigw.RestApi,
+        work_queues: dict[str, sqs.IQueue],
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._prefix = config.resource_prefix
+        # CloudWatch can publish to an encrypted topic only with a customer managed key that lets it
+        # use the key (the AWS managed aws/sns key does not).
+        key = kms.Key(
+            self,
+            "AlarmTopicKey",
+            description=f"{self._prefix}: encrypts the alarm topic",
+            enable_key_rotation=True,
+            pending_window=Duration.days(7),
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*")
+        self.topic = sns.Topic(
+            self,
+            "AlarmTopic",
+            display_name=f"{self._prefix} alarms",
+            master_key=key,
+            enforce_ssl=True,
+        )
+        if config.alarm_email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(config.alarm_email))
+        action = cw_actions.SnsAction(self.topic)
+
+        self.alarms: list[cloudwatch.Alarm] = []
+        for name, queue in dead_letter_queues.items():
+            self._alarm(
+                f"{name}Depth",
+                queue.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
+                f"Messages in the {name} dead-letter queue: work that failed after all retries",
+                action,
+            )
+        for function in functions:
+            construct_id = function.node.id
+            self._alarm(
+                f"{construct_id}Errors",
+                function.metric_errors(period=PERIOD, statistic="Sum"),
+                f"{construct_id} ({function.node.path}) raised errors",
+                action,
+            )
+        self._alarm(
+            "IngestionExecutionsFailed",
+            state_machine.metric_failed(period=PERIOD, statistic="Sum"),
+            "Ingestion executions failed (documents marked failed, see the state machine's logs)",
+            action,
+        )
+        self._alarm(
+            "IngestionExecutionsTimedOut",
+            state_machine.metric_timed_out(period=PERIOD, statistic="Sum"),
+            "Ingestion executions timed out",
+            action,
+        )
+        self._alarm(
+            "Api5xx",
+            rest_api.metric_server_error(period=PERIOD, statistic="Sum"),
+            "The API answered 5XX",
+            action,
+        )
+
+        self.dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=self._prefix)
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="API requests and errors",
+                left=[rest_api.metric_count(period=PERIOD)],
+                right=[
+                    rest_api.metric_client_error(period=PERIOD),
+                    rest_api.metric_server_error(period=PERIOD),
+                ],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="API latency (p50, p99)",
+                left=[
+                    rest_api.metric_latency(period=PERIOD, statistic="p50"),
+                    rest_api.metric_latency(period=PERIOD, statistic="p99"),
+                    rest_api.metric_integration_latency(period=PERIOD, statistic="p99"),
+                ],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="Ingestion executions",
+                left=[
+                    state_machine.metric_started(period=PERIOD),
+                    state_machine.metric_succeeded(period=PERIOD),
+                    state_machine.metric_failed(period=PERIOD),
+                ],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="Queue backlog and oldest message age",
+                left=[
+                    queue.metric_approximate_number_of_messages_visible(period=PERIOD, label=name)
+                    for name, queue in work_queues.items()
+                ],
+                right=[
+                    queue.metric_approximate_age_of_oldest_message(period=PERIOD, label=f"{name} age")
+                    for name, queue in work_queues.items()
+                ],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="Function errors",
+                left=[f.metric_errors(period=PERIOD, label=f.node.id) for f in functions],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="Function duration (p99)",
+                left=[f.metric_duration(period=PERIOD, statistic="p99", label=f.node.id) for f in functions],
+                width=12,
+            ),
+            cloudwatch.SingleValueWidget(
+                title="Dead-letter queues (messages)",
+                metrics=[
+                    queue.metric_approximate_number_of_messages_visible(period=PERIOD, label=name)
+                    for name, queue in dead_letter_queues.items()
+                ],
+                width=24,
+            ),
+        )
+
+    def _alarm(
+        self, name: str, metric: cloudwatch.IMetric, description: str, action: cw_actions.SnsAction
+    ) -> None:
+        alarm = cloudwatch.Alarm(
+            self,
+            name,
+            metric=metric,
+            alarm_name=f"{self._prefix}-{name}",
+            alarm_description=description,
+            threshold=1,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+        alarm.add_alarm_action(action)
+        self.alarms.append(alarm)

@@ -1,0 +1,144 @@
+"""memlane's one stack: composes one construct per capability and exports what a user needs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import Aws, CfnOutput, Fn, Stack
+from constructs import Construct
+
+from infra import constants as c
+from infra.config import DeploymentConfig
+from infra.constructs.api import Api
+from infra.constructs.crawl import Crawl
+from infra.constructs.embeddings import ModelAccess
+from infra.constructs.functions import FunctionFactory
+from infra.constructs.ingestion import Ingestion
+from infra.constructs.observability import Observability
+from infra.constructs.schedules import Schedules
+from infra.constructs.search import create_search
+from infra.constructs.storage import Storage
+from memlane.adapters.aws import dynamo_schema as schema
+
+FIRST_KEY_PAYLOAD = '{"action":"create","org":"default"}'
+
+
+class MemlaneStack(Stack):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: DeploymentConfig,
+        code_dir: Path,
+        layer_dir: Path,
+        **kwargs,
+    ) -> None:
+        super().__init__(
+            scope,
+            construct_id,
+            description=(
+                f"memlane ({config.stage}): long-term memory and documentation recall for AI assistants"
+            ),
+            **kwargs,
+        )
+        self.config = config
+        self.storage = Storage(self, "Storage", config=config)
+        self.search = create_search(self, "Search", config=config)
+        self.models = ModelAccess(self, "Models", config=config)
+        self.functions = FunctionFactory(
+            self,
+            "Functions",
+            config=config,
+            code_dir=code_dir,
+            layer_dir=layer_dir,
+            environment={
+                schema.ENV_TABLE: self.storage.table.table_name,
+                schema.ENV_BUCKET: self.storage.content_bucket.bucket_name,
+                schema.ENV_SEARCH_ENDPOINT: self.search.endpoint,
+                schema.ENV_SEARCH_KIND: self.search.kind,
+                schema.ENV_SEARCH_INDEX_ALIAS: c.SEARCH_INDEX_ALIAS,
+                **self.models.environment,
+            },
+        )
+        self.ingestion = Ingestion(
+            self,
+            "Ingestion",
+            config=config,
+            factory=self.functions,
+            storage=self.storage,
+            search=self.search,
+            models=self.models,
+        )
+        self.functions.add_environment(schema.ENV_INGEST_QUEUE_URL, self.ingestion.ingest.queue.queue_url)
+        self.crawl = Crawl(
+            self,
+            "Crawl",
+            factory=self.functions,
+            storage=self.storage,
+            ingest_queue=self.ingestion.ingest.queue,
+        )
+        self.functions.add_environment(schema.ENV_PAGE_QUEUE_URL, self.crawl.pages.queue.queue_url)
+        self.api = Api(
+            self,
+            "Api",
+            config=config,
+            factory=self.functions,
+            storage=self.storage,
+            search=self.search,
+            models=self.models,
+            ingest_queue=self.ingestion.ingest.queue,
+            page_queue=self.crawl.pages.queue,
+        )
+        self.schedules = Schedules(
+            self,
+            "Schedules",
+            config=config,
+            factory=self.functions,
+            storage=self.storage,
+            search=self.search,
+            page_queue=self.crawl.pages.queue,
+            ingest_queue=self.ingestion.ingest.queue,
+        )
+        self.observability = Observability(
+            self,
+            "Observability",
+            config=config,
+            functions=self.functions.functions,
+            dead_letter_queues={
+                "IngestDlq": self.ingestion.ingest.dead_letter_queue,
+                "PageDlq": self.crawl.pages.dead_letter_queue,
+                "ForgetDlq": self.schedules.forget_dlq,
+                "RefreshDlq": self.schedules.refresh_dlq,
+            },
+            state_machine=self.ingestion.state_machine,
+            rest_api=self.api.rest_api,
+            work_queues={"IngestQueue": self.ingestion.ingest.queue, "PageQueue": self.crawl.pages.queue},
+        )
+        self._outputs()
+
+    def _outputs(self) -> None:
+        keys_function = self.api.keys_function.function_name
+        CfnOutput(self, "ApiUrl", value=self.api.url, description="Base URL: curl $URL/v3/recall ...")
+        CfnOutput(
+            self,
+            "CreateFirstKeyCommand",
+            description="Creates the first memlane API key (printed once; store it)",
+            value=Fn.join(
+                "",
+                [
+                    "aws lambda invoke --region ",
+                    Aws.REGION,
+                    " --function-name ",
+                    keys_function,
+                    f" --cli-binary-format raw-in-base64-out --payload '{FIRST_KEY_PAYLOAD}' /dev/stdout",
+                ],
+            ),
+        )
+        CfnOutput(self, "KeysFunctionName", value=keys_function)
+        CfnOutput(self, "MetadataTableName", value=self.storage.table.table_name)
+        CfnOutput(self, "ContentBucketName", value=self.storage.content_bucket.bucket_name)
+        CfnOutput(self, "SearchEndpoint", value=self.search.endpoint)
+        CfnOutput(self, "IngestQueueUrl", value=self.ingestion.ingest.queue.queue_url)
+        CfnOutput(self, "StateMachineArn", value=self.ingestion.state_machine.state_machine_arn)
+        CfnOutput(self, "AlarmTopicArn", value=self.observability.topic.topic_arn)

@@ -1,0 +1,100 @@
+"""Infra tests synthesize memlane's CDK app offline (no Docker, no AWS, no network) and assert on the
+CloudFormation it produces.
+
+Each deployment variant is synthesized once per session, lazily (a test run that needs only the
+default variant pays for one synthesis). The dependency layer is replaced by a tiny directory
+passed with `-c layer_asset=`: the tests check templates, not wheels.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# The repository root (for `infra`, `layers`) and this folder (for infra_helpers).
+for path in (REPO_ROOT, Path(__file__).resolve().parent):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from infra_helpers import Synth  # noqa: E402
+
+VARIANTS: dict[str, dict[str, str]] = {
+    # The cdk.json defaults: stage dev, managed OpenSearch domain, Bedrock embeddings, arm64.
+    "dev": {},
+    # The other search backend and the other embedding provider, with a daily quota.
+    "serverless": {
+        "search_backend": "serverless",
+        "embedding_provider": "openai",
+        "api_daily_quota": "10000",
+    },
+    # A production-like stage: data retained, two search nodes, x86_64, e-mail alarms, values as the
+    # CLI passes them (strings).
+    "prod": {
+        "stage": "prod",
+        "search_instance_count": "2",
+        "lambda_architecture": "x86_64",
+        "api_gateway_account_role": "false",
+        "alarm_email": "ops@example.com",
+    },
+}
+
+
+@pytest.fixture(scope="session")
+def fake_layer(tmp_path_factory) -> Path:
+    layer = tmp_path_factory.mktemp("layer")
+    (layer / "python").mkdir()
+    (layer / "python" / "memlane_test_layer.py").write_text("# stands in for the dependency layer\n")
+    return layer
+
+
+@pytest.fixture(scope="session")
+def synth_variant(tmp_path_factory, fake_layer):
+    cache: dict[str, Synth] = {}
+
+    def synth(name: str) -> Synth:
+        if name not in cache:
+            from infra.app import build_app
+
+            outdir = tmp_path_factory.mktemp(f"cdk-{name}")
+            context = {"layer_asset": str(fake_layer), **VARIANTS[name]}
+            app, stack = build_app(
+                context, outdir=str(outdir / "cdk.out"), code_staging_dir=outdir / "lambda-src"
+            )
+            assembly = app.synth()
+            artifact = assembly.get_stack_by_name(stack.stack_name)
+            template_path = Path(artifact.template_full_path)
+            cache[name] = Synth(
+                name=name,
+                stack=stack,
+                app=app,
+                outdir=Path(assembly.directory),
+                template_path=template_path,
+                template_json=json.loads(template_path.read_text()),
+            )
+        return cache[name]
+
+    return synth
+
+
+@pytest.fixture(scope="session")
+def dev(synth_variant) -> Synth:
+    return synth_variant("dev")
+
+
+@pytest.fixture(scope="session")
+def serverless(synth_variant) -> Synth:
+    return synth_variant("serverless")
+
+
+@pytest.fixture(scope="session")
+def prod(synth_variant) -> Synth:
+    return synth_variant("prod")
+
+
+@pytest.fixture(scope="session", params=["dev", "serverless", "prod"])
+def every_variant(request, synth_variant) -> Synth:
+    return synth_variant(request.param)

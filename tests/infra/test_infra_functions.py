@@ -1,0 +1,159 @@
+"""Lambda functions: the handlers memlane provides, one runtime, one code asset, one layer, and
+least-privilege roles."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from infra_helpers import as_list, function_by_handler, function_role, memlane_functions, role_policies
+
+from infra import constants as c
+from memlane.adapters.aws import dynamo_schema as schema
+
+pytestmark = pytest.mark.infra
+
+EXPECTED_HANDLERS = {
+    "functions.api.handler.handler",
+    "functions.authorizer.handler.handler",
+    "functions.ingest_consumer.handler.handler",
+    "functions.steps.extract.handler",
+    "functions.steps.chunk.handler",
+    "functions.steps.embed.handler",
+    "functions.steps.summarize.handler",
+    "functions.steps.index.handler",
+    "functions.steps.finalize.handler",
+    "functions.steps.mark_failed.handler",
+    "functions.forget_job.handler.handler",
+    "functions.refresh_job.handler.handler",
+    "functions.page_worker.handler.handler",
+    "functions.admin_keys.handler.handler",
+}
+
+
+def test_one_function_per_entry_point(dev):
+    handlers = [f["Properties"]["Handler"] for f in memlane_functions(dev).values()]
+    assert sorted(handlers) == sorted(EXPECTED_HANDLERS)
+
+
+def test_functions_share_runtime_architecture_tracing_and_powertools_settings(dev, prod):
+    for synth, arch in ((dev, "arm64"), (prod, "x86_64")):
+        (layer_id,) = synth.of_type("AWS::Lambda::LayerVersion")
+        layer = synth.props(layer_id)
+        assert layer["CompatibleArchitectures"] == [arch]
+        assert layer["CompatibleRuntimes"] == ["python3.12"]
+        for function in memlane_functions(synth).values():
+            props = function["Properties"]
+            assert props["Runtime"] == "python3.12"
+            assert props["Architectures"] == [arch]
+            assert props["TracingConfig"] == {"Mode": "Active"}
+            assert props["Layers"] == [{"Ref": layer_id}]
+            env = props["Environment"]["Variables"]
+            assert env["POWERTOOLS_SERVICE_NAME"] == "memlane"
+            assert env["LOG_LEVEL"] == "INFO"
+            assert env[c.ENV_STAGE] == synth.stack.config.stage
+            assert env[schema.ENV_TABLE] == {"Ref": next(iter(synth.of_type("AWS::DynamoDB::Table")))}
+            assert schema.ENV_BUCKET in env
+            assert schema.ENV_INGEST_QUEUE_URL in env
+            assert schema.ENV_PAGE_QUEUE_URL in env
+
+
+def test_every_function_logs_to_its_own_log_group_with_a_retention(every_variant):
+    groups = set()
+    for function in memlane_functions(every_variant).values():
+        group = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+        assert every_variant.props(group)["RetentionInDays"] == 30
+        groups.add(group)
+    assert len(groups) == len(c.ALL_FUNCTIONS)
+
+
+def test_timeouts_and_memory_follow_the_specs(dev):
+    for spec in c.ALL_FUNCTIONS:
+        _, function = function_by_handler(dev, spec.handler)
+        assert function["Properties"]["Timeout"] == spec.timeout_s
+        assert function["Properties"]["MemorySize"] == spec.memory_mb
+    _, api = function_by_handler(dev, c.API_FUNCTION.handler)
+    assert api["Properties"]["Timeout"] < 29  # API Gateway's integration timeout
+
+
+def test_code_asset_holds_memlane_and_functions_with_the_test_import_paths(dev):
+    keys = {f["Properties"]["Code"]["S3Key"] for f in memlane_functions(dev).values()}
+    assert len(keys) == 1  # one shared asset, staged in the cloud assembly as asset.<hash>
+    asset = dev.outdir / f"asset.{keys.pop().removesuffix('.zip')}"
+    assert (asset / "memlane" / "adapters" / "aws" / "dynamo_schema.py").is_file()
+    assert (asset / "functions").is_dir()
+    assert sorted(p.name for p in asset.iterdir()) == ["functions", "memlane"]
+    assert not list(asset.rglob("__pycache__"))
+
+
+def test_roles_use_no_aws_managed_policies_and_no_wildcard_actions(every_variant):
+    for function in memlane_functions(every_variant).values():
+        role = every_variant.props(function_role(function))
+        assert "ManagedPolicyArns" not in role
+        for statement in role_policies(every_variant, function_role(function)):
+            for action in as_list(statement["Action"]):
+                assert "*" not in action, (function["Properties"]["Handler"], action)
+
+
+def test_only_xray_is_granted_on_every_resource(every_variant):
+    for function in memlane_functions(every_variant).values():
+        for statement in role_policies(every_variant, function_role(function)):
+            if "*" in as_list(statement["Resource"]):
+                assert set(as_list(statement["Action"])) == {
+                    "xray:PutTraceSegments",
+                    "xray:PutTelemetryRecords",
+                }
+
+
+def test_table_grants_name_indexes_explicitly(every_variant):
+    for function in memlane_functions(every_variant).values():
+        for statement in role_policies(every_variant, function_role(function)):
+            assert "/index/*" not in json.dumps(statement["Resource"])
+
+
+def test_bedrock_model_access_only_where_text_is_embedded(dev):
+    users = set()
+    for function in memlane_functions(dev).values():
+        for statement in role_policies(dev, function_role(function)):
+            if "bedrock:InvokeModel" in as_list(statement["Action"]):
+                users.add(function["Properties"]["Handler"])
+                (resource,) = as_list(statement["Resource"])
+                assert json.dumps(resource).endswith(':foundation-model/amazon.titan-embed-text-v2:0"]]}')
+    assert users == {c.API_FUNCTION.handler, c.EMBED_FUNCTION.handler}
+    _, api = function_by_handler(dev, c.API_FUNCTION.handler)
+    assert api["Properties"]["Environment"]["Variables"][schema.ENV_EMBEDDER] == "bedrock"
+
+
+def test_openai_secret_is_read_by_name_only_where_a_model_is_called(serverless):
+    readers = set()
+    for function in memlane_functions(serverless).values():
+        env = function["Properties"]["Environment"]["Variables"]
+        assert env[schema.ENV_EMBEDDER] == "openai"
+        assert env[schema.ENV_OPENAI_SECRET_NAME] == c.DEFAULT_OPENAI_SECRET_NAME
+        for statement in role_policies(serverless, function_role(function)):
+            if "secretsmanager:GetSecretValue" in as_list(statement["Action"]):
+                readers.add(function["Properties"]["Handler"])
+                assert ":secret:memlane/openai-api-key-??????" in json.dumps(statement["Resource"])
+            assert "bedrock:InvokeModel" not in as_list(statement["Action"])
+    assert readers == {c.API_FUNCTION.handler, c.EMBED_FUNCTION.handler, c.SUMMARIZE_FUNCTION.handler}
+    assert not serverless.of_type("AWS::SecretsManager::Secret")  # the operator creates it
+
+
+def test_content_deletes_are_limited_to_api_and_forget(dev):
+    deleters = {
+        function["Properties"]["Handler"]
+        for function in memlane_functions(dev).values()
+        for statement in role_policies(dev, function_role(function))
+        if "s3:DeleteObject" in as_list(statement["Action"])
+    }
+    assert deleters == {c.API_FUNCTION.handler, c.FORGET_FUNCTION.handler}
+
+
+def test_only_the_operator_keys_function_may_scan_the_table(dev):
+    scanners = {
+        function["Properties"]["Handler"]
+        for function in memlane_functions(dev).values()
+        for statement in role_policies(dev, function_role(function))
+        if "dynamodb:Scan" in as_list(statement["Action"])
+    }
+    assert scanners == {c.KEYS_FUNCTION.handler}

@@ -1,0 +1,191 @@
+"""Ingestion and crawl: queues with DLQs, event sources with partial batch failures, and the
+six-step workflow with retries and a failure path."""
+
+from __future__ import annotations
+
+import pytest
+from infra_helpers import (
+    as_list,
+    function_by_handler,
+    function_role,
+    memlane_functions,
+    role_policies,
+    state_machine_definition,
+)
+
+from infra import constants as c
+from memlane.adapters.aws import dynamo_schema as schema
+
+pytestmark = pytest.mark.infra
+
+STEPS = ["Extract", "Chunk", "Embed", "Summarize", "Index", "Finalize"]
+
+
+def _queue_id(reference) -> str:
+    return reference["Fn::GetAtt"][0]
+
+
+def test_every_work_queue_has_a_dlq_after_five_receives(every_variant):
+    queues = every_variant.of_type("AWS::SQS::Queue")
+    work = {k: q for k, q in queues.items() if "RedrivePolicy" in q["Properties"]}
+    assert len(work) == 2  # ingest, pages
+    for queue in work.values():
+        redrive = queue["Properties"]["RedrivePolicy"]
+        assert redrive["maxReceiveCount"] == c.DLQ_MAX_RECEIVE_COUNT
+        assert _queue_id(redrive["deadLetterTargetArn"]) in queues
+
+
+def test_every_queue_is_encrypted_and_tls_only(every_variant):
+    queues = every_variant.of_type("AWS::SQS::Queue")
+    assert len(queues) == 6  # 2 work queues, their 2 DLQs, 2 schedule DLQs
+    for queue in queues.values():
+        assert queue["Properties"]["SqsManagedSseEnabled"] is True
+    secured = set()
+    for policy in every_variant.of_type("AWS::SQS::QueuePolicy").values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if (
+                statement["Effect"] == "Deny"
+                and statement["Condition"]["Bool"]["aws:SecureTransport"] == "false"
+            ):
+                secured.update(ref["Ref"] for ref in policy["Properties"]["Queues"])
+    assert secured == set(queues)
+
+
+def test_event_sources_report_partial_batch_failures_and_queues_outlast_six_function_timeouts(every_variant):
+    mappings = every_variant.of_type("AWS::Lambda::EventSourceMapping")
+    assert len(mappings) == 2
+    for mapping in mappings.values():
+        props = mapping["Properties"]
+        assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+        function = every_variant.props(props["FunctionName"]["Ref"])
+        queue = every_variant.props(_queue_id(props["EventSourceArn"]))
+        assert queue["VisibilityTimeout"] >= c.VISIBILITY_TIMEOUT_FACTOR * function["Timeout"]
+
+
+def test_ingest_consumer_reads_ten_messages_per_batch_and_may_only_start_executions(dev):
+    consumer_id, consumer = function_by_handler(dev, c.INGEST_CONSUMER_FUNCTION.handler)
+    (mapping,) = [
+        m
+        for m in dev.of_type("AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["FunctionName"]["Ref"] == consumer_id
+    ]
+    assert mapping["Properties"]["BatchSize"] == 10
+    env = consumer["Properties"]["Environment"]["Variables"]
+    (machine_id,) = dev.of_type("AWS::StepFunctions::StateMachine")
+    assert env[schema.ENV_STATE_MACHINE_ARN] == {"Ref": machine_id}
+    actions = {a for s in role_policies(dev, function_role(consumer)) for a in as_list(s["Action"])}
+    assert "states:StartExecution" in actions
+    assert not {a for a in actions if a.startswith(("dynamodb:", "s3:", "es:", "aoss:"))}
+
+
+def test_page_worker_limits_concurrency_towards_crawled_sites(dev):
+    worker_id, _ = function_by_handler(dev, c.PAGE_WORKER_FUNCTION.handler)
+    (mapping,) = [
+        m
+        for m in dev.of_type("AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["FunctionName"]["Ref"] == worker_id
+    ]
+    assert mapping["Properties"]["ScalingConfig"] == {"MaximumConcurrency": c.PAGE_WORKER_MAX_CONCURRENCY}
+
+
+def test_workflow_runs_the_six_steps_in_order_then_ends(dev):
+    definition = state_machine_definition(dev)
+    states = definition["States"]
+    assert definition["StartAt"] == "Prepare"
+    order, state = [], states["Prepare"]["Next"]
+    while True:
+        order.append(state)
+        if states[state].get("End"):
+            break
+        state = states[state]["Next"]
+    assert order == STEPS
+
+
+def test_every_step_retries_with_backoff_and_catches_into_mark_failed(dev):
+    states = state_machine_definition(dev)["States"]
+    for name in STEPS:
+        step = states[name]
+        (retry,) = step["Retry"]
+        assert retry["IntervalSeconds"] == 2
+        assert retry["BackoffRate"] == 2
+        assert retry["MaxAttempts"] == 3
+        assert {"Lambda.ServiceException", "Lambda.TooManyRequestsException", "TransientError"} <= set(
+            retry["ErrorEquals"]
+        )
+        (catch,) = step["Catch"]
+        assert catch == {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "MarkFailed"}
+    assert states["MarkFailed"]["Type"] == "Task"
+    assert states["MarkFailed"]["Next"] == "IngestionFailed"
+    assert states["IngestionFailed"]["Type"] == "Fail"
+
+
+def test_states_pass_identifiers_and_keys_not_content(dev):
+    states = state_machine_definition(dev)["States"]
+    assert states["Prepare"]["Parameters"] == {"document.$": "$", "artifacts": {}}
+    for name in STEPS:
+        step = states[name]
+        assert step["ResultPath"] == f"$.artifacts.{name.lower()}"
+        assert step["Parameters"] == {
+            "step": name.lower(),
+            "document.$": "$.document",
+            "artifacts.$": "$.artifacts",
+            "execution.$": "$$.Execution.Name",
+        }
+    assert states["MarkFailed"]["Parameters"]["error.$"] == "$.error"
+    assert states["MarkFailed"]["ResultPath"] is None  # discards the function's answer
+
+
+def test_each_step_invokes_its_own_function(dev):
+    (machine,) = dev.of_type("AWS::StepFunctions::StateMachine").values()
+    rendered = str(machine["Properties"]["DefinitionString"])
+    for _, spec in c.INGESTION_STEPS:
+        function_id, _ = function_by_handler(dev, spec.handler)
+        assert function_id in rendered
+    mark_failed_id, _ = function_by_handler(dev, c.MARK_FAILED_FUNCTION.handler)
+    assert mark_failed_id in rendered
+
+
+def test_state_machine_is_standard_traced_and_logs_every_event(dev):
+    dev.template.has_resource_properties(
+        "AWS::StepFunctions::StateMachine",
+        {
+            "StateMachineType": "STANDARD",
+            "TracingConfiguration": {"Enabled": True},
+            "LoggingConfiguration": {
+                "Level": "ALL",
+                "IncludeExecutionData": False,
+                "Destinations": [
+                    {
+                        "CloudWatchLogsLogGroup": {
+                            "LogGroupArn": {
+                                "Fn::GetAtt": [
+                                    next(
+                                        k
+                                        for k, r in dev.of_type("AWS::Logs::LogGroup").items()
+                                        if str(r["Properties"].get("LogGroupName", "")).startswith(
+                                            "/aws/vendedlogs/states/"
+                                        )
+                                    ),
+                                    "Arn",
+                                ]
+                            }
+                        }
+                    }
+                ],
+            },
+        },
+    )
+
+
+def test_only_step_functions_are_invoked_by_the_state_machine(dev):
+    (machine,) = dev.of_type("AWS::StepFunctions::StateMachine").values()
+    role = machine["Properties"]["RoleArn"]["Fn::GetAtt"][0]
+    invoked = set()
+    for statement in role_policies(dev, role):
+        if "lambda:InvokeFunction" in as_list(statement["Action"]):
+            for resource in as_list(statement["Resource"]):
+                ref = resource.get("Fn::GetAtt") or resource["Fn::Join"][1][0]["Fn::GetAtt"]
+                invoked.add(ref[0])
+    step_handlers = {spec.handler for _, spec in c.INGESTION_STEPS} | {c.MARK_FAILED_FUNCTION.handler}
+    expected = {k for k, f in memlane_functions(dev).items() if f["Properties"]["Handler"] in step_handlers}
+    assert invoked == expected

