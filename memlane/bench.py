@@ -94,13 +94,17 @@ def bench_ingest(data_dir: Path, docs: int) -> dict:
         embedder.embed_documents(inputs[i:i + 64])
     embed_s = time.perf_counter() - start
 
-    # (b) the whole pipeline through the service the API calls
+    # (b) the whole pipeline, as bulk ingestion runs it: every document saved through the
+    # service the API calls (extract, hash, dedupe, store, enqueue), then the worker
+    # (summarize, chunk, embed in shared batches, store chunks, index)
+    from memlane.local.worker import IngestWorker
+
     start = time.perf_counter()
-    chunks = 0
-    for t in texts:
-        out = save_memory(stack.services, who, MemoryIn(content=t, title=t[:40]), inline=True)
-        chunks += out.chunk_count
+    ids = [save_memory(stack.services, who, MemoryIn(content=t, title=t[:40]), inline=False).id for t in texts]
+    IngestWorker(stack.services, stack.queue).drain()
     pipeline_s = time.perf_counter() - start
+    chunks = sum(stack.metadata.get_document(org.id, i).chunk_count for i in ids)
+    assert chunks == len(inputs), "the pipeline embedded what the embedder-alone run embedded"
     stack.close()
     return {
         "documents": docs,
@@ -154,7 +158,7 @@ def bench_recall(data_dir: Path, sizes: list[int], queries: int) -> list[dict]:
         stack.index.warm()
         who = Principal(organization_id=org.id, key_id="bench")
         qs = [" ".join(rng.choices(vocab[:2000], k=rng.randint(3, 8))) for _ in range(queries)]
-        for q in qs[:5]:
+        for q in ("warm up one", "warm up two", "warm up three"):
             recall(stack.services, who, RecallIn(query=q, limit=10))
         times = []
         for q in qs:
@@ -162,11 +166,23 @@ def bench_recall(data_dir: Path, sizes: list[int], queries: int) -> list[dict]:
             recall(stack.services, who, RecallIn(query=q, limit=10))
             times.append((time.perf_counter() - t) * 1000)
         times.sort()
+        # the same queries again: now every one is a cache hit (the ranking is cached; documents
+        # and chunks are still read from the store)
+        hits = []
+        for q in qs:
+            t = time.perf_counter()
+            recall(stack.services, who, RecallIn(query=q, limit=10))
+            hits.append((time.perf_counter() - t) * 1000)
+        hits.sort()
         rows.append({"chunks": stack.index.chunk_count(), "queries": len(times),
-                     "p50_ms": statistics.median(times), "p95_ms": times[int(len(times) * 0.95) - 1],
-                     "fill_s": fill_s})
+                     "p50_ms": statistics.median(times), "p95_ms": _p95(times),
+                     "hit_p50_ms": statistics.median(hits), "hit_p95_ms": _p95(hits), "fill_s": fill_s})
         stack.close()
     return rows
+
+
+def _p95(sorted_ms: list[float]) -> float:
+    return sorted_ms[max(0, int(len(sorted_ms) * 0.95) - 1)]
 
 
 def machine() -> str:
@@ -224,18 +240,22 @@ def main(argv: list[str] | None = None) -> int:
         "| --- | --- |",
         f"| documents / chunks | {ing['documents']} / {ing['chunks']} |",
         f"| embedder alone (all-MiniLM-L6-v2, CPU) | {ing['embedder_chunks_per_s']:.1f} chunks/s |",
-        f"| whole pipeline (extract → … → index, via the save service) | {ing['pipeline_chunks_per_s']:.1f} chunks/s |",
+        f"| whole pipeline (save service → queue → worker: extract, dedupe, summarize, chunk, embed, store, "
+        f"index) | {ing['pipeline_chunks_per_s']:.1f} chunks/s |",
         f"| pipeline overhead over the embedder (target ≤ 15%) | {ing['overhead_pct']:.1f}% |",
         "",
-        "| recall corpus (chunks) | queries | p50 | p95 | targets |",
-        "| --- | --- | --- | --- | --- |",
+        "| recall corpus (chunks) | queries | miss p50 | miss p95 | cache hit p50 | cache hit p95 | targets |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rec:
-        target = "p50 ≤ 50 ms, p95 ≤ 150 ms" if r["chunks"] >= 100_000 else ""
-        lines.append(f"| {r['chunks']:,} | {r['queries']} | {r['p50_ms']:.1f} ms | {r['p95_ms']:.1f} ms | {target} |")
-    lines += ["", "Recall latency includes embedding the query, both search legs, fusion, grouping and loading "
-              "the returned documents and chunks (the recall service the API calls, without HTTP). The recall "
-              "corpora use random unit vectors (see memlane/bench.py for why)."]
+        target = "miss p50 ≤ 50 ms, p95 ≤ 150 ms" if r["chunks"] >= 100_000 else ""
+        lines.append(f"| {r['chunks']:,} | {r['queries']} | {r['p50_ms']:.1f} ms | {r['p95_ms']:.1f} ms | "
+                     f"{r['hit_p50_ms']:.2f} ms | {r['hit_p95_ms']:.2f} ms | {target} |")
+    lines += ["", "A miss is a first recall of a query: embedding the query, both search legs, fusion, grouping "
+              "and loading the returned documents and chunks (the recall service the API calls, without HTTP). "
+              "A hit is the same query again within 300 s: the cached ranking is read and the documents and "
+              "chunks are loaded from the store. The recall corpora use random unit vectors (see "
+              "memlane/bench.py for why)."]
     write_section(Path(args.out), "core", "\n".join(lines))
     print(f"wrote {args.out}")
     return 0

@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 
 LEASE_SECONDS = 600
 MAX_ATTEMPTS = 10
+BATCH_JOBS = 16  # documents processed together, so their chunks share embedding batches
 
 
 class IngestWorker:
@@ -57,38 +58,48 @@ class IngestWorker:
                 self._wake.clear()
 
     def run_once(self) -> bool:
-        """Process one due job. Returns False when nothing was due."""
+        """Process the due jobs (up to BATCH_JOBS together). Returns False when nothing was due."""
         now = self.svc.clock.now()
-        job = self.queue.claim(now, LEASE_SECONDS)
-        if job is None:
+        jobs = []
+        while len(jobs) < BATCH_JOBS:
+            job = self.queue.claim(now, LEASE_SECONDS)
+            if job is None:
+                break
+            jobs.append(job)
+        if not jobs:
             return False
-        md = self.svc.metadata
         try:
-            IngestPipeline(self.svc).process(job.organization_id, job.document_id)
+            results = IngestPipeline(self.svc).process_many([(j.organization_id, j.document_id) for j in jobs])
         except TransientError as exc:
+            results = [exc] * len(jobs)
+        for job, result in zip(jobs, results, strict=True):
+            self._settle(job, result, now)
+        return True
+
+    def _settle(self, job, result, now) -> None:
+        md = self.svc.metadata
+        if not isinstance(result, Exception):
+            self.queue.complete(job.id)
+            self.processed += 1
+        elif isinstance(result, TransientError):
             if job.attempts >= MAX_ATTEMPTS:
                 md.set_status(job.organization_id, job.document_id, DocumentStatus.FAILED,
-                              f"gave up after {job.attempts} attempts: {exc.message}")
+                              f"gave up after {job.attempts} attempts: {result.message}")
                 self.queue.complete(job.id)
             else:
                 delay = backoff(job.attempts)
                 md.set_status(job.organization_id, job.document_id, DocumentStatus.QUEUED,
-                              f"attempt {job.attempts} failed ({exc.message}); retrying in {int(delay.total_seconds())} s")
-                self.queue.retry_later(job.id, exc.message, now + delay)
-            return True
-        except MemlaneError as exc:
-            md.set_status(job.organization_id, job.document_id, DocumentStatus.FAILED, exc.message)
+                              f"attempt {job.attempts} failed ({result.message}); "
+                              f"retrying in {int(delay.total_seconds())} s")
+                self.queue.retry_later(job.id, result.message, now + delay)
+        else:
+            if isinstance(result, MemlaneError):
+                reason = result.message
+            else:
+                log.error("processing %s failed", job.document_id, exc_info=result)
+                reason = f"{type(result).__name__}: {result}"
+            md.set_status(job.organization_id, job.document_id, DocumentStatus.FAILED, reason)
             self.queue.complete(job.id)
-            return True
-        except Exception as exc:
-            log.exception("processing %s failed", job.document_id)
-            md.set_status(job.organization_id, job.document_id, DocumentStatus.FAILED,
-                          f"{type(exc).__name__}: {exc}")
-            self.queue.complete(job.id)
-            return True
-        self.queue.complete(job.id)
-        self.processed += 1
-        return True
 
     def drain(self) -> int:
         """Process every due job now (CLI and tests)."""

@@ -85,7 +85,9 @@ def save_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool |
 
 
 def enqueue(svc: Services, doc: Document) -> None:
-    svc.queue.enqueue(IngestJob(document_id=doc.id, organization_id=doc.organization_id))
+    now = svc.clock.now()
+    svc.queue.enqueue(IngestJob(document_id=doc.id, organization_id=doc.organization_id, not_before=now,
+                                created_at=now))
     if svc.on_enqueued is not None:
         svc.on_enqueued(doc)
 
