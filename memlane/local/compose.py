@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from memlane.adapters.local.blob_store import SqliteBlobStore
 from memlane.adapters.local.cache import SqliteCache
+from memlane.adapters.local.idempotency import SqliteIdempotencyLayer
 from memlane.adapters.local.job_queue import SqliteJobQueue
 from memlane.adapters.local.metadata_store import SqliteMetadataStore
 from memlane.adapters.local.search_index import SqliteSearchIndex
@@ -60,5 +61,5 @@ def build_local(settings: Settings, embedder=None, summarizer=None) -> LocalStac
     queue = SqliteJobQueue(db)
     svc = Services(settings=settings, metadata=metadata, blobs=SqliteBlobStore(db), index=index,
                    embedder=embedder, summarizer=summarizer or make_summarizer(settings), queue=queue,
-                   cache=SqliteCache(db))
+                   cache=SqliteCache(db), idempotency=SqliteIdempotencyLayer(db))
     return LocalStack(db=db, services=svc, queue=queue, index=index, metadata=metadata)

@@ -43,3 +43,4 @@ class Services:
     background: Any = None
     cache: Cache | None = None  # recall results (spec §4.7); no caching when None
     rate_limiter: Any = None  # memlane.services.ratelimit.RateLimiter; unlimited when None
+    idempotency: Any = None  # a Powertools idempotency persistence layer; Idempotency-Key ignored when None

@@ -371,3 +371,23 @@ def _pdf_with_text(text: str) -> bytes:
         out.write(f"{off:010d} 00000 n \n".encode())
     out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
     return out.getvalue()
+
+
+# ----------------------------------------------------------------------------- reliability row 1
+
+
+def test_idempotency_key_replays_the_first_response_and_rejects_another_body(server):
+    body = {"content": "Idempotent note: the fire drill is on Tuesday.", "title": "Drill"}
+    headers = {"Idempotency-Key": "save-123"}
+    first = server.client.post("/v3/memory", json=body, headers=headers)
+    again = server.client.post("/v3/memory", json=body, headers=headers)
+    assert first.status_code == again.status_code == 201
+    assert again.json() == first.json()
+    other = server.client.post("/v3/memory", json={**body, "content": "A different note."}, headers=headers)
+    assert other.status_code == 409 and "Idempotency-Key" in other.json()["error"]
+    docs = server.client.post("/v3/recall", json={"query": "", "limit": 100}).json()["results"]
+    assert [d["document_id"] for d in docs] == [first.json()["id"]]
+    # keys are per organization: another tenant's identical key is its own request
+    rival = server.as_key(server.new_key("idem-rival"))
+    theirs = rival.post("/v3/memory", json=body, headers=headers)
+    assert theirs.status_code == 201 and theirs.json()["id"] != first.json()["id"]

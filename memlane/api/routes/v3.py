@@ -25,7 +25,7 @@ from memlane.domain.requests import (
     WhoAmI,
 )
 from memlane.recall.service import recall as recall_service
-from memlane.services import graph, memory, projects
+from memlane.services import graph, idempotency, memory, projects
 from memlane.services.context import Services
 
 router = Router()
@@ -42,11 +42,17 @@ def _json(status: int, model) -> Response:
 @router.post("/v3/memory", tags=["memory"], summary="Save content",
              responses={201: {"description": "Processed"}, 202: {"description": "Queued"}})
 def save_memory(body: MemoryIn) -> Response[MemoryOut]:
-    out = memory.save_memory(services(), principal_of(router), body)
-    status = 201 if out.status == DocumentStatus.READY else 202
-    if out.duplicate:
-        status = 200
-    return _json(status, out)
+    svc, who = services(), principal_of(router)
+
+    def save() -> dict:
+        out = memory.save_memory(svc, who, body)
+        status = 200 if out.duplicate else 201 if out.status == DocumentStatus.READY else 202
+        return {"status": status, "body": out.model_dump(mode="json")}
+
+    key = router.current_event.headers.get("Idempotency-Key")  # case-insensitive in Powertools v3
+    result = save() if key is None or svc.idempotency is None else idempotency.run_once(
+        svc.idempotency, who.organization_id, key, body.model_dump(mode="json"), save)
+    return Response(status_code=result["status"], content_type="application/json", body=result["body"])
 
 
 @router.post("/v3/recall", tags=["memory"], summary="Hybrid recall")
