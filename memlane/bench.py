@@ -185,6 +185,37 @@ def _p95(sorted_ms: list[float]) -> float:
     return sorted_ms[max(0, int(len(sorted_ms) * 0.95) - 1)]
 
 
+def bench_load(data_dir: Path, clients: int, seconds: float) -> dict:
+    """Reliability row 19 on a real server on loopback: concurrent clients saving and recalling."""
+    import socket
+
+    from memlane.adapters.local.embedder import MiniLMEmbedder
+    from memlane.loadtest import run_load
+    from memlane.local.server import LocalServer
+    from memlane.services.keys import create_key
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    embedder = MiniLMEmbedder()
+    server = LocalServer(Settings(data_dir=data_dir / "load"), port=port, embedder=embedder)
+    server.prepare()
+    embedder.embed_query("warm up")
+    keys = [create_key(server.stack.metadata, "load", f"c{i}", rate_limit_per_minute=1_000_000)[0]
+            for i in range(clients)]
+    server.start_in_thread()
+    try:
+        report = run_load(f"http://127.0.0.1:{port}", keys, seconds)
+        org = server.stack.metadata.find_organization_by_slug("load")
+        stored = server.stack.metadata.all_document_ids(org.id)
+        summary = report.summary()
+        summary["lost_or_duplicated"] = len(stored ^ set(report.saved_ids)) + (
+            len(report.saved_ids) - len(set(report.saved_ids)))
+        return summary
+    finally:
+        server.shutdown()
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -223,12 +254,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="10000,100000", help="corpus sizes (chunks) for recall")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--out", default="BENCHMARKS.md")
+    ap.add_argument("--load-clients", type=int, default=50)
+    ap.add_argument("--load-seconds", type=float, default=60.0, help="0 skips the load run")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="memlane-bench-") as tmp:
         ing = bench_ingest(Path(tmp), args.docs)
         print(f"ingest: {ing}", flush=True)
         rec = bench_recall(Path(tmp), [int(s) for s in args.sizes.split(",")], args.queries)
         print(f"recall: {rec}", flush=True)
+        load = bench_load(Path(tmp), args.load_clients, args.load_seconds) if args.load_seconds > 0 else None
+        print(f"load: {load}", flush=True)
     lines = [
         "## Core: ingestion and recall (embedded default)",
         "",
@@ -256,6 +291,14 @@ def main(argv: list[str] | None = None) -> int:
               "A hit is the same query again within 300 s: the cached ranking is read and the documents and "
               "chunks are loaded from the store. The recall corpora use random unit vectors (see "
               "memlane/bench.py for why)."]
+    if load is not None:
+        lines += ["", f"Concurrent load on the local server over HTTP (reliability row 19): {load['clients']} clients, "
+                  f"each with its own key, saving a note then recalling it, for {load['seconds']} s.", "",
+                  "| requests | throughput | errors | lost or duplicated | save p50 / p95 | recall p50 / p95 |",
+                  "| --- | --- | --- | --- | --- | --- |",
+                  f"| {load['requests']} | {load['throughput_rps']} req/s | {load['errors']} | "
+                  f"{load['lost_or_duplicated']} | {load['save_p50_ms']} / {load['save_p95_ms']} ms | "
+                  f"{load['recall_p50_ms']} / {load['recall_p95_ms']} ms |"]
     write_section(Path(args.out), "core", "\n".join(lines))
     print(f"wrote {args.out}")
     return 0
