@@ -37,13 +37,97 @@ from memlane.services.context import Principal
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
 
-WORDS = ("memory recall vector index search query document chunk embedding score python lambda server "
-         "project cache token sentence paragraph section heading title summary metadata tag version "
-         "forget schedule queue worker crawl page docset retrieve snippet budget fusion recency weight "
-         "tenant organization key limit filter content markdown html code json pdf email note storage "
-         "database table column row transaction commit rollback lock thread process signal socket "
-         "network request response header body status error retry backoff timeout latency throughput "
-         "benchmark machine core memory disk file directory path module package function class method").split()
+WORDS = [
+    "memory",
+    "recall",
+    "vector",
+    "index",
+    "search",
+    "query",
+    "document",
+    "chunk",
+    "embedding",
+    "score",
+    "python",
+    "lambda",
+    "server",
+    "project",
+    "cache",
+    "token",
+    "sentence",
+    "paragraph",
+    "section",
+    "heading",
+    "title",
+    "summary",
+    "metadata",
+    "tag",
+    "version",
+    "forget",
+    "schedule",
+    "queue",
+    "worker",
+    "crawl",
+    "page",
+    "docset",
+    "retrieve",
+    "snippet",
+    "budget",
+    "fusion",
+    "recency",
+    "weight",
+    "tenant",
+    "organization",
+    "key",
+    "limit",
+    "filter",
+    "content",
+    "markdown",
+    "html",
+    "code",
+    "json",
+    "pdf",
+    "email",
+    "note",
+    "storage",
+    "database",
+    "table",
+    "column",
+    "row",
+    "transaction",
+    "commit",
+    "rollback",
+    "lock",
+    "thread",
+    "process",
+    "signal",
+    "socket",
+    "network",
+    "request",
+    "response",
+    "header",
+    "body",
+    "status",
+    "error",
+    "retry",
+    "backoff",
+    "timeout",
+    "latency",
+    "throughput",
+    "benchmark",
+    "machine",
+    "core",
+    "memory",
+    "disk",
+    "file",
+    "directory",
+    "path",
+    "module",
+    "package",
+    "function",
+    "class",
+    "method",
+]
 
 
 def _sentence(rng: random.Random, vocab: list[str], weights: list[float]) -> str:
@@ -86,12 +170,13 @@ def bench_ingest(data_dir: Path, docs: int) -> dict:
     now = datetime.now(UTC)
     inputs: list[str] = []
     for t in texts:
-        doc = Document(organization_id=org.id, project_id="p", user_id="u", title=t[:40], content=t,
-                       created_at=now)
+        doc = Document(
+            organization_id=org.id, project_id="p", user_id="u", title=t[:40], content=t, created_at=now
+        )
         inputs.extend(embedding_text(c) for c in make_chunks(doc, chunk_text(t)))
     start = time.perf_counter()
     for i in range(0, len(inputs), 64):
-        embedder.embed_documents(inputs[i:i + 64])
+        embedder.embed_documents(inputs[i : i + 64])
     embed_s = time.perf_counter() - start
 
     # (b) the whole pipeline, as bulk ingestion runs it: every document saved through the
@@ -100,7 +185,9 @@ def bench_ingest(data_dir: Path, docs: int) -> dict:
     from memlane.local.worker import IngestWorker
 
     start = time.perf_counter()
-    ids = [save_memory(stack.services, who, MemoryIn(content=t, title=t[:40]), inline=False).id for t in texts]
+    ids = [
+        save_memory(stack.services, who, MemoryIn(content=t, title=t[:40]), inline=False).id for t in texts
+    ]
     IngestWorker(stack.services, stack.queue).drain()
     pipeline_s = time.perf_counter() - start
     chunks = sum(stack.metadata.get_document(org.id, i).chunk_count for i in ids)
@@ -124,18 +211,41 @@ def _fill(stack, org_id: str, project_id: str, n_chunks: int, dim: int) -> None:
     batch_docs: list[Document] = []
     for d in range(n_chunks // per_doc):
         created = now - timedelta(days=rng.random() * 365)
-        doc = Document(organization_id=org_id, project_id=project_id, user_id="bench", title=f"Doc {d}",
-                       content="", created_at=created, status=DocumentStatus.READY, chunk_count=per_doc)
-        chunks = [Chunk(id=chunk_id_for(doc.id, i), document_id=doc.id, organization_id=org_id,
-                        project_id=project_id, content=" ".join(_sentence(rng, vocab, weights) for _ in range(12)),
-                        chunk_index=i, chunk_count=per_doc, start_offset=0, end_offset=0, title=doc.title,
-                        content_type=ContentType.TEXT, created_at=created) for i in range(per_doc)]
+        doc = Document(
+            organization_id=org_id,
+            project_id=project_id,
+            user_id="bench",
+            title=f"Doc {d}",
+            content="",
+            created_at=created,
+            status=DocumentStatus.READY,
+            chunk_count=per_doc,
+        )
+        chunks = [
+            Chunk(
+                id=chunk_id_for(doc.id, i),
+                document_id=doc.id,
+                organization_id=org_id,
+                project_id=project_id,
+                content=" ".join(_sentence(rng, vocab, weights) for _ in range(12)),
+                chunk_index=i,
+                chunk_count=per_doc,
+                start_offset=0,
+                end_offset=0,
+                title=doc.title,
+                content_type=ContentType.TEXT,
+                created_at=created,
+            )
+            for i in range(per_doc)
+        ]
         vecs = nprng.standard_normal((per_doc, dim)).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
         stack.metadata.put_document(doc)
         stack.metadata.put_chunks(org_id, doc.id, chunks)
-        stack.index.upsert(stack.services.embedder.id,
-                           [IndexedChunk(chunk=c, vector=v) for c, v in zip(chunks, vecs, strict=True)])
+        stack.index.upsert(
+            stack.services.embedder.id,
+            [IndexedChunk(chunk=c, vector=v) for c, v in zip(chunks, vecs, strict=True)],
+        )
         batch_docs.append(doc)
 
 
@@ -174,9 +284,17 @@ def bench_recall(data_dir: Path, sizes: list[int], queries: int) -> list[dict]:
             recall(stack.services, who, RecallIn(query=q, limit=10))
             hits.append((time.perf_counter() - t) * 1000)
         hits.sort()
-        rows.append({"chunks": stack.index.chunk_count(), "queries": len(times),
-                     "p50_ms": statistics.median(times), "p95_ms": _p95(times),
-                     "hit_p50_ms": statistics.median(hits), "hit_p95_ms": _p95(hits), "fill_s": fill_s})
+        rows.append(
+            {
+                "chunks": stack.index.chunk_count(),
+                "queries": len(times),
+                "p50_ms": statistics.median(times),
+                "p95_ms": _p95(times),
+                "hit_p50_ms": statistics.median(hits),
+                "hit_p95_ms": _p95(hits),
+                "fill_s": fill_s,
+            }
+        )
         stack.close()
     return rows
 
@@ -201,8 +319,10 @@ def bench_load(data_dir: Path, clients: int, seconds: float) -> dict:
     server = LocalServer(Settings(data_dir=data_dir / "load"), port=port, embedder=embedder)
     server.prepare()
     embedder.embed_query("warm up")
-    keys = [create_key(server.stack.metadata, "load", f"c{i}", rate_limit_per_minute=1_000_000)[0]
-            for i in range(clients)]
+    keys = [
+        create_key(server.stack.metadata, "load", f"c{i}", rate_limit_per_minute=1_000_000)[0]
+        for i in range(clients)
+    ]
     server.start_in_thread()
     try:
         report = run_load(f"http://127.0.0.1:{port}", keys, seconds)
@@ -210,7 +330,8 @@ def bench_load(data_dir: Path, clients: int, seconds: float) -> dict:
         stored = server.stack.metadata.all_document_ids(org.id)
         summary = report.summary()
         summary["lost_or_duplicated"] = len(stored ^ set(report.saved_ids)) + (
-            len(report.saved_ids) - len(set(report.saved_ids)))
+            len(report.saved_ids) - len(set(report.saved_ids))
+        )
         return summary
     finally:
         server.shutdown()
@@ -284,21 +405,30 @@ def main(argv: list[str] | None = None) -> int:
     ]
     for r in rec:
         target = "miss p50 ≤ 50 ms, p95 ≤ 150 ms" if r["chunks"] >= 100_000 else ""
-        lines.append(f"| {r['chunks']:,} | {r['queries']} | {r['p50_ms']:.1f} ms | {r['p95_ms']:.1f} ms | "
-                     f"{r['hit_p50_ms']:.2f} ms | {r['hit_p95_ms']:.2f} ms | {target} |")
-    lines += ["", "A miss is a first recall of a query: embedding the query, both search legs, fusion, grouping "
-              "and loading the returned documents and chunks (the recall service the API calls, without HTTP). "
-              "A hit is the same query again within 300 s: the cached ranking is read and the documents and "
-              "chunks are loaded from the store. The recall corpora use random unit vectors (see "
-              "memlane/bench.py for why)."]
+        lines.append(
+            f"| {r['chunks']:,} | {r['queries']} | {r['p50_ms']:.1f} ms | {r['p95_ms']:.1f} ms | "
+            f"{r['hit_p50_ms']:.2f} ms | {r['hit_p95_ms']:.2f} ms | {target} |"
+        )
+    lines += [
+        "",
+        "A miss is a first recall of a query: embedding the query, both search legs, fusion, grouping "
+        "and loading the returned documents and chunks (the recall service the API calls, without HTTP). "
+        "A hit is the same query again within 300 s: the cached ranking is read and the documents and "
+        "chunks are loaded from the store. The recall corpora use random unit vectors (see "
+        "memlane/bench.py for why).",
+    ]
     if load is not None:
-        lines += ["", f"Concurrent load on the local server over HTTP (reliability row 19): {load['clients']} clients, "
-                  f"each with its own key, saving a note then recalling it, for {load['seconds']} s.", "",
-                  "| requests | throughput | errors | lost or duplicated | save p50 / p95 | recall p50 / p95 |",
-                  "| --- | --- | --- | --- | --- | --- |",
-                  f"| {load['requests']} | {load['throughput_rps']} req/s | {load['errors']} | "
-                  f"{load['lost_or_duplicated']} | {load['save_p50_ms']} / {load['save_p95_ms']} ms | "
-                  f"{load['recall_p50_ms']} / {load['recall_p95_ms']} ms |"]
+        lines += [
+            "",
+            f"Concurrent load on the local server over HTTP (reliability row 19): {load['clients']} clients, "
+            f"each with its own key, saving a note then recalling it, for {load['seconds']} s.",
+            "",
+            "| requests | throughput | errors | lost or duplicated | save p50 / p95 | recall p50 / p95 |",
+            "| --- | --- | --- | --- | --- | --- |",
+            f"| {load['requests']} | {load['throughput_rps']} req/s | {load['errors']} | "
+            f"{load['lost_or_duplicated']} | {load['save_p50_ms']} / {load['save_p95_ms']} ms | "
+            f"{load['recall_p50_ms']} / {load['recall_p95_ms']} ms |",
+        ]
     write_section(Path(args.out), "core", "\n".join(lines))
     print(f"wrote {args.out}")
     return 0

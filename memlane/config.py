@@ -38,8 +38,11 @@ class Settings(BaseModel):
     def from_env(cls, **overrides) -> Settings:
         env = os.environ
         values: dict = {}
-        for name, key in (("weight_vector", "MEMLANE_WEIGHT_VECTOR"), ("weight_text", "MEMLANE_WEIGHT_TEXT"),
-                          ("weight_recency", "MEMLANE_WEIGHT_RECENCY")):
+        for name, key in (
+            ("weight_vector", "MEMLANE_WEIGHT_VECTOR"),
+            ("weight_text", "MEMLANE_WEIGHT_TEXT"),
+            ("weight_recency", "MEMLANE_WEIGHT_RECENCY"),
+        ):
             if env.get(key):
                 values[name] = float(env[key])
         if env.get("MEMLANE_INLINE_MAX_CHARS"):

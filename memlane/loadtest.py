@@ -34,8 +34,12 @@ class LoadReport:
 
     def summary(self) -> dict:
         return {
-            "clients": self.clients, "seconds": round(self.seconds, 1), "requests": self.requests,
-            "errors": len(self.errors), "saves": len(self.save_ms), "recalls": len(self.recall_ms),
+            "clients": self.clients,
+            "seconds": round(self.seconds, 1),
+            "requests": self.requests,
+            "errors": len(self.errors),
+            "saves": len(self.save_ms),
+            "recalls": len(self.recall_ms),
             "throughput_rps": round(self.requests / self.seconds, 1) if self.seconds else 0.0,
             "save_p50_ms": round(statistics.median(self.save_ms), 1) if self.save_ms else 0.0,
             "save_p95_ms": round(self._pct(self.save_ms, 0.95), 1),

@@ -4,12 +4,11 @@ tests marked `slow` load the real all-MiniLM-L6-v2 once per session."""
 from __future__ import annotations
 
 import pytest
+from fakes import FixedClock, HashEmbedder  # noqa: F401  (tests/ is on pythonpath)
 
 from memlane.config import Settings
 from memlane.services.context import Principal
 from memlane.services.keys import ensure_organization
-
-from fakes import FixedClock, HashEmbedder  # noqa: F401  (tests/ is on pythonpath)
 
 
 @pytest.fixture
@@ -22,7 +21,9 @@ def stack(tmp_path, hash_embedder):
     from memlane.ingest.summarize import LocalSummarizer
     from memlane.local.compose import build_local
 
-    s = build_local(Settings(data_dir=tmp_path / "data"), embedder=hash_embedder, summarizer=LocalSummarizer())
+    s = build_local(
+        Settings(data_dir=tmp_path / "data"), embedder=hash_embedder, summarizer=LocalSummarizer()
+    )
     yield s
     s.close()
 

@@ -23,5 +23,9 @@ def principal_of(router: Router) -> Principal:
 
 def authorizer_context(p: Principal) -> dict[str, str]:
     """API Gateway passes authorizer context values as strings."""
-    return {"organization_id": p.organization_id, "key_id": p.key_id, "user_id": p.user_id,
-            "rate_limit": str(p.rate_limit_per_minute)}
+    return {
+        "organization_id": p.organization_id,
+        "key_id": p.key_id,
+        "user_id": p.user_id,
+        "rate_limit": str(p.rate_limit_per_minute),
+    }

@@ -34,7 +34,8 @@ def error_body(message: str) -> str:
 
 
 def _field_path(loc: Sequence[Any]) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+    # Only the first element names the request location: a body field may itself be called "query".
+    parts = [str(p) for i, p in enumerate(loc) if i > 0 or p not in ("body", "query", "path", "header")]
     # pydantic puts the validator's type in the path for unions/annotated types; drop those
     parts = [p for p in parts if not p.startswith(("function-", "constrained-"))]
     return ".".join(parts)
@@ -56,6 +57,6 @@ def describe_validation_errors(errors: Sequence[dict[str, Any]]) -> str:
         elif kind == "extra_forbidden":
             msg = "is not a recognised field (server-owned or unknown)"
         elif msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
+            msg = msg[len("Value error, ") :]
         messages.append(f"{field}: {msg}" if field else msg)
     return "; ".join(dict.fromkeys(messages)) or "invalid request"

@@ -35,12 +35,19 @@ class _Request(BaseModel):
 
 
 class MemoryIn(_Request):
-    content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS,
-                         description="The content to remember. PDFs are sent base64-encoded with content_type pdf.")
+    content: str = Field(
+        min_length=1,
+        max_length=MAX_CONTENT_CHARS,
+        description="The content to remember. PDFs are sent base64-encoded with content_type pdf.",
+    )
     title: str | None = Field(default=None, max_length=500)
     source_url: HttpUrl | None = None
-    content_type: ContentType | None = Field(default=None, description="Detected from the content when omitted.")
-    project_id: UUIDStr | None = Field(default=None, description="Defaults to the organization's default project.")
+    content_type: ContentType | None = Field(
+        default=None, description="Detected from the content when omitted."
+    )
+    project_id: UUIDStr | None = Field(
+        default=None, description="Defaults to the organization's default project."
+    )
     metadata: dict[str, Any] = Field(default_factory=dict)
     updates_memory_id: UUIDStr | None = None
     forget_after: datetime | None = Field(default=None, description="ISO 8601, in the future.")
@@ -200,8 +207,9 @@ class DocumentOut(BaseModel):
     chunk_count: int
     superseded_by: str | None = None
     chunks: list[ChunkOut]
-    versions: list[VersionOut] | None = Field(default=None, description="With ?include_versions=true: "
-                                              "every version, oldest first.")
+    versions: list[VersionOut] | None = Field(
+        default=None, description="With ?include_versions=true: every version, oldest first."
+    )
 
 
 class WhoAmI(BaseModel):

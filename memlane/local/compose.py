@@ -59,7 +59,15 @@ def build_local(settings: Settings, embedder=None, summarizer=None) -> LocalStac
     metadata = SqliteMetadataStore(db)
     index = SqliteSearchIndex(db, embedder.dimension)
     queue = SqliteJobQueue(db)
-    svc = Services(settings=settings, metadata=metadata, blobs=SqliteBlobStore(db), index=index,
-                   embedder=embedder, summarizer=summarizer or make_summarizer(settings), queue=queue,
-                   cache=SqliteCache(db), idempotency=SqliteIdempotencyLayer(db))
+    svc = Services(
+        settings=settings,
+        metadata=metadata,
+        blobs=SqliteBlobStore(db),
+        index=index,
+        embedder=embedder,
+        summarizer=summarizer or make_summarizer(settings),
+        queue=queue,
+        cache=SqliteCache(db),
+        idempotency=SqliteIdempotencyLayer(db),
+    )
     return LocalStack(db=db, services=svc, queue=queue, index=index, metadata=metadata)

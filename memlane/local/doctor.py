@@ -24,32 +24,52 @@ class DoctorReport:
 
     @property
     def total(self) -> int:
-        return sum(len(v) for v in (self.index_orphans, self.missing_from_index, self.chunk_orphans,
-                                    self.blob_orphans, self.cache_orphans))
+        return sum(
+            len(v)
+            for v in (
+                self.index_orphans,
+                self.missing_from_index,
+                self.chunk_orphans,
+                self.blob_orphans,
+                self.cache_orphans,
+            )
+        )
 
     def as_dict(self) -> dict:
-        return {"index_orphans": len(self.index_orphans), "missing_from_index": len(self.missing_from_index),
-                "chunk_orphans": len(self.chunk_orphans), "blob_orphans": len(self.blob_orphans),
-                "cache_orphans": len(self.cache_orphans), "total": self.total, "repaired": self.repaired}
+        return {
+            "index_orphans": len(self.index_orphans),
+            "missing_from_index": len(self.missing_from_index),
+            "chunk_orphans": len(self.chunk_orphans),
+            "blob_orphans": len(self.blob_orphans),
+            "cache_orphans": len(self.cache_orphans),
+            "total": self.total,
+            "repaired": self.repaired,
+        }
 
 
 def examine(stack: LocalStack, repair: bool = False) -> DoctorReport:
     conn = stack.db.connection()
-    docs = {r["id"]: (r["organization_id"], r["status"], r["chunk_count"])
-            for r in conn.execute("SELECT id, organization_id, status, chunk_count FROM documents")}
+    docs = {
+        r["id"]: (r["organization_id"], r["status"], r["chunk_count"])
+        for r in conn.execute("SELECT id, organization_id, status, chunk_count FROM documents")
+    }
     report = DoctorReport()
-    indexed = {r["document_id"]: r["organization_id"]
-               for r in conn.execute("SELECT DISTINCT document_id, organization_id FROM search_rows")}
+    indexed = {
+        r["document_id"]: r["organization_id"]
+        for r in conn.execute("SELECT DISTINCT document_id, organization_id FROM search_rows")
+    }
     report.index_orphans = sorted(set(indexed) - set(docs))
     report.missing_from_index = sorted(
-        d for d, (_, status, count) in docs.items()
+        d
+        for d, (_, status, count) in docs.items()
         if status == DocumentStatus.READY.value and count > 0 and d not in indexed
     )
     report.chunk_orphans = sorted(
         {r["document_id"] for r in conn.execute("SELECT DISTINCT document_id FROM chunks")} - set(docs)
     )
     report.blob_orphans = sorted(
-        key for key in stack.services.blobs.keys("raw/")
+        key
+        for key in stack.services.blobs.keys("raw/")
         if key.rsplit("/", 1)[-1] not in docs or docs[key.rsplit("/", 1)[-1]][1] == DocumentStatus.READY.value
     )
     report.cache_orphans = sorted(stack.services.cache.document_ids() - set(docs))
@@ -70,7 +90,9 @@ def _repair(stack: LocalStack, report: DoctorReport, indexed: dict, docs: dict) 
         if chunks:
             pipeline.index(chunks, pipeline.embed(chunks))
         else:
-            svc.metadata.set_status(org, doc_id, DocumentStatus.QUEUED, "re-queued by doctor: no chunk records")
+            svc.metadata.set_status(
+                org, doc_id, DocumentStatus.QUEUED, "re-queued by doctor: no chunk records"
+            )
             from memlane.domain.models import IngestJob
 
             svc.queue.enqueue(IngestJob(document_id=doc_id, organization_id=org))

@@ -28,8 +28,15 @@ class GatewayResponse:
     body: bytes
 
 
-def build_event(method: str, path: str, query: str, headers: Mapping[str, str], body: bytes,
-                authorizer: Mapping[str, str] | None, source_ip: str = "127.0.0.1") -> dict:
+def build_event(
+    method: str,
+    path: str,
+    query: str,
+    headers: Mapping[str, str],
+    body: bytes,
+    authorizer: Mapping[str, str] | None,
+    source_ip: str = "127.0.0.1",
+) -> dict:
     try:
         text = body.decode("utf-8")
         is_b64 = False
@@ -67,8 +74,9 @@ def build_event(method: str, path: str, query: str, headers: Mapping[str, str], 
 
 
 class LocalGateway:
-    def __init__(self, api: MemlaneApi, services: Services, *, no_auth: bool = False,
-                 allow_all_origins: bool = False) -> None:
+    def __init__(
+        self, api: MemlaneApi, services: Services, *, no_auth: bool = False, allow_all_origins: bool = False
+    ) -> None:
         self.api = api
         self.services = services
         # Browser origins: the Vidurai seed's allow-list unless --allow-all-origins.
@@ -76,8 +84,15 @@ class LocalGateway:
         # --no-auth: a request without a key acts as the local default organization (loopback only).
         self.no_auth_principal = local_principal(services.metadata) if no_auth else None
 
-    def handle(self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes,
-               source_ip: str = "127.0.0.1") -> GatewayResponse:
+    def handle(
+        self,
+        method: str,
+        path: str,
+        query: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        source_ip: str = "127.0.0.1",
+    ) -> GatewayResponse:
         origin = header(headers, "origin")
         refused = self._refuse(origin, headers)
         if refused is not None:
@@ -89,9 +104,11 @@ class LocalGateway:
             try:
                 authorizer = authorizer_context(self._authenticate(headers))
             except AuthenticationError as exc:
-                return GatewayResponse(401, {"Content-Type": "application/json",
-                                             "WWW-Authenticate": 'Bearer realm="memlane"'},
-                                       error_body(exc.message).encode())
+                return GatewayResponse(
+                    401,
+                    {"Content-Type": "application/json", "WWW-Authenticate": 'Bearer realm="memlane"'},
+                    error_body(exc.message).encode(),
+                )
         event = build_event(method.upper(), path, query, headers, body, authorizer, source_ip)
         result = self.api.handle(event, None)
         out_headers = {k: str(v) for k, v in (result.get("headers") or {}).items()}
@@ -124,8 +141,11 @@ class LocalGateway:
         return None
 
     def _preflight(self, origin: str | None, headers: Mapping[str, str]) -> GatewayResponse:
-        return GatewayResponse(204, self.origins.preflight_headers(
-            origin, header(headers, "access-control-request-headers")), b"")
+        return GatewayResponse(
+            204,
+            self.origins.preflight_headers(origin, header(headers, "access-control-request-headers")),
+            b"",
+        )
 
 
 def _json_error(status: int, message: str) -> GatewayResponse:
@@ -136,7 +156,7 @@ def is_loopback_host(host_header: str) -> bool:
     """`localhost[:port]`, `127.x.x.x[:port]` or `[::1][:port]`."""
     host = host_header.strip().lower()
     if host.startswith("["):
-        host = host[1:host.find("]")] if "]" in host else host
+        host = host[1 : host.find("]")] if "]" in host else host
     else:
         host = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
     if host == "localhost":

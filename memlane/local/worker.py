@@ -69,7 +69,9 @@ class IngestWorker:
         if not jobs:
             return False
         try:
-            results = IngestPipeline(self.svc).process_many([(j.organization_id, j.document_id) for j in jobs])
+            results = IngestPipeline(self.svc).process_many(
+                [(j.organization_id, j.document_id) for j in jobs]
+            )
         except TransientError as exc:
             results = [exc] * len(jobs)
         for job, result in zip(jobs, results, strict=True):
@@ -83,14 +85,22 @@ class IngestWorker:
             self.processed += 1
         elif isinstance(result, TransientError):
             if job.attempts >= MAX_ATTEMPTS:
-                md.set_status(job.organization_id, job.document_id, DocumentStatus.FAILED,
-                              f"gave up after {job.attempts} attempts: {result.message}")
+                md.set_status(
+                    job.organization_id,
+                    job.document_id,
+                    DocumentStatus.FAILED,
+                    f"gave up after {job.attempts} attempts: {result.message}",
+                )
                 self.queue.complete(job.id)
             else:
                 delay = backoff(job.attempts)
-                md.set_status(job.organization_id, job.document_id, DocumentStatus.QUEUED,
-                              f"attempt {job.attempts} failed ({result.message}); "
-                              f"retrying in {int(delay.total_seconds())} s")
+                md.set_status(
+                    job.organization_id,
+                    job.document_id,
+                    DocumentStatus.QUEUED,
+                    f"attempt {job.attempts} failed ({result.message}); "
+                    f"retrying in {int(delay.total_seconds())} s",
+                )
                 self.queue.retry_later(job.id, result.message, now + delay)
         else:
             if isinstance(result, MemlaneError):

@@ -98,7 +98,9 @@ def fuse_scores(legs: LegResults, now: datetime, weights: FusionWeights | None =
     return fused
 
 
-def group_by_document(chunks: Iterable[ScoredChunk], max_chunks_per_document: int = 3) -> list[ScoredDocument]:
+def group_by_document(
+    chunks: Iterable[ScoredChunk], max_chunks_per_document: int = 3
+) -> list[ScoredDocument]:
     """Group chunks by document (spec §4.6): a document ranks by its best chunk; the chunks shown
     are its best few, in index order."""
     groups: dict[str, ScoredDocument] = {}

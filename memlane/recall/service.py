@@ -49,8 +49,12 @@ def _filters(body: RecallIn) -> RecallFilters:
         after = datetime(after.year, after.month, after.day, tzinfo=UTC)
     elif isinstance(after, datetime) and after.tzinfo is None:
         after = after.replace(tzinfo=UTC)
-    return RecallFilters(content_types=tuple(f.content_type or ()), created_after=after,
-                         tags=tuple(f.tags or ()), include_superseded=body.include_versions)
+    return RecallFilters(
+        content_types=tuple(f.content_type or ()),
+        created_after=after,
+        tags=tuple(f.tags or ()),
+        include_superseded=body.include_versions,
+    )
 
 
 def resolve_scope(svc: Services, who: Principal, body: RecallIn) -> tuple[str, ...]:
@@ -90,8 +94,9 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn) -> list[RankedDocume
     now = scope.now
     weights = svc.settings.fusion
     if not body.query.strip():
-        docs = svc.metadata.recent_documents(scope.organization_id, scope.project_ids, scope.filters, now,
-                                             body.limit)
+        docs = svc.metadata.recent_documents(
+            scope.organization_id, scope.project_ids, scope.filters, now, body.limit
+        )
         out = []
         for d in docs:
             score = recency_bonus(d.created_at, now, weights)
@@ -102,39 +107,57 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn) -> list[RankedDocume
     k = max(svc.settings.candidate_k, body.limit * 5)
     legs = svc.index.search(scope, body.query, query_vector, k)
     groups = group_by_document(fuse_scores(legs, now, weights), svc.settings.max_chunks_per_document)
-    return [RankedDocument(g.document_id, g.score, [RankedChunk(c.chunk_id, c.chunk_index, c.score)
-                                                   for c in g.chunks])
-            for g in groups[: body.limit * 2]]
+    return [
+        RankedDocument(
+            g.document_id, g.score, [RankedChunk(c.chunk_id, c.chunk_index, c.score) for c in g.chunks]
+        )
+        for g in groups[: body.limit * 2]
+    ]
 
 
 def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
     started = time.perf_counter()
     now = svc.clock.now()
-    scope = SearchScope(organization_id=who.organization_id, project_ids=resolve_scope(svc, who, body),
-                        filters=_filters(body), now=now)
+    scope = SearchScope(
+        organization_id=who.organization_id,
+        project_ids=resolve_scope(svc, who, body),
+        filters=_filters(body),
+        now=now,
+    )
     key = cache_key(svc, scope, body)
     ranking: list[RankedDocument] | None = None
     if key is not None:
         cached = svc.cache.get(key, now)
         if cached is not None:
-            ranking = [RankedDocument(d["document_id"], d["score"], [RankedChunk(**c) for c in d["chunks"]])
-                       for d in json.loads(cached)]
+            ranking = [
+                RankedDocument(d["document_id"], d["score"], [RankedChunk(**c) for c in d["chunks"]])
+                for d in json.loads(cached)
+            ]
     if ranking is None:
         ranking = rank(svc, scope, body)
         if key is not None:
-            svc.cache.set(key, json.dumps([asdict(r) for r in ranking]).encode(), CACHE_TTL_SECONDS, now,
-                          document_ids=[r.document_id for r in ranking])
+            svc.cache.set(
+                key,
+                json.dumps([asdict(r) for r in ranking]).encode(),
+                CACHE_TTL_SECONDS,
+                now,
+                document_ids=[r.document_id for r in ranking],
+            )
     results = materialize(svc, who, ranking, body, now)
     _touch(svc, who, [r.document_id for r in results], now)
-    return RecallOut(results=results, total=len(results),
-                     query_time_ms=round((time.perf_counter() - started) * 1000, 2))
+    return RecallOut(
+        results=results, total=len(results), query_time_ms=round((time.perf_counter() - started) * 1000, 2)
+    )
 
 
-def materialize(svc: Services, who: Principal, ranking: list[RankedDocument], body: RecallIn,
-                now: datetime) -> list[RecalledDocument]:
+def materialize(
+    svc: Services, who: Principal, ranking: list[RankedDocument], body: RecallIn, now: datetime
+) -> list[RecalledDocument]:
     """Load what the ranking names from the source of truth; skip whatever has since been
     deleted, expired or superseded."""
-    docs = {d.id: d for d in svc.metadata.get_documents(who.organization_id, [r.document_id for r in ranking])}
+    docs = {
+        d.id: d for d in svc.metadata.get_documents(who.organization_id, [r.document_id for r in ranking])
+    }
     chunk_ids = [c.chunk_id for r in ranking for c in r.chunks]
     chunks = {c.id: c for c in svc.metadata.get_chunks_by_id(who.organization_id, chunk_ids)}
     results: list[RecalledDocument] = []
@@ -142,14 +165,30 @@ def materialize(svc: Services, who: Principal, ranking: list[RankedDocument], bo
         d = docs.get(r.document_id)
         if d is None or d.is_expired(now) or (d.superseded_by and not body.include_versions):
             continue
-        shown = [RecalledChunk(memory_id=c.chunk_id, content=chunks[c.chunk_id].content,
-                               chunk_index=c.chunk_index, score=round(c.score, 6),
-                               heading_path=chunks[c.chunk_id].heading_path)
-                 for c in r.chunks if c.chunk_id in chunks]
-        results.append(RecalledDocument(document_id=d.id, title=d.title, summary=d.summary,
-                                        score=round(r.score, 6), source_url=d.source_url,
-                                        content_type=d.content_type, created_at=d.created_at,
-                                        project_id=d.project_id, chunks=shown))
+        shown = [
+            RecalledChunk(
+                memory_id=c.chunk_id,
+                content=chunks[c.chunk_id].content,
+                chunk_index=c.chunk_index,
+                score=round(c.score, 6),
+                heading_path=chunks[c.chunk_id].heading_path,
+            )
+            for c in r.chunks
+            if c.chunk_id in chunks
+        ]
+        results.append(
+            RecalledDocument(
+                document_id=d.id,
+                title=d.title,
+                summary=d.summary,
+                score=round(r.score, 6),
+                source_url=d.source_url,
+                content_type=d.content_type,
+                created_at=d.created_at,
+                project_id=d.project_id,
+                chunks=shown,
+            )
+        )
         if len(results) == body.limit:
             break
     return results

@@ -118,9 +118,8 @@ def build_memory_graph(
     kept_set = set(kept)
     pairs: Counter[tuple[str, str]] = Counter()
     for ids in per_doc:
-        present = sorted(i for i in ids if i in kept_set)
-        present = sorted(present, key=lambda i: (-counts[i], i))[:MAX_NODES_PER_DOCUMENT]
-        pairs.update(tuple(sorted(pair)) for pair in combinations(present, 2))
+        present = sorted((i for i in ids if i in kept_set), key=lambda i: (-counts[i], i))
+        pairs.update((min(a, b), max(a, b)) for a, b in combinations(present[:MAX_NODES_PER_DOCUMENT], 2))
 
     nodes = [GraphNode(id=n, label=labels[n][0], type=labels[n][1], document_count=counts[n]) for n in kept]
     top_pairs = sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))[:max(0, max_edges)]

@@ -19,8 +19,12 @@ from memlane.domain.errors import ConflictError, InvalidInputError
 EXPIRES_AFTER_SECONDS = 24 * 3600
 MAX_KEY_LENGTH = 255
 
-_CONFIG = IdempotencyConfig(event_key_jmespath="[organization_id, key]", payload_validation_jmespath="body",
-                            expires_after_seconds=EXPIRES_AFTER_SECONDS, raise_on_no_idempotency_key=True)
+_CONFIG = IdempotencyConfig(
+    event_key_jmespath="[organization_id, key]",
+    payload_validation_jmespath="body",
+    expires_after_seconds=EXPIRES_AFTER_SECONDS,
+    raise_on_no_idempotency_key=True,
+)
 
 
 def register_lambda_context(context: Any) -> None:
@@ -28,8 +32,9 @@ def register_lambda_context(context: Any) -> None:
     _CONFIG.register_lambda_context(context)
 
 
-def run_once(persistence, organization_id: str, key: str, body: Any,
-             action: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+def run_once(
+    persistence, organization_id: str, key: str, body: Any, action: Callable[[], dict[str, Any]]
+) -> dict[str, Any]:
     """Run `action` (returning a JSON-serialisable {"status", "body"}) once per (org, key)."""
     if not key.strip() or len(key) > MAX_KEY_LENGTH:
         raise InvalidInputError("Idempotency-Key", f"must be 1–{MAX_KEY_LENGTH} characters")
@@ -37,8 +42,9 @@ def run_once(persistence, organization_id: str, key: str, body: Any,
     def once(request: dict[str, Any]) -> dict[str, Any]:
         return action()
 
-    guarded = idempotent_function(data_keyword_argument="request", config=_CONFIG,
-                                  persistence_store=persistence)(once)
+    guarded = idempotent_function(
+        data_keyword_argument="request", config=_CONFIG, persistence_store=persistence
+    )(once)
     try:
         with warnings.catch_warnings():
             # Outside Lambda there is no remaining-time to bound an in-progress record by; the

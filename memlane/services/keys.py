@@ -35,15 +35,24 @@ def ensure_organization(store: MetadataStore, name: str) -> tuple[Organization, 
     return org, True
 
 
-def create_key(store: MetadataStore, org_name: str = "default", key_name: str = "default",
-               rate_limit_per_minute: int = 100) -> tuple[str, ApiKey, Organization]:
+def create_key(
+    store: MetadataStore,
+    org_name: str = "default",
+    key_name: str = "default",
+    rate_limit_per_minute: int = 100,
+) -> tuple[str, ApiKey, Organization]:
     """Returns the secret (the only time it exists in clear), the stored key and its organization."""
     if not org_name.strip():
         raise InvalidInputError("org", "must not be empty")
     org, _ = ensure_organization(store, org_name.strip())
     secret = KEY_PREFIX + secrets.token_urlsafe(32)
-    key = ApiKey(organization_id=org.id, name=key_name, key_hash=hash_key(secret), prefix=secret[:12],
-                 rate_limit_per_minute=rate_limit_per_minute)
+    key = ApiKey(
+        organization_id=org.id,
+        name=key_name,
+        key_hash=hash_key(secret),
+        prefix=secret[:12],
+        rate_limit_per_minute=rate_limit_per_minute,
+    )
     store.put_api_key(key)
     return secret, key, org
 
@@ -66,8 +75,9 @@ def authenticate(store: MetadataStore, headers: Mapping[str, str]) -> Principal:
     key = store.find_api_key_by_hash(hash_key(secret))
     if key is None or not key.active:
         raise AuthenticationError("invalid or revoked API key")
-    return Principal(organization_id=key.organization_id, key_id=key.id,
-                     rate_limit_per_minute=key.rate_limit_per_minute)
+    return Principal(
+        organization_id=key.organization_id, key_id=key.id, rate_limit_per_minute=key.rate_limit_per_minute
+    )
 
 
 def revoke_key(store: MetadataStore, key_id_or_prefix: str, now) -> None:

@@ -98,9 +98,12 @@ class SweepReport:
     finished_at: datetime | None = None
 
     def as_dict(self) -> dict:
-        return {"forgotten": self.forgotten, "by_organization": self.by_organization,
-                "started_at": self.started_at.isoformat() if self.started_at else None,
-                "finished_at": self.finished_at.isoformat() if self.finished_at else None}
+        return {
+            "forgotten": self.forgotten,
+            "by_organization": self.by_organization,
+            "started_at": self.started_at.isoformat() if self.started_at else None,
+            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+        }
 
 
 def forget_expired(svc: Services, now: datetime | None = None, batch: int = 500) -> SweepReport:
@@ -116,7 +119,9 @@ def forget_expired(svc: Services, now: datetime | None = None, batch: int = 500)
             remove_document(svc, doc)
             svc.metadata.record_forgotten(doc, svc.clock.now(), "forget_after reached")
             report.forgotten += 1
-            report.by_organization[doc.organization_id] = report.by_organization.get(doc.organization_id, 0) + 1
+            report.by_organization[doc.organization_id] = (
+                report.by_organization.get(doc.organization_id, 0) + 1
+            )
         if len(expired) < batch:
             break
     report.finished_at = svc.clock.now()

@@ -17,9 +17,18 @@ log = logging.getLogger(__name__)
 
 
 def _out(doc: Document, duplicate: bool = False) -> MemoryOut:
-    return MemoryOut(id=doc.id, title=doc.title, status=doc.status, summary=doc.summary,
-                     chunk_count=doc.chunk_count, metadata=doc.metadata, project_id=doc.project_id,
-                     content_type=doc.content_type, created_at=doc.created_at, duplicate=duplicate)
+    return MemoryOut(
+        id=doc.id,
+        title=doc.title,
+        status=doc.status,
+        summary=doc.summary,
+        chunk_count=doc.chunk_count,
+        metadata=doc.metadata,
+        project_id=doc.project_id,
+        content_type=doc.content_type,
+        created_at=doc.created_at,
+        duplicate=duplicate,
+    )
 
 
 def save_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool | None = None) -> MemoryOut:
@@ -86,27 +95,41 @@ def save_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool |
 
 def enqueue(svc: Services, doc: Document) -> None:
     now = svc.clock.now()
-    svc.queue.enqueue(IngestJob(document_id=doc.id, organization_id=doc.organization_id, not_before=now,
-                                created_at=now))
+    svc.queue.enqueue(
+        IngestJob(document_id=doc.id, organization_id=doc.organization_id, not_before=now, created_at=now)
+    )
     if svc.on_enqueued is not None:
         svc.on_enqueued(doc)
 
 
-def get_document(svc: Services, who: Principal, document_id: str, include_versions: bool = False) -> DocumentOut:
+def get_document(
+    svc: Services, who: Principal, document_id: str, include_versions: bool = False
+) -> DocumentOut:
     doc = svc.metadata.get_document(who.organization_id, document_id)
     if doc is None or doc.is_expired(svc.clock.now()):
         raise NotFoundError(f"document {document_id} not found")
     chunks = svc.metadata.get_chunks(who.organization_id, document_id)
     versions = None
     if include_versions:
-        versions = [VersionOut(id=v.id, title=v.title, created_at=v.created_at, summary=v.summary)
-                    for v in version_chain(svc, doc)]
+        versions = [
+            VersionOut(id=v.id, title=v.title, created_at=v.created_at, summary=v.summary)
+            for v in version_chain(svc, doc)
+        ]
     return DocumentOut(
         **doc.model_dump(exclude={"organization_id", "user_id", "embedder"}),
         versions=versions,
-        chunks=[ChunkOut(memory_id=c.id, content=c.content, chunk_index=c.chunk_index, chunk_count=c.chunk_count,
-                         start_offset=c.start_offset, end_offset=c.end_offset, heading_path=c.heading_path)
-                for c in chunks],
+        chunks=[
+            ChunkOut(
+                memory_id=c.id,
+                content=c.content,
+                chunk_index=c.chunk_index,
+                chunk_count=c.chunk_count,
+                start_offset=c.start_offset,
+                end_offset=c.end_offset,
+                heading_path=c.heading_path,
+            )
+            for c in chunks
+        ],
     )
 
 

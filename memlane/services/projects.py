@@ -10,13 +10,22 @@ from memlane.services.keys import slugify
 
 
 def _out(p: Project, count: int) -> ProjectOut:
-    return ProjectOut(id=p.id, name=p.name, slug=p.slug, description=p.description, document_count=count,
-                      is_default=p.is_default, created_at=p.created_at)
+    return ProjectOut(
+        id=p.id,
+        name=p.name,
+        slug=p.slug,
+        description=p.description,
+        document_count=count,
+        is_default=p.is_default,
+        created_at=p.created_at,
+    )
 
 
 def list_projects(svc: Services, who: Principal) -> ProjectList:
     counts = svc.metadata.count_documents(who.organization_id)
-    return ProjectList(projects=[_out(p, counts.get(p.id, 0)) for p in svc.metadata.list_projects(who.organization_id)])
+    return ProjectList(
+        projects=[_out(p, counts.get(p.id, 0)) for p in svc.metadata.list_projects(who.organization_id)]
+    )
 
 
 def create_project(svc: Services, who: Principal, body: ProjectIn) -> ProjectOut:
@@ -40,7 +49,9 @@ def default_project(svc: Services, who: Principal) -> Project:
     )
 
 
-def resolve_project(svc: Services, who: Principal, project_id: str | None, field: str = "project_id") -> Project:
+def resolve_project(
+    svc: Services, who: Principal, project_id: str | None, field: str = "project_id"
+) -> Project:
     if project_id is None:
         return default_project(svc, who)
     project = svc.metadata.get_project(who.organization_id, project_id)
@@ -63,4 +74,6 @@ def find_project_by_name(svc: Services, who: Principal, name: str, create: bool 
 
 
 def create_project_model(svc: Services, who: Principal, name: str) -> Project:
-    return svc.metadata.create_project(Project(organization_id=who.organization_id, name=name, slug=slugify(name)))
+    return svc.metadata.create_project(
+        Project(organization_id=who.organization_id, name=name, slug=slugify(name))
+    )

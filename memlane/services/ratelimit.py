@@ -28,8 +28,11 @@ class RateDecision:
         return max(1, self.reset_s)
 
     def headers(self) -> dict[str, str]:
-        return {"RateLimit-Limit": str(self.limit), "RateLimit-Remaining": str(self.remaining),
-                "RateLimit-Reset": str(self.reset_s)}
+        return {
+            "RateLimit-Limit": str(self.limit),
+            "RateLimit-Remaining": str(self.remaining),
+            "RateLimit-Reset": str(self.reset_s),
+        }
 
 
 class RateLimiter(Protocol):

@@ -17,16 +17,24 @@ FORMAT = "memlane.export/1"
 
 
 def export_project(svc: Services, who: Principal, project: Project) -> Iterator[str]:
-    yield json.dumps({"format": FORMAT, "project": {"name": project.name, "slug": project.slug,
-                                                    "description": project.description}})
+    yield json.dumps(
+        {
+            "format": FORMAT,
+            "project": {"name": project.name, "slug": project.slug, "description": project.description},
+        }
+    )
     docs = svc.metadata.list_documents(who.organization_id, project.id)
     for d in sorted(docs, key=lambda d: (d.created_at, d.id)):
-        record = d.model_dump(mode="json", exclude={"organization_id", "project_id", "status", "status_reason",
-                                                    "chunk_count", "embedder"})
+        record = d.model_dump(
+            mode="json",
+            exclude={"organization_id", "project_id", "status", "status_reason", "chunk_count", "embedder"},
+        )
         yield json.dumps({"document": record}, ensure_ascii=False)
 
 
-def import_lines(svc: Services, who: Principal, lines: Iterable[str], project_name: str | None = None) -> dict:
+def import_lines(
+    svc: Services, who: Principal, lines: Iterable[str], project_name: str | None = None
+) -> dict:
     """Idempotent: documents whose id already exists are skipped, so a re-run resumes."""
     header: dict | None = None
     project: Project | None = None
@@ -44,14 +52,21 @@ def import_lines(svc: Services, who: Principal, lines: Iterable[str], project_na
             if record.get("format") != FORMAT:
                 raise InvalidInputError("line 1", f"not a memlane export (expected format {FORMAT})")
             header = record
-            project = _target_project(svc, who, project_name or header["project"]["name"],
-                                      header["project"].get("description"))
+            project = _target_project(
+                svc, who, project_name or header["project"]["name"], header["project"].get("description")
+            )
             continue
         data = record.get("document")
         if not isinstance(data, dict):
             raise InvalidInputError(f"line {n}", "expected a document record")
-        doc = Document.model_validate({**data, "organization_id": who.organization_id, "project_id": project.id,
-                                       "status": DocumentStatus.QUEUED})
+        doc = Document.model_validate(
+            {
+                **data,
+                "organization_id": who.organization_id,
+                "project_id": project.id,
+                "status": DocumentStatus.QUEUED,
+            }
+        )
         if doc.is_expired(now):
             expired += 1
             continue
@@ -70,5 +85,6 @@ def _target_project(svc: Services, who: Principal, name: str, description: str |
     existing = svc.metadata.find_project_by_slug(who.organization_id, slugify(name))
     if existing is not None:
         return existing
-    return svc.metadata.create_project(Project(organization_id=who.organization_id, name=name, slug=slugify(name),
-                                               description=description))
+    return svc.metadata.create_project(
+        Project(organization_id=who.organization_id, name=name, slug=slugify(name), description=description)
+    )

@@ -2,11 +2,10 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from conftest_helpers import free_port
 
 from memlane.config import Settings
 from memlane.local.server import LocalServer
-
-from conftest_helpers import free_port
 
 
 class RunningServer:
@@ -28,7 +27,9 @@ class RunningServer:
 
 @pytest.fixture
 def server(tmp_path, minilm):
-    srv = LocalServer(Settings(data_dir=tmp_path / "data"), host="127.0.0.1", port=free_port(), embedder=minilm)
+    srv = LocalServer(
+        Settings(data_dir=tmp_path / "data"), host="127.0.0.1", port=free_port(), embedder=minilm
+    )
     key = srv.prepare()
     srv.start_in_thread()
     running = RunningServer(srv, key)

@@ -73,11 +73,15 @@ def test_revoked_key_is_rejected_at_once(server):
 
 
 def test_save_plain_text_returns_summary_chunks_and_metadata(server):
-    text = ("The quarterly planning meeting decided to migrate the billing service to Postgres 16. "
-            "Alice owns the migration runbook. The cutover is scheduled for the first week of March. "
-            "Rollback requires restoring the nightly snapshot.")
-    r = server.client.post("/v3/memory", json={"content": text, "title": "Billing migration",
-                                               "metadata": {"tags": ["billing", "ops"]}})
+    text = (
+        "The quarterly planning meeting decided to migrate the billing service to Postgres 16. "
+        "Alice owns the migration runbook. The cutover is scheduled for the first week of March. "
+        "Rollback requires restoring the nightly snapshot."
+    )
+    r = server.client.post(
+        "/v3/memory",
+        json={"content": text, "title": "Billing migration", "metadata": {"tags": ["billing", "ops"]}},
+    )
     assert r.status_code == 201
     body = r.json()
     assert body["title"] == "Billing migration"
@@ -136,8 +140,11 @@ def test_identical_content_returns_the_existing_document(server):
 
 
 def test_long_content_is_queued_then_processed(server):
-    paragraphs = [f"Section {i}. " + " ".join(f"Lighthouse keeper log entry {i}.{j} notes calm seas." for j in range(30))
-                  for i in range(20)]
+    paragraphs = [
+        f"Section {i}. "
+        + " ".join(f"Lighthouse keeper log entry {i}.{j} notes calm seas." for j in range(30))
+        for i in range(20)
+    ]
     content = "\n\n".join(paragraphs)
     assert len(content) > 20_000
     r = server.client.post("/v3/memory", json={"content": content, "title": "Keeper logs"})
@@ -158,8 +165,8 @@ def test_long_content_is_queued_then_processed(server):
     starts = [c["start_offset"] for c in doc["chunks"]]
     assert starts == sorted(starts) and starts[0] == 0
     for c in doc["chunks"]:
-        assert content[c["start_offset"]:c["end_offset"]] == c["content"]
-    for a, b in zip(doc["chunks"], doc["chunks"][1:]):
+        assert content[c["start_offset"] : c["end_offset"]] == c["content"]
+    for a, b in zip(doc["chunks"], doc["chunks"][1:], strict=False):
         assert b["start_offset"] < a["end_offset"], "adjacent chunks overlap"
 
 
@@ -167,7 +174,9 @@ def test_long_content_is_queued_then_processed(server):
 
 
 def test_paraphrased_query_finds_the_document_first(server):
-    target = save(server.client, "Our cat Miso needs her thyroid pill every morning with food.", title="Miso meds")
+    target = save(
+        server.client, "Our cat Miso needs her thyroid pill every morning with food.", title="Miso meds"
+    )
     save(server.client, "The quarterly tax filing is due on the fifteenth of April.", title="Taxes")
     save(server.client, "Kubernetes pods restart when the liveness probe fails three times.", title="k8s")
     res = recall(server.client, "what medication does my pet take daily?")
@@ -184,12 +193,25 @@ def test_keyword_only_match_is_returned(server):
 
 
 def test_result_shape_matches_spec(server):
-    doc = save(server.client, "Transformers use self-attention to weigh tokens.", title="Transformers",
-               source_url="https://example.com/transformers", content_type="text")
+    doc = save(
+        server.client,
+        "Transformers use self-attention to weigh tokens.",
+        title="Transformers",
+        source_url="https://example.com/transformers",
+        content_type="text",
+    )
     res = recall(server.client, "self-attention in transformers")
     top = res["results"][0]
-    assert set(top) >= {"document_id", "title", "summary", "score", "source_url", "content_type", "created_at",
-                        "chunks"}
+    assert set(top) >= {
+        "document_id",
+        "title",
+        "summary",
+        "score",
+        "source_url",
+        "content_type",
+        "created_at",
+        "chunks",
+    }
     assert top["document_id"] == doc["id"] and top["source_url"] == "https://example.com/transformers"
     assert set(top["chunks"][0]) >= {"memory_id", "content", "chunk_index", "score"}
     assert 0 < top["score"] <= 1.1
@@ -218,10 +240,17 @@ def test_empty_query_returns_most_recent_first(server):
 
 
 def test_filters_content_type_created_after_and_tags(server):
-    html = save(server.client, "<html><body><main><p>Solar panels on the roof.</p></main></body></html>",
-                content_type="html")
-    md = save(server.client, "# Solar\n\nSolar inverter maintenance notes.", content_type="markdown",
-              metadata={"tags": ["energy"]})
+    html = save(
+        server.client,
+        "<html><body><main><p>Solar panels on the roof.</p></main></body></html>",
+        content_type="html",
+    )
+    md = save(
+        server.client,
+        "# Solar\n\nSolar inverter maintenance notes.",
+        content_type="markdown",
+        metadata={"tags": ["energy"]},
+    )
     only_html = recall(server.client, "solar", filters={"content_type": ["html"]})
     assert [r["document_id"] for r in only_html["results"]] == [html["id"]]
     tagged = recall(server.client, "solar", filters={"tags": ["energy"]})
@@ -247,12 +276,18 @@ def test_delete_removes_document_chunks_and_vectors(server):
 
 
 def test_chunks_of_one_document_are_grouped_under_it(server):
-    sections = [f"## Part {i}\n\n" + " ".join(f"Glacier survey {i}.{j} measured ice retreat of {j} metres."
-                                                for j in range(40)) for i in range(4)]
-    doc = server.client.post("/v3/memory", json={"content": "\n\n".join(sections), "title": "Glacier survey"},
-                             params={}).json()
+    sections = [
+        f"## Part {i}\n\n"
+        + " ".join(f"Glacier survey {i}.{j} measured ice retreat of {j} metres." for j in range(40))
+        for i in range(4)
+    ]
+    doc = server.client.post(
+        "/v3/memory", json={"content": "\n\n".join(sections), "title": "Glacier survey"}, params={}
+    ).json()
     deadline = time.time() + 60
-    while server.client.get(f"/v3/documents/{doc['id']}").json()["status"] != "ready" and time.time() < deadline:
+    while (
+        server.client.get(f"/v3/documents/{doc['id']}").json()["status"] != "ready" and time.time() < deadline
+    ):
         time.sleep(0.2)
     res = recall(server.client, "glacier survey ice retreat")
     assert [r["document_id"] for r in res["results"]] == [doc["id"]]
@@ -332,8 +367,9 @@ def test_recall_limit_is_clamped_and_bad_types_are_400(server):
 
 
 def test_body_over_10_mb_is_413(server):
-    r = server.client.post("/v3/memory", content=b"x" * (10 * 1024 * 1024 + 10),
-                           headers={"Content-Type": "application/json"})
+    r = server.client.post(
+        "/v3/memory", content=b"x" * (10 * 1024 * 1024 + 10), headers={"Content-Type": "application/json"}
+    )
     assert r.status_code == 413 and "body" in r.json()["error"]
 
 

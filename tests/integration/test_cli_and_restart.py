@@ -12,7 +12,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from conftest_helpers import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -20,10 +19,14 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 MEMLANE = [sys.executable, "-m", "memlane.cli"]
 
 
-def run(args: list[str], data_dir: Path, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+def run(
+    args: list[str], data_dir: Path, stdin: str | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess:
     full_env = {**os.environ, "MEMLANE_DATA_DIR": str(data_dir), **(env or {})}
     full_env.pop("MEMLANE_API_URL", None) if not (env and "MEMLANE_API_URL" in env) else None
-    return subprocess.run([*MEMLANE, *args], input=stdin, capture_output=True, text=True, env=full_env, timeout=300)
+    return subprocess.run(
+        [*MEMLANE, *args], input=stdin, capture_output=True, text=True, env=full_env, timeout=300
+    )
 
 
 def test_keys_create_list_revoke(tmp_path):
@@ -46,9 +49,16 @@ def test_remember_and_recall_against_a_data_directory(tmp_path):
     saved = run(["remember", "--file", str(note), "--tags", "boat,engine", "--json"], tmp_path)
     assert saved.returncode == 0, saved.stderr
     doc = json.loads(saved.stdout)
-    assert doc["title"] == "boat.md" and doc["status"] == "ready" and doc["metadata"]["tags"] == ["boat", "engine"]
-    piped = run(["remember", "--title", "Dentist", "--project", "Health"], tmp_path,
-                stdin="Dentist appointment moved to Thursday at 3pm.")
+    assert (
+        doc["title"] == "boat.md"
+        and doc["status"] == "ready"
+        and doc["metadata"]["tags"] == ["boat", "engine"]
+    )
+    piped = run(
+        ["remember", "--title", "Dentist", "--project", "Health"],
+        tmp_path,
+        stdin="Dentist appointment moved to Thursday at 3pm.",
+    )
     assert piped.returncode == 0 and "Dentist" in piped.stdout
     found = run(["recall", "when do the engine plugs get replaced?", "--json"], tmp_path)
     results = json.loads(found.stdout)["results"]
@@ -60,9 +70,13 @@ def test_remember_and_recall_against_a_data_directory(tmp_path):
 
 
 def _start(data_dir: Path, port: int) -> tuple[subprocess.Popen, str | None]:
-    proc = subprocess.Popen([*MEMLANE, "serve", "--port", str(port), "--data-dir", str(data_dir)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "MEMLANE_INLINE_MAX_CHARS": "10"})
+    proc = subprocess.Popen(
+        [*MEMLANE, "serve", "--port", str(port), "--data-dir", str(data_dir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "MEMLANE_INLINE_MAX_CHARS": "10"},
+    )
     key = None
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -93,8 +107,12 @@ def test_serve_prints_url_and_key_and_queued_work_survives_a_kill(tmp_path):
         assert (data / "local-api-key").stat().st_mode & 0o777 == 0o600
         client = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"x-api-key": key}, timeout=30)
         # MEMLANE_INLINE_MAX_CHARS=10 queues every save; kill the server before the worker can run them all
-        ids = [client.post("/v3/memory", json={"content": f"Harbour log {i}: the ferry left at {i} o'clock."}).json()["id"]
-               for i in range(8)]
+        ids = [
+            client.post(
+                "/v3/memory", json={"content": f"Harbour log {i}: the ferry left at {i} o'clock."}
+            ).json()["id"]
+            for i in range(8)
+        ]
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
     finally:

@@ -9,13 +9,12 @@ import json
 import httpx
 import pytest
 import schemathesis
+from conftest_helpers import free_port
 from hypothesis import HealthCheck, settings
 
 from memlane.api.app import MemlaneApi
 from memlane.config import Settings
 from memlane.local.server import LocalServer
-
-from conftest_helpers import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -48,13 +47,31 @@ def test_no_route_answers_500_and_errors_are_json(case, running):
         assert isinstance(body.get("error"), str) and body["error"], body
 
 
-@pytest.mark.parametrize("raw", [b"{", b"[]", b"null", b"\"text\"", b"{\"content\": \"\\ud800\"}",
-                                 b"\xff\xfe\x00", "{\"content\": \"\u202e\u0000x\"}".encode()])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"{",
+        b"[]",
+        b"null",
+        b'"text"',
+        b'{"content": "\\ud800"}',
+        b"\xff\xfe\x00",
+        '{"content": "\u202e\u0000x"}'.encode(),
+    ],
+)
 def test_malformed_bodies_on_every_post_route(running, raw):
     base_url, key = running
     for path in ("/v3/memory", "/v3/recall", "/v3/projects"):
-        r = httpx.post(base_url + path, content=raw, headers={"Authorization": f"Bearer {key}",
-                                                                 "Content-Type": "application/json"})
-        assert 400 <= r.status_code < 500 or r.status_code in (200, 201, 202), (path, raw, r.status_code, r.text)
+        r = httpx.post(
+            base_url + path,
+            content=raw,
+            headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+        )
+        assert 400 <= r.status_code < 500 or r.status_code in (200, 201, 202), (
+            path,
+            raw,
+            r.status_code,
+            r.text,
+        )
         if r.status_code >= 400:
             assert isinstance(r.json()["error"], str)

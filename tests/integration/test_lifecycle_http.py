@@ -73,9 +73,11 @@ def test_save_after_cached_recall_is_visible(server):
 def test_memory_graph_nodes_and_edges(server):
     c = server.client
     p = c.post("/v3/projects", json={"name": "ML"}).json()
-    for text, tags in (("Transformers use attention.", ["ml", "transformers"]),
-                       ("Attention heads in transformers.", ["ml", "transformers", "attention"]),
-                       ("Gradient descent basics.", ["ml", "optimization"])):
+    for text, tags in (
+        ("Transformers use attention.", ["ml", "transformers"]),
+        ("Attention heads in transformers.", ["ml", "transformers", "attention"]),
+        ("Gradient descent basics.", ["ml", "optimization"]),
+    ):
         c.post("/v3/memory", json={"content": text, "project_id": p["id"], "metadata": {"tags": tags}})
     g = c.get("/v3/memory-graph", params={"project_id": p["id"]}).json()
     counts = {n["label"]: n["document_count"] for n in g["nodes"]}
@@ -86,6 +88,9 @@ def test_memory_graph_nodes_and_edges(server):
     assert weights[frozenset(("ml", "optimization"))] == 1
     capped = c.get("/v3/memory-graph", params={"project_id": p["id"], "max_nodes": 2}).json()
     assert {n["label"] for n in capped["nodes"]} == {"ml", "transformers"}
-    assert c.get("/v3/memory-graph", params={"project_id": "00000000-0000-4000-8000-000000000000"}).status_code == 404
+    assert (
+        c.get("/v3/memory-graph", params={"project_id": "00000000-0000-4000-8000-000000000000"}).status_code
+        == 404
+    )
     other = server.as_key(server.new_key("graph-rival"))
     assert other.get("/v3/memory-graph", params={"project_id": p["id"]}).status_code == 404

@@ -9,8 +9,9 @@ NOW = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 def cand(cid, doc, score, idx=0, age_days=0.0):
-    return Candidate(chunk_id=cid, document_id=doc, chunk_index=idx, score=score,
-                     created_at=NOW - timedelta(days=age_days))
+    return Candidate(
+        chunk_id=cid, document_id=doc, chunk_index=idx, score=score, created_at=NOW - timedelta(days=age_days)
+    )
 
 
 def test_recency_bonus_matches_the_spec_table():
@@ -28,11 +29,11 @@ def test_score_formula_is_0_6_vector_plus_0_4_normalized_text_plus_recency():
         text=[cand("a", "d1", 4.0, age_days=30), cand("b", "d2", 8.0, age_days=30)],
     )
     fused = {s.chunk_id: s for s in fuse_scores(legs, NOW)}
-    expected_a = 0.6 * 0.8 + 0.4 * 0.5 + 0.1 * 2.718281828 ** -1
+    expected_a = 0.6 * 0.8 + 0.4 * 0.5 + 0.1 * 2.718281828**-1
     assert fused["a"].score == pytest.approx(expected_a, abs=1e-9)
     # b: text only, normalised to 1.0
     assert fused["b"].text_score == 1.0 and fused["b"].vector_score == 0.0
-    assert fused["b"].score == pytest.approx(0.4 + 0.1 * 2.718281828 ** -1, abs=1e-9)
+    assert fused["b"].score == pytest.approx(0.4 + 0.1 * 2.718281828**-1, abs=1e-9)
 
 
 def test_keyword_only_match_surfaces_without_a_threshold():
@@ -52,7 +53,9 @@ def test_hybrid_match_beats_either_leg_alone():
 
 
 def test_newer_of_two_equally_relevant_results_ranks_first():
-    legs = LegResults(vector=[cand("old", "d1", 0.5, age_days=60), cand("new", "d2", 0.5, age_days=1)], text=[])
+    legs = LegResults(
+        vector=[cand("old", "d1", 0.5, age_days=60), cand("new", "d2", 0.5, age_days=1)], text=[]
+    )
     assert [s.chunk_id for s in fuse_scores(legs, NOW)] == ["new", "old"]
 
 
@@ -62,7 +65,9 @@ def test_negative_cosine_is_clamped_to_zero():
 
 
 def test_weights_are_configurable():
-    legs = LegResults(vector=[cand("v", "d1", 1.0, age_days=10_000)], text=[cand("t", "d2", 1.0, age_days=10_000)])
+    legs = LegResults(
+        vector=[cand("v", "d1", 1.0, age_days=10_000)], text=[cand("t", "d2", 1.0, age_days=10_000)]
+    )
     fused = fuse_scores(legs, NOW, FusionWeights(vector=0.2, text=0.8, recency=0.0))
     assert [s.chunk_id for s in fused] == ["t", "v"]
     assert fused[0].score == pytest.approx(0.8)
@@ -70,7 +75,11 @@ def test_weights_are_configurable():
 
 def test_grouping_ranks_documents_by_best_chunk_and_orders_chunks_by_index():
     legs = LegResults(
-        vector=[cand("d1c2", "d1", 0.9, idx=2), cand("d2c0", "d2", 0.8, idx=0), cand("d1c0", "d1", 0.3, idx=0)],
+        vector=[
+            cand("d1c2", "d1", 0.9, idx=2),
+            cand("d2c0", "d2", 0.8, idx=0),
+            cand("d1c0", "d1", 0.3, idx=0),
+        ],
         text=[],
     )
     groups = group_by_document(fuse_scores(legs, NOW))

@@ -4,9 +4,10 @@ rate limits, doctor, export/import (spec §4.7, §9, §10, §13 Edge Caching and
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
+from fakes import FixedClock, HashEmbedder
 
 from memlane.domain.errors import NotFoundError
 from memlane.domain.requests import MemoryIn, RecallIn
@@ -14,8 +15,6 @@ from memlane.local.doctor import examine
 from memlane.recall.service import recall
 from memlane.services.lifecycle import forget_expired
 from memlane.services.memory import delete_document, get_document, save_memory
-
-from fakes import FixedClock, HashEmbedder
 
 
 @pytest.fixture
@@ -81,8 +80,9 @@ def test_deleting_the_latest_version_brings_the_previous_back(stack, who, clock)
 
 def test_expired_memory_is_invisible_before_the_sweep_and_gone_after(stack, who, clock):
     keep = remember(stack, who, "Parking spot B12 is ours until December.")
-    temp = remember(stack, who, "Door code 4411 for the party weekend.",
-                    forget_after=clock.now() + timedelta(hours=1))
+    temp = remember(
+        stack, who, "Door code 4411 for the party weekend.", forget_after=clock.now() + timedelta(hours=1)
+    )
     q = RecallIn(query="door code party", limit=100)
     assert temp.id in ids(recall(stack.services, who, q))
     clock.advance(hours=2)
@@ -115,7 +115,9 @@ def test_identical_recall_is_served_from_the_cache(stack, who, clock, hash_embed
     second = recall(stack.services, who, q)
     assert hash_embedder.query_calls == calls, "a hit neither embeds nor searches"
     assert ids(second) == ids(first) and second.results[0].score == first.results[0].score
-    other = recall(stack.services, who, RecallIn(query="boiler service", limit=3))  # another parameter: a miss
+    other = recall(
+        stack.services, who, RecallIn(query="boiler service", limit=3)
+    )  # another parameter: a miss
     assert hash_embedder.query_calls == calls + 1 and ids(other) == ids(first)
 
 
@@ -204,14 +206,28 @@ def test_export_import_round_trip_preserves_documents_and_versions(stack, who, c
     from memlane.services.projects import default_project
     from memlane.services.transfer import export_project, import_lines
 
-    v1 = remember(stack, who, "Recipe v1: two eggs.", source_url="https://r.example/cake", title="Cake",
-                  metadata={"tags": ["baking"]})
-    v2 = remember(stack, who, "Recipe v2: three eggs and butter.", source_url="https://r.example/cake",
-                  title="Cake", forget_after=clock.now() + timedelta(days=30))
+    v1 = remember(
+        stack,
+        who,
+        "Recipe v1: two eggs.",
+        source_url="https://r.example/cake",
+        title="Cake",
+        metadata={"tags": ["baking"]},
+    )
+    v2 = remember(
+        stack,
+        who,
+        "Recipe v2: three eggs and butter.",
+        source_url="https://r.example/cake",
+        title="Cake",
+        forget_after=clock.now() + timedelta(days=30),
+    )
     lines = list(export_project(stack.services, who, default_project(stack.services, who)))
     assert json.loads(lines[0])["format"] == "memlane.export/1" and len(lines) == 3
 
-    target = build_local(Settings(data_dir=tmp_path / "target"), embedder=OtherEmbedder(), summarizer=LocalSummarizer())
+    target = build_local(
+        Settings(data_dir=tmp_path / "target"), embedder=OtherEmbedder(), summarizer=LocalSummarizer()
+    )
     try:
         org, _ = ensure_organization(target.metadata, "imported")
         them = Principal(organization_id=org.id, key_id="k")
@@ -220,8 +236,20 @@ def test_export_import_round_trip_preserves_documents_and_versions(stack, who, c
         for original in (v1, v2):
             a = stack.metadata.get_document(who.organization_id, original.id)
             b = target.metadata.get_document(org.id, original.id)
-            for field in ("title", "content", "summary", "metadata", "content_hash", "content_type", "source_url",
-                          "updates_memory_id", "superseded_by", "forget_after", "created_at", "chunk_count"):
+            for field in (
+                "title",
+                "content",
+                "summary",
+                "metadata",
+                "content_hash",
+                "content_type",
+                "source_url",
+                "updates_memory_id",
+                "superseded_by",
+                "forget_after",
+                "created_at",
+                "chunk_count",
+            ):
                 assert getattr(a, field) == getattr(b, field), field
             assert b.embedder == "test/other-hash/256"
         out = recall(target.services, them, RecallIn(query="eggs butter recipe"))

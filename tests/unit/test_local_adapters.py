@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from fakes import HashEmbedder
 
 from memlane.adapters.local.job_queue import SqliteJobQueue
 from memlane.adapters.local.metadata_store import SqliteMetadataStore
@@ -14,8 +15,6 @@ from memlane.domain.errors import ConflictError, EmbedderMismatchError
 from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus, IngestJob, chunk_id_for
 from memlane.ports import IndexedChunk, RecallFilters, SearchScope
 from memlane.services.keys import ensure_organization
-
-from fakes import HashEmbedder
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 EMB = HashEmbedder()
@@ -29,12 +28,32 @@ def db(tmp_path):
 
 
 def _doc(org: str, project: str, text: str, **kw) -> tuple[Document, list[Chunk]]:
-    doc = Document(organization_id=org, project_id=project, user_id="u", title=kw.pop("title", text[:20]),
-                   content=text, status=DocumentStatus.READY, created_at=kw.pop("created_at", NOW), **kw)
-    chunk = Chunk(id=chunk_id_for(doc.id, 0), document_id=doc.id, organization_id=org, project_id=project,
-                  content=text, chunk_index=0, chunk_count=1, start_offset=0, end_offset=len(text),
-                  title=doc.title, content_type=doc.content_type, created_at=doc.created_at,
-                  forget_after=doc.forget_after, tags=doc.tags)
+    doc = Document(
+        organization_id=org,
+        project_id=project,
+        user_id="u",
+        title=kw.pop("title", text[:20]),
+        content=text,
+        status=DocumentStatus.READY,
+        created_at=kw.pop("created_at", NOW),
+        **kw,
+    )
+    chunk = Chunk(
+        id=chunk_id_for(doc.id, 0),
+        document_id=doc.id,
+        organization_id=org,
+        project_id=project,
+        content=text,
+        chunk_index=0,
+        chunk_count=1,
+        start_offset=0,
+        end_offset=len(text),
+        title=doc.title,
+        content_type=doc.content_type,
+        created_at=doc.created_at,
+        forget_after=doc.forget_after,
+        tags=doc.tags,
+    )
     return doc, [chunk]
 
 
@@ -72,7 +91,9 @@ def test_both_legs_never_cross_tenants(db):
 def test_filters_apply_to_both_legs(db):
     md, idx = SqliteMetadataStore(db), SqliteSearchIndex(db, EMB.dimension)
     old, old_c = _doc("o", "p", "solar panel notes", created_at=NOW - timedelta(days=400))
-    html, html_c = _doc("o", "p", "solar panel page", content_type=ContentType.HTML, metadata={"tags": ["Energy"]})
+    html, html_c = _doc(
+        "o", "p", "solar panel page", content_type=ContentType.HTML, metadata={"tags": ["Energy"]}
+    )
     gone, gone_c = _doc("o", "p", "solar panel expired", forget_after=NOW - timedelta(minutes=1))
     for d, c in ((old, old_c), (html, html_c), (gone, gone_c)):
         _store(md, idx, d, c)

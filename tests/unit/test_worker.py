@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from fakes import FixedClock
+
 from memlane.domain.requests import MemoryIn
 from memlane.local.worker import IngestWorker
 from memlane.services.memory import save_memory
 
-from fakes import FixedClock
-
 
 def queue_docs(stack, who, texts):
-    return [save_memory(stack.services, who, MemoryIn(content=t, title=t[:20]), inline=False).id for t in texts]
+    return [
+        save_memory(stack.services, who, MemoryIn(content=t, title=t[:20]), inline=False).id for t in texts
+    ]
 
 
 def status(stack, who, doc_id):

@@ -22,7 +22,11 @@ class SqliteBlobStore:
             conn.execute("DELETE FROM blobs WHERE key = ?", (key,))
 
     def keys(self, prefix: str = "") -> list[str]:
-        rows = self.db.connection().execute(
-            "SELECT key FROM blobs WHERE key >= ? AND key < ? ORDER BY key", (prefix, prefix + "\uffff")
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT key FROM blobs WHERE key >= ? AND key < ? ORDER BY key", (prefix, prefix + "\uffff")
+            )
+            .fetchall()
+        )
         return [r["key"] for r in rows]

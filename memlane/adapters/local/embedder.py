@@ -53,7 +53,10 @@ class MiniLMEmbedder:
         # torch inference is thread-safe, but two concurrent batches on 2 cores only thrash
         with self._encode_lock:
             arr = model.encode(
-                list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False,
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                show_progress_bar=False,
                 convert_to_numpy=True,
             )
         return arr.astype("float32").tolist()

@@ -27,12 +27,21 @@ class SqliteIdempotencyLayer(BasePersistenceLayer):
 
     @staticmethod
     def _record(row) -> DataRecord:
-        return DataRecord(idempotency_key=row["key"], status=row["status"], expiry_timestamp=row["expiry"],
-                          in_progress_expiry_timestamp=row["in_progress_expiry"],
-                          response_data=row["response_data"] or "", payload_hash=row["payload_hash"] or "")
+        return DataRecord(
+            idempotency_key=row["key"],
+            status=row["status"],
+            expiry_timestamp=row["expiry"],
+            in_progress_expiry_timestamp=row["in_progress_expiry"],
+            response_data=row["response_data"] or "",
+            payload_hash=row["payload_hash"] or "",
+        )
 
     def _get_record(self, idempotency_key) -> DataRecord:
-        row = self.db.connection().execute("SELECT * FROM idempotency WHERE key = ?", (idempotency_key,)).fetchone()
+        row = (
+            self.db.connection()
+            .execute("SELECT * FROM idempotency WHERE key = ?", (idempotency_key,))
+            .fetchone()
+        )
         if row is None:
             raise IdempotencyItemNotFoundError
         return self._record(row)
@@ -40,28 +49,44 @@ class SqliteIdempotencyLayer(BasePersistenceLayer):
     def _put_record(self, data_record: DataRecord) -> None:
         now = time.time()
         with self.db.transaction() as conn:
-            row = conn.execute("SELECT * FROM idempotency WHERE key = ?", (data_record.idempotency_key,)).fetchone()
+            row = conn.execute(
+                "SELECT * FROM idempotency WHERE key = ?", (data_record.idempotency_key,)
+            ).fetchone()
             if row is not None:
                 old = self._record(row)
                 expired = old.expiry_timestamp is not None and old.expiry_timestamp < now
-                stale = (old.status == "INPROGRESS" and old.in_progress_expiry_timestamp is not None
-                         and old.in_progress_expiry_timestamp < now * 1000)
+                stale = (
+                    old.status == "INPROGRESS"
+                    and old.in_progress_expiry_timestamp is not None
+                    and old.in_progress_expiry_timestamp < now * 1000
+                )
                 if not (expired or stale):
                     self._validate_payload(data_payload=data_record, stored_data_record=old)
                     raise IdempotencyItemAlreadyExistsError(old_data_record=old)
             conn.execute(
                 "INSERT OR REPLACE INTO idempotency (key, status, expiry, in_progress_expiry, response_data,"
                 " payload_hash) VALUES (?,?,?,?,?,?)",
-                (data_record.idempotency_key, data_record.status, data_record.expiry_timestamp,
-                 data_record.in_progress_expiry_timestamp, data_record.response_data, data_record.payload_hash),
+                (
+                    data_record.idempotency_key,
+                    data_record.status,
+                    data_record.expiry_timestamp,
+                    data_record.in_progress_expiry_timestamp,
+                    data_record.response_data,
+                    data_record.payload_hash,
+                ),
             )
 
     def _update_record(self, data_record: DataRecord) -> None:
         with self.db.transaction() as conn:
             conn.execute(
                 "UPDATE idempotency SET status = ?, expiry = ?, response_data = ?, payload_hash = ? WHERE key = ?",
-                (data_record.status, data_record.expiry_timestamp, data_record.response_data,
-                 data_record.payload_hash, data_record.idempotency_key),
+                (
+                    data_record.status,
+                    data_record.expiry_timestamp,
+                    data_record.response_data,
+                    data_record.payload_hash,
+                    data_record.idempotency_key,
+                ),
             )
 
     def _delete_record(self, data_record: DataRecord) -> None:

@@ -22,8 +22,15 @@ class SqliteJobQueue:
             conn.execute(
                 "INSERT INTO jobs (id, document_id, organization_id, attempts, not_before, lease_until,"
                 " last_error, created_at) VALUES (?,?,?,?,?,NULL,?,?)",
-                (job.id, job.document_id, job.organization_id, job.attempts, job.not_before.timestamp(),
-                 job.last_error, iso(job.created_at)),
+                (
+                    job.id,
+                    job.document_id,
+                    job.organization_id,
+                    job.attempts,
+                    job.not_before.timestamp(),
+                    job.last_error,
+                    iso(job.created_at),
+                ),
             )
 
     def claim(self, now: datetime, lease_seconds: int) -> IngestJob | None:

@@ -102,27 +102,37 @@ class SqliteMetadataStore:
 
     def get_organization(self, org_id: str) -> Organization | None:
         row = self.db.connection().execute("SELECT * FROM organizations WHERE id = ?", (org_id,)).fetchone()
-        return Organization(**{k: row[k] for k in row.keys()}) if row else None
+        return Organization(**dict(row)) if row else None
 
     def find_organization_by_slug(self, slug: str) -> Organization | None:
         row = self.db.connection().execute("SELECT * FROM organizations WHERE slug = ?", (slug,)).fetchone()
-        return Organization(**{k: row[k] for k in row.keys()}) if row else None
+        return Organization(**dict(row)) if row else None
 
     def list_organizations(self) -> list[Organization]:
         rows = self.db.connection().execute("SELECT * FROM organizations ORDER BY created_at").fetchall()
-        return [Organization(**{k: r[k] for k in r.keys()}) for r in rows]
+        return [Organization(**dict(r)) for r in rows]
 
     def put_api_key(self, key: ApiKey) -> None:
         with self.db.transaction() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO api_keys (id, organization_id, name, key_hash, prefix, created_at,"
                 " revoked_at, rate_limit_per_minute) VALUES (?,?,?,?,?,?,?,?)",
-                (key.id, key.organization_id, key.name, key.key_hash, key.prefix, iso(key.created_at),
-                 iso(key.revoked_at), key.rate_limit_per_minute),
+                (
+                    key.id,
+                    key.organization_id,
+                    key.name,
+                    key.key_hash,
+                    key.prefix,
+                    iso(key.created_at),
+                    iso(key.revoked_at),
+                    key.rate_limit_per_minute,
+                ),
             )
 
     def find_api_key_by_hash(self, key_hash: str) -> ApiKey | None:
-        row = self.db.connection().execute("SELECT * FROM api_keys WHERE key_hash = ?", (key_hash,)).fetchone()
+        row = (
+            self.db.connection().execute("SELECT * FROM api_keys WHERE key_hash = ?", (key_hash,)).fetchone()
+        )
         return _row_to_key(row) if row else None
 
     def list_api_keys(self, org_id: str | None = None) -> list[ApiKey]:
@@ -151,36 +161,57 @@ class SqliteMetadataStore:
                 conn.execute(
                     "INSERT INTO projects (id, organization_id, name, slug, description, is_default, created_at,"
                     " updated_at) VALUES (?,?,?,?,?,?,?,?)",
-                    (project.id, project.organization_id, project.name, project.slug, project.description,
-                     int(project.is_default), iso(project.created_at), iso(project.updated_at)),
+                    (
+                        project.id,
+                        project.organization_id,
+                        project.name,
+                        project.slug,
+                        project.description,
+                        int(project.is_default),
+                        iso(project.created_at),
+                        iso(project.updated_at),
+                    ),
                 )
         except sqlite3.IntegrityError as exc:
             raise ConflictError(f"a project with slug {project.slug!r} already exists") from exc
         return project
 
     def get_project(self, org_id: str, project_id: str) -> Project | None:
-        row = self.db.connection().execute(
-            "SELECT * FROM projects WHERE organization_id = ? AND id = ?", (org_id, project_id)
-        ).fetchone()
+        row = (
+            self.db.connection()
+            .execute("SELECT * FROM projects WHERE organization_id = ? AND id = ?", (org_id, project_id))
+            .fetchone()
+        )
         return _row_to_project(row) if row else None
 
     def find_project_by_slug(self, org_id: str, slug: str) -> Project | None:
-        row = self.db.connection().execute(
-            "SELECT * FROM projects WHERE organization_id = ? AND slug = ?", (org_id, slug)
-        ).fetchone()
+        row = (
+            self.db.connection()
+            .execute("SELECT * FROM projects WHERE organization_id = ? AND slug = ?", (org_id, slug))
+            .fetchone()
+        )
         return _row_to_project(row) if row else None
 
     def list_projects(self, org_id: str) -> list[Project]:
-        rows = self.db.connection().execute(
-            "SELECT * FROM projects WHERE organization_id = ? ORDER BY is_default DESC, created_at", (org_id,)
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT * FROM projects WHERE organization_id = ? ORDER BY is_default DESC, created_at",
+                (org_id,),
+            )
+            .fetchall()
+        )
         return [_row_to_project(r) for r in rows]
 
     def count_documents(self, org_id: str) -> dict[str, int]:
-        rows = self.db.connection().execute(
-            "SELECT project_id, COUNT(*) AS n FROM documents WHERE organization_id = ? GROUP BY project_id",
-            (org_id,),
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT project_id, COUNT(*) AS n FROM documents WHERE organization_id = ? GROUP BY project_id",
+                (org_id,),
+            )
+            .fetchall()
+        )
         return {r["project_id"]: r["n"] for r in rows}
 
     # ------------------------------------------------------------------ documents
@@ -189,11 +220,29 @@ class SqliteMetadataStore:
         with self.db.transaction() as conn:
             conn.execute(
                 f"INSERT OR REPLACE INTO documents ({_DOC_COLUMNS}) VALUES ({_placeholders(21)})",
-                (doc.id, doc.organization_id, doc.project_id, doc.user_id, doc.title, doc.content, doc.summary,
-                 doc.content_type.value, doc.source_url, json.dumps(doc.metadata, default=str),
-                 doc.content_hash, doc.updates_memory_id, iso(doc.forget_after), iso(doc.created_at),
-                 iso(doc.updated_at), iso(doc.last_accessed_at), doc.status.value, doc.status_reason,
-                 doc.chunk_count, doc.embedder, doc.superseded_by),
+                (
+                    doc.id,
+                    doc.organization_id,
+                    doc.project_id,
+                    doc.user_id,
+                    doc.title,
+                    doc.content,
+                    doc.summary,
+                    doc.content_type.value,
+                    doc.source_url,
+                    json.dumps(doc.metadata, default=str),
+                    doc.content_hash,
+                    doc.updates_memory_id,
+                    iso(doc.forget_after),
+                    iso(doc.created_at),
+                    iso(doc.updated_at),
+                    iso(doc.last_accessed_at),
+                    doc.status.value,
+                    doc.status_reason,
+                    doc.chunk_count,
+                    doc.embedder,
+                    doc.superseded_by,
+                ),
             )
             conn.execute("DELETE FROM document_tags WHERE document_id = ?", (doc.id,))
             conn.executemany(
@@ -202,30 +251,45 @@ class SqliteMetadataStore:
             )
 
     def get_document(self, org_id: str, document_id: str) -> Document | None:
-        row = self.db.connection().execute(
-            f"SELECT {_DOC_COLUMNS} FROM documents WHERE organization_id = ? AND id = ?", (org_id, document_id)
-        ).fetchone()
+        row = (
+            self.db.connection()
+            .execute(
+                f"SELECT {_DOC_COLUMNS} FROM documents WHERE organization_id = ? AND id = ?",
+                (org_id, document_id),
+            )
+            .fetchone()
+        )
         return _row_to_document(row) if row else None
 
     def get_documents(self, org_id: str, document_ids: Sequence[str]) -> list[Document]:
         if not document_ids:
             return []
-        rows = self.db.connection().execute(
-            f"SELECT {_DOC_COLUMNS} FROM documents WHERE organization_id = ? AND id IN "
-            f"({_placeholders(len(document_ids))})",
-            (org_id, *document_ids),
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute(
+                f"SELECT {_DOC_COLUMNS} FROM documents WHERE organization_id = ? AND id IN "
+                f"({_placeholders(len(document_ids))})",
+                (org_id, *document_ids),
+            )
+            .fetchall()
+        )
         return [_row_to_document(r) for r in rows]
 
     def find_document_by_hash(self, org_id: str, project_id: str, content_hash: str) -> Document | None:
-        row = self.db.connection().execute(
-            f"SELECT {_DOC_COLUMNS} FROM documents WHERE organization_id = ? AND project_id = ?"
-            " AND content_hash = ? AND status != 'failed' ORDER BY created_at LIMIT 1",
-            (org_id, project_id, content_hash),
-        ).fetchone()
+        row = (
+            self.db.connection()
+            .execute(
+                f"SELECT {_DOC_COLUMNS} FROM documents WHERE organization_id = ? AND project_id = ?"
+                " AND content_hash = ? AND status != 'failed' ORDER BY created_at LIMIT 1",
+                (org_id, project_id, content_hash),
+            )
+            .fetchone()
+        )
         return _row_to_document(row) if row else None
 
-    def set_status(self, org_id: str, document_id: str, status: DocumentStatus, reason: str | None = None) -> None:
+    def set_status(
+        self, org_id: str, document_id: str, status: DocumentStatus, reason: str | None = None
+    ) -> None:
         with self.db.transaction() as conn:
             conn.execute(
                 "UPDATE documents SET status = ?, status_reason = ? WHERE organization_id = ? AND id = ?",
@@ -234,7 +298,9 @@ class SqliteMetadataStore:
 
     def delete_document(self, org_id: str, document_id: str) -> bool:
         with self.db.transaction() as conn:
-            cur = conn.execute("DELETE FROM documents WHERE organization_id = ? AND id = ?", (org_id, document_id))
+            cur = conn.execute(
+                "DELETE FROM documents WHERE organization_id = ? AND id = ?", (org_id, document_id)
+            )
             if cur.rowcount == 0:
                 return False
             conn.execute("DELETE FROM document_tags WHERE document_id = ?", (document_id,))
@@ -282,26 +348,38 @@ class SqliteMetadataStore:
 
     def list_documents(self, org_id: str, project_id: str) -> list[Document]:
         """Every document of a project, whatever its status or version."""
-        rows = self.db.connection().execute(
-            f"SELECT {_DOC_COLUMNS} FROM documents WHERE organization_id = ? AND project_id = ? ORDER BY created_at",
-            (org_id, project_id),
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute(
+                f"SELECT {_DOC_COLUMNS} FROM documents WHERE organization_id = ? AND project_id = ? ORDER BY created_at",
+                (org_id, project_id),
+            )
+            .fetchall()
+        )
         return [_row_to_document(r) for r in rows]
 
     def find_latest_by_source_url(self, org_id: str, project_id: str, source_url: str) -> Document | None:
-        row = self.db.connection().execute(
-            f"SELECT {_DOC_COLUMNS} FROM documents WHERE organization_id = ? AND project_id = ? AND source_url = ?"
-            " AND superseded_by IS NULL AND status != 'failed' ORDER BY created_at DESC LIMIT 1",
-            (org_id, project_id, source_url),
-        ).fetchone()
+        row = (
+            self.db.connection()
+            .execute(
+                f"SELECT {_DOC_COLUMNS} FROM documents WHERE organization_id = ? AND project_id = ? AND source_url = ?"
+                " AND superseded_by IS NULL AND status != 'failed' ORDER BY created_at DESC LIMIT 1",
+                (org_id, project_id, source_url),
+            )
+            .fetchone()
+        )
         return _row_to_document(row) if row else None
 
     def expired_documents(self, now: datetime, limit: int) -> list[Document]:
-        rows = self.db.connection().execute(
-            f"SELECT {_DOC_COLUMNS} FROM documents WHERE forget_after IS NOT NULL AND forget_after <= ?"
-            " ORDER BY forget_after LIMIT ?",
-            (iso(now), limit),
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute(
+                f"SELECT {_DOC_COLUMNS} FROM documents WHERE forget_after IS NOT NULL AND forget_after <= ?"
+                " ORDER BY forget_after LIMIT ?",
+                (iso(now), limit),
+            )
+            .fetchall()
+        )
         return [_row_to_document(r) for r in rows]
 
     def record_forgotten(self, doc: Document, when: datetime, reason: str) -> None:
@@ -314,18 +392,27 @@ class SqliteMetadataStore:
             )
 
     def list_forgotten(self, org_id: str) -> list[dict]:
-        rows = self.db.connection().execute(
-            "SELECT document_id, project_id, forgotten_at, reason FROM forgotten WHERE organization_id = ?"
-            " ORDER BY forgotten_at", (org_id,),
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT document_id, project_id, forgotten_at, reason FROM forgotten WHERE organization_id = ?"
+                " ORDER BY forgotten_at",
+                (org_id,),
+            )
+            .fetchall()
+        )
         return [dict(r) for r in rows]
 
     def documents_with_tags(self, org_id: str, tags: Sequence[str]) -> set[str]:
-        rows = self.db.connection().execute(
-            f"SELECT DISTINCT document_id FROM document_tags WHERE organization_id = ? AND tag IN "
-            f"({_placeholders(len(tags))})",
-            (org_id, *(t.lower() for t in tags)),
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute(
+                f"SELECT DISTINCT document_id FROM document_tags WHERE organization_id = ? AND tag IN "
+                f"({_placeholders(len(tags))})",
+                (org_id, *(t.lower() for t in tags)),
+            )
+            .fetchall()
+        )
         return {r["document_id"] for r in rows}
 
     def all_document_ids(self, org_id: str | None = None) -> set[str]:
@@ -340,7 +427,9 @@ class SqliteMetadataStore:
 
     def put_chunks(self, org_id: str, document_id: str, chunks: Sequence[Chunk]) -> None:
         with self.db.transaction() as conn:
-            conn.execute("DELETE FROM chunks WHERE organization_id = ? AND document_id = ?", (org_id, document_id))
+            conn.execute(
+                "DELETE FROM chunks WHERE organization_id = ? AND document_id = ?", (org_id, document_id)
+            )
             conn.executemany(
                 "INSERT OR REPLACE INTO chunks (id, document_id, organization_id, project_id, body)"
                 " VALUES (?,?,?,?,?)",
@@ -348,17 +437,25 @@ class SqliteMetadataStore:
             )
 
     def get_chunks(self, org_id: str, document_id: str) -> list[Chunk]:
-        rows = self.db.connection().execute(
-            "SELECT body FROM chunks WHERE organization_id = ? AND document_id = ?", (org_id, document_id)
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute(
+                "SELECT body FROM chunks WHERE organization_id = ? AND document_id = ?", (org_id, document_id)
+            )
+            .fetchall()
+        )
         chunks = [Chunk.model_validate_json(r["body"]) for r in rows]
         return sorted(chunks, key=lambda c: c.chunk_index)
 
     def get_chunks_by_id(self, org_id: str, chunk_ids: Sequence[str]) -> list[Chunk]:
         if not chunk_ids:
             return []
-        rows = self.db.connection().execute(
-            f"SELECT body FROM chunks WHERE organization_id = ? AND id IN ({_placeholders(len(chunk_ids))})",
-            (org_id, *chunk_ids),
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute(
+                f"SELECT body FROM chunks WHERE organization_id = ? AND id IN ({_placeholders(len(chunk_ids))})",
+                (org_id, *chunk_ids),
+            )
+            .fetchall()
+        )
         return [Chunk.model_validate_json(r["body"]) for r in rows]

@@ -22,13 +22,134 @@ from memlane.ports import Candidate, IndexedChunk, LegResults, SearchScope
 
 # Words that carry no topic; dropping them keeps OR-queries from matching half the corpus.
 STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has have
-    having he her here hers herself him himself his how i if in into is it its itself just me more most my
-    myself no nor not now of off on once only or other our ours ourselves out over own same she should so
-    some such than that the their theirs them themselves then there these they this those through to too
-    under until up very was we were what when where which while who whom why will with would you your
-    yours yourself yourselves""".split()
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+    ]
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -87,12 +208,28 @@ class _VectorMatrix:
 
     def _grow(self) -> None:
         cap = len(self.alive) * 2
-        for name in ("vectors", "alive", "org", "project", "document", "content_type", "created", "forget",
-                     "chunk_index", "superseded"):
+        for name in (
+            "vectors",
+            "alive",
+            "org",
+            "project",
+            "document",
+            "content_type",
+            "created",
+            "forget",
+            "chunk_index",
+            "superseded",
+        ):
             old = getattr(self, name)
             shape = (cap, *old.shape[1:])
-            fill = {"forget": np.inf, "created": 0.0, "alive": False, "vectors": 0.0, "chunk_index": 0,
-                    "superseded": False}.get(name, -1)
+            fill = {
+                "forget": np.inf,
+                "created": 0.0,
+                "alive": False,
+                "vectors": 0.0,
+                "chunk_index": 0,
+                "superseded": False,
+            }.get(name, -1)
             new = np.full(shape, fill, dtype=old.dtype)
             new[: len(old)] = old
             setattr(self, name, new)
@@ -167,9 +304,21 @@ class SqliteSearchIndex:
                     raise EmbedderMismatchError(
                         f"vector of dimension {vec.shape} for an index of dimension {self.dimension}"
                     )
-                existing = conn.execute("SELECT rowid FROM search_rows WHERE chunk_id = ?", (c.id,)).fetchone()
-                values = (c.document_id, c.organization_id, c.project_id, c.chunk_index, c.content_type.value,
-                          epoch(c.created_at), epoch(c.forget_after), vec.tobytes(), seq, int(c.superseded))
+                existing = conn.execute(
+                    "SELECT rowid FROM search_rows WHERE chunk_id = ?", (c.id,)
+                ).fetchone()
+                values = (
+                    c.document_id,
+                    c.organization_id,
+                    c.project_id,
+                    c.chunk_index,
+                    c.content_type.value,
+                    epoch(c.created_at),
+                    epoch(c.forget_after),
+                    vec.tobytes(),
+                    seq,
+                    int(c.superseded),
+                )
                 if existing:
                     rowid = existing["rowid"]
                     conn.execute(
@@ -193,7 +342,8 @@ class SqliteSearchIndex:
     def delete_document(self, org_id: str, document_id: str) -> None:
         with self.db.transaction() as conn:
             rows = conn.execute(
-                "SELECT rowid FROM search_rows WHERE organization_id = ? AND document_id = ?", (org_id, document_id)
+                "SELECT rowid FROM search_rows WHERE organization_id = ? AND document_id = ?",
+                (org_id, document_id),
             ).fetchall()
             if not rows:
                 return
@@ -203,8 +353,10 @@ class SqliteSearchIndex:
                 conn.execute("DELETE FROM search_rows WHERE rowid = ?", (r["rowid"],))
                 conn.execute("DELETE FROM search_fts WHERE rowid = ?", (r["rowid"],))
                 # one tombstone per row; seq values must be unique, so offset within this write
-                conn.execute("INSERT INTO search_tombstones (seq, row_id) VALUES (?, ?)",
-                             (seq * 1_000_000 + i, r["rowid"]))
+                conn.execute(
+                    "INSERT INTO search_tombstones (seq, row_id) VALUES (?, ?)",
+                    (seq * 1_000_000 + i, r["rowid"]),
+                )
 
     def set_superseded(self, org_id: str, document_id: str, superseded: bool) -> None:
         with self.db.transaction() as conn:
@@ -240,9 +392,14 @@ class SqliteSearchIndex:
                 return m
             for row in conn.execute("SELECT * FROM search_rows WHERE seq > ?", (m.seq,)):
                 m.upsert(row)
-            for row in conn.execute("SELECT row_id FROM search_tombstones WHERE seq >= ?", ((m.seq + 1) * 1_000_000,)):
+            for row in conn.execute(
+                "SELECT row_id FROM search_tombstones WHERE seq >= ?", ((m.seq + 1) * 1_000_000,)
+            ):
                 # a row deleted and later re-added under the same rowid is live again
-                if conn.execute("SELECT 1 FROM search_rows WHERE rowid = ?", (row["row_id"],)).fetchone() is None:
+                if (
+                    conn.execute("SELECT 1 FROM search_rows WHERE rowid = ?", (row["row_id"],)).fetchone()
+                    is None
+                ):
                     m.remove(row["row_id"])
             m.seq = current
             return m
@@ -278,11 +435,15 @@ class SqliteSearchIndex:
         tags = scope.filters.tags
         if not tags:
             return None
-        rows = self.db.connection().execute(
-            f"SELECT DISTINCT document_id FROM document_tags WHERE organization_id = ? AND tag IN "
-            f"({','.join('?' * len(tags))})",
-            (scope.organization_id, *(t.lower() for t in tags)),
-        ).fetchall()
+        rows = (
+            self.db.connection()
+            .execute(
+                f"SELECT DISTINCT document_id FROM document_tags WHERE organization_id = ? AND tag IN "
+                f"({','.join('?' * len(tags))})",
+                (scope.organization_id, *(t.lower() for t in tags)),
+            )
+            .fetchall()
+        )
         return {r["document_id"] for r in rows}
 
     def search(

@@ -39,8 +39,12 @@ def _json(status: int, model) -> Response:
     return Response(status_code=status, content_type="application/json", body=model.model_dump(mode="json"))
 
 
-@router.post("/v3/memory", tags=["memory"], summary="Save content",
-             responses={201: {"description": "Processed"}, 202: {"description": "Queued"}})
+@router.post(
+    "/v3/memory",
+    tags=["memory"],
+    summary="Save content",
+    responses={201: {"description": "Processed"}, 202: {"description": "Queued"}},
+)
 def save_memory(body: MemoryIn) -> Response[MemoryOut]:
     svc, who = services(), principal_of(router)
 
@@ -50,8 +54,13 @@ def save_memory(body: MemoryIn) -> Response[MemoryOut]:
         return {"status": status, "body": out.model_dump(mode="json")}
 
     key = router.current_event.headers.get("Idempotency-Key")  # case-insensitive in Powertools v3
-    result = save() if key is None or svc.idempotency is None else idempotency.run_once(
-        svc.idempotency, who.organization_id, key, body.model_dump(mode="json"), save)
+    result = (
+        save()
+        if key is None or svc.idempotency is None
+        else idempotency.run_once(
+            svc.idempotency, who.organization_id, key, body.model_dump(mode="json"), save
+        )
+    )
     return Response(status_code=result["status"], content_type="application/json", body=result["body"])
 
 
@@ -71,24 +80,29 @@ def create_project(body: ProjectIn) -> Response[ProjectOut]:
 
 
 @router.get("/v3/documents/<document_id>", tags=["documents"], summary="A document with its chunks")
-def get_document(document_id: Annotated[UUIDStr, Path()],
-                 include_versions: Annotated[bool, Query()] = False) -> DocumentOut:
+def get_document(
+    document_id: Annotated[UUIDStr, Path()], include_versions: Annotated[bool, Query()] = False
+) -> DocumentOut:
     return memory.get_document(services(), principal_of(router), document_id, include_versions)
 
 
-@router.delete("/v3/documents/<document_id>", tags=["documents"],
-               summary="Delete a document, its chunks and vectors")
+@router.delete(
+    "/v3/documents/<document_id>", tags=["documents"], summary="Delete a document, its chunks and vectors"
+)
 def delete_document(document_id: Annotated[UUIDStr, Path()]) -> DeletedOut:
     memory.delete_document(services(), principal_of(router), document_id)
     return DeletedOut(id=document_id, deleted=True)
 
 
 @router.get("/v3/memory-graph", tags=["memory"], summary="Topics and entities with their co-occurrence")
-def memory_graph(project_id: Annotated[UUIDStr | None, Query()] = None,
-                 max_nodes: Annotated[int, Query(ge=1, le=500)] = graph.MAX_NODES,
-                 max_edges: Annotated[int, Query(ge=0, le=5000)] = graph.MAX_EDGES) -> graph.MemoryGraph:
-    return graph.build_memory_graph(services(), principal_of(router), project_id,
-                                    max_nodes=max_nodes, max_edges=max_edges)
+def memory_graph(
+    project_id: Annotated[UUIDStr | None, Query()] = None,
+    max_nodes: Annotated[int, Query(ge=1, le=500)] = graph.MAX_NODES,
+    max_edges: Annotated[int, Query(ge=0, le=5000)] = graph.MAX_EDGES,
+) -> graph.MemoryGraph:
+    return graph.build_memory_graph(
+        services(), principal_of(router), project_id, max_nodes=max_nodes, max_edges=max_edges
+    )
 
 
 @router.get("/v3/whoami", tags=["identity"], summary="The organization behind the API key")

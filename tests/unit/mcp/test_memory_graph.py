@@ -1,0 +1,71 @@
+"""The memory graph behind the memory-graph tool and GET /v3/memory-graph: nodes from tags and
+extracted entities with document counts, co-occurrence edges, caps, tenant scope."""
+
+from __future__ import annotations
+
+import pytest
+
+from memlane.collections import service as collections
+from memlane.collections.models import IngestIn
+from memlane.domain.errors import NotFoundError
+from memlane.domain.requests import MemoryIn
+from memlane.services.context import Principal
+from memlane.services.graph import build_memory_graph
+from memlane.services.keys import ensure_organization
+from memlane.services.memory import save_memory
+
+
+def remember(stack, who, content, tags, content_type=None, **metadata):
+    body = MemoryIn(content=content, content_type=content_type, metadata={"tags": tags, **metadata})
+    return save_memory(stack.services, who, body, inline=True)
+
+
+def test_nodes_count_documents_and_edges_weigh_shared_documents(stack, who):
+    remember(stack, who, "Transformers changed NLP.", ["machine learning", "transformers"], author="Ada")
+    remember(stack, who, "TensorFlow trains transformers.",
+             ["machine learning", "transformers", "tensorflow"])
+    remember(stack, who, "Gradient descent basics.", ["machine learning"],
+             entities=[{"name": "Adam", "type": "Algorithm"}, "SGD"])
+    remember(stack, who, "def fit(model):\n    return model.train()\n", ["training"], content_type="code",
+             language="python")
+    graph = build_memory_graph(stack.services, who)
+    nodes = {n.id: (n.label, n.type, n.document_count) for n in graph.nodes}
+    assert nodes["concept:machine learning"] == ("machine learning", "concept", 3)
+    assert nodes["concept:transformers"] == ("transformers", "concept", 2)
+    assert nodes["person:ada"] == ("Ada", "person", 1)
+    assert nodes["algorithm:adam"] == ("Adam", "algorithm", 1)
+    assert nodes["entity:sgd"] == ("SGD", "entity", 1)
+    # the language of code is a technology (prose's "en" is not)
+    assert [n for n in nodes if n.startswith("technology:")] == ["technology:python"]
+    assert nodes["technology:python"] == ("python", "technology", 1)
+    assert graph.nodes[0].id == "concept:machine learning"  # most frequent first
+    edges = {(e.source, e.target): (e.relation, e.weight) for e in graph.edges}
+    assert edges[("concept:machine learning", "concept:transformers")] == ("co_occurs", 2)
+    assert edges[("concept:tensorflow", "concept:transformers")] == ("co_occurs", 1)
+    assert graph.edges[0].weight == 2
+
+
+def test_caps_and_scope(stack, who, org):
+    for i in range(6):
+        remember(stack, who, f"note number {i}", [f"topic{i}", "shared"])
+    capped = build_memory_graph(stack.services, who, max_nodes=3, max_edges=1)
+    assert len(capped.nodes) == 3 and capped.nodes[0].id == "concept:shared"
+    assert len(capped.edges) == 1
+    kept = {n.id for n in capped.nodes}
+    assert all(e.source in kept and e.target in kept for e in capped.edges)
+    # another tenant's project is a 404, like one that does not exist
+    other, _ = ensure_organization(stack.metadata, "other")
+    them = Principal(organization_id=other.id, key_id="k2")
+    default = stack.metadata.list_projects(org.id)[0]
+    with pytest.raises(NotFoundError):
+        build_memory_graph(stack.services, them, default.id)
+    assert build_memory_graph(stack.services, them).nodes == []
+
+
+def test_raged_filter_tags_are_not_topics(stack, who):
+    collections.ingest(stack.services, who, IngestIn(items=[{
+        "id": "a", "text": "hello", "metadata": {"repoId": "repo", "lang": "ts", "path": "src/a.ts",
+                                                 "tags": ["frontend"]}}]))
+    ids = {n.id for n in build_memory_graph(stack.services, who).nodes}
+    assert "concept:frontend" in ids
+    assert not any(i.startswith("concept:raged-") for i in ids)
