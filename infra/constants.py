@@ -189,6 +189,7 @@ DEFAULT_BURST_LIMIT = 20
 STAGE_THROTTLE_RATE_LIMIT = 50
 STAGE_THROTTLE_BURST_LIMIT = 100
 # Routes that answer without a key (each seed's documented health/spec route).
+AUTHORIZER_REFUSALS_ALARM = 50  # refused keys per 5 minutes before the authorizer alarm fires
 PUBLIC_ROUTES = (("GET", "health"), ("GET", "openapi.json"), ("GET", "healthz"), ("GET", "capabilities"))
 BINARY_MEDIA_TYPES = ("application/pdf", "application/octet-stream", "multipart/form-data")
 MIN_COMPRESSION_BYTES = 1024

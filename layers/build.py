@@ -31,6 +31,10 @@ from infra import packaging  # noqa: E402
 # The Lambda Python runtime ships the AWS SDK; aws-xray-sdk still declares botocore, which would add
 # ~25 MB for nothing.
 PROVIDED_BY_RUNTIME = ("boto3", "botocore", "s3transfer")
+# Installed as dependencies but never imported by memlane: opensearch-py 3.x declares its gRPC
+# transport (opensearch-protobufs → grpcio, protobuf: ~19 MB), while memlane talks to OpenSearch
+# over HTTPS with SigV4 (opensearchpy.RequestsHttpConnection). Removed by their install RECORD.
+UNUSED_DISTRIBUTIONS = ("grpcio", "protobuf", "opensearch-protobufs")
 PRUNED_DIR_NAMES = ("__pycache__", "tests")
 PRUNED_FILE_SUFFIXES = (".pyc", ".pyo")
 PRUNED_DIST_INFO_FILES = ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json")
@@ -63,9 +67,31 @@ def pip_command(
     return command
 
 
+def remove_distribution(site: Path, name: str) -> bool:
+    """Delete an installed distribution's files as listed in its RECORD, then its dist-info."""
+    normalized = name.replace("-", "_").lower()
+    infos = [p for p in site.glob("*.dist-info") if p.name.split("-")[0].lower() == normalized]
+    for info in infos:
+        record = info / "RECORD"
+        if record.is_file():
+            for line in record.read_text().splitlines():
+                relative = line.split(",")[0]
+                target = (site / relative).resolve()
+                if relative and site.resolve() in target.parents and target.is_file():
+                    target.unlink()
+        shutil.rmtree(info)
+    for directory in sorted((p for p in site.rglob("*") if p.is_dir()), key=lambda p: len(p.parts),
+                            reverse=True):
+        if not any(directory.iterdir()):
+            directory.rmdir()  # folders the RECORD emptied (e.g. google/protobuf)
+    return bool(infos)
+
+
 def prune(site: Path) -> int:
     """Remove what a Lambda never needs from an installed layer; returns the bytes freed."""
     before = packaging.directory_size(site)
+    for name in UNUSED_DISTRIBUTIONS:
+        remove_distribution(site, name)
     for name in PROVIDED_BY_RUNTIME:
         for path in (site / name, *site.glob(f"{name}-*.dist-info")):
             if path.exists():

@@ -84,7 +84,8 @@ class Ingestion(Construct):
         for state_name in ("Extract", "Chunk", "Embed"):
             storage.grant_content_read(steps[state_name])
             storage.grant_content_write(steps[state_name])
-        for state_name in ("Summarize", "Index"):
+        # Documents over 100 KB keep their content in S3, so every step that loads a document reads it.
+        for state_name in ("Summarize", "Index", "Finalize"):
             storage.grant_content_read(steps[state_name])
         models.grant_embed(steps["Embed"])
         models.grant_summarize(steps["Summarize"])
@@ -92,6 +93,7 @@ class Ingestion(Construct):
 
         self.mark_failed_function = factory.create(self, c.MARK_FAILED_FUNCTION)
         storage.grant_table_read_write(self.mark_failed_function)
+        storage.grant_content_read(self.mark_failed_function)
 
         self.state_machine = sfn.StateMachine(
             self,

@@ -73,6 +73,17 @@ class Observability(Construct):
             )
         for function in functions:
             construct_id = function.node.id
+            if construct_id == c.AUTHORIZER_FUNCTION.construct_id:
+                # The authorizer answers every refused key with an error (that is how API Gateway
+                # is told to send 401), so single errors are normal; a burst suggests key guessing.
+                self._alarm(
+                    f"{construct_id}Refusals",
+                    function.metric_errors(period=PERIOD, statistic="Sum"),
+                    f"More than {c.AUTHORIZER_REFUSALS_ALARM} refused API keys in 5 minutes",
+                    action,
+                    threshold=c.AUTHORIZER_REFUSALS_ALARM,
+                )
+                continue
             self._alarm(
                 f"{construct_id}Errors",
                 function.metric_errors(period=PERIOD, statistic="Sum"),
@@ -160,7 +171,12 @@ class Observability(Construct):
         )
 
     def _alarm(
-        self, name: str, metric: cloudwatch.IMetric, description: str, action: cw_actions.SnsAction
+        self,
+        name: str,
+        metric: cloudwatch.IMetric,
+        description: str,
+        action: cw_actions.SnsAction,
+        threshold: int = 1,
     ) -> None:
         alarm = cloudwatch.Alarm(
             self,
@@ -168,7 +184,7 @@ class Observability(Construct):
             metric=metric,
             alarm_name=f"{self._prefix}-{name}",
             alarm_description=description,
-            threshold=1,
+            threshold=threshold,
             evaluation_periods=1,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,

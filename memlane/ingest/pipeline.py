@@ -19,7 +19,7 @@ from memlane.ingest.chunking import TextChunk, chunk_text
 from memlane.ingest.extract import Extracted, extract
 from memlane.ports import IndexedChunk, Summary
 from memlane.services.context import Services
-from memlane.services.lifecycle import on_ready
+from memlane.services.lifecycle import mark_ready
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +49,13 @@ class Prepared:
     content_hash: str
 
 
-def prepare(raw: str | bytes, content_type: ContentType | None, title: str | None,
-            source_url: str | None) -> Prepared:
+def prepare(
+    raw: str | bytes, content_type: ContentType | None, title: str | None, source_url: str | None
+) -> Prepared:
     extracted = extract(raw, content_type, title=title, source_url=source_url)
-    return Prepared(extracted=extracted, title=derive_title(extracted, title),
-                    content_hash=content_hash(extracted.text))
+    return Prepared(
+        extracted=extracted, title=derive_title(extracted, title), content_hash=content_hash(extracted.text)
+    )
 
 
 def make_chunks(doc: Document, pieces: Sequence[TextChunk]) -> list[Chunk]:
@@ -96,9 +98,13 @@ class IngestPipeline:
 
     def chunk(self, doc: Document) -> list[Chunk]:
         language = doc.metadata.get("language") if doc.content_type == ContentType.CODE else None
-        pieces = chunk_text(doc.content, content_type=doc.content_type, language=language,
-                            max_tokens=self.svc.settings.chunk_max_tokens,
-                            overlap_tokens=self.svc.settings.chunk_overlap_tokens)
+        pieces = chunk_text(
+            doc.content,
+            content_type=doc.content_type,
+            language=language,
+            max_tokens=self.svc.settings.chunk_max_tokens,
+            overlap_tokens=self.svc.settings.chunk_overlap_tokens,
+        )
         return make_chunks(doc, pieces)
 
     def embed(self, chunks: Sequence[Chunk]) -> list[list[float]]:
@@ -106,7 +112,7 @@ class IngestPipeline:
         backoff and then raise TransientError; the caller queues the document for later."""
         vectors: list[list[float]] = []
         for start in range(0, len(chunks), EMBED_BATCH):
-            batch = [embedding_text(c) for c in chunks[start:start + EMBED_BATCH]]
+            batch = [embedding_text(c) for c in chunks[start : start + EMBED_BATCH]]
             vectors.extend(self.svc.embedder.embed_documents(batch))
         return vectors
 
@@ -155,30 +161,27 @@ class IngestPipeline:
             vectors = self.embed(all_chunks)
         except TransientError as exc:
             for _, doc, _ in work:
-                md.set_status(doc.organization_id, doc.id, DocumentStatus.QUEUED, f"waiting to retry: {exc.message}")
+                md.set_status(
+                    doc.organization_id, doc.id, DocumentStatus.QUEUED, f"waiting to retry: {exc.message}"
+                )
             raise
         offset = 0
         for i, doc, chunks in work:
-            doc_vectors = vectors[offset:offset + len(chunks)]
+            doc_vectors = vectors[offset : offset + len(chunks)]
             offset += len(chunks)
             md.put_chunks(doc.organization_id, doc.id, chunks)
             try:
                 self.index(chunks, doc_vectors)
             except TransientError as exc:
-                md.set_status(doc.organization_id, doc.id, DocumentStatus.QUEUED,
-                              f"search index unavailable: {exc.message}")
+                md.set_status(
+                    doc.organization_id,
+                    doc.id,
+                    DocumentStatus.QUEUED,
+                    f"search index unavailable: {exc.message}",
+                )
                 results[i] = DependencyUnavailableError(exc.message)
                 continue
-            doc = doc.model_copy(update={
-                "chunk_count": len(chunks),
-                "status": DocumentStatus.READY,
-                "status_reason": None,
-                "embedder": self.svc.embedder.id,
-                "updated_at": self.svc.clock.now(),
-            })
-            md.put_document(doc)
-            on_ready(self.svc, doc)
-            results[i] = doc
+            results[i] = mark_ready(self.svc, doc, len(chunks), self.svc.embedder.id)
         return [r if r is not None else RuntimeError("not processed") for r in results]
 
 

@@ -8,7 +8,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memlane.domain.models import Document
+from memlane.domain.models import Document, DocumentStatus
 from memlane.services.context import Services
 
 log = logging.getLogger(__name__)
@@ -36,6 +36,22 @@ def on_ready(svc: Services, doc: Document) -> None:
             svc.metadata.put_document(prev.model_copy(update={"superseded_by": doc.id}))
             svc.index.set_superseded(doc.organization_id, prev.id, True)
     invalidate_project(svc, doc.organization_id, doc.project_id)
+
+
+def mark_ready(svc: Services, doc: Document, chunk_count: int, embedder_id: str) -> Document:
+    """The last step of ingestion, wherever it runs (local worker or the Step Functions workflow)."""
+    doc = doc.model_copy(
+        update={
+            "chunk_count": chunk_count,
+            "status": DocumentStatus.READY,
+            "status_reason": None,
+            "embedder": embedder_id,
+            "updated_at": svc.clock.now(),
+        }
+    )
+    svc.metadata.put_document(doc)
+    on_ready(svc, doc)
+    return doc
 
 
 def remove_document(svc: Services, doc: Document) -> None:

@@ -459,7 +459,10 @@ def test_expired_documents_lists_due_ones_across_tenants(
     store.put_document(make_document("org-b", "proj-b", id="due-b", forget_after=now))
     store.put_document(make_document("org-a", "proj-a", id="later", forget_after=now + timedelta(hours=1)))
     store.put_document(make_document("org-a", "proj-a", id="never"))
-    assert sorted(store.expired_documents(now)) == [("org-a", "due-a"), ("org-b", "due-b")]
+    due = store.expired_documents(now)
+    assert sorted((d.organization_id, d.id) for d in due) == [("org-a", "due-a"), ("org-b", "due-b")]
+    assert [d.id for d in due] == ["due-a", "due-b"]  # soonest forget_after first, whole documents
+    assert due[0].content == "Exponential backoff with jitter spreads retries over time."
     assert len(store.expired_documents(now, limit=1)) == 1
 
 
@@ -502,3 +505,54 @@ def test_put_chunks_rejects_foreign_or_duplicate_chunks(
     with pytest.raises(InvalidInputError):
         store.put_chunks("org-a", "doc-1", [chunk, chunk])
     assert store.get_chunks("org-a", "doc-1") == []
+
+
+# --------------------------------------------------------------------------- lifecycle reads (port methods)
+
+
+def test_status_updates_of_a_large_document_do_not_rewrite_its_blob(
+    store: DynamoMetadataStore, make_document: MakeDoc, s3: Any
+) -> None:
+    text = "x" * (INLINE_CONTENT_LIMIT_BYTES + 1)
+    doc = make_document("org-a", "proj-a", id="big", content=text, content_hash="hash-big")
+    store.put_document(doc)
+    first = s3.head_object(Bucket="memlane-test-content", Key=content_key("org-a", "big"))["ETag"]
+    puts: list[str] = []
+    original = store.blob_store.put
+    store.blob_store.put = lambda key, data: (puts.append(key), original(key, data))  # type: ignore[method-assign]
+    # a summary or status change keeps the content: no second upload
+    store.put_document(doc.model_copy(update={"summary": "new", "status": DocumentStatus.READY}))
+    assert puts == []
+    assert store.get_document("org-a", "big").content == text
+    # changed content is uploaded again
+    store.put_document(doc.model_copy(update={"content": text + "y", "content_hash": "hash-big-2"}))
+    assert puts == [content_key("org-a", "big")]
+    assert s3.head_object(Bucket="memlane-test-content", Key=content_key("org-a", "big"))["ETag"] != first
+
+
+def test_find_latest_by_source_url_skips_superseded_and_failed_versions(
+    store: DynamoMetadataStore, make_document: MakeDoc
+) -> None:
+    url = "https://docs.example.com/retries"
+    store.put_document(make_document("org-a", "proj-a", id="v1", source_url=url, superseded_by="v2"))
+    store.put_document(make_document("org-a", "proj-a", id="v2", source_url=url, created_at=T0 + timedelta(1)))
+    store.put_document(make_document("org-a", "proj-a", id="v3", source_url=url, created_at=T0 + timedelta(2),
+                                     status=DocumentStatus.FAILED))
+    store.put_document(make_document("org-a", "proj-a", id="other", source_url="https://docs.example.com/x",
+                                     created_at=T0 + timedelta(3)))
+    assert store.find_latest_by_source_url("org-a", "proj-a", url).id == "v2"
+    assert store.find_latest_by_source_url("org-b", "proj-a", url) is None
+    assert store.find_latest_by_source_url("org-a", "proj-a", "https://nowhere.example.com/") is None
+
+
+def test_list_documents_and_forgotten_records(store: DynamoMetadataStore, make_document: MakeDoc) -> None:
+    for i, status in enumerate((DocumentStatus.READY, DocumentStatus.QUEUED, DocumentStatus.FAILED)):
+        store.put_document(make_document("org-a", "proj-a", id=f"d{i}", status=status,
+                                         created_at=T0 + timedelta(minutes=i)))
+    store.put_document(make_document("org-a", "proj-b", id="elsewhere"))
+    assert [d.id for d in store.list_documents("org-a", "proj-a")] == ["d0", "d1", "d2"]
+    store.record_forgotten(store.get_document("org-a", "d0"), T0 + timedelta(days=1), "forget_after reached")
+    assert store.list_forgotten("org-a") == [{"document_id": "d0", "project_id": "proj-a",
+                                              "forgotten_at": "2025-03-02T12:00:00.000000+00:00",
+                                              "reason": "forget_after reached"}]
+    assert store.list_forgotten("org-b") == []

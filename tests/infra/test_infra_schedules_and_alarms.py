@@ -128,3 +128,12 @@ def test_one_dashboard_per_stage(dev, prod):
     assert dashboard["Properties"]["DashboardName"] == "memlane-dev"
     (prod_dashboard,) = prod.of_type("AWS::CloudWatch::Dashboard").values()
     assert prod_dashboard["Properties"]["DashboardName"] == "memlane-prod"
+
+
+def test_authorizer_refusals_alarm_on_a_burst_not_on_each_refused_key(dev):
+    alarms = {a["Properties"]["AlarmName"]: a["Properties"] for a in dev.of_type("AWS::CloudWatch::Alarm").values()}
+    refusals = [p for name, p in alarms.items() if name.endswith(f"{c.AUTHORIZER_FUNCTION.construct_id}Refusals")]
+    assert len(refusals) == 1 and refusals[0]["Threshold"] == c.AUTHORIZER_REFUSALS_ALARM
+    assert not any(name.endswith(f"{c.AUTHORIZER_FUNCTION.construct_id}Errors") for name in alarms)
+    others = [p for name, p in alarms.items() if name.endswith("Errors")]
+    assert others and all(p["Threshold"] == 1 for p in others)

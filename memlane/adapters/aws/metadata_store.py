@@ -410,7 +410,14 @@ class DynamoMetadataStore:
                     f"{INLINE_CONTENT_LIMIT_BYTES} needs a blob store"
                 )
             key = content_key(doc.organization_id, doc.id)
-            self.blob_store.put(key, encoded)  # the blob first, so an item never points at nothing
+            stored = deserialize(previous) if previous is not None else {}
+            # A status or summary update of a large document leaves its content as it is: the blob
+            # is rewritten only when the content changed (the hash is the cleaned text's SHA-256).
+            unchanged = bool(doc.content_hash) and stored.get("content_key") == key and (
+                stored.get("content_hash") == doc.content_hash
+            )
+            if not unchanged:
+                self.blob_store.put(key, encoded)  # the blob first, so an item never points at nothing
             item["content_key"] = key
         else:
             item["content"] = doc.content
@@ -624,9 +631,9 @@ class DynamoMetadataStore:
                 if error_code(exc) != "ConditionalCheckFailedException":
                     raise
 
-    def expired_documents(self, now: datetime, limit: int = 100) -> list[tuple[str, str]]:
-        """(organization id, document id) of documents whose forget_after is at or before `now`,
-        across all organizations, from the sharded GSI2. For the forget sweep."""
+    def expired_documents(self, now: datetime, limit: int = 100) -> list[Document]:
+        """Documents whose forget_after is at or before `now`, across all organizations, from the
+        sharded GSI2 (keys only), then read with BatchGetItem. For the forget sweep."""
         due: list[tuple[str, str]] = []
         bound = f"{to_iso(now)}$"  # includes forget_after == now
         for shard in range(ks.FORGET_SHARDS):
@@ -643,7 +650,73 @@ class DynamoMetadataStore:
                 due.append((org_id, doc_id))
                 if len(due) >= limit:
                     break
-        return due
+        docs = [
+            doc
+            for item in self._batch_get([_key(ks.doc_pk(org, doc_id), ks.SK_DOC) for org, doc_id in due])
+            if (doc := self._document_from_item(item)) is not None
+        ]
+        return sorted(docs, key=lambda d: (d.forget_after or now, d.id))
+
+    def list_documents(self, org_id: str, project_id: str) -> list[Document]:
+        """Every document of a project, whatever its status or version, oldest first (GSI1)."""
+        items = self._query(
+            IndexName=ks.GSI1,
+            KeyConditionExpression="gsi1pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": ks.project_gsi_pk(org_id, project_id)}},
+        )
+        return [doc for item in items if (doc := self._document_from_item(item)) is not None]
+
+    def find_latest_by_source_url(self, org_id: str, project_id: str, source_url: str) -> Document | None:
+        """The newest version of a page saved from `source_url` that is neither superseded nor
+        failed: GSI1 newest first, filtered, stopping at the first match (a save that names a URL
+        pays one Query over the project's documents in the worst case)."""
+        kwargs: dict[str, Any] = {
+            "TableName": self.table_name,
+            "IndexName": ks.GSI1,
+            "KeyConditionExpression": "gsi1pk = :pk",
+            "FilterExpression": "source_url = :url AND attribute_not_exists(superseded_by) "
+            "AND #status <> :failed",
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": {
+                ":pk": {"S": ks.project_gsi_pk(org_id, project_id)},
+                ":url": {"S": source_url},
+                ":failed": {"S": DocumentStatus.FAILED.value},
+            },
+            "ScanIndexForward": False,
+        }
+        while True:
+            page = self._call("query", **kwargs)
+            for item in page.get("Items", []):
+                doc = self._document_from_item(item)
+                if doc is not None:
+                    return doc
+            if "LastEvaluatedKey" not in page:
+                return None
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def record_forgotten(self, doc: Document, when: datetime, reason: str) -> None:
+        """What was forgotten, when and why — never the content (pk=ORG#{org}#FORGOTTEN)."""
+        item = {
+            ks.PK: f"{ks.org_pk(doc.organization_id)}#FORGOTTEN",
+            ks.SK: f"{to_iso(when)}#{doc.id}",
+            "entity": "forgotten",
+            "document_id": doc.id,
+            "project_id": doc.project_id,
+            "forgotten_at": to_iso(when),
+            "reason": reason,
+        }
+        self._call("put_item", TableName=self.table_name, Item=serialize(item))
+
+    def list_forgotten(self, org_id: str) -> list[dict[str, Any]]:
+        items = self._query(
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": f"{ks.org_pk(org_id)}#FORGOTTEN"}},
+        )
+        return [
+            {k: v for k, v in deserialize(item).items() if k in ("document_id", "project_id", "forgotten_at",
+                                                               "reason")}
+            for item in items
+        ]
 
     # ----------------------------------------------------------------- chunks
 

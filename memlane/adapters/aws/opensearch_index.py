@@ -37,7 +37,6 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlparse
 
-import numpy as np
 from opensearchpy import exceptions as os_errors
 
 from memlane.domain.errors import DependencyUnavailableError, EmbedderMismatchError, MemlaneError
@@ -116,11 +115,13 @@ def knn_score_from_cosine(cosine: float) -> float:
 
 
 def _normalize(vector: Sequence[float]) -> list[float]:
-    array = np.asarray(vector, dtype=np.float64)
-    norm = float(np.linalg.norm(array))
+    # Plain Python, not numpy: a few thousand multiply-adds per chunk, and the Lambda layer stays
+    # ~48 MB smaller without numpy (the AWS path needs it nowhere else).
+    values = [float(v) for v in vector]
+    norm = math.sqrt(math.fsum(v * v for v in values))
     if norm == 0.0 or not math.isfinite(norm):
-        return [float(v) for v in array]
-    return [float(v) for v in array / norm]
+        return values
+    return [v / norm for v in values]
 
 
 def _iso(value: datetime) -> str:

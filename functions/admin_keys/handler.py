@@ -1,0 +1,44 @@
+"""Keys admin function (invoked by an operator, never through the API):
+
+    aws lambda invoke --function-name <KeysFunctionName> \
+        --cli-binary-format raw-in-base64-out --payload '{"action":"create","org":"default"}' out.json
+
+create → the secret, shown once, and the key registered with API Gateway's usage plan;
+list (optionally {"org": …}) → the keys without secrets; revoke {"key_id": …} → refused at once.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from aws_lambda_powertools import Logger, Tracer
+from pydantic import ValidationError
+
+from memlane.domain.errors import MemlaneError
+from memlane.services.key_admin import administer_keys, parse_command
+
+logger = Logger()
+tracer = Tracer()
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    from memlane.adapters.aws.compose import aws_settings, build_key_registry, build_metadata_store
+
+    try:
+        command = parse_command(event)
+    except ValidationError as exc:
+        return {"error": "; ".join(f"{'.'.join(map(str, e['loc'])) or 'payload'}: {e['msg']}"
+                                   for e in exc.errors())}
+    except MemlaneError as exc:
+        return {"error": exc.message}
+    aws = aws_settings()
+    try:
+        result = administer_keys(build_metadata_store(aws), build_key_registry(aws), command,
+                                 datetime.now(UTC))
+    except MemlaneError as exc:
+        return {"error": exc.message}
+    logger.info("keys admin", extra={"action": command.action, "key_id": result.key and result.key.id})
+    return result.model_dump(mode="json", exclude_none=True)

@@ -1,0 +1,31 @@
+"""API Lambda: API Gateway REST proxy event → memlane's one resolver.
+
+Services are composed once per cold start, lazily, so importing this module stays cheap and
+moto can be started before any client exists.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools.logging import correlation_paths
+
+from memlane.api.app import MemlaneApi
+
+logger = Logger()
+tracer = Tracer()
+
+
+@cache
+def _api() -> MemlaneApi:
+    from memlane.adapters.aws.compose import build_aws_services
+
+    return MemlaneApi(build_aws_services)
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return _api().handle(event, context)

@@ -1,0 +1,27 @@
+"""Hourly auto-forget (EventBridge Scheduler): removes every document whose forget_after has
+passed, from metadata, content, both search legs and the cache. Idempotent: a schedule that fires
+twice finds nothing the second time; a missed run is caught up by the next (it selects by
+forget_after ≤ now, whatever the scheduled time)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Tracer
+
+from functions.schedule import ScheduledJob
+from memlane.services.lifecycle import forget_expired
+
+logger = Logger()
+tracer = Tracer()
+
+
+@logger.inject_lambda_context(correlation_id_path="execution_id")
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    from memlane.adapters.aws.compose import build_aws_services
+
+    job = ScheduledJob.model_validate(event)
+    report = forget_expired(build_aws_services())
+    logger.info("forget job done", extra={"scheduled_time": job.scheduled_time, **report.as_dict()})
+    return {"job": job.job, "scheduled_time": job.scheduled_time, **report.as_dict()}

@@ -1,0 +1,54 @@
+"""Ingest queue consumer: one Step Functions execution per IngestJob message.
+
+Partial batch failures (the event source has report_batch_item_failures on): a message that is not
+a valid IngestJob, or whose execution could not be started, is reported alone and retried by SQS
+until its max receives send it to the DLQ; the others are deleted. Starting is idempotent (the
+execution name comes from the document and the job), so a redelivered message is a success.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
+from pydantic import Json
+
+from memlane.domain.models import IngestJob
+from memlane.ingest.steps import StartedExecution, WorkflowStarter, start_ingestion
+
+logger = Logger()
+tracer = Tracer()
+
+
+class IngestJobRecord(SqsRecordModel):
+    body: Json[IngestJob]  # type: ignore[assignment]
+
+
+# A batch whose records all failed is reported like any other (every id listed) instead of raising:
+# SQS redelivers the same messages either way, and the function's error metric stays for real faults.
+processor = BatchProcessor(event_type=EventType.SQS, model=IngestJobRecord,
+                           raise_on_entire_batch_failure=False)
+
+
+@cache
+def _starter() -> WorkflowStarter:
+    from memlane.adapters.aws.compose import build_starter
+
+    return build_starter()
+
+
+def record_handler(record: IngestJobRecord) -> dict[str, str]:
+    logger.set_correlation_id(record.messageId)
+    started: StartedExecution = start_ingestion(_starter(), record.body)
+    logger.info("ingestion started", extra=started.model_dump())
+    return started.model_dump()
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return process_partial_response(event=event, record_handler=record_handler, processor=processor,
+                                    context=context)

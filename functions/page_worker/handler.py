@@ -1,0 +1,47 @@
+"""Page worker: one documentation page per page-queue message (fetch → extract → index), with
+partial batch failures; the links a page adds go back on the page queue, one message each.
+A page that fails to fetch is recorded on the page (retried with backoff by the crawl), so only
+messages that could not be processed at all (malformed, a store outage) are reported for retry."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
+from pydantic import Json
+
+from memlane.adapters.aws.crawl_queue import PageMessage, crawl_page_message
+
+logger = Logger()
+tracer = Tracer()
+
+
+class PageRecord(SqsRecordModel):
+    body: Json[PageMessage]  # type: ignore[assignment]
+
+
+processor = BatchProcessor(event_type=EventType.SQS, model=PageRecord, raise_on_entire_batch_failure=False)
+
+
+@cache
+def _docsets() -> Any:
+    from memlane.adapters.aws.compose import build_docset_context
+
+    return build_docset_context()
+
+
+def record_handler(record: PageRecord) -> dict[str, Any]:
+    logger.set_correlation_id(record.messageId)
+    result = crawl_page_message(_docsets(), record.body)
+    logger.info("page done", extra=result.model_dump())
+    return result.model_dump()
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return process_partial_response(event=event, record_handler=record_handler, processor=processor,
+                                    context=context)

@@ -1,0 +1,28 @@
+"""Daily docset refresh (EventBridge Scheduler): every docset older than the default max age is
+re-queued (incremental: unchanged pages keep their hashes and are not re-embedded) and its pages
+are sent to the page queue. Idempotent: a second run finds everything fresh; a missed run is
+caught up by the next."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Tracer
+
+from functions.schedule import ScheduledJob
+from memlane.docsets.service import refresh_stale_docsets
+
+logger = Logger()
+tracer = Tracer()
+
+
+@logger.inject_lambda_context(correlation_id_path="execution_id")
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    from memlane.adapters.aws.compose import build_docset_context
+
+    job = ScheduledJob.model_validate(event)
+    outcome = refresh_stale_docsets(build_docset_context())
+    logger.info("refresh job done", extra={"scheduled_time": job.scheduled_time, "total": outcome.total,
+                                           "refreshed": outcome.refreshed})
+    return {"job": job.job, "scheduled_time": job.scheduled_time, **outcome.model_dump(mode="json")}

@@ -1,0 +1,95 @@
+"""The gateway's record of memlane's keys: one API Gateway API key per memlane key, attached to
+the per-key usage plan. Its value is the SHA-256 of the memlane key, which the authorizer returns
+as `usageIdentifierKey`, so API Gateway throttles and counts each memlane key separately.
+
+The API Gateway key id is kept on memlane's key item (attribute `gateway_key_id` of KEY#{hash}),
+so revoking finds it without listing API Gateway's keys.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from memlane.adapters.aws import dynamo_schema as ks
+from memlane.adapters.aws._boto import error_code, is_transient, new_client
+from memlane.domain.errors import TransientError
+from memlane.domain.models import ApiKey
+
+GATEWAY_KEY_ATTRIBUTE = "gateway_key_id"
+
+
+class ApiGatewayKeyRegistry:
+    def __init__(self, usage_plan_id: str, table_name: str, *, apigateway: Any | None = None,
+                 dynamodb: Any | None = None) -> None:
+        self.usage_plan_id = usage_plan_id
+        self.table_name = table_name
+        self._apigateway = apigateway
+        self._dynamodb = dynamodb
+
+    @property
+    def apigateway(self) -> Any:
+        if self._apigateway is None:
+            self._apigateway = new_client("apigateway")
+        return self._apigateway
+
+    @property
+    def dynamodb(self) -> Any:
+        if self._dynamodb is None:
+            self._dynamodb = new_client("dynamodb")
+        return self._dynamodb
+
+    def _call(self, client: Any, operation: str, **kwargs: Any) -> Any:
+        try:
+            return getattr(client, operation)(**kwargs)
+        except ClientError as exc:
+            if is_transient(exc):
+                raise TransientError(f"{operation}: {error_code(exc)}") from exc
+            raise
+
+    def register(self, key: ApiKey) -> str:
+        created = self._call(
+            self.apigateway, "create_api_key",
+            name=f"memlane-{key.id}", description=f"memlane key {key.prefix}… of organization "
+            f"{key.organization_id}", enabled=True, value=key.key_hash,
+        )
+        gateway_id = str(created["id"])
+        try:
+            self._call(self.apigateway, "create_usage_plan_key", usagePlanId=self.usage_plan_id,
+                       keyId=gateway_id, keyType="API_KEY")
+            self._call(
+                self.dynamodb, "update_item", TableName=self.table_name,
+                Key={ks.PK: {"S": ks.key_pk(key.key_hash)}, ks.SK: {"S": ks.SK_KEY}},
+                UpdateExpression=f"SET {GATEWAY_KEY_ATTRIBUTE} = :id",
+                ConditionExpression="attribute_exists(pk)",
+                ExpressionAttributeValues={":id": {"S": gateway_id}},
+            )
+        except Exception:
+            self._delete(gateway_id)
+            raise
+        return gateway_id
+
+    def deregister(self, key_id: str) -> None:
+        gateway_id = self.gateway_key_id(key_id)
+        if gateway_id:
+            self._delete(gateway_id)
+
+    def gateway_key_id(self, key_id: str) -> str | None:
+        pointer = self._get(ks.key_id_pk(key_id), ks.SK_KEY_ID)
+        if pointer is None:
+            return None
+        item = self._get(ks.key_pk(pointer["key_hash"]["S"]), ks.SK_KEY)
+        value = (item or {}).get(GATEWAY_KEY_ATTRIBUTE, {}).get("S")
+        return str(value) if value else None
+
+    def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
+        return self._call(self.dynamodb, "get_item", TableName=self.table_name,
+                          Key={ks.PK: {"S": pk}, ks.SK: {"S": sk}}, ConsistentRead=True).get("Item")
+
+    def _delete(self, gateway_id: str) -> None:
+        try:
+            self._call(self.apigateway, "delete_api_key", apiKey=gateway_id)
+        except ClientError as exc:
+            if error_code(exc) != "NotFoundException":  # already gone: deleting twice is fine
+                raise

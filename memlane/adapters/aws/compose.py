@@ -1,0 +1,321 @@
+"""Composition on AWS: memlane's ports wired to DynamoDB, S3, SQS, Step Functions, OpenSearch and
+Bedrock or OpenAI, from the environment the CDK stack gives every function.
+
+Nothing happens at import time. `build_aws_services()` reads the environment once per cold start
+(the result is cached for the life of the execution environment), and every adapter creates its
+client on first use. What a function never touches is never built: the search index, the
+OpenAI-backed embedder and summarizer are behind `LazyPort`, so the authorizer-like paths never
+import opensearch-py or openai and never sign a request or read a secret they have no grant for.
+
+On AWS every save is queued (Settings.inline_max_chars = 0 unless MEMLANE_INLINE_MAX_CHARS says
+otherwise): the Step Functions workflow does the processing, so POST /v3/memory answers 202.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from typing import Any, Literal, cast
+
+from pydantic import BaseModel, ConfigDict
+
+from memlane.adapters.aws import dynamo_schema as schema
+from memlane.adapters.aws._boto import new_client
+from memlane.adapters.aws.blob_store import S3BlobStore
+from memlane.adapters.aws.cache import DynamoCache
+from memlane.adapters.aws.job_queue import SqsIngestQueue, StepFunctionsStarter
+from memlane.adapters.aws.metadata_store import DynamoMetadataStore
+from memlane.adapters.aws.ratelimit import DynamoRateLimiter
+from memlane.config import Settings
+from memlane.domain.errors import MemlaneError
+from memlane.services.context import Services, SystemClock
+
+# Names the stack sets besides those in dynamo_schema (infra/constants.py holds the same strings;
+# infra imports memlane, never the other way round).
+ENV_BEDROCK_MODEL_ID = "MEMLANE_BEDROCK_MODEL_ID"
+ENV_USAGE_PLAN_ID = "MEMLANE_USAGE_PLAN_ID"
+ENV_INLINE_MAX_CHARS = "MEMLANE_INLINE_MAX_CHARS"
+DEFAULT_SEARCH_INDEX_ALIAS = "memlane-chunks"
+DEFAULT_BEDROCK_MODEL_ID = "amazon.titan-embed-text-v2:0"
+BEDROCK_DIMENSION = 1024
+# Powertools keeps a fetched secret this long before asking Secrets Manager again (rotation).
+SECRET_MAX_AGE_S = 300
+IDEMPOTENCY_PK = "IDEMP#save"
+
+
+class AwsSettings(BaseModel):
+    """What the CDK stack tells a function through its environment (every function gets the
+    table, bucket, queues, search and embedder settings; the consumer also the state machine, the
+    keys function the usage plan)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    table: str
+    bucket: str = ""
+    region: str = ""
+    ingest_queue_url: str = ""
+    page_queue_url: str = ""
+    state_machine_arn: str = ""
+    search_endpoint: str = ""
+    search_kind: Literal["managed", "serverless"] = "managed"
+    search_index_alias: str = DEFAULT_SEARCH_INDEX_ALIAS
+    embedder: Literal["bedrock", "openai"] = "bedrock"
+    bedrock_model_id: str = DEFAULT_BEDROCK_MODEL_ID
+    openai_secret_name: str = ""
+    usage_plan_id: str = ""
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> AwsSettings:
+        env = dict(os.environ if env is None else env)
+        table = env.get(schema.ENV_TABLE, "")
+        if not table:
+            raise MemlaneError(f"{schema.ENV_TABLE} is not set: is this running in memlane's stack?")
+        values = {
+            "table": table,
+            "bucket": env.get(schema.ENV_BUCKET),
+            "region": env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION"),
+            "ingest_queue_url": env.get(schema.ENV_INGEST_QUEUE_URL),
+            "page_queue_url": env.get(schema.ENV_PAGE_QUEUE_URL),
+            "state_machine_arn": env.get(schema.ENV_STATE_MACHINE_ARN),
+            "search_endpoint": env.get(schema.ENV_SEARCH_ENDPOINT),
+            "search_kind": env.get(schema.ENV_SEARCH_KIND),
+            "search_index_alias": env.get(schema.ENV_SEARCH_INDEX_ALIAS),
+            "embedder": env.get(schema.ENV_EMBEDDER),
+            "bedrock_model_id": env.get(ENV_BEDROCK_MODEL_ID),
+            "openai_secret_name": env.get(schema.ENV_OPENAI_SECRET_NAME),
+            "usage_plan_id": env.get(ENV_USAGE_PLAN_ID),
+        }
+        return cls.model_validate({k: v for k, v in values.items() if v})
+
+    def require(self, field: str) -> str:
+        value = getattr(self, field)
+        if not value:
+            raise MemlaneError(f"{field} is not configured for this function (see infra/constants.py)")
+        return str(value)
+
+
+def memlane_settings(env: dict[str, str] | None = None) -> Settings:
+    """memlane's Settings for AWS: the shared ones from the environment, saves always queued."""
+    settings = Settings.from_env()
+    source = os.environ if env is None else env
+    if not source.get(ENV_INLINE_MAX_CHARS):
+        settings = settings.model_copy(update={"inline_max_chars": 0})
+    return settings
+
+
+class LazyPort:
+    """Builds the adapter on first attribute access. Keeps heavy imports (opensearch-py, openai)
+    and secret reads off the paths that never use them, and off the import of any handler."""
+
+    def __init__(self, factory: Callable[[], Any], name: str) -> None:
+        self._factory = factory
+        self._name = name
+        self._target: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def target(self) -> Any:
+        if self._target is None:
+            with self._lock:
+                if self._target is None:
+                    self._target = self._factory()
+        return self._target
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.target, name)
+
+    def __repr__(self) -> str:
+        state = "built" if self._target is not None else "not built yet"
+        return f"LazyPort({self._name}, {state})"
+
+
+class OpenAIClientFromSecret:
+    """An OpenAI client whose key is read from Secrets Manager (by name) on first use, through
+    Powertools Parameters (cached SECRET_MAX_AGE_S); a rotated key gives a new client."""
+
+    def __init__(self, secret_name: str) -> None:
+        self.secret_name = secret_name
+        self._key: str | None = None
+        self._client: Any = None
+
+    def _current(self) -> Any:
+        from aws_lambda_powertools.utilities.parameters import get_secret
+
+        key = str(get_secret(self.secret_name, max_age=SECRET_MAX_AGE_S)).strip()
+        if key != self._key or self._client is None:
+            from memlane.adapters.openai.embedder import openai_client_from_env
+
+            self._client, self._key = openai_client_from_env(key), key
+        return self._client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._current(), name)
+
+
+# --------------------------------------------------------------------------- the adapters
+
+
+def build_metadata_store(aws: AwsSettings) -> DynamoMetadataStore:
+    """The authorizer needs only this (one GetItem per request)."""
+    blobs = S3BlobStore(aws.bucket) if aws.bucket else None
+    return DynamoMetadataStore(aws.table, blob_store=blobs)
+
+
+def build_embedder(aws: AwsSettings) -> Any:
+    if aws.embedder == "openai":
+        secret = aws.require("openai_secret_name")
+
+        def openai_embedder() -> Any:
+            from memlane.adapters.openai.embedder import OpenAIEmbedder
+
+            return OpenAIEmbedder(client=cast(Any, OpenAIClientFromSecret(secret)))
+
+        return LazyPort(openai_embedder, "OpenAIEmbedder")
+    from memlane.adapters.aws.bedrock_embedder import BedrockEmbedder
+
+    return BedrockEmbedder(model_id=aws.bedrock_model_id, dimension=BEDROCK_DIMENSION)
+
+
+def build_summarizer(aws: AwsSettings) -> Any:
+    if aws.embedder == "openai":
+        secret = aws.require("openai_secret_name")
+
+        def openai_summarizer() -> Any:
+            from memlane.adapters.openai.summarizer import OpenAISummarizer
+
+            return OpenAISummarizer(client=cast(Any, OpenAIClientFromSecret(secret)))
+
+        return LazyPort(openai_summarizer, "OpenAISummarizer")
+
+    def local_summarizer() -> Any:
+        from memlane.ingest.summarize import LocalSummarizer
+
+        return LocalSummarizer()
+
+    return LazyPort(local_summarizer, "LocalSummarizer")
+
+
+def build_search_index(aws: AwsSettings, embedder: Any) -> Any:
+    """OpenSearch behind the alias, SigV4-signed ("es" or "aoss") with the function's role."""
+
+    def opensearch() -> Any:
+        from memlane.adapters.aws.opensearch_index import OpenSearchIndex, make_opensearch_client
+
+        endpoint, region = aws.require("search_endpoint"), aws.require("region")
+        client = make_opensearch_client(endpoint, region, aws.search_kind)
+        return OpenSearchIndex(client, aws.search_index_alias, embedder.dimension, embedder_id=embedder.id,
+                               serverless=aws.search_kind == "serverless")
+
+    return LazyPort(opensearch, "OpenSearchIndex")
+
+
+def build_starter(aws: AwsSettings | None = None) -> StepFunctionsStarter:
+    aws = aws or aws_settings()
+    return StepFunctionsStarter(aws.require("state_machine_arn"))
+
+
+# --------------------------------------------------------------------------- cached per cold start
+
+_lock = threading.Lock()
+_settings_cache: dict[str, AwsSettings] = {}
+_services_cache: dict[AwsSettings, Services] = {}
+
+
+def aws_settings() -> AwsSettings:
+    with _lock:
+        if "aws" not in _settings_cache:
+            _settings_cache["aws"] = AwsSettings.from_env()
+        return _settings_cache["aws"]
+
+
+def build_aws_services(settings: Settings | None = None) -> Services:
+    """The Services every handler hands to memlane's services. Cached: Lambda reuses the
+    execution environment, so clients and connections survive between invocations."""
+    aws = aws_settings()
+    if settings is not None:
+        return _compose(aws, settings)
+    with _lock:
+        if aws not in _services_cache:
+            _services_cache[aws] = _compose(aws, memlane_settings())
+        return _services_cache[aws]
+
+
+def _compose(aws: AwsSettings, settings: Settings) -> Services:
+    embedder = build_embedder(aws)
+    return Services(
+        settings=settings,
+        metadata=build_metadata_store(aws),
+        blobs=S3BlobStore(aws.bucket),
+        index=build_search_index(aws, embedder),
+        embedder=embedder,
+        summarizer=build_summarizer(aws),
+        # SQS triggers the consumer, which starts the workflow: nothing to wake in-process.
+        queue=SqsIngestQueue(aws.ingest_queue_url),
+        clock=SystemClock(),
+        cache=DynamoCache(aws.table),
+        rate_limiter=DynamoRateLimiter(aws.table),
+        idempotency=build_idempotency_layer(aws),
+    )
+
+
+def build_idempotency_layer(aws: AwsSettings) -> Any:
+    """Idempotency-Key records of saves, in the metadata table: pk=IDEMP#save, sk=<key hash>,
+    expiring through the table's TTL attribute."""
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+    return DynamoDBPersistenceLayer(table_name=aws.table, key_attr=schema.PK, sort_key_attr=schema.SK,
+                                    static_pk_value=IDEMPOTENCY_PK, expiry_attr=schema.TTL_ATTRIBUTE,
+                                    boto3_client=new_client("dynamodb"))
+
+
+def reset_aws_services() -> None:
+    """Forget what was composed (tests change the environment between cases)."""
+    with _lock:
+        _settings_cache.clear()
+        _services_cache.clear()
+
+
+
+def build_key_registry(aws: AwsSettings | None = None) -> Any:
+    from memlane.adapters.aws.api_keys import ApiGatewayKeyRegistry
+
+    aws = aws or aws_settings()
+    return ApiGatewayKeyRegistry(aws.require("usage_plan_id"), aws.table)
+
+
+# --------------------------------------------------------------------------- documentation sets
+
+
+def build_docset_store(aws: AwsSettings) -> Any:
+    """memlane.ports.DocsetStore on AWS. There is no DynamoDB implementation yet (the docsets
+    feature ships the SQLite one for the embedded default); until there is, the page worker and
+    the refresh job refuse to run with this message rather than touch anything."""
+    raise MemlaneError("documentation sets on AWS need a DynamoDB DocsetStore (memlane.ports.DocsetStore), "
+                       "which memlane does not have yet; the page worker and refresh job cannot run")
+
+
+def build_fetcher(settings: Any) -> Any:
+    from memlane.crawl.fetcher import FetchLimits, SafeFetcher
+    from memlane.crawl.ssrf import NetworkPolicy
+
+    return SafeFetcher(policy=NetworkPolicy.public_only(), limits=FetchLimits(max_bytes=settings.max_page_bytes))
+
+
+def build_docset_context(aws: AwsSettings | None = None) -> Any:
+    """What the docset service needs on AWS: the services, the docset store, an SSRF-guarded
+    fetcher for the public internet only, and the SQS page queue as its dispatcher."""
+    from memlane.adapters.aws.crawl_queue import SqsPageDispatcher
+    from memlane.crawl.ssrf import NetworkPolicy
+    from memlane.docsets.models import DocsetSettings
+    from memlane.docsets.pages import CrawlContext, RobotsCache
+    from memlane.docsets.service import DocsetContext
+
+    aws = aws or aws_settings()
+    store = build_docset_store(aws)
+    settings = DocsetSettings.from_env()
+    fetcher = build_fetcher(settings)
+    crawl = CrawlContext(svc=build_aws_services(), store=store, fetcher=fetcher, settings=settings,
+                         robots=RobotsCache(fetcher))
+    return DocsetContext(crawl=crawl, policy=NetworkPolicy.public_only(),
+                         dispatcher=SqsPageDispatcher(aws.require("page_queue_url"), store))

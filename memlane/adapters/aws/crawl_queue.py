@@ -1,0 +1,126 @@
+"""Documentation crawls on AWS: one SQS message per page to fetch (the page queue), consumed by the
+page worker Lambda with partial batch failures.
+
+`SqsPageDispatcher` is the docset service's CrawlDispatcher on AWS: when pages are queued (a new
+docset, a refresh) it sends one message per pending page. `crawl_page_message` is the page
+worker's whole job for one message, built from memlane.docsets.pages' per-page steps (fetch →
+extract → admit links → index); the links a page adds are dispatched in turn, one message each.
+A page id is deterministic and a page is claimed atomically before it is fetched, so a duplicate
+or redelivered message finds the page claimed or done and does nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from memlane.adapters.aws._boto import error_code, is_transient, new_client
+from memlane.docsets.models import Docset, DocsetPage, PageStatus, page_id_for
+from memlane.docsets.pages import (
+    PageWork,
+    admissible,
+    admit_links,
+    fetch_and_prepare,
+    finish_page,
+    index_pages,
+)
+from memlane.docsets.service import DocsetContext
+from memlane.domain.errors import TransientError
+
+log = logging.getLogger(__name__)
+
+SQS_BATCH = 10  # SendMessageBatch's maximum
+LIST_PAGE_SIZE = 500
+
+
+class PageMessage(BaseModel):
+    """The body of a page-queue message."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    organization_id: str
+    docset_id: str
+    page_id: str
+
+
+class PageResult(BaseModel):
+    page_id: str
+    status: str  # the page's status after this message, or "skipped: <why>"
+    links_dispatched: int = 0
+
+
+class SqsPageDispatcher:
+    def __init__(self, queue_url: str, store: Any, client: Any | None = None) -> None:
+        self.queue_url = queue_url
+        self.store = store
+        self._client = client
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = new_client("sqs")
+        return self._client
+
+    def pages_queued(self, docset: Docset) -> None:
+        offset = 0
+        while True:
+            pages, total = self.store.list_pages(docset.id, PageStatus.PENDING, LIST_PAGE_SIZE, offset)
+            self.send(docset, [p.id for p in pages])
+            offset += len(pages)
+            if not pages or offset >= total:
+                return
+
+    def docset_deleted(self, docset_id: str) -> None:
+        """Messages already queued for the docset find no docset and are dropped by the worker."""
+
+    def send(self, docset: Docset, page_ids: list[str]) -> int:
+        ids = list(dict.fromkeys(page_ids))
+        for start in range(0, len(ids), SQS_BATCH):
+            entries = [
+                {"Id": str(i), "MessageBody": PageMessage(organization_id=docset.organization_id,
+                                                          docset_id=docset.id, page_id=pid).model_dump_json()}
+                for i, pid in enumerate(ids[start:start + SQS_BATCH])
+            ]
+            try:
+                response = self.client.send_message_batch(QueueUrl=self.queue_url, Entries=entries)
+            except Exception as exc:
+                if is_transient(exc):
+                    code = error_code(exc) if hasattr(exc, "response") else type(exc).__name__
+                    raise TransientError(f"sqs send_message_batch: {code}") from exc
+                raise
+            if response.get("Failed"):
+                raise TransientError(f"sqs send_message_batch: {len(response['Failed'])} pages not queued")
+        return len(ids)
+
+
+def crawl_page_message(dctx: DocsetContext, message: PageMessage) -> PageResult:
+    """Fetch, prepare, index one page and dispatch the new pages its links added."""
+    store = dctx.store
+    docset = store.get_docset(message.organization_id, message.docset_id)
+    if docset is None:
+        return PageResult(page_id=message.page_id, status="skipped: docset deleted")
+    page = store.claim_page(docset.id, message.page_id, dctx.crawl.clock_ms())
+    if page is None:
+        return PageResult(page_id=message.page_id, status="skipped: not pending (done or claimed)")
+    try:
+        work = fetch_and_prepare(dctx.crawl, docset, page)
+    except Exception as exc:  # noqa: BLE001 - recorded on the page (retried with backoff), like crawl_page
+        log.exception("page %s failed", page.url)
+        work = PageWork(page, "error", message=f"{type(exc).__name__}: {exc}", transient=True)
+    added = admit_links(dctx.crawl, docset, work.links)
+    recorded: DocsetPage | None
+    if work.outcome == "index":
+        index_pages(dctx.crawl, [work])
+        recorded = store.get_page(docset.id, work.page.id)
+    else:
+        recorded = finish_page(dctx.crawl, work)
+    dispatched = 0
+    if added and dctx.dispatcher is not None and isinstance(dctx.dispatcher, SqsPageDispatcher):
+        # Only this page's links, normalised as the store keys them: a message per page; pages
+        # already known are not pending and their messages are dropped by the claim.
+        urls = admissible(docset, work.links)
+        dispatched = dctx.dispatcher.send(docset, [page_id_for(docset.id, url) for url in urls])
+    status = recorded.status.value if recorded is not None else "skipped: page removed"
+    return PageResult(page_id=page.id, status=status, links_dispatched=dispatched)

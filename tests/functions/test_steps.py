@@ -1,0 +1,155 @@
+"""The ingestion step functions, invoked with the events/ task inputs in workflow order."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from botocore.stub import Stubber
+from fn_support import DOC_ID, ORG_ID, T0, Deployment, context, load_event
+
+from functions.invoke import invoke
+from memlane.adapters.aws import compose
+from memlane.adapters.aws._boto import new_client
+from memlane.adapters.aws.bedrock_embedder import BEDROCK_CLIENT_CONFIG, BedrockEmbedder
+from memlane.domain.errors import TransientError
+from memlane.domain.models import Document, DocumentStatus, Organization
+from memlane.ingest.pipeline import prepare
+from memlane.ports import SearchScope
+
+CONTENT = ("Our cat Miso needs her thyroid pill every morning with food. The vet said to give it before "
+           "breakfast and to watch for weight loss.")
+PREFIX = f"work/{ORG_ID}/{DOC_ID}/doc-{DOC_ID}-4b3a2918-0f1e-4d2c-8b3a-291807f6e5d4"
+
+
+def step(name: str, event: dict | None = None) -> dict:
+    return invoke(name, event if event is not None else load_event(f"step_{name}.json"), context(name))
+
+
+@pytest.fixture
+def queued_doc(deployment: Deployment, org: Organization) -> Document:
+    """The document the step events name, saved and queued as POST /v3/memory leaves it."""
+    svc = deployment.services()
+    project = svc.metadata.list_projects(ORG_ID)[0]
+    prepared = prepare(CONTENT, None, "Miso meds", None)
+    doc = Document(id=DOC_ID, organization_id=ORG_ID, project_id=project.id, user_id="api",
+                   title=prepared.title, content=prepared.extracted.text,
+                   content_type=prepared.extracted.content_type, metadata={"language": "en"},
+                   content_hash=prepared.content_hash, created_at=T0, updated_at=T0)
+    svc.metadata.put_document(doc)
+    return doc
+
+
+def s3_text(deployment: Deployment, key: str) -> str:
+    return deployment.s3.get_object(Bucket="memlane-fn-test-content", Key=key)["Body"].read().decode()
+
+
+def test_each_step_with_its_event_hands_the_next_one_what_it_reads(deployment: Deployment,
+                                                                   queued_doc: Document) -> None:
+    md = deployment.services().metadata
+
+    extract = step("extract")
+    assert extract == {"text_key": f"{PREFIX}/text.txt", "chars": len(CONTENT)}
+    assert s3_text(deployment, extract["text_key"]) == CONTENT
+    assert md.get_document(ORG_ID, DOC_ID).status == DocumentStatus.PROCESSING
+
+    chunk = step("chunk")
+    assert chunk == {"chunks_key": f"{PREFIX}/chunks.json", "count": 1}
+    (stored,) = json.loads(s3_text(deployment, chunk["chunks_key"]))
+    assert stored["content"] == CONTENT and stored["chunk_index"] == 0 and stored["document_id"] == DOC_ID
+
+    embed = step("embed")
+    assert embed == {"vectors_key": f"{PREFIX}/vectors.json", "count": 1, "embedder": "test/hash/256"}
+    (vector,) = json.loads(s3_text(deployment, embed["vectors_key"]))
+    assert vector == pytest.approx(deployment.embedder.embed_documents([f"Miso meds\n{CONTENT}"])[0])
+
+    summarize = step("summarize")
+    assert summarize["summarized"] is True and "miso" in summarize["tags"]
+    assert md.get_document(ORG_ID, DOC_ID).summary.startswith("Our cat Miso needs her thyroid pill")
+
+    index = step("index")
+    assert index == {"indexed": 1}
+    (record,) = md.get_chunks(ORG_ID, DOC_ID)
+    assert record.tags == summarize["tags"]  # the chunk carries the summarized document's tags
+    scope = SearchScope(organization_id=ORG_ID, project_ids=(queued_doc.project_id,), now=T0)
+    legs = deployment.search.search(scope, "thyroid pill", deployment.embedder.embed_query("thyroid pill"), 5)
+    assert [c.document_id for c in legs.text] == [DOC_ID] and legs.vector[0].document_id == DOC_ID
+
+    finalize = step("finalize")
+    assert finalize == {"status": "ready", "chunk_count": 1}
+    done = md.get_document(ORG_ID, DOC_ID)
+    assert (done.status, done.chunk_count, done.status_reason) == (DocumentStatus.READY, 1, None)
+    # the sample event's embed artifact names Bedrock Titan: finalize records what the artifact says
+    assert done.embedder == "bedrock/amazon.titan-embed-text-v2:0/1024"
+
+
+def test_mark_failed_records_the_reason_without_the_stack_trace(deployment: Deployment,
+                                                               queued_doc: Document) -> None:
+    result = step("mark_failed")
+    reason = "MemlaneError: Bedrock refused the embedding request (AccessDeniedException)"
+    assert result == {"status": "failed", "reason": reason}
+    doc = deployment.services().metadata.get_document(ORG_ID, DOC_ID)
+    assert (doc.status, doc.status_reason) == (DocumentStatus.FAILED, reason)
+
+
+def test_a_document_deleted_before_processing_makes_every_step_a_no_op(deployment: Deployment,
+                                                                       org: Organization) -> None:
+    extract = step("extract")
+    assert extract == {"skip": "document not found (deleted before processing)", "chars": 0}
+    for name in ("chunk", "embed", "summarize", "index", "finalize"):
+        event = load_event(f"step_{name}.json")
+        event["artifacts"]["extract"] = extract
+        assert step(name, event)["skip"] == extract["skip"]
+    result = step("mark_failed")
+    assert "status" not in result and result["reason"].startswith("MemlaneError: Bedrock refused")
+    assert deployment.services().metadata.get_document(ORG_ID, DOC_ID) is None  # not re-created
+    assert deployment.search.document_ids() == set()
+
+
+def _bedrock_embedder(deployment: Deployment, monkeypatch: pytest.MonkeyPatch, errors: int,
+                      sleeps: list[float]) -> Stubber:
+    client = new_client("bedrock-runtime", BEDROCK_CLIENT_CONFIG)
+    stub = Stubber(client)
+    for _ in range(errors):
+        stub.add_client_error("invoke_model", "ServiceUnavailableException", "Bedrock is busy", 503)
+    if errors <= 3:
+        body = json.dumps({"embedding": [0.0] * 255 + [1.0], "inputTextTokenCount": 30}).encode()
+        stub.add_response("invoke_model", {"body": _Streaming(body), "contentType": "application/json"})
+    embedder = BedrockEmbedder(client=client, dimension=256, sleep=sleeps.append)
+    monkeypatch.setattr(compose, "build_embedder", lambda aws: embedder)
+    compose.reset_aws_services()
+    return stub
+
+
+def test_bedrock_5xx_is_retried_with_backoff_inside_the_embed_step(deployment: Deployment,
+                                                                  queued_doc: Document,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    step("extract")
+    step("chunk")
+    sleeps: list[float] = []
+    stub = _bedrock_embedder(deployment, monkeypatch, errors=2, sleeps=sleeps)
+    with stub:
+        result = step("embed")
+    assert sleeps == [1.0, 2.0]  # memlane's schedule: 1 s, 2 s (then 4 s)
+    assert result["count"] == 1 and result["embedder"] == "bedrock/amazon.titan-embed-text-v2:0/256"
+    stub.assert_no_pending_responses()
+
+
+def test_bedrock_down_raises_the_error_name_the_workflow_retries(deployment: Deployment,
+                                                                queued_doc: Document,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    step("extract")
+    step("chunk")
+    sleeps: list[float] = []
+    stub = _bedrock_embedder(deployment, monkeypatch, errors=4, sleeps=sleeps)
+    with stub, pytest.raises(TransientError) as raised:
+        step("embed")
+    assert type(raised.value).__name__ == "TransientError" and sleeps == [1.0, 2.0, 4.0]
+    doc = deployment.services().metadata.get_document(ORG_ID, DOC_ID)
+    assert doc.status == DocumentStatus.PROCESSING
+    assert doc.status_reason.startswith("embedding failed, retrying: Bedrock embedding failed after 4")
+
+
+class _Streaming(io.BytesIO):
+    """The StreamingBody shape BedrockEmbedder reads."""
