@@ -25,7 +25,7 @@ from memlane.domain.requests import (
     WhoAmI,
 )
 from memlane.recall.service import recall as recall_service
-from memlane.services import graph, idempotency, memory, projects
+from memlane.services import graph, memory, projects
 from memlane.services.context import Services
 
 router = Router()
@@ -54,13 +54,15 @@ def save_memory(body: MemoryIn) -> Response[MemoryOut]:
         return {"status": status, "body": out.model_dump(mode="json")}
 
     key = router.current_event.headers.get("Idempotency-Key")  # case-insensitive in Powertools v3
-    result = (
-        save()
-        if key is None or svc.idempotency is None
-        else idempotency.run_once(
+    if key is None or svc.idempotency is None:
+        result = save()
+    else:
+        # imported on first use: the idempotency utility loads boto3, which most requests never need
+        from memlane.services import idempotency
+
+        result = idempotency.run_once(
             svc.idempotency, who.organization_id, key, body.model_dump(mode="json"), save
         )
-    )
     return Response(status_code=result["status"], content_type="application/json", body=result["body"])
 
 
