@@ -48,21 +48,33 @@ class MiniLMEmbedder:
     def load(self) -> None:
         self._load()
 
-    def _encode(self, texts: Sequence[str]) -> list[list[float]]:
+    def _encode(self, texts: Sequence[str], threads: int | None = None) -> list[list[float]]:
         model = self._load()
+        import torch
+
         # torch inference is thread-safe, but two concurrent batches on 2 cores only thrash
         with self._encode_lock:
-            arr = model.encode(
-                list(texts),
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-                convert_to_numpy=True,
-            )
+            previous = torch.get_num_threads()
+            if threads is not None:
+                torch.set_num_threads(threads)
+            try:
+                arr = model.encode(
+                    list(texts),
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                    convert_to_numpy=True,
+                )
+            finally:
+                if threads is not None:
+                    torch.set_num_threads(previous)
         return arr.astype("float32").tolist()
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         return self._encode(texts) if texts else []
 
     def embed_query(self, text: str) -> list[float]:
-        return self._encode([text])[0]
+        # A short query gains nothing from intra-op parallelism, and when anything else is busy
+        # on the cores (the ingest worker, a crawl, another process) OpenMP threads spinning
+        # against each other made a 10 ms query embedding take 300+ ms. One thread stays ~12 ms.
+        return self._encode([text], threads=1)[0]

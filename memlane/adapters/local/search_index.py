@@ -152,6 +152,7 @@ STOPWORDS = frozenset(
     ]
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
+RANK_FIRST = 400  # BM25 candidates ranked by FTS5 alone before the scope filter
 
 
 def fts_query(text: str) -> str | None:
@@ -482,37 +483,40 @@ class SqliteSearchIndex:
             ]
 
     def _text_leg(self, scope: SearchScope, query_text: str, k: int, allowed_docs) -> list[Candidate]:
+        """BM25 top-k under the scope, in two phases. FTS5 ranks fastest on its own (ORDER BY
+        rank LIMIT inside the FTS query is ~3x cheaper than ranking through a join), so the best
+        `RANK_FIRST` matches are taken from FTS5 alone and then filtered by scope. When the scope
+        removes so many of them that fewer than k remain (another tenant's matches crowd the top,
+        or a narrow filter), the leg falls back to ranking every in-scope match: never fewer
+        results, only sometimes slower."""
         match = fts_query(query_text)
         if match is None:
             return []
-        sql = [
-            "SELECT r.chunk_id, r.document_id, r.chunk_index, r.created_at,"
-            " bm25(search_fts, 2.0, 1.5, 1.0) AS rank"
-            " FROM search_fts JOIN search_rows r ON r.rowid = search_fts.rowid"
-            " WHERE search_fts MATCH ? AND r.organization_id = ?",
-            f" AND r.project_id IN ({','.join('?' * len(scope.project_ids))})",
-        ]
-        args: list[object] = [match, scope.organization_id, *scope.project_ids]
-        if scope.now is not None:
-            sql.append(" AND (r.forget_after IS NULL OR r.forget_after > ?)")
-            args.append(scope.now.timestamp())
-        f = scope.filters
-        if not f.include_superseded:
-            sql.append(" AND r.superseded = 0")
-        if f.content_types:
-            sql.append(f" AND r.content_type IN ({','.join('?' * len(f.content_types))})")
-            args.extend(ct.value for ct in f.content_types)
-        if f.created_after is not None:
-            sql.append(" AND r.created_at >= ?")
-            args.append(epoch(f.created_after))
-        if allowed_docs is not None:
-            if not allowed_docs:
-                return []
-            sql.append(f" AND r.document_id IN ({','.join('?' * len(allowed_docs))})")
-            args.extend(allowed_docs)
-        sql.append(" ORDER BY rank LIMIT ?")
-        args.append(k)
-        rows = self.db.connection().execute("".join(sql), args).fetchall()
+        if allowed_docs is not None and not allowed_docs:
+            return []
+        where, args = self._scope_where(scope, allowed_docs)
+        conn = self.db.connection()
+        first = max(RANK_FIRST, k * 4)
+        rows = conn.execute(
+            "SELECT r.chunk_id, r.document_id, r.chunk_index, r.created_at, f.rank FROM"
+            " (SELECT rowid, bm25(search_fts, 2.0, 1.5, 1.0) AS rank FROM search_fts WHERE search_fts MATCH ?"
+            "  ORDER BY rank LIMIT ?) f"
+            f" JOIN search_rows r ON r.rowid = f.rowid WHERE {where} ORDER BY f.rank LIMIT ?",
+            [match, first, *args, k],
+        ).fetchall()
+        if len(rows) < k:
+            matched = conn.execute(
+                "SELECT COUNT(*) AS n FROM (SELECT rowid FROM search_fts WHERE search_fts MATCH ? LIMIT ?)",
+                (match, first + 1),
+            ).fetchone()["n"]
+            if matched > first:  # the first phase saw only part of the matches
+                rows = conn.execute(
+                    "SELECT r.chunk_id, r.document_id, r.chunk_index, r.created_at,"
+                    " bm25(search_fts, 2.0, 1.5, 1.0) AS rank"
+                    " FROM search_fts JOIN search_rows r ON r.rowid = search_fts.rowid"
+                    f" WHERE search_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
+                    [match, *args, k],
+                ).fetchall()
         # FTS5's bm25() is negated (more negative = better); flip it to a positive raw score.
         return [
             Candidate(
@@ -524,6 +528,28 @@ class SqliteSearchIndex:
             )
             for r in rows
         ]
+
+    @staticmethod
+    def _scope_where(scope: SearchScope, allowed_docs) -> tuple[str, list[object]]:
+        """The scope as SQL over search_rows `r`: the tenant first, always."""
+        sql = ["r.organization_id = ?", f"r.project_id IN ({','.join('?' * len(scope.project_ids))})"]
+        args: list[object] = [scope.organization_id, *scope.project_ids]
+        if scope.now is not None:
+            sql.append("(r.forget_after IS NULL OR r.forget_after > ?)")
+            args.append(scope.now.timestamp())
+        f = scope.filters
+        if not f.include_superseded:
+            sql.append("r.superseded = 0")
+        if f.content_types:
+            sql.append(f"r.content_type IN ({','.join('?' * len(f.content_types))})")
+            args.extend(ct.value for ct in f.content_types)
+        if f.created_after is not None:
+            sql.append("r.created_at >= ?")
+            args.append(epoch(f.created_after))
+        if allowed_docs is not None:
+            sql.append(f"r.document_id IN ({','.join('?' * len(allowed_docs))})")
+            args.extend(allowed_docs)
+        return " AND ".join(sql), args
 
     def document_ids(self, org_id: str | None = None) -> set[str]:
         conn = self.db.connection()
