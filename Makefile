@@ -42,5 +42,12 @@ layers: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m memlane.bench
 
+# Retrieval quality and crawl throughput on the Python 3.11 docs (Debian python3.11-doc), served on
+# loopback and crawled through POST /index; writes the docsets section of BENCHMARKS.md.
+PYDOCS ?= /usr/share/doc/python3.11/html
+eval: $(STAMP)
+	@test -d $(PYDOCS) || (apt-get update -qq && apt-get install -y -qq python3.11-doc)
+	$(BIN)/memlane eval --docs-dir $(PYDOCS) --queries ../shared/eval/python-docs-queries.jsonl --write BENCHMARKS.md
+
 clean:
 	rm -rf $(VENV) cdk.out .pytest_cache

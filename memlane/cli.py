@@ -7,6 +7,7 @@ MEMLANE_API_KEY), otherwise straight against the local data directory.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -43,8 +44,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from memlane.domain.errors import InvalidInputError
 
     try:
+        allow_private = args.allow_private_network or os.environ.get("MEMLANE_ALLOW_PRIVATE_NETWORK") == "1"
         server = LocalServer(settings, host=args.host, port=args.port, no_auth=args.no_auth,
-                             allow_all_origins=args.allow_all_origins)
+                             allow_all_origins=args.allow_all_origins, allow_private_network=allow_private)
     except InvalidInputError as exc:
         return _err(exc.message, 2)
     if args.no_auth:
@@ -52,6 +54,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
               flush=True)
     if args.allow_all_origins:
         print("memlane: --allow-all-origins: any web page may call this server (for development)", flush=True)
+    if allow_private:
+        print("memlane: --allow-private-network: the crawler may fetch loopback and private addresses "
+              "(link-local and cloud metadata stay refused)", flush=True)
     print("memlane: loading the embedding model…", flush=True)
     key = server.prepare()
     server.stack.services.embedder.embed_query("warm up")
@@ -75,6 +80,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     data_dir = Path(args.data_dir).expanduser() if getattr(args, "data_dir", None) else None
     return run_stdio(data_dir)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from memlane.docsets.eval import run
+
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return run(args)
 
 
 # ------------------------------------------------------------------------- keys
@@ -351,30 +363,51 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0 if report.total == 0 or report.repaired else 1
 
 
+class _Store:
+    """The store an export reads or an import writes: a local data directory, or (--aws) the
+    deployed stack's DynamoDB, S3 and OpenSearch, found through the same environment variables
+    the Lambda functions read (MEMLANE_TABLE, MEMLANE_BUCKET, MEMLANE_SEARCH_ENDPOINT, …)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from memlane.services.context import Principal
+
+        self._local = None
+        if getattr(args, "aws", False):
+            from memlane.adapters.aws.compose import build_aws_services
+
+            self.services = build_aws_services(_settings(args).model_copy(update={"inline_max_chars": 10**9}))
+            from memlane.services.keys import ensure_organization
+
+            org, _ = ensure_organization(self.services.metadata, args.org)
+            self.who = Principal(organization_id=org.id, key_id="cli", user_id="cli")
+        else:
+            self._local = _Local(args)
+            self.services, self.who = self._local.stack.services, self._local.who
+
+    def close(self) -> None:
+        if self._local is not None:
+            self._local.stack.close()
+
+
 def cmd_export(args: argparse.Namespace) -> int:
+    from memlane.domain.errors import MemlaneError
+    from memlane.services.projects import find_project_by_name
     from memlane.services.transfer import export_project
 
-    local = _Local(args)
+    store = _Store(args)
     try:
-        from memlane.services.projects import find_project_by_name
-
-        project = find_project_by_name(local.stack.services, local.who, args.project)
-        out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
-        n = 0
-        for line in export_project(local.stack.services, local.who, project):
-            out.write(line + "\n")
-            n += 1
-        if args.out:
-            out.close()
+        project = find_project_by_name(store.services, store.who, args.project)
+        with contextlib.ExitStack() as stack:
+            out = stack.enter_context(open(args.out, "w", encoding="utf-8")) if args.out else sys.stdout
+            n = 0
+            for line in export_project(store.services, store.who, project):
+                out.write(line + "\n")
+                n += 1
         print(f"exported {n - 1} documents from {project.name}", file=sys.stderr)
-    except Exception as exc:
-        from memlane.domain.errors import MemlaneError
-
-        if isinstance(exc, MemlaneError):
-            return _err(exc.message)
-        raise
+    except MemlaneError as exc:
+        return _err(exc.message)
     finally:
-        local.stack.close()
+        store.close()
     return 0
 
 
@@ -382,14 +415,14 @@ def cmd_import(args: argparse.Namespace) -> int:
     from memlane.domain.errors import MemlaneError
     from memlane.services.transfer import import_lines
 
-    local = _Local(args)
+    store = _Store(args)
     try:
         with open(args.file, encoding="utf-8") as f:
-            result = import_lines(local.stack.services, local.who, f, project_name=args.project)
+            result = import_lines(store.services, store.who, f, project_name=args.project)
     except MemlaneError as exc:
         return _err(exc.message)
     finally:
-        local.stack.close()
+        store.close()
     print(json.dumps(result))
     return 0
 
@@ -398,6 +431,22 @@ def cmd_openapi(args: argparse.Namespace) -> int:
     from memlane.api.app import MemlaneApi
 
     print(json.dumps(MemlaneApi(lambda: None).openapi(), indent=2))
+    return 0
+
+
+def cmd_invoke(args: argparse.Namespace) -> int:
+    """Run a Lambda entry point here with a sample event, against whatever AWS the environment
+    points at (credentials, AWS_REGION and the stack's MEMLANE_* variables)."""
+    root = Path(__file__).resolve().parent.parent  # functions/ sits beside memlane/ in a checkout
+    for path in (str(Path.cwd()), str(root)):
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    try:
+        from functions.invoke import invoke
+    except ModuleNotFoundError:
+        return _err("functions/ not found: run `memlane invoke` from a memlane checkout")
+    event = json.loads(sys.stdin.read() if args.event == "-" else Path(args.event).read_text())
+    print(json.dumps(invoke(args.function, event), indent=2, default=str))
     return 0
 
 
@@ -417,7 +466,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="treat requests without a key as the default organization (loopback hosts only)")
     s.add_argument("--allow-all-origins", action="store_true",
                    help="accept browser requests from any origin (default: localhost and ChatGPT only)")
+    s.add_argument("--allow-private-network", action="store_true",
+                   help="let the crawler index docs on loopback and private addresses (also "
+                        "MEMLANE_ALLOW_PRIVATE_NETWORK=1); link-local and cloud metadata stay refused")
     s.set_defaults(func=cmd_serve)
+
+    ev = sub.add_parser("eval", help="crawl docs served on loopback, measure /retrieve (hit@5, MRR@10)")
+    from memlane.docsets.eval import add_arguments as eval_arguments
+
+    eval_arguments(ev)
+    ev.set_defaults(func=cmd_eval)
 
     m = sub.add_parser("mcp", help="run the MCP server on stdio (MEMLANE_API_URL, or the data directory)")
     m.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
@@ -473,16 +531,25 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--project", "-p", required=True)
     e.add_argument("--out", "-o", help="file (default stdout)")
     e.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    e.add_argument("--aws", action="store_true", help="read the deployed stack (AWS env vars) instead")
+    e.add_argument("--org", default="default", help="with --aws: the organization (slug)")
     e.set_defaults(func=cmd_export)
 
-    i = sub.add_parser("import", help="restore an export into this data directory")
+    i = sub.add_parser("import", help="restore an export into a data directory or (--aws) a deployed stack")
     i.add_argument("file")
     i.add_argument("--project", "-p", help="target project (default: the exported project's name)")
     i.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    i.add_argument("--aws", action="store_true", help="write to the deployed stack (AWS env vars)")
+    i.add_argument("--org", default="default", help="with --aws: the organization (slug), created if new")
     i.set_defaults(func=cmd_import)
 
     o = sub.add_parser("openapi", help="print the OpenAPI document")
     o.set_defaults(func=cmd_openapi)
+    iv = sub.add_parser("invoke", help="run a Lambda handler with an event file (needs AWS env vars)")
+    iv.add_argument("function", help="api, authorizer, admin_keys, ingest_consumer, extract … mark_failed, "
+                                     "forget_job, refresh_job, page_worker")
+    iv.add_argument("event", help="event JSON file (events/…), or - for stdin")
+    iv.set_defaults(func=cmd_invoke)
     return p
 
 

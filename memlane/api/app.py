@@ -4,19 +4,24 @@ here."""
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError as RouteNotFound
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
 
 from memlane import __version__
 from memlane.api.errors import describe_validation_errors, error_body, status_for
-from memlane.api.routes import raged, v3, vidurai
+from memlane.api.routes import mem_oracle, raged, v3, vidurai
 from memlane.domain.errors import MemlaneError, RateLimitedError
 from memlane.services.context import Services
 
@@ -32,11 +37,20 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
     return Response(status_code=status, content_type="application/json", body=error_body(message), headers=headers)
 
 
+ROUTERS = (v3.router, raged.router, vidurai.router, mem_oracle.router)
+
+# Powertools keeps the request being resolved in class attributes (BaseRouter.current_event), and
+# its validation middleware reads the body from there: the resolver is process-global state, not
+# thread-safe. Lambda runs one request per process; the local server runs requests in threads, so
+# resolve() runs under this lock. Route work is CPU-bound (and embedding is serialised anyway),
+# so little concurrency is lost.
+_RESOLVE_LOCK = threading.RLock()
+
+
 def create_resolver() -> APIGatewayRestResolver:
     app = APIGatewayRestResolver(enable_validation=True)
-    app.include_router(v3.router)
-    app.include_router(raged.router)
-    app.include_router(vidurai.router)
+    for router in ROUTERS:
+        app.include_router(router)
 
     @app.get("/health", tags=["health"], summary="Liveness (the shape of Mem-Oracle's and Vidurai's /health)")
     def health() -> dict[str, Any]:
@@ -49,6 +63,10 @@ def create_resolver() -> APIGatewayRestResolver:
         return Response(status_code=200, content_type="application/json", body=app.get_openapi_json_schema(
             title="memlane", version=__version__,
             description="Long-term memory and documentation recall for AI assistants."))
+
+    @app.exception_handler(RequestUnsupportedContentType)
+    def unsupported(exc: RequestUnsupportedContentType) -> Response:
+        return _error(415, "Content-Type: send JSON (Content-Type: application/json)")
 
     @app.exception_handler(RequestValidationError)
     def invalid(exc: RequestValidationError) -> Response:
@@ -81,14 +99,19 @@ def create_resolver() -> APIGatewayRestResolver:
 class MemlaneApi:
     """Binds the resolver to the services composed at the edge."""
 
-    def __init__(self, services: Callable[[], Services] | Services) -> None:
+    def __init__(self, services: Callable[[], Services] | Services, docsets: Any = None) -> None:
         self._services = services if callable(services) else (lambda: services)
+        # The Mem-Oracle routes' DocsetContext (memlane.docsets.service); None where not composed.
+        self._docsets = docsets
         self.resolver = create_resolver()
 
     def handle(self, event: dict[str, Any], context: Any = None) -> dict[str, Any]:
         body = event.get("body") or ""
         if len(body) > MAX_BODY_BYTES:
             return _too_large()
+        refusal = _normalize_content_type(event)
+        if refusal is not None:
+            return refusal
         svc = self._services()
         decision = _rate_limit(svc, event)
         if decision is not None and not decision.allowed:
@@ -97,8 +120,17 @@ class MemlaneApi:
                                 **decision.headers()},
                     "body": error_body(f"rate limit of {decision.limit} requests per minute exceeded; "
                                        f"retry after {decision.retry_after_s} s")}
-        self.resolver.append_context(services=svc)
-        result = self.resolver.resolve(event, context)
+        if context is not None and hasattr(context, "get_remaining_time_in_millis"):
+            from memlane.services.idempotency import register_lambda_context
+
+            register_lambda_context(context)
+        with _RESOLVE_LOCK:
+            # Module-level routers follow the resolver that included them last; point them at
+            # this one, so two MemlaneApi objects in one process (tests, the MCP server) stay apart.
+            for router in ROUTERS:
+                router.api_resolver = self.resolver
+            self.resolver.append_context(services=svc, docsets=self._docsets)
+            result = self.resolver.resolve(event, context)
         if decision is not None:
             result.setdefault("headers", {}).update(decision.headers())
             if result.get("multiValueHeaders") is not None:
@@ -107,6 +139,43 @@ class MemlaneApi:
 
     def openapi(self) -> dict[str, Any]:
         return json.loads(self.resolver.get_openapi_json_schema(title="memlane", version=__version__))
+
+
+def _normalize_content_type(event: dict[str, Any]) -> dict[str, Any] | None:
+    """Every body memlane accepts is JSON. A JSON body sent with another type (curl -d sends
+    application/x-www-form-urlencoded) is read as JSON; any other body is refused with a 415
+    before the resolver tries to parse it as a form."""
+    body = event.get("body")
+    if not body or event.get("httpMethod", "GET").upper() in ("GET", "HEAD", "DELETE", "OPTIONS"):
+        return None
+    if event.get("isBase64Encoded"):
+        # the gateway base64-encodes bodies that are not UTF-8; JSON must be UTF-8 (RFC 8259)
+        try:
+            event["body"] = body = base64.b64decode(body).decode("utf-8")
+            event["isBase64Encoded"] = False
+        except (ValueError, UnicodeDecodeError):
+            return {"statusCode": 400, "isBase64Encoded": False, "headers": {"Content-Type": "application/json"},
+                    "body": error_body("body: is not valid UTF-8 JSON")}
+    headers = event.get("headers") or {}
+    name = next((k for k in headers if k.lower() == "content-type"), None)
+    value = (headers.get(name) or "").split(";")[0].strip().lower() if name else ""
+    if value == "application/json" or value.endswith("+json"):
+        return None
+    text = body if not event.get("isBase64Encoded") else ""
+    if text.lstrip()[:1] in ("{", "["):
+        if name:
+            del headers[name]
+        headers["Content-Type"] = "application/json"
+        multi = event.get("multiValueHeaders") or {}
+        for k in [k for k in multi if k.lower() == "content-type"]:
+            del multi[k]
+        if event.get("multiValueHeaders") is not None:
+            multi["Content-Type"] = ["application/json"]
+        event["headers"] = headers
+        return None
+    return {"statusCode": 415, "isBase64Encoded": False, "headers": {"Content-Type": "application/json"},
+            "body": error_body(f"Content-Type: {value or 'none'} is not supported; send JSON "
+                               "(Content-Type: application/json)")}
 
 
 def _rate_limit(svc: Services | None, event: dict[str, Any]):

@@ -12,11 +12,14 @@ import hashlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memlane.domain.errors import DependencyUnavailableError, NotFoundError, TransientError
 from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus, chunk_id_for
 from memlane.ingest.chunking import TextChunk, chunk_text
-from memlane.ingest.extract import Extracted, extract
+
+if TYPE_CHECKING:
+    from memlane.ingest.extract import Extracted
 from memlane.ports import IndexedChunk, Summary
 from memlane.services.context import Services
 from memlane.services.lifecycle import mark_ready
@@ -52,6 +55,9 @@ class Prepared:
 def prepare(
     raw: str | bytes, content_type: ContentType | None, title: str | None, source_url: str | None
 ) -> Prepared:
+    # imported here: extraction pulls in bs4/lxml/pypdf, which only a save needs (Lambda cold start)
+    from memlane.ingest.extract import extract
+
     extracted = extract(raw, content_type, title=title, source_url=source_url)
     return Prepared(
         extracted=extracted, title=derive_title(extracted, title), content_hash=content_hash(extracted.text)

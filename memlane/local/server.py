@@ -18,6 +18,8 @@ import anyio
 from memlane.api.app import MAX_BODY_BYTES, MemlaneApi
 from memlane.api.errors import error_body
 from memlane.config import Settings
+from memlane.docsets.local import LocalDocsets
+from memlane.docsets.models import DocsetSettings
 from memlane.domain.errors import InvalidInputError
 from memlane.local.compose import LocalStack, build_local
 from memlane.local.gateway import LocalGateway, is_loopback_host
@@ -102,7 +104,8 @@ class LocalServer:
     """The whole embedded default in one object: stores, worker, gateway, HTTP server."""
 
     def __init__(self, settings: Settings, host: str = "127.0.0.1", port: int = 7432, embedder=None, *,
-                 no_auth: bool = False, allow_all_origins: bool = False) -> None:
+                 no_auth: bool = False, allow_all_origins: bool = False, allow_private_network: bool = False,
+                 docset_settings: DocsetSettings | None = None) -> None:
         if no_auth and not is_loopback_host(host):
             # Without keys, anyone who can reach the socket owns the data: loopback only.
             raise InvalidInputError("--no-auth", f"refusing to serve without authentication on {host!r}; "
@@ -118,7 +121,10 @@ class LocalServer:
         svc.background = self._background.submit
         svc.rate_limiter = InMemoryRateLimiter()
         self.forget_job = PeriodicJob("forget", FORGET_EVERY_SECONDS, lambda: forget_expired(svc))
-        self.api = MemlaneApi(svc)
+        # Documentation sets (Mem-Oracle API): crawl runner + periodic refresh, same database.
+        self.docsets = LocalDocsets(self.stack, allow_private_network=allow_private_network,
+                                    settings=docset_settings)
+        self.api = MemlaneApi(svc, docsets=self.docsets.context)
         self.gateway = LocalGateway(self.api, svc, no_auth=no_auth, allow_all_origins=allow_all_origins)
         self._server = None
         self._thread: threading.Thread | None = None
@@ -135,6 +141,7 @@ class LocalServer:
         self.stack.index.warm()
         self.worker.start()
         self.forget_job.start()
+        self.docsets.start()
         return key
 
     def serve_forever(self) -> None:
@@ -160,6 +167,7 @@ class LocalServer:
         if self._thread is not None:
             self._thread.join(10)
         self.forget_job.stop()
+        self.docsets.stop()
         self.worker.stop()
         self._background.shutdown(wait=True)
         self.stack.close()

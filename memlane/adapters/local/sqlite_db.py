@@ -77,6 +77,26 @@ CREATE INDEX IF NOT EXISTS jobs_ready ON jobs (not_before);
 
 CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, data BLOB NOT NULL);
 
+-- Documentation sets (memlane.docsets): the docset records, the crawl state of every page (so a
+-- crawl survives a restart) and Mem-Oracle client sessions. Timestamps are epoch milliseconds.
+CREATE TABLE IF NOT EXISTS docsets (
+    id TEXT PRIMARY KEY, organization_id TEXT NOT NULL, project_id TEXT NOT NULL, name TEXT NOT NULL,
+    base_url TEXT NOT NULL, seed_url TEXT NOT NULL, seed_slug TEXT NOT NULL, allowed_paths TEXT NOT NULL,
+    max_pages INTEGER NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+    last_refreshed_at INTEGER);
+CREATE INDEX IF NOT EXISTS docsets_by_org ON docsets (organization_id, created_at);
+CREATE TABLE IF NOT EXISTS docset_pages (
+    id TEXT PRIMARY KEY, docset_id TEXT NOT NULL, organization_id TEXT NOT NULL, url TEXT NOT NULL,
+    path TEXT NOT NULL, title TEXT, status TEXT NOT NULL, etag TEXT, last_modified TEXT, content_hash TEXT,
+    document_id TEXT, chunk_count INTEGER NOT NULL, attempts INTEGER NOT NULL, error TEXT, retry_at INTEGER,
+    claimed_at INTEGER, fetched_at INTEGER, indexed_at INTEGER, created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL, UNIQUE (docset_id, url));
+CREATE INDEX IF NOT EXISTS docset_pages_due ON docset_pages (retry_at) WHERE retry_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS docset_pages_by_status ON docset_pages (docset_id, status);
+CREATE TABLE IF NOT EXISTS docset_sessions (
+    organization_id TEXT NOT NULL, id TEXT NOT NULL, client_type TEXT, connected_at INTEGER NOT NULL,
+    last_heartbeat INTEGER NOT NULL, PRIMARY KEY (organization_id, id));
+
 -- Lifecycle (auto-forget records, the recall cache and its per-project generations).
 CREATE TABLE IF NOT EXISTS forgotten (
     document_id TEXT NOT NULL, organization_id TEXT NOT NULL, project_id TEXT NOT NULL,

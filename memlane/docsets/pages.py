@@ -1,0 +1,440 @@
+"""The crawl of one page, in steps a worker of any kind can call.
+
+    page = store.claim_page(docset.id, page_id, now)      # or claim_pages(...) for a batch
+    work = fetch_and_prepare(ctx, docset, page)           # network + extraction, no writes
+    admit_links(ctx, docset, work.links)                  # newly found pages join the crawl
+    index_pages(ctx, [work, ...])  or  finish_page(ctx, work)   # embed + write, or record the outcome
+
+`crawl_page` runs them all for one page: that is what an AWS page-worker Lambda calls for each
+SQS message (and what /index does for the seed when `waitForSeed` is set). The local runner calls
+the same steps from several fetch threads and hands the `index` outcomes to one embedding thread,
+so the embedder gets full batches across pages.
+
+A page's document has the page's id, so reprocessing a page overwrites it. Unchanged pages (a
+304 for the stored ETag / Last-Modified, or the same SHA-256 of the cleaned content) are not
+re-embedded.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+from urllib.parse import urlsplit
+
+from memlane.crawl.errors import FetchError, UnsafeURLError
+from memlane.crawl.robots import RobotsPolicy, load_robots, robots_url
+from memlane.crawl.sitemap import collect_sitemap_urls
+from memlane.crawl.types import Fetcher, FetchResult
+from memlane.crawl.urls import UrlScope, extract_links, is_probably_html, normalize_url
+from memlane.docsets.models import Docset, DocsetPage, DocsetSettings, PageStatus, now_ms, page_id_for
+from memlane.domain.errors import InvalidInputError, TransientError
+from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus
+from memlane.ingest.chunking import chunk_text
+from memlane.ingest.pipeline import content_hash, embedding_text, make_chunks, prepare
+from memlane.ports import DocsetStore, IndexedChunk
+from memlane.retry import call_with_retries
+from memlane.services.context import Services
+from memlane.services.lifecycle import invalidate_project, remove_document
+
+log = logging.getLogger(__name__)
+
+CRAWLER_USER = "crawler"
+ROBOTS_TTL_S = 3600.0
+MAX_ERROR_CHARS = 500
+
+# markdownify writes links as [text](url "title"); the text may hold one level of brackets (index
+# pages link "[[1]](...)", API docs "[`round(x[, n])`](...)"), the URL one level of parentheses.
+# Link text may wrap across lines (bounded, so a stray "[" cannot swallow a page).
+_MD_LINK = re.compile(r"\[((?:[^\[\]]|\[[^\[\]]*\]){0,500})\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"]*\")?\)")
+
+Outcome = Literal["index", "unchanged", "skipped", "removed", "error"]
+
+
+class RobotsCache:
+    """robots.txt per site, kept for an hour; thread-safe (fetch threads share it)."""
+
+    def __init__(self, fetcher: Fetcher, ttl_s: float = ROBOTS_TTL_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._fetcher = fetcher
+        self._ttl = ttl_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._policies: dict[str, tuple[float, RobotsPolicy]] = {}
+
+    def policy_for(self, url: str) -> RobotsPolicy:
+        key = robots_url(url)
+        with self._lock:
+            hit = self._policies.get(key)
+            if hit is not None and self._clock() - hit[0] < self._ttl:
+                return hit[1]
+        policy = load_robots(self._fetcher, url)
+        if not policy.temporary:  # a 5xx robots.txt is asked again on the next page
+            with self._lock:
+                self._policies[key] = (self._clock(), policy)
+        return policy
+
+
+@dataclass
+class CrawlContext:
+    """What the page steps need: memlane's ports, the docset store and a fetcher built for the
+    deployment's network policy."""
+
+    svc: Services
+    store: DocsetStore
+    fetcher: Fetcher
+    settings: DocsetSettings
+    robots: RobotsCache
+    clock_ms: Callable[[], int] = now_ms
+
+
+@dataclass
+class PageWork:
+    """What fetching and preparing one page produced; nothing is written yet."""
+
+    page: DocsetPage
+    outcome: Outcome
+    links: list[str] = field(default_factory=list)
+    message: str | None = None
+    transient: bool = False
+    document: Document | None = None
+    chunks: list[Chunk] = field(default_factory=list)
+    fetched: FetchResult | None = None
+    # A page that redirected to another URL of the docset is recorded as skipped; the content is
+    # processed under the target page (`page`).
+    redirected: DocsetPage | None = None
+
+
+# --------------------------------------------------------------------------- content
+
+
+def strip_markdown_links(text: str) -> tuple[str, int]:
+    """Links become their text: URLs are noise to both search legs and to a model reading a
+    snippet (the snippet names its source). Returns the text and how much of it is link text."""
+    linked = 0
+
+    def keep_text(match: re.Match[str]) -> str:
+        nonlocal linked
+        linked += len(match.group(1))
+        return match.group(1)
+
+    return _MD_LINK.sub(keep_text, text), linked
+
+
+def link_density(linked_chars: int, text: str) -> float:
+    visible = len(text.strip())
+    return linked_chars / visible if visible else 1.0
+
+
+def docset_scope(docset: Docset) -> UrlScope:
+    return UrlScope.for_docset(docset.base_url, docset.allowed_paths or None)
+
+
+def admissible(docset: Docset, urls: Sequence[str], scope: UrlScope | None = None,
+               robots: RobotsPolicy | None = None) -> list[str]:
+    """The normalised URLs, in order and without duplicates, that belong to the docset: same host,
+    under allowedPaths, probably a page, and allowed by robots.txt."""
+    scope = scope or docset_scope(docset)
+    out: dict[str, None] = {}
+    for url in urls:
+        normalized = normalize_url(url)
+        if (normalized is None or normalized in out or not scope.contains(normalized)
+                or not is_probably_html(None, normalized)):
+            continue
+        if robots is not None and not robots.allowed(normalized):
+            continue
+        out[normalized] = None
+    return list(out)
+
+
+# --------------------------------------------------------------------------- step 1: fetch and prepare
+
+
+def fetch_and_prepare(ctx: CrawlContext, docset: Docset, page: DocsetPage) -> PageWork:
+    """Fetch a claimed page (conditionally when it was indexed before) and turn it into what
+    should happen next. Network and CPU only: nothing is written."""
+    try:
+        robots = ctx.robots.policy_for(page.url)
+        if robots.temporary:
+            return PageWork(page, "error", message=f"robots.txt unavailable: {robots.reason}", transient=True)
+        if not robots.allowed(page.url):
+            return _gone(page, "disallowed by robots.txt")
+        known = page.content_hash is not None and page.document_id is not None
+        result = ctx.fetcher.fetch(page.url, etag=page.etag if known else None,
+                                   last_modified=page.last_modified if known else None)
+    except UnsafeURLError as exc:
+        return PageWork(page, "error", message=exc.message)
+    except FetchError as exc:
+        return PageWork(page, "error", message=exc.message, transient=exc.transient)
+
+    links: list[str] = []
+    if page.url == docset.seed_url:
+        links.extend(_sitemap_links(ctx, docset, robots))
+    if result.not_modified:
+        return PageWork(page, "unchanged", links=links, fetched=result)
+    if result.skipped:
+        return _gone(page, f"HTTP {result.status}", links)
+
+    target: DocsetPage = page
+    redirected: DocsetPage | None = None
+    final_url = normalize_url(result.url) or page.url
+    if final_url != page.url:
+        new_target, redirected = _redirect_target(ctx, docset, page, final_url)
+        if new_target is None:
+            return PageWork(page, "skipped", links=links, message=redirected.error if redirected else None,
+                            fetched=result)
+        target = new_target
+    if not is_probably_html(result.content_type, final_url):
+        work = _gone(target, f"not an HTML page ({result.content_type or 'no content type'})", links)
+        work.redirected = redirected
+        return work
+    links.extend(extract_links(result.content, final_url))
+    work = _prepare(ctx, docset, target, result)
+    work.links = links + work.links
+    work.redirected = redirected
+    return work
+
+
+def _gone(page: DocsetPage, reason: str, links: list[str] | None = None) -> PageWork:
+    """A page closed to us: skipped, and removed from the index when it had been indexed."""
+    outcome: Outcome = "removed" if page.document_id else "skipped"
+    return PageWork(page, outcome, links=links or [], message=reason)
+
+
+def _redirect_target(ctx: CrawlContext, docset: Docset, page: DocsetPage,
+                     final_url: str) -> tuple[DocsetPage | None, DocsetPage | None]:
+    """A page that redirects within the docset is indexed under its target URL, once."""
+    now = ctx.clock_ms()
+    source = page.model_copy(update={"status": PageStatus.SKIPPED, "retry_at": None, "updated_at": now,
+                                     "fetched_at": now, "error": f"redirects to {final_url}"})
+    if not docset_scope(docset).contains(final_url):
+        source.error = f"redirected outside the docset to {final_url}"
+        return None, source
+    target = DocsetPage(id=page_id_for(docset.id, final_url), docset_id=docset.id,
+                        organization_id=docset.organization_id, url=final_url,
+                        path=urlsplit(final_url).path or "/",
+                        status=PageStatus.PROCESSING, retry_at=None, claimed_at=now, attempts=1,
+                        created_at=now, updated_at=now)
+    if not ctx.store.insert_page(target):
+        existing = ctx.store.get_page(docset.id, target.id)
+        # Already known: indexed under that URL by its own claim (or being so right now).
+        if existing is None or existing.status != PageStatus.PENDING:
+            return None, source
+        claimed = ctx.store.claim_page(docset.id, target.id, now)
+        if claimed is None:
+            return None, source
+        target = claimed
+    return target, source
+
+
+def _prepare(ctx: CrawlContext, docset: Docset, page: DocsetPage, result: FetchResult) -> PageWork:
+    try:
+        prepared = prepare(result.content, ContentType.HTML, None, page.url)
+    except InvalidInputError as exc:
+        return PageWork(page, "skipped", message=f"no text content ({exc.message})", fetched=result)
+    text, linked = strip_markdown_links(prepared.extracted.text)
+    if not text.strip():
+        return PageWork(page, "skipped", message="no text content", fetched=result)
+    density = link_density(linked, text)
+    if density >= ctx.settings.navigation_link_density:
+        work = _gone(page, f"navigation page ({density:.0%} of its text is links): links followed, "
+                           "not indexed")
+        work.fetched = result
+        return work
+    digest = content_hash(text)
+    title = prepared.title
+    if page.content_hash == digest and page.document_id is not None:
+        return PageWork(page.model_copy(update={"title": title}), "unchanged", fetched=result)
+    document = _document(ctx, docset, page, title, text, digest)
+    pieces = chunk_text(text, content_type=ContentType.MARKDOWN, max_tokens=ctx.settings.chunk_max_tokens,
+                        overlap_tokens=ctx.settings.chunk_overlap_tokens)
+    chunks = make_chunks(document, pieces)
+    if not chunks:
+        return PageWork(page, "skipped", message="no text content", fetched=result)
+    page = page.model_copy(update={"title": title, "content_hash": digest})
+    return PageWork(page, "index", document=document, chunks=chunks, fetched=result)
+
+
+def _document(ctx: CrawlContext, docset: Docset, page: DocsetPage, title: str, text: str,
+              digest: str) -> Document:
+    svc = ctx.svc
+    now = svc.clock.now()
+    existing = svc.metadata.get_document(docset.organization_id, page.id)
+    summary = svc.summarizer.summarize(title, text, ContentType.HTML, None)
+    keywords = [str(k) for k in summary.metadata.get("tags", [])]
+    metadata = {"docset_id": docset.id, "docset": docset.name, "tags": ["docs"], "keywords": keywords}
+    return Document(id=page.id, organization_id=docset.organization_id, project_id=docset.project_id,
+                    user_id=CRAWLER_USER, title=title, content=text, summary=summary.summary or None,
+                    content_type=ContentType.HTML, source_url=page.url, metadata=metadata,
+                    content_hash=digest, created_at=existing.created_at if existing else now, updated_at=now,
+                    status=DocumentStatus.PROCESSING)
+
+
+def _sitemap_links(ctx: CrawlContext, docset: Docset, robots: RobotsPolicy) -> list[str]:
+    """The seed page also brings the site's sitemaps: those robots.txt names, else /sitemap.xml at
+    the site root and in the docset's base directory."""
+    listed = list(robots.sitemaps)
+    if not listed:
+        base = urlsplit(docset.base_url)
+        listed = [f"{base.scheme}://{base.netloc}/sitemap.xml"]
+        directory = f"{base.scheme}://{base.netloc}{base.path[: base.path.rfind('/') + 1] or '/'}"
+        if f"{directory}sitemap.xml" not in listed:
+            listed.append(f"{directory}sitemap.xml")
+    try:
+        found = collect_sitemap_urls(ctx.fetcher, listed, max_urls=docset.max_pages, max_sitemaps=20)
+    except Exception:  # noqa: BLE001 - a broken sitemap never fails the seed page
+        log.warning("sitemap discovery failed for docset %s", docset.id, exc_info=True)
+        return []
+    return [entry.url for entry in found.entries]
+
+
+# --------------------------------------------------------------------------- step 2: admit links
+
+
+def admit_links(ctx: CrawlContext, docset: Docset, links: Sequence[str]) -> list[str]:
+    """Queue the links that belong to the docset and are new to it; returns the URLs queued."""
+    if not links:
+        return []
+    try:
+        robots = ctx.robots.policy_for(docset.seed_url)
+    except (UnsafeURLError, FetchError):
+        robots = None
+    urls = admissible(docset, links, robots=robots if robots and not robots.temporary else None)
+    return ctx.store.add_pages(docset, urls, ctx.clock_ms())
+
+
+# --------------------------------------------------------------------------- step 3: write
+
+
+def index_pages(ctx: CrawlContext, works: Sequence[PageWork]) -> None:
+    """Embed the chunks of several pages in one go and write them: documents and chunks to the
+    metadata store, vectors and text to the search index, the pages as indexed. If embedding
+    fails transiently the pages are put back for a retry with backoff."""
+    works = [w for w in works if w.outcome == "index" and w.document is not None]
+    if not works:
+        return
+    svc = ctx.svc
+    texts = [embedding_text(c) for w in works for c in w.chunks]
+    try:
+        vectors = call_with_retries(lambda: svc.embedder.embed_documents(texts), operation="embedding")
+    except TransientError as exc:
+        for w in works:
+            finish_page(ctx, PageWork(w.page, "error", message=exc.message, transient=True,
+                                      redirected=w.redirected))
+        return
+    items: list[IndexedChunk] = []
+    position = 0
+    for w in works:
+        doc = w.document
+        assert doc is not None
+        if w.page.document_id is not None or svc.metadata.get_document(doc.organization_id, doc.id):
+            svc.index.delete_document(doc.organization_id, doc.id)  # fewer chunks now: no stale rows
+        ready = doc.model_copy(update={"status": DocumentStatus.READY, "chunk_count": len(w.chunks),
+                                       "embedder": svc.embedder.id})
+        svc.metadata.put_document(ready)
+        svc.metadata.put_chunks(doc.organization_id, doc.id, w.chunks)
+        for chunk in w.chunks:
+            items.append(IndexedChunk(chunk=chunk, vector=vectors[position]))
+            position += 1
+    svc.index.upsert(svc.embedder.id, items)
+    scopes = {(w.document.organization_id, w.document.project_id) for w in works if w.document}
+    for org_id, project_id in scopes:
+        invalidate_project(svc, org_id, project_id)  # cached rankings over this docset are stale now
+    now = ctx.clock_ms()
+    for w in works:
+        assert w.document is not None
+        page = w.page.model_copy(update={
+            "status": PageStatus.INDEXED, "document_id": w.document.id, "chunk_count": len(w.chunks),
+            "error": None, "retry_at": None, "indexed_at": now, "fetched_at": now, "updated_at": now,
+            **_validators(w.fetched)})
+        ctx.store.save_page(page)
+        if w.redirected is not None:
+            _save_redirected(ctx, w.redirected)
+
+
+def _validators(result: FetchResult | None) -> dict[str, str | None]:
+    if result is None:
+        return {}
+    return {"etag": result.etag, "last_modified": result.last_modified}
+
+
+def finish_page(ctx: CrawlContext, work: PageWork) -> DocsetPage | None:
+    """Record an outcome that needs no embedding. Returns the page as saved (None if removed)."""
+    now = ctx.clock_ms()
+    page = work.page
+    if work.redirected is not None:
+        _save_redirected(ctx, work.redirected)
+    if work.outcome == "unchanged":
+        page = page.model_copy(update={"status": PageStatus.INDEXED, "error": None, "retry_at": None,
+                                       "fetched_at": now, "updated_at": now, **_validators(work.fetched)})
+    elif work.outcome in ("skipped", "removed"):
+        if page.document_id is not None:
+            delete_page_document(ctx, page.organization_id, page.document_id)
+        if work.outcome == "removed" and work.message and work.message.startswith("HTTP "):
+            # The page disappeared from the site: it leaves the docset (a link to it that is still
+            # around brings it back as a skipped broken link).
+            ctx.store.delete_page(page.docset_id, page.id)
+            return None
+        page = page.model_copy(update={"status": PageStatus.SKIPPED, "error": work.message, "retry_at": None,
+                                       "document_id": None, "chunk_count": 0, "content_hash": None,
+                                       "etag": None, "last_modified": None, "fetched_at": now,
+                                       "updated_at": now})
+    elif work.outcome == "error":
+        message = (work.message or "failed")[:MAX_ERROR_CHARS]
+        retry_at = None
+        if work.transient and page.attempts < ctx.settings.max_attempts:
+            delay = ctx.settings.retry_base_s * 2 ** max(0, page.attempts - 1)
+            retry_at = now + int(delay * 1000)
+        page = page.model_copy(update={"status": PageStatus.ERROR, "error": message, "retry_at": retry_at,
+                                       "fetched_at": now, "updated_at": now})
+    else:  # pragma: no cover - "index" goes through index_pages
+        raise ValueError(f"finish_page cannot record outcome {work.outcome!r}")
+    ctx.store.save_page(page)
+    return page
+
+
+def _save_redirected(ctx: CrawlContext, source: DocsetPage) -> None:
+    """A page that now redirects: its own document (from before the redirect) leaves the index."""
+    if source.document_id is not None:
+        delete_page_document(ctx, source.organization_id, source.document_id)
+        source = source.model_copy(update={"document_id": None, "chunk_count": 0, "content_hash": None,
+                                           "etag": None, "last_modified": None})
+    ctx.store.save_page(source)
+
+
+def delete_page_document(ctx: CrawlContext, org_id: str, document_id: str) -> None:
+    """A page's document leaves through memlane's one removal path (index, content, metadata,
+    cache), like any deleted memory."""
+    doc = ctx.svc.metadata.get_document(org_id, document_id)
+    if doc is not None:
+        remove_document(ctx.svc, doc)
+
+
+# --------------------------------------------------------------------------- all steps, one page
+
+
+@dataclass
+class PageCrawled:
+    """What `crawl_page` did: the page as recorded (the redirect target when the page redirected
+    within the docset; None when it disappeared) and the URLs it queued (one SQS message each)."""
+
+    page: DocsetPage | None
+    queued: list[str]
+
+
+def crawl_page(ctx: CrawlContext, docset: Docset, page: DocsetPage) -> PageCrawled:
+    """Fetch, prepare, admit links and index one claimed page: a page worker's whole job."""
+    try:
+        work = fetch_and_prepare(ctx, docset, page)
+    except Exception as exc:  # noqa: BLE001 - one bad page never stops a crawl; it is recorded
+        log.exception("page %s failed", page.url)
+        work = PageWork(page, "error", message=f"{type(exc).__name__}: {exc}", transient=True)
+    queued = admit_links(ctx, docset, work.links)
+    if work.outcome == "index":
+        index_pages(ctx, [work])
+        return PageCrawled(ctx.store.get_page(docset.id, work.page.id), queued)
+    return PageCrawled(finish_page(ctx, work), queued)

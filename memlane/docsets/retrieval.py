@@ -1,0 +1,141 @@
+"""POST /retrieve: documentation snippets sized for a model's context.
+
+Ranking is memlane's one fusion function over the search index's two legs (k-NN and BM25),
+scoped to the docsets' projects inside both legs. On top of the ranking: at most
+`maxChunksPerPage` chunks per page (so one long page cannot fill the answer), then a character
+budget - results are added best first until the next one would not fit; that one is cut to the
+room left (when a useful amount is left) and `truncated` says so.
+"""
+
+from __future__ import annotations
+
+from memlane.docsets import schemas as s
+from memlane.docsets.models import Docset
+from memlane.docsets.service import DocsetContext
+from memlane.domain.errors import NotFoundError
+from memlane.domain.models import Chunk
+from memlane.ports import LegResults, RecallFilters, SearchScope
+from memlane.recall.fusion import ScoredChunk, fuse_scores
+from memlane.services.context import Principal
+
+# A result cut to fewer characters than this is not worth sending.
+MIN_TRUNCATED_CONTENT = 200
+ELLIPSIS = "…"
+
+
+def format_snippet(title: str, url: str, breadcrumb: str, content: str) -> str:
+    """The seed's layout: `## Title`, `Source: url`, `Section: breadcrumb` (when there is one), a
+    blank line, the content."""
+    lines = [f"## {title}", f"Source: {url}"]
+    if breadcrumb:
+        lines.append(f"Section: {breadcrumb}")
+    return "\n".join(lines) + "\n\n" + content
+
+
+def _docsets(dctx: DocsetContext, who: Principal, ids: list[str] | None) -> list[Docset]:
+    if not ids:
+        return dctx.store.list_docsets(who.organization_id)
+    found = []
+    for docset_id in dict.fromkeys(ids):
+        docset = dctx.store.get_docset(who.organization_id, docset_id)
+        if docset is None:
+            raise NotFoundError(f"docsetIds: docset {docset_id} not found")
+        found.append(docset)
+    return found
+
+
+def rank_chunks(dctx: DocsetContext, who: Principal, docsets: list[Docset],
+                body: s.RetrieveIn) -> list[ScoredChunk]:
+    """Both legs under the docsets' scope, fused by memlane's fusion function (`mode` can drop one
+    leg before fusion, to measure each alone)."""
+    svc = dctx.svc
+    now = svc.clock.now()
+    scope = SearchScope(organization_id=who.organization_id, project_ids=tuple(d.project_id for d in docsets),
+                        filters=RecallFilters(), now=now)
+    query_vector = svc.embedder.embed_query(body.query) if body.mode != "bm25" else None
+    # Enough candidates that the per-page cap still leaves topK results.
+    k = max(dctx.crawl.settings.candidate_k, body.topK * min(body.maxChunksPerPage, 5) * 2)
+    legs = svc.index.search(scope, body.query, query_vector, k)
+    if body.mode == "bm25":
+        legs = LegResults(vector=[], text=legs.text)
+    elif body.mode == "vector":
+        legs = LegResults(vector=legs.vector, text=[])
+    return fuse_scores(legs, now, dctx.crawl.settings.fusion)
+
+
+def diversify(ranked: list[ScoredChunk], top_k: int, per_page: int) -> list[ScoredChunk]:
+    picked: list[ScoredChunk] = []
+    per_document: dict[str, int] = {}
+    for chunk in ranked:
+        used = per_document.get(chunk.document_id, 0)
+        if used >= per_page:
+            continue
+        per_document[chunk.document_id] = used + 1
+        picked.append(chunk)
+        if len(picked) == top_k:
+            break
+    return picked
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters, ending at a word boundary, marked with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    cut = text[: max(0, limit - len(ELLIPSIS))]
+    space = cut.rfind(" ")
+    if space > len(cut) * 0.8:
+        cut = cut[:space]
+    return cut.rstrip() + ELLIPSIS
+
+
+def retrieve(dctx: DocsetContext, who: Principal, body: s.RetrieveIn) -> s.RetrieveOut:
+    docsets = _docsets(dctx, who, body.docsetIds)
+    if not docsets:
+        return s.RetrieveOut(query=body.query, results=[], totalChars=0, truncated=False)
+    by_project = {d.project_id: d for d in docsets}
+    # Over-fetch a little: a chunk may have been deleted since it was indexed.
+    ranked = diversify(rank_chunks(dctx, who, docsets, body), body.topK + 5, body.maxChunksPerPage)
+    chunks = {c.id: c for c in dctx.svc.metadata.get_chunks_by_id(who.organization_id,
+                                                                   [r.chunk_id for r in ranked])}
+    results: list[s.RetrieveResult] = []
+    total = 0
+    truncated = False
+    for scored in ranked:
+        chunk = chunks.get(scored.chunk_id)
+        docset = by_project.get(chunk.project_id) if chunk else None
+        if chunk is None or docset is None:
+            continue
+        if len(results) == body.topK:
+            break
+        result, size = _result(chunk, docset, scored.score, chunk.content, body.formatSnippets)
+        if total + size > body.maxTotalChars:
+            truncated = True
+            room = body.maxTotalChars - total - (size - len(chunk.content))
+            if room < MIN_TRUNCATED_CONTENT:
+                break
+            cut = _cut(chunk.content, room)
+            result, size = _result(chunk, docset, scored.score, cut, body.formatSnippets)
+            results.append(result)
+            total += size
+            break
+        results.append(result)
+        total += size
+    return s.RetrieveOut(query=body.query, results=results, totalChars=total, truncated=truncated)
+
+
+def _result(chunk: Chunk, docset: Docset, score: float, content: str,
+            with_snippet: bool) -> tuple[s.RetrieveResult, int]:
+    title = chunk.title
+    url = chunk.source_url or ""
+    breadcrumb = " > ".join(chunk.heading_path)
+    snippet = None
+    size = len(content)
+    if with_snippet:
+        formatted = format_snippet(title, url, breadcrumb, content)
+        size = len(formatted)
+        snippet = s.Snippet(formatted=formatted, title=title, url=url, breadcrumb=breadcrumb, content=content,
+                            charCount=size)
+    heading = chunk.heading_path[-1] if chunk.heading_path else None
+    result = s.RetrieveResult(chunkId=chunk.id, pageId=chunk.document_id, docsetId=docset.id, content=content,
+                              url=url, title=title, heading=heading, score=round(score, 6), snippet=snippet)
+    return result, size

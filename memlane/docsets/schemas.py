@@ -1,0 +1,254 @@
+"""Request and response bodies of the Mem-Oracle API, field for field as its reference documents
+them (camelCase names, epoch-millisecond timestamps, the documented defaults and clamps).
+
+Requests reject unknown fields with a 400 naming them, like the rest of memlane. Two additions,
+both optional: `maxPages` on /index (the per-docset page cap, default 5,000) and `mode` on
+/retrieve (`bm25` or `vector` rank by one search leg alone, for evaluation; default `hybrid`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MAX_TOP_K = 100
+MAX_TOTAL_CHARS = 1_000_000
+MAX_PAGES_LIMIT = 500
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+# --------------------------------------------------------------------------- /index
+
+
+class IndexIn(_Request):
+    baseUrl: str = Field(max_length=2048, description="Base URL of the documentation site")
+    seedSlug: str = Field(max_length=2048, description="Starting path to begin crawling")
+    name: str | None = Field(default=None, max_length=200, description="Custom name for the docset")
+    allowedPaths: list[str] | None = Field(default=None, max_length=50,
+                                           description="Allowed path prefixes to crawl")
+    waitForSeed: bool = Field(default=False, description="Wait for seed page to be indexed before returning")
+    maxPages: int | None = Field(default=None, ge=1, le=50_000,
+                                 description="memlane: page cap for this docset (default 5,000)")
+
+    _base = field_validator("baseUrl")(_not_blank)
+
+    @field_validator("allowedPaths")
+    @classmethod
+    def _paths(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and any(len(p) > 1000 for p in value):
+            raise ValueError("each path is at most 1000 characters")
+        return value
+
+
+class IndexOut(BaseModel):
+    docsetId: str
+    status: str
+    seedIndexed: bool
+
+
+# --------------------------------------------------------------------------- /retrieve
+
+
+class RetrieveIn(_Request):
+    query: str = Field(min_length=1, max_length=10_000, description="Search query")
+    topK: int = Field(default=5, description="Number of results (clamped 1-100)")
+    docsetIds: list[str] | None = Field(default=None, max_length=100,
+                                        description="Filter by specific docsets")
+    maxChunksPerPage: int = Field(default=3, ge=1, description="Max chunks from same page (diversity)")
+    maxTotalChars: int = Field(default=32_000, ge=1, description="Total character budget for results")
+    formatSnippets: bool = Field(default=True, description="Include formatted snippets")
+    mode: Literal["hybrid", "bm25", "vector"] = Field(
+        default="hybrid", description="memlane: rank with both search legs (default) or one alone")
+
+    _query = field_validator("query")(_not_blank)
+
+    @field_validator("topK")
+    @classmethod
+    def _clamp_top_k(cls, value: int) -> int:
+        return max(1, min(MAX_TOP_K, value))
+
+    @field_validator("maxChunksPerPage")
+    @classmethod
+    def _clamp_per_page(cls, value: int) -> int:
+        return min(value, MAX_TOP_K)
+
+    @field_validator("maxTotalChars")
+    @classmethod
+    def _clamp_budget(cls, value: int) -> int:
+        return min(value, MAX_TOTAL_CHARS)
+
+
+class Snippet(BaseModel):
+    formatted: str
+    title: str
+    url: str
+    breadcrumb: str
+    content: str
+    charCount: int
+
+
+class RetrieveResult(BaseModel):
+    chunkId: str
+    pageId: str
+    docsetId: str
+    content: str
+    url: str
+    title: str
+    heading: str | None
+    score: float
+    snippet: Snippet | None = None
+
+
+class RetrieveOut(BaseModel):
+    query: str
+    results: list[RetrieveResult]
+    totalChars: int
+    truncated: bool
+
+
+# --------------------------------------------------------------------------- docsets and status
+
+
+class IndexStatusOut(BaseModel):
+    docsetId: str
+    totalPages: int
+    indexedPages: int
+    pendingPages: int
+    errorPages: int
+    skippedPages: int
+    totalChunks: int
+    status: str
+    stuckPages: int | None = None  # left out of /status unless asked for or non-zero
+    retriedPages: int
+
+
+class StuckPageOut(BaseModel):
+    id: str
+    url: str
+    status: str
+    attempts: int
+    claimedAt: int | None
+    errorMessage: str | None
+
+
+class DocsetOut(BaseModel):
+    id: str
+    name: str
+    baseUrl: str
+    seedSlug: str
+    allowedPaths: list[str]
+    createdAt: int
+    updatedAt: int
+    status: str
+    indexStatus: IndexStatusOut
+    stuckPageDetails: list[StuckPageOut] | None = None  # /status?includeStuck=true
+
+
+class StatusOut(BaseModel):
+    docsets: list[DocsetOut]
+
+
+class PageOut(BaseModel):
+    id: str
+    url: str
+    path: str
+    title: str | None
+    status: str
+    errorMessage: str | None
+    fetchedAt: int | None
+    indexedAt: int | None
+
+
+class PagesOut(BaseModel):
+    pages: list[PageOut]
+    total: int
+    limit: int
+    offset: int
+
+
+class DeleteOut(BaseModel):
+    success: bool
+    docsetId: str
+
+
+# --------------------------------------------------------------------------- refresh
+
+
+class RefreshAllIn(_Request):
+    force: bool = Field(default=False, description="Refresh even if the docset is fresh")
+    maxAge: float | None = Field(default=None, gt=0, le=24 * 365,
+                                 description="Max age in hours before refresh is needed (default 24)")
+    fullReindex: bool = Field(default=False, description="Clear hashes and re-embed all pages")
+
+
+class RefreshIn(RefreshAllIn):
+    docsetId: str | None = Field(default=None, max_length=100, description="Docset ID to refresh")
+    baseUrl: str | None = Field(default=None, max_length=2048, description="Docset base URL to refresh")
+
+
+class IncrementalOut(BaseModel):
+    preservedHashes: int
+    clearedHashes: int
+
+
+class RefreshOut(BaseModel):
+    docsetId: str
+    status: str
+    refreshed: bool
+    message: str
+    incremental: IncrementalOut | None = None
+
+
+class RefreshAllOut(BaseModel):
+    total: int
+    refreshed: int
+    results: list[RefreshOut]
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+class SessionRegisterIn(_Request):
+    sessionId: str = Field(min_length=1, max_length=200)
+    clientType: str | None = Field(default=None, max_length=100)
+
+    _id = field_validator("sessionId")(_not_blank)
+
+
+class SessionUnregisterIn(_Request):
+    sessionId: str = Field(min_length=1, max_length=200)
+
+
+class SessionOut(BaseModel):
+    id: str
+    clientType: str | None
+    connectedAt: int
+    lastHeartbeat: int
+
+
+class RegisterOut(BaseModel):
+    success: bool
+    session: SessionOut
+    totalSessions: int
+
+
+class UnregisterOut(BaseModel):
+    success: bool
+    existed: bool
+    remainingSessions: int
+    shouldStop: bool
+
+
+class SessionsOut(BaseModel):
+    sessions: list[SessionOut]
+    count: int
