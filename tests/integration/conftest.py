@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from conftest_helpers import free_port
+from conftest_helpers import Running, free_port
+from fakes import HashEmbedder
 
 from memlane.config import Settings
 from memlane.local.server import LocalServer
@@ -35,4 +36,15 @@ def server(tmp_path, minilm):
     running = RunningServer(srv, key)
     yield running
     running.client.close()
+    srv.shutdown()
+
+
+@pytest.fixture
+def hash_server(tmp_path):
+    """A real local server on loopback with the hashing embedder: fast, for shapes and plumbing."""
+    srv = LocalServer(Settings(data_dir=tmp_path / "hash-data"), host="127.0.0.1", port=free_port(),
+                      embedder=HashEmbedder())
+    key = srv.prepare()
+    srv.start_in_thread()
+    yield Running(srv, key, f"http://127.0.0.1:{srv.port}")
     srv.shutdown()

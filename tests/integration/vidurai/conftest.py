@@ -1,25 +1,11 @@
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import httpx
 import pytest
-from conftest_helpers import free_port
+from conftest_helpers import Running, free_port
 from fakes import HashEmbedder
 
 from memlane.config import Settings
 from memlane.local.server import LocalServer
-
-
-@dataclass
-class Running:
-    server: LocalServer
-    key: str
-    url: str
-
-    def client(self, key: str | None = None, **headers: str) -> httpx.Client:
-        auth = {"Authorization": f"Bearer {key or self.key}"} if key != "" else {}
-        return httpx.Client(base_url=self.url, headers={**auth, **headers}, timeout=60)
 
 
 @pytest.fixture
