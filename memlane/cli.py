@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -30,6 +31,26 @@ def _settings(args: argparse.Namespace) -> Settings:
 def _err(message: str, code: int = 1) -> int:
     print(f"memlane: {message}", file=sys.stderr)
     return code
+
+
+def _reports_errors(command):
+    """A client's mistake (invalid input, not found, …) is a one-line message and exit code 1,
+    the same for a local data directory and a remote API."""
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        from memlane.domain.errors import MemlaneError
+
+        try:
+            return command(args)
+        except ValidationError as exc:
+            from memlane.api.errors import describe_validation_errors
+
+            return _err(describe_validation_errors(exc.errors()))
+        except MemlaneError as exc:
+            return _err(exc.message)
+
+    return run
 
 
 # ------------------------------------------------------------------------- serve
@@ -140,12 +161,28 @@ class _NoEmbedder:
 # ------------------------------------------------------------------------- remember / recall
 
 
-class _Remote:
+class _Client:
+    """Closes what the client opened when a command is done with it."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        pass
+
+
+class _Remote(_Client):
     def __init__(self, url: str, key: str | None) -> None:
         import httpx
 
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.client = httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=120)
+
+    def close(self) -> None:
+        self.client.close()
 
     def call(self, method: str, path: str, body: dict | None = None) -> dict:
         r = self.client.request(method, path, json=body)
@@ -155,7 +192,10 @@ class _Remote:
         return data
 
 
-class _Local:
+class _Local(_Client):
+    def close(self) -> None:
+        self.stack.close()
+
     def __init__(self, args: argparse.Namespace) -> None:
         from memlane.local.compose import build_local
         from memlane.local.worker import IngestWorker
@@ -211,13 +251,12 @@ def _read_content(args: argparse.Namespace) -> tuple[str, str | None]:
     return sys.stdin.read(), None
 
 
+@_reports_errors
 def cmd_remember(args: argparse.Namespace) -> int:
-    from memlane.domain.errors import MemlaneError
     from memlane.domain.requests import MemoryIn
 
     content, detected_type = _read_content(args)
-    client = _client(args)
-    try:
+    with _client(args) as client:
         body: dict[str, Any] = {"content": content}
         if args.title:
             body["title"] = args.title
@@ -240,15 +279,6 @@ def cmd_remember(args: argparse.Namespace) -> int:
             print("memlane: saving (the first save loads the embedding model)…", file=sys.stderr, flush=True)
             out = save_memory(client.stack.services, client.who, MemoryIn(**body), inline=True).model_dump(
                 mode="json")
-    except ValidationError as exc:
-        from memlane.api.errors import describe_validation_errors
-
-        return _err(describe_validation_errors(exc.errors()))
-    except MemlaneError as exc:
-        return _err(exc.message)
-    finally:
-        if isinstance(client, _Local):
-            client.stack.close()
     if args.json:
         print(json.dumps(out, indent=2))
     else:
@@ -259,12 +289,11 @@ def cmd_remember(args: argparse.Namespace) -> int:
     return 0
 
 
+@_reports_errors
 def cmd_recall(args: argparse.Namespace) -> int:
-    from memlane.domain.errors import MemlaneError
     from memlane.domain.requests import RecallIn
 
-    client = _client(args)
-    try:
+    with _client(args) as client:
         body: dict[str, Any] = {"query": args.query, "limit": args.limit}
         project_id = _project_id(client, args.project)
         if project_id:
@@ -275,15 +304,6 @@ def cmd_recall(args: argparse.Namespace) -> int:
             from memlane.recall.service import recall
 
             out = recall(client.stack.services, client.who, RecallIn(**body)).model_dump(mode="json")
-    except ValidationError as exc:
-        from memlane.api.errors import describe_validation_errors
-
-        return _err(describe_validation_errors(exc.errors()))
-    except MemlaneError as exc:
-        return _err(exc.message)
-    finally:
-        if isinstance(client, _Local):
-            client.stack.close()
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
