@@ -403,18 +403,6 @@ class SqliteMetadataStore:
         )
         return [dict(r) for r in rows]
 
-    def documents_with_tags(self, org_id: str, tags: Sequence[str]) -> set[str]:
-        rows = (
-            self.db.connection()
-            .execute(
-                f"SELECT DISTINCT document_id FROM document_tags WHERE organization_id = ? AND tag IN "
-                f"({_placeholders(len(tags))})",
-                (org_id, *(t.lower() for t in tags)),
-            )
-            .fetchall()
-        )
-        return {r["document_id"] for r in rows}
-
     def all_document_ids(self, org_id: str | None = None) -> set[str]:
         conn = self.db.connection()
         if org_id is None:
