@@ -35,6 +35,7 @@ DEFAULT_CONTEXT: dict[str, Any] = {
     "api_key_required": True,
     "api_gateway_account_role": True,
     "alarm_email": "",
+    "xray_sdk_on_request_path": False,
 }
 
 SEARCH_BACKENDS = ("managed", "serverless")
@@ -97,6 +98,7 @@ class DeploymentConfig:
     api_key_required: bool
     api_gateway_account_role: bool
     alarm_email: str
+    xray_sdk_on_request_path: bool
     layer_asset: str | None
 
     @property
@@ -169,6 +171,7 @@ class DeploymentConfig:
             api_key_required=_as_bool("api_key_required", value("api_key_required")),
             api_gateway_account_role=_as_bool("api_gateway_account_role", value("api_gateway_account_role")),
             alarm_email=str(value("alarm_email") or ""),
+            xray_sdk_on_request_path=_as_bool("xray_sdk_on_request_path", value("xray_sdk_on_request_path")),
             layer_asset=str(layer_asset) if layer_asset else None,
         )
 

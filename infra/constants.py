@@ -50,10 +50,18 @@ class FunctionSpec:
     description: str
     memory_mb: int
     timeout_s: int
+    # On the request path a client waits for the cold start: no X-Ray SDK there by default
+    # (functions/_tracing.py, cdk.json `xray_sdk_on_request_path`).
+    request_path: bool = False
 
 
 API_FUNCTION = FunctionSpec(
-    "ApiFunction", "functions.api.handler.handler", "memlane HTTP API: every route, one resolver", 1024, 28
+    "ApiFunction",
+    "functions.api.handler.handler",
+    "memlane HTTP API: every route, one resolver",
+    1024,
+    28,
+    request_path=True,
 )
 AUTHORIZER_FUNCTION = FunctionSpec(
     "AuthorizerFunction",
@@ -61,6 +69,7 @@ AUTHORIZER_FUNCTION = FunctionSpec(
     "REQUEST authorizer: hashed API keys",
     512,
     10,
+    request_path=True,
 )
 KEYS_FUNCTION = FunctionSpec(
     "KeysFunction", "functions.admin_keys.handler.handler", "Admin: create, list and revoke API keys", 512, 30
@@ -150,6 +159,7 @@ ENV_USAGE_PLAN_ID = "MEMLANE_USAGE_PLAN_ID"
 ENV_POWERTOOLS_SERVICE_NAME = "POWERTOOLS_SERVICE_NAME"
 ENV_POWERTOOLS_METRICS_NAMESPACE = "POWERTOOLS_METRICS_NAMESPACE"
 ENV_LOG_LEVEL = "LOG_LEVEL"
+ENV_XRAY_SDK = "MEMLANE_XRAY_SDK"  # read by functions/_tracing.py
 
 # --------------------------------------------------------------------------- queues
 

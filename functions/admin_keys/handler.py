@@ -12,14 +12,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from pydantic import ValidationError
 
+from functions._tracing import lambda_tracer
 from memlane.domain.errors import MemlaneError
 from memlane.services.key_admin import administer_keys, parse_command
 
 logger = Logger()
-tracer = Tracer()
+tracer = lambda_tracer()
 
 
 @logger.inject_lambda_context

@@ -9,20 +9,21 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging import correlation_paths
 
+from functions._tracing import lambda_tracer
 from memlane.api.app import MemlaneApi
 
 logger = Logger()
-tracer = Tracer()
+tracer = lambda_tracer()
 
 
 @cache
 def _api() -> MemlaneApi:
-    from memlane.adapters.aws.compose import build_aws_services
+    from memlane.adapters.aws.compose import build_aws_services, lazy_docset_context
 
-    return MemlaneApi(build_aws_services)
+    return MemlaneApi(build_aws_services, docsets=lazy_docset_context())
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

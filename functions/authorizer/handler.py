@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event import (
     APIGatewayAuthorizerResponse,
@@ -22,13 +22,14 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.parser.models import ApiGatewayAuthorizerRequest
 
+from functions._tracing import lambda_tracer
 from memlane.api.auth import authorizer_context
 from memlane.domain.errors import AuthenticationError
 from memlane.ports import MetadataStore
 from memlane.services.keys import authenticate, hash_key, key_from_headers
 
 logger = Logger()
-tracer = Tracer()
+tracer = lambda_tracer()
 
 
 @cache

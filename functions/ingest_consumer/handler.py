@@ -11,16 +11,17 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from pydantic import Json
 
+from functions._tracing import lambda_tracer
 from memlane.domain.models import IngestJob
 from memlane.ingest.steps import StartedExecution, WorkflowStarter, start_ingestion
 
 logger = Logger()
-tracer = Tracer()
+tracer = lambda_tracer()
 
 
 class IngestJobRecord(SqsRecordModel):

@@ -8,15 +8,16 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from pydantic import Json
 
+from functions._tracing import lambda_tracer
 from memlane.adapters.aws.crawl_queue import PageMessage, crawl_page_message
 
 logger = Logger()
-tracer = Tracer()
+tracer = lambda_tracer()
 
 
 class PageRecord(SqsRecordModel):

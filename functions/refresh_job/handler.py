@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 
+from functions._tracing import lambda_tracer
 from functions.schedule import ScheduledJob
 from memlane.docsets.service import refresh_stale_docsets
 
 logger = Logger()
-tracer = Tracer()
+tracer = lambda_tracer()
 
 
 @logger.inject_lambda_context(correlation_id_path="execution_id")

@@ -7,14 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from pydantic import BaseModel
 
+from functions._tracing import lambda_tracer
 from memlane.ingest.steps import StepInput
 from memlane.services.context import Services
 
 logger = Logger()
-tracer = Tracer()
+tracer = lambda_tracer()
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 

@@ -109,6 +109,7 @@ class FunctionFactory(Construct):
             environment={
                 **self.environment,
                 c.ENV_POWERTOOLS_SERVICE_NAME: c.SERVICE_NAME,
+                c.ENV_XRAY_SDK: "true" if self._xray_sdk(spec) else "false",
                 **(environment or {}),
             },
         )
@@ -123,6 +124,11 @@ class FunctionFactory(Construct):
         acknowledge(function, "AwsSolutions-L1", RUNTIME_REASON)
         self.functions.append(function)
         return function
+
+    def _xray_sdk(self, spec: c.FunctionSpec) -> bool:
+        """Powertools' Tracer (X-Ray SDK subsegments) costs ~250 ms of cold start: kept off the
+        request path unless asked for; Lambda's active tracing records every invocation anyway."""
+        return not spec.request_path or self._config.xray_sdk_on_request_path
 
 
 _RETENTION = {

@@ -23,16 +23,28 @@ def _collection(value: str) -> str:
     return value
 
 
-class IngestItem(BaseModel):
+class _Schema(BaseModel):
+    """Built on first use, not at import: only the routes a deployment serves pay for their
+    schemas in a Lambda cold start."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class IngestItem(_Schema):
     # raged items may carry fields memlane does not use (url, docType, …); ignore rather than reject them.
     model_config = ConfigDict(extra="ignore")
 
-    id: str | None = Field(default=None, min_length=1, max_length=500,
-                           description="The item's base id; chunks are `<id>:<chunkIndex>`. Default: source.")
+    id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=500,
+        description="The item's base id; chunks are `<id>:<chunkIndex>`. Default: source.",
+    )
     text: str = Field(min_length=1, max_length=MAX_ITEM_TEXT_CHARS)
     source: str | None = Field(default=None, max_length=2_000)
-    metadata: dict[str, Any] = Field(default_factory=dict,
-                                     description="repoId, path and lang are filterable; the rest is kept.")
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="repoId, path and lang are filterable; the rest is kept."
+    )
 
     @field_validator("text")
     @classmethod
@@ -56,7 +68,7 @@ class IngestItem(BaseModel):
         return self.id or self.source or ""
 
 
-class IngestIn(BaseModel):
+class IngestIn(_Schema):
     model_config = ConfigDict(extra="ignore")
 
     collection: str = Field(default=DEFAULT_COLLECTION, max_length=200)
@@ -65,12 +77,12 @@ class IngestIn(BaseModel):
     _clean_collection = field_validator("collection")(_collection)
 
 
-class IngestOut(BaseModel):
+class IngestOut(_Schema):
     ok: bool = True
     upserted: int = Field(description="Chunks written.")
 
 
-class QueryFilter(BaseModel):
+class QueryFilter(_Schema):
     model_config = ConfigDict(extra="forbid")
 
     repoId: str | None = None  # noqa: N815 - the seed's field name
@@ -81,7 +93,7 @@ class QueryFilter(BaseModel):
         return self.repoId is None and self.lang is None and self.path is None
 
 
-class QueryIn(BaseModel):
+class QueryIn(_Schema):
     model_config = ConfigDict(extra="ignore")
 
     collection: str = Field(default=DEFAULT_COLLECTION, max_length=200)
@@ -110,7 +122,7 @@ class QueryIn(BaseModel):
         return self
 
 
-class QueryResult(BaseModel):
+class QueryResult(_Schema):
     id: str = Field(description="`<baseId>:<chunkIndex>`")
     score: float
     source: str
@@ -118,7 +130,7 @@ class QueryResult(BaseModel):
     payload: dict[str, Any]
 
 
-class Routing(BaseModel):
+class Routing(_Schema):
     strategy: Strategy
     method: str
     confidence: float
@@ -126,7 +138,7 @@ class Routing(BaseModel):
     rule: str
 
 
-class QueryOut(BaseModel):
+class QueryOut(_Schema):
     ok: bool = True
     results: list[QueryResult]
     routing: Routing

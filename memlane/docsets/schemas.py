@@ -17,7 +17,14 @@ MAX_TOTAL_CHARS = 1_000_000
 MAX_PAGES_LIMIT = 500
 
 
-class _Request(BaseModel):
+class _Schema(BaseModel):
+    """Built on first use, not at import: only the routes a deployment serves pay for their
+    schemas in a Lambda cold start."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class _Request(_Schema):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -34,11 +41,13 @@ class IndexIn(_Request):
     baseUrl: str = Field(max_length=2048, description="Base URL of the documentation site")
     seedSlug: str = Field(max_length=2048, description="Starting path to begin crawling")
     name: str | None = Field(default=None, max_length=200, description="Custom name for the docset")
-    allowedPaths: list[str] | None = Field(default=None, max_length=50,
-                                           description="Allowed path prefixes to crawl")
+    allowedPaths: list[str] | None = Field(
+        default=None, max_length=50, description="Allowed path prefixes to crawl"
+    )
     waitForSeed: bool = Field(default=False, description="Wait for seed page to be indexed before returning")
-    maxPages: int | None = Field(default=None, ge=1, le=50_000,
-                                 description="memlane: page cap for this docset (default 5,000)")
+    maxPages: int | None = Field(
+        default=None, ge=1, le=50_000, description="memlane: page cap for this docset (default 5,000)"
+    )
 
     _base = field_validator("baseUrl")(_not_blank)
 
@@ -50,7 +59,7 @@ class IndexIn(_Request):
         return value
 
 
-class IndexOut(BaseModel):
+class IndexOut(_Schema):
     docsetId: str
     status: str
     seedIndexed: bool
@@ -62,13 +71,15 @@ class IndexOut(BaseModel):
 class RetrieveIn(_Request):
     query: str = Field(min_length=1, max_length=10_000, description="Search query")
     topK: int = Field(default=5, description="Number of results (clamped 1-100)")
-    docsetIds: list[str] | None = Field(default=None, max_length=100,
-                                        description="Filter by specific docsets")
+    docsetIds: list[str] | None = Field(
+        default=None, max_length=100, description="Filter by specific docsets"
+    )
     maxChunksPerPage: int = Field(default=3, ge=1, description="Max chunks from same page (diversity)")
     maxTotalChars: int = Field(default=32_000, ge=1, description="Total character budget for results")
     formatSnippets: bool = Field(default=True, description="Include formatted snippets")
     mode: Literal["hybrid", "bm25", "vector"] = Field(
-        default="hybrid", description="memlane: rank with both search legs (default) or one alone")
+        default="hybrid", description="memlane: rank with both search legs (default) or one alone"
+    )
 
     _query = field_validator("query")(_not_blank)
 
@@ -88,7 +99,7 @@ class RetrieveIn(_Request):
         return min(value, MAX_TOTAL_CHARS)
 
 
-class Snippet(BaseModel):
+class Snippet(_Schema):
     formatted: str
     title: str
     url: str
@@ -97,7 +108,7 @@ class Snippet(BaseModel):
     charCount: int
 
 
-class RetrieveResult(BaseModel):
+class RetrieveResult(_Schema):
     chunkId: str
     pageId: str
     docsetId: str
@@ -109,7 +120,7 @@ class RetrieveResult(BaseModel):
     snippet: Snippet | None = None
 
 
-class RetrieveOut(BaseModel):
+class RetrieveOut(_Schema):
     query: str
     results: list[RetrieveResult]
     totalChars: int
@@ -119,7 +130,7 @@ class RetrieveOut(BaseModel):
 # --------------------------------------------------------------------------- docsets and status
 
 
-class IndexStatusOut(BaseModel):
+class IndexStatusOut(_Schema):
     docsetId: str
     totalPages: int
     indexedPages: int
@@ -132,7 +143,7 @@ class IndexStatusOut(BaseModel):
     retriedPages: int
 
 
-class StuckPageOut(BaseModel):
+class StuckPageOut(_Schema):
     id: str
     url: str
     status: str
@@ -141,7 +152,7 @@ class StuckPageOut(BaseModel):
     errorMessage: str | None
 
 
-class DocsetOut(BaseModel):
+class DocsetOut(_Schema):
     id: str
     name: str
     baseUrl: str
@@ -154,11 +165,11 @@ class DocsetOut(BaseModel):
     stuckPageDetails: list[StuckPageOut] | None = None  # /status?includeStuck=true
 
 
-class StatusOut(BaseModel):
+class StatusOut(_Schema):
     docsets: list[DocsetOut]
 
 
-class PageOut(BaseModel):
+class PageOut(_Schema):
     id: str
     url: str
     path: str
@@ -169,14 +180,14 @@ class PageOut(BaseModel):
     indexedAt: int | None
 
 
-class PagesOut(BaseModel):
+class PagesOut(_Schema):
     pages: list[PageOut]
     total: int
     limit: int
     offset: int
 
 
-class DeleteOut(BaseModel):
+class DeleteOut(_Schema):
     success: bool
     docsetId: str
 
@@ -186,8 +197,9 @@ class DeleteOut(BaseModel):
 
 class RefreshAllIn(_Request):
     force: bool = Field(default=False, description="Refresh even if the docset is fresh")
-    maxAge: float | None = Field(default=None, gt=0, le=24 * 365,
-                                 description="Max age in hours before refresh is needed (default 24)")
+    maxAge: float | None = Field(
+        default=None, gt=0, le=24 * 365, description="Max age in hours before refresh is needed (default 24)"
+    )
     fullReindex: bool = Field(default=False, description="Clear hashes and re-embed all pages")
 
 
@@ -196,12 +208,12 @@ class RefreshIn(RefreshAllIn):
     baseUrl: str | None = Field(default=None, max_length=2048, description="Docset base URL to refresh")
 
 
-class IncrementalOut(BaseModel):
+class IncrementalOut(_Schema):
     preservedHashes: int
     clearedHashes: int
 
 
-class RefreshOut(BaseModel):
+class RefreshOut(_Schema):
     docsetId: str
     status: str
     refreshed: bool
@@ -209,7 +221,7 @@ class RefreshOut(BaseModel):
     incremental: IncrementalOut | None = None
 
 
-class RefreshAllOut(BaseModel):
+class RefreshAllOut(_Schema):
     total: int
     refreshed: int
     results: list[RefreshOut]
@@ -229,26 +241,26 @@ class SessionUnregisterIn(_Request):
     sessionId: str = Field(min_length=1, max_length=200)
 
 
-class SessionOut(BaseModel):
+class SessionOut(_Schema):
     id: str
     clientType: str | None
     connectedAt: int
     lastHeartbeat: int
 
 
-class RegisterOut(BaseModel):
+class RegisterOut(_Schema):
     success: bool
     session: SessionOut
     totalSessions: int
 
 
-class UnregisterOut(BaseModel):
+class UnregisterOut(_Schema):
     success: bool
     existed: bool
     remainingSessions: int
     shouldStop: bool
 
 
-class SessionsOut(BaseModel):
+class SessionsOut(_Schema):
     sessions: list[SessionOut]
     count: int

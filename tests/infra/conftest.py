@@ -39,6 +39,7 @@ VARIANTS: dict[str, dict[str, str]] = {
         "lambda_architecture": "x86_64",
         "api_gateway_account_role": "false",
         "alarm_email": "ops@example.com",
+        "xray_sdk_on_request_path": "true",
     },
 }
 

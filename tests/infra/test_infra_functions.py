@@ -58,6 +58,17 @@ def test_functions_share_runtime_architecture_tracing_and_powertools_settings(de
             assert schema.ENV_PAGE_QUEUE_URL in env
 
 
+def test_the_xray_sdk_stays_off_the_request_path_unless_asked_for(dev, prod):
+    """functions/_tracing.py reads the setting: the API and the authorizer skip Powertools' Tracer
+    (~250 ms of cold start) by default; prod's context turns it on everywhere."""
+    request_path = {"functions.api.handler.handler", "functions.authorizer.handler.handler"}
+    for synth, on_request_path in ((dev, "false"), (prod, "true")):
+        for function in memlane_functions(synth).values():
+            props = function["Properties"]
+            expected = on_request_path if props["Handler"] in request_path else "true"
+            assert props["Environment"]["Variables"][c.ENV_XRAY_SDK] == expected, props["Handler"]
+
+
 def test_every_function_logs_to_its_own_log_group_with_a_retention(every_variant):
     groups = set()
     for function in memlane_functions(every_variant).values():

@@ -1,0 +1,90 @@
+"""functions/_tracing.py: the X-Ray SDK switch each function is deployed with."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from functions import _tracing
+from infra import constants as c
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+IMPORTED_AFTER = """
+import sys
+import {module}
+print(" ".join(sorted(sys.modules)))
+"""
+
+
+def _modules_after_import(module: str, xray_sdk: str) -> set[str]:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "LAMBDA_TASK_ROOT": str(REPO_ROOT),
+        c.ENV_XRAY_SDK: xray_sdk,
+        "PYTHONPATH": str(REPO_ROOT),
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", IMPORTED_AFTER.format(module=module)],
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return set(result.stdout.split())
+
+
+def test_the_setting_names_the_same_variable_as_the_infra():
+    assert _tracing.ENV_XRAY_SDK == c.ENV_XRAY_SDK
+
+
+@pytest.mark.parametrize(
+    ("value", "enabled"),
+    [
+        (None, True),
+        ("true", True),
+        ("1", True),
+        ("false", False),
+        ("0", False),
+        (" OFF ", False),
+        ("no", False),
+    ],
+)
+def test_unset_means_on_like_a_plain_tracer(monkeypatch, value, enabled):
+    if value is None:
+        monkeypatch.delenv(c.ENV_XRAY_SDK, raising=False)
+    else:
+        monkeypatch.setenv(c.ENV_XRAY_SDK, value)
+    assert _tracing.xray_sdk_enabled() is enabled
+
+
+def test_untraced_decorators_return_the_function_itself(monkeypatch):
+    monkeypatch.setenv(c.ENV_XRAY_SDK, "false")
+    tracer = _tracing.lambda_tracer()
+
+    def handler(event, context):
+        return {"event": event}
+
+    assert tracer.capture_lambda_handler(handler) is handler
+    assert tracer.capture_method(handler) is handler
+
+
+@pytest.mark.parametrize("module", ["functions.api.handler", "functions.authorizer.handler"])
+def test_request_path_handlers_import_neither_the_xray_sdk_nor_botocore(module):
+    """What the cold start of the API and the authorizer leaves out (BENCHMARKS.md, lambda):
+    the X-Ray SDK and the botocore session its sampler builds; boto3 comes on the first request.
+    (Powertools imports the bare `botocore` package for its version: ~1 ms.)"""
+    loaded = _modules_after_import(module, "false")
+    assert "memlane.api.auth" in loaded
+    assert not loaded & {"aws_xray_sdk", "aws_xray_sdk.core", "botocore.session", "boto3"}
+
+
+def test_with_the_sdk_on_the_tracer_is_powertools_and_loads_xray():
+    loaded = _modules_after_import("functions.forget_job.handler", "true")
+    assert "aws_xray_sdk.core" in loaded
