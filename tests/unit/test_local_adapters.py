@@ -237,3 +237,25 @@ def test_text_leg_finds_a_tenants_match_even_when_another_tenant_fills_the_first
     assert [c.document_id for c in legs.text] == [mine.id]
     noisy = idx.search(_scope("org-noisy", ["pn"]), "kestrel", None, 10)
     assert len(noisy.text) == 10 and mine.id not in {c.document_id for c in noisy.text}
+
+
+def test_loading_many_documents_by_id_uses_the_primary_key(db):
+    # Given a tenant with many documents (the planner would rather walk an organization index)
+    md = SqliteMetadataStore(db)
+    docs = [_doc("o", "p", f"note {i}")[0] for i in range(40)]
+    for d in docs:
+        md.put_document(d)
+    statements: list[str] = []
+    db.connection().set_trace_callback(statements.append)
+    # When recall loads 20 of them and marks them accessed
+    ids = [d.id for d in docs[:20]]
+    assert {d.id for d in md.get_documents("o", ids)} == set(ids)
+    md.touch_documents("o", ids, NOW)
+    db.connection().set_trace_callback(None)
+    # Then each statement is a primary-key lookup per id, not a scan of the tenant's documents
+    lookups = [s for s in statements if "FROM documents" in s or s.startswith("UPDATE documents")]
+    assert len(lookups) == 2
+    for sql in lookups:
+        plan = " ".join(r["detail"] for r in db.connection().execute("EXPLAIN QUERY PLAN " + sql))
+        assert "sqlite_autoindex_documents_1 (id=?)" in plan, plan
+    assert md.get_documents("other-org", ids) == []

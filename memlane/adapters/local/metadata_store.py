@@ -264,10 +264,13 @@ class SqliteMetadataStore:
     def get_documents(self, org_id: str, document_ids: Sequence[str]) -> list[Document]:
         if not document_ids:
             return []
+        # `+organization_id`: without table statistics SQLite prefers an (organization_id, ...)
+        # index once the IN list has ~10 ids, then walks every document of the tenant (20 ms at
+        # 20k documents). The unary + keeps the tenant check but leaves the plan on the primary key.
         rows = (
             self.db.connection()
             .execute(
-                f"SELECT {_DOC_COLUMNS} FROM documents WHERE organization_id = ? AND id IN "
+                f"SELECT {_DOC_COLUMNS} FROM documents WHERE +organization_id = ? AND id IN "
                 f"({_placeholders(len(document_ids))})",
                 (org_id, *document_ids),
             )
@@ -340,8 +343,9 @@ class SqliteMetadataStore:
         if not document_ids:
             return
         with self.db.transaction() as conn:
+            # `+organization_id`: a primary-key lookup per id, as in get_documents
             conn.execute(
-                f"UPDATE documents SET last_accessed_at = ? WHERE organization_id = ? AND id IN "
+                f"UPDATE documents SET last_accessed_at = ? WHERE +organization_id = ? AND id IN "
                 f"({_placeholders(len(document_ids))})",
                 (iso(when), org_id, *document_ids),
             )
