@@ -76,7 +76,8 @@ class MemlaneStack(Stack):
             "Crawl",
             factory=self.functions,
             storage=self.storage,
-            ingest_queue=self.ingestion.ingest.queue,
+            search=self.search,
+            models=self.models,
         )
         self.functions.add_environment(schema.ENV_PAGE_QUEUE_URL, self.crawl.pages.queue.queue_url)
         self.api = Api(
@@ -98,7 +99,6 @@ class MemlaneStack(Stack):
             storage=self.storage,
             search=self.search,
             page_queue=self.crawl.pages.queue,
-            ingest_queue=self.ingestion.ingest.queue,
         )
         self.observability = Observability(
             self,

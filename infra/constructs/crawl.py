@@ -1,20 +1,24 @@
 """Crawl: documentation sites are fetched one page per message.
 
-page queue (SQS + DLQ) → page worker Lambda (partial batch failures). The worker fetches a page
-(memlane's SSRF-checked fetcher), stores the raw page in S3, enqueues links it discovers on the page
-queue and hands the page to ingestion through the ingest queue. The event source's maximum
-concurrency bounds how hard memlane hits any documentation site.
+page queue (SQS + DLQ) → page worker Lambda (partial batch failures). The worker claims the page in
+the metadata table (a conditional write: one worker per page), fetches it with memlane's
+SSRF-checked fetcher, embeds and indexes it itself (content in S3 when large, vectors and text in
+the search index) and sends the links it discovers back to the page queue. A page that changed
+into a redirect or disappeared loses its document through memlane's one removal path, so the
+worker may delete content too. The event source's maximum concurrency bounds how hard memlane hits
+any documentation site.
 """
 
 from __future__ import annotations
 
 from aws_cdk import aws_lambda_event_sources as event_sources
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra import constants as c
+from infra.constructs.embeddings import ModelAccess
 from infra.constructs.functions import FunctionFactory
 from infra.constructs.queues import WorkQueue, work_queue
+from infra.constructs.search import Search
 from infra.constructs.storage import Storage
 from memlane.adapters.aws import dynamo_schema as schema
 
@@ -27,7 +31,8 @@ class Crawl(Construct):
         *,
         factory: FunctionFactory,
         storage: Storage,
-        ingest_queue: sqs.IQueue,
+        search: Search,
+        models: ModelAccess,
     ) -> None:
         super().__init__(scope, construct_id)
         self.pages: WorkQueue = work_queue(
@@ -37,8 +42,11 @@ class Crawl(Construct):
         storage.grant_table_read_write(self.worker, indexes=(schema.GSI1,))
         storage.grant_content_read(self.worker)
         storage.grant_content_write(self.worker)
+        storage.grant_content_delete(self.worker)
+        search.grant_write(self.worker.role)
+        models.grant_embed(self.worker)
+        models.grant_summarize(self.worker)
         self.pages.queue.grant_send_messages(self.worker)
-        ingest_queue.grant_send_messages(self.worker)
         self.worker.add_event_source(
             event_sources.SqsEventSource(
                 self.pages.queue,

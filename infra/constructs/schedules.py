@@ -48,7 +48,6 @@ class Schedules(Construct):
         storage: Storage,
         search: Search,
         page_queue: sqs.IQueue,
-        ingest_queue: sqs.IQueue,
     ) -> None:
         super().__init__(scope, construct_id)
         self.role = iam.Role(
@@ -66,10 +65,11 @@ class Schedules(Construct):
         storage.grant_content_delete(self.forget_function)
         search.grant_write(self.forget_function.role)
 
+        # The refresh re-queues pages in the table (every docset from GSI1) and sends them to the
+        # page queue; fetching and indexing are the page worker's.
         self.refresh_function = factory.create(self, c.REFRESH_FUNCTION)
         storage.grant_table_read_write(self.refresh_function, indexes=(schema.GSI1,))
         page_queue.grant_send_messages(self.refresh_function)
-        ingest_queue.grant_send_messages(self.refresh_function)
 
         self.forget_dlq = self._schedule(
             "Forget",

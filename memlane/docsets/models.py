@@ -16,6 +16,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from enum import StrEnum
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -88,6 +89,13 @@ class DocsetPage(_Record):
     indexed_at: int | None = None
     created_at: int = Field(default_factory=now_ms)
     updated_at: int = Field(default_factory=now_ms)
+
+
+def new_page(docset: Docset, url: str, now: int) -> DocsetPage:
+    """A page just found: pending and due at once."""
+    return DocsetPage(id=page_id_for(docset.id, url), docset_id=docset.id,
+                      organization_id=docset.organization_id, url=url, path=urlsplit(url).path or "/",
+                      created_at=now, updated_at=now, retry_at=now)
 
 
 @dataclass(frozen=True)

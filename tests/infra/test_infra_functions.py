@@ -130,7 +130,7 @@ def test_bedrock_model_access_only_where_text_is_embedded(dev):
                 users.add(function["Properties"]["Handler"])
                 (resource,) = as_list(statement["Resource"])
                 assert json.dumps(resource).endswith(':foundation-model/amazon.titan-embed-text-v2:0"]]}')
-    assert users == {c.API_FUNCTION.handler, c.EMBED_FUNCTION.handler}
+    assert users == {c.API_FUNCTION.handler, c.EMBED_FUNCTION.handler, c.PAGE_WORKER_FUNCTION.handler}
     _, api = function_by_handler(dev, c.API_FUNCTION.handler)
     assert api["Properties"]["Environment"]["Variables"][schema.ENV_EMBEDDER] == "bedrock"
 
@@ -146,18 +146,24 @@ def test_openai_secret_is_read_by_name_only_where_a_model_is_called(serverless):
                 readers.add(function["Properties"]["Handler"])
                 assert ":secret:memlane/openai-api-key-??????" in json.dumps(statement["Resource"])
             assert "bedrock:InvokeModel" not in as_list(statement["Action"])
-    assert readers == {c.API_FUNCTION.handler, c.EMBED_FUNCTION.handler, c.SUMMARIZE_FUNCTION.handler}
+    assert readers == {
+        c.API_FUNCTION.handler,
+        c.EMBED_FUNCTION.handler,
+        c.SUMMARIZE_FUNCTION.handler,
+        c.PAGE_WORKER_FUNCTION.handler,
+    }
     assert not serverless.of_type("AWS::SecretsManager::Secret")  # the operator creates it
 
 
-def test_content_deletes_are_limited_to_api_and_forget(dev):
+def test_content_deletes_are_limited_to_api_forget_and_the_page_worker(dev):
     deleters = {
         function["Properties"]["Handler"]
         for function in memlane_functions(dev).values()
         for statement in role_policies(dev, function_role(function))
         if "s3:DeleteObject" in as_list(statement["Action"])
     }
-    assert deleters == {c.API_FUNCTION.handler, c.FORGET_FUNCTION.handler}
+    # The page worker removes the document of a page that disappeared or now redirects.
+    assert deleters == {c.API_FUNCTION.handler, c.FORGET_FUNCTION.handler, c.PAGE_WORKER_FUNCTION.handler}
 
 
 def test_only_the_operator_keys_function_may_scan_the_table(dev):

@@ -3,6 +3,8 @@ six-step workflow with retries and a failure path."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from infra_helpers import (
     as_list,
@@ -189,3 +191,52 @@ def test_only_step_functions_are_invoked_by_the_state_machine(dev):
     step_handlers = {spec.handler for _, spec in c.INGESTION_STEPS} | {c.MARK_FAILED_FUNCTION.handler}
     expected = {k for k, f in memlane_functions(dev).items() if f["Properties"]["Handler"] in step_handlers}
     assert invoked == expected
+
+
+def _actions_on(synth, function) -> dict[str, list[str]]:
+    """Each granted action and the resources it names (rendered as JSON text)."""
+    granted: dict[str, list[str]] = {}
+    for statement in role_policies(synth, function_role(function)):
+        for action in as_list(statement["Action"]):
+            granted.setdefault(action, []).extend(json.dumps(r) for r in as_list(statement["Resource"]))
+    return granted
+
+
+def test_docset_functions_may_use_the_docset_store_and_send_to_the_page_queue_only(dev):
+    # Given the page queue (the page worker's event source) and the ingest queue (the consumer's)
+    sources = {
+        m["Properties"]["FunctionName"]["Ref"]: _queue_id(m["Properties"]["EventSourceArn"])
+        for m in dev.of_type("AWS::Lambda::EventSourceMapping").values()
+    }
+    worker_id, worker = function_by_handler(dev, c.PAGE_WORKER_FUNCTION.handler)
+    page_queue = sources[worker_id]
+    ingest_queue = sources[function_by_handler(dev, c.INGEST_CONSUMER_FUNCTION.handler)[0]]
+    docset_store_actions = {
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
+        "dynamodb:Query",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:BatchWriteItem",
+    }
+    for handler in (c.API_FUNCTION.handler, c.PAGE_WORKER_FUNCTION.handler, c.REFRESH_FUNCTION.handler):
+        granted = _actions_on(dev, function_by_handler(dev, handler)[1])
+        # Then each may read and write the table (DynamoDocsetStore) and send page messages
+        assert docset_store_actions <= set(granted), handler
+        assert any(page_queue in r for r in granted["sqs:SendMessage"]), handler
+    # and the refresh job lists every docset from GSI1, and does nothing else
+    refresh = _actions_on(dev, function_by_handler(dev, c.REFRESH_FUNCTION.handler)[1])
+    assert any(f"/index/{schema.GSI1}" in r for r in refresh["dynamodb:Query"])
+    assert not {a for a in refresh if a.startswith(("s3:", "es:", "aoss:", "bedrock:", "states:"))}
+    assert not any(ingest_queue in r for r in refresh["sqs:SendMessage"])  # nothing to ingest
+    # and the page worker indexes pages itself: embeddings, the search index, content in S3
+    pages = _actions_on(dev, worker)
+    assert {
+        "bedrock:InvokeModel",
+        "es:ESHttpPut",
+        "es:ESHttpDelete",
+        "s3:PutObject",
+        "s3:DeleteObject",
+    } <= set(pages)
+    assert not any(ingest_queue in r for r in pages["sqs:SendMessage"])  # it indexes, it queues no ingestion

@@ -14,7 +14,12 @@ from memlane.adapters.aws import dynamo_schema as schema
 pytestmark = pytest.mark.infra
 
 # Who talks to the search index, and how.
-SEARCH_WRITERS = {c.API_FUNCTION.handler, c.INDEX_FUNCTION.handler, c.FORGET_FUNCTION.handler}
+SEARCH_WRITERS = {
+    c.API_FUNCTION.handler,
+    c.INDEX_FUNCTION.handler,
+    c.FORGET_FUNCTION.handler,
+    c.PAGE_WORKER_FUNCTION.handler,  # indexes documentation pages itself
+}
 
 
 def _domain(synth):

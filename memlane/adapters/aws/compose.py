@@ -288,11 +288,10 @@ def build_key_registry(aws: AwsSettings | None = None) -> Any:
 
 
 def build_docset_store(aws: AwsSettings) -> Any:
-    """memlane.ports.DocsetStore on AWS. There is no DynamoDB implementation yet (the docsets
-    feature ships the SQLite one for the embedded default); until there is, the page worker and
-    the refresh job refuse to run with this message rather than touch anything."""
-    raise MemlaneError("documentation sets on AWS need a DynamoDB DocsetStore (memlane.ports.DocsetStore), "
-                       "which memlane does not have yet; the page worker and refresh job cannot run")
+    """memlane.ports.DocsetStore on AWS: docsets, page crawl state and sessions in the metadata table."""
+    from memlane.adapters.aws.docset_store import DynamoDocsetStore
+
+    return DynamoDocsetStore(aws.table)
 
 
 def build_fetcher(settings: Any) -> Any:
@@ -319,3 +318,9 @@ def build_docset_context(aws: AwsSettings | None = None) -> Any:
                          robots=RobotsCache(fetcher))
     return DocsetContext(crawl=crawl, policy=NetworkPolicy.public_only(),
                          dispatcher=SqsPageDispatcher(aws.require("page_queue_url"), store))
+
+
+def lazy_docset_context() -> LazyPort:
+    """The API Lambda's DocsetContext, composed on the first Mem-Oracle request: the crawler's
+    imports (bs4, httpx) stay off the cold start of every other route."""
+    return LazyPort(build_docset_context, "DocsetContext")

@@ -6,12 +6,16 @@ docset, a refresh) it sends one message per pending page. `crawl_page_message` i
 worker's whole job for one message, built from memlane.docsets.pages' per-page steps (fetch →
 extract → admit links → index); the links a page adds are dispatched in turn, one message each.
 A page id is deterministic and a page is claimed atomically before it is fetched, so a duplicate
-or redelivered message finds the page claimed or done and does nothing.
+message finds the page claimed or done and does nothing. Two cases need a message again, and get
+one: a page that failed transiently is re-sent with a delay (its backoff), and a message redelivered
+after its worker died (the visibility timeout is six function timeouts) reclaims the page, which
+was left in `processing` longer than any live worker holds one.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -33,6 +37,7 @@ log = logging.getLogger(__name__)
 
 SQS_BATCH = 10  # SendMessageBatch's maximum
 LIST_PAGE_SIZE = 500
+MAX_DELAY_S = 900  # SQS's maximum DelaySeconds
 
 
 class PageMessage(BaseModel):
@@ -64,9 +69,11 @@ class SqsPageDispatcher:
         return self._client
 
     def pages_queued(self, docset: Docset) -> None:
+        # Up to the page cap per call: on DynamoDB each call reads the docset's partition.
+        size = max(LIST_PAGE_SIZE, docset.max_pages)
         offset = 0
         while True:
-            pages, total = self.store.list_pages(docset.id, PageStatus.PENDING, LIST_PAGE_SIZE, offset)
+            pages, total = self.store.list_pages(docset.id, PageStatus.PENDING, size, offset)
             self.send(docset, [p.id for p in pages])
             offset += len(pages)
             if not pages or offset >= total:
@@ -75,12 +82,15 @@ class SqsPageDispatcher:
     def docset_deleted(self, docset_id: str) -> None:
         """Messages already queued for the docset find no docset and are dropped by the worker."""
 
-    def send(self, docset: Docset, page_ids: list[str]) -> int:
+    def send(self, docset: Docset, page_ids: list[str], delay_s: int = 0) -> int:
+        """One message per page; `delay_s` (at most 15 minutes) holds them back, for a retry's backoff."""
         ids = list(dict.fromkeys(page_ids))
+        delay = {"DelaySeconds": min(MAX_DELAY_S, max(0, delay_s))} if delay_s > 0 else {}
         for start in range(0, len(ids), SQS_BATCH):
             entries = [
                 {"Id": str(i), "MessageBody": PageMessage(organization_id=docset.organization_id,
-                                                          docset_id=docset.id, page_id=pid).model_dump_json()}
+                                                          docset_id=docset.id, page_id=pid).model_dump_json(),
+                 **delay}
                 for i, pid in enumerate(ids[start:start + SQS_BATCH])
             ]
             try:
@@ -101,7 +111,10 @@ def crawl_page_message(dctx: DocsetContext, message: PageMessage) -> PageResult:
     docset = store.get_docset(message.organization_id, message.docset_id)
     if docset is None:
         return PageResult(page_id=message.page_id, status="skipped: docset deleted")
-    page = store.claim_page(docset.id, message.page_id, dctx.crawl.clock_ms())
+    now = dctx.crawl.clock_ms()
+    # Longer than a page worker's timeout: a page claimed that long ago has no live worker.
+    stuck_before = now - dctx.crawl.settings.stuck_after_s * 1000
+    page = store.claim_page(docset.id, message.page_id, now, stuck_before=stuck_before)
     if page is None:
         return PageResult(page_id=message.page_id, status="skipped: not pending (done or claimed)")
     try:
@@ -117,10 +130,14 @@ def crawl_page_message(dctx: DocsetContext, message: PageMessage) -> PageResult:
     else:
         recorded = finish_page(dctx.crawl, work)
     dispatched = 0
-    if added and dctx.dispatcher is not None and isinstance(dctx.dispatcher, SqsPageDispatcher):
+    sqs = dctx.dispatcher if isinstance(dctx.dispatcher, SqsPageDispatcher) else None
+    if added and sqs is not None:
         # Only this page's links, normalised as the store keys them: a message per page; pages
         # already known are not pending and their messages are dropped by the claim.
         urls = admissible(docset, work.links)
-        dispatched = dctx.dispatcher.send(docset, [page_id_for(docset.id, url) for url in urls])
+        dispatched = sqs.send(docset, [page_id_for(docset.id, url) for url in urls])
+    if sqs is not None and recorded is not None and recorded.status == PageStatus.ERROR and recorded.retry_at:
+        # A transient failure: the page is due again after its backoff, and only a message brings it back.
+        sqs.send(docset, [recorded.id], delay_s=math.ceil((recorded.retry_at - dctx.crawl.clock_ms()) / 1000))
     status = recorded.status.value if recorded is not None else "skipped: page removed"
     return PageResult(page_id=page.id, status=status, links_dispatched=dispatched)

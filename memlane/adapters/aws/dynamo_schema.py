@@ -21,6 +21,14 @@ One table, `pk`/`sk` strings, two sparse GSIs, TTL on `expires_at` (epoch second
 | documents due to be forgotten                    | GSI2 gsi2pk=FORGET#{shard 0-9}                       |
 |                                                  |      gsi2sk={forget_after}#{doc}                     |
 | idempotency records, cache entries, rate windows | pk=IDEMP#… / CACHE#… / RATE#…  sk=…, TTL-expiring    |
+| an organization's docsets                        | pk=ORG#{org}  sk=DOCSET#{docset}                     |
+| every docset (the refresh job)                   | GSI1 gsi1pk=DOCSETS  gsi1sk={created_at}#{docset}    |
+| a docset's pages (crawl state)                   | pk=DOCSET#{docset}  sk=PAGE#{page}                   |
+| pages due to be crawled, oldest first            | GSI2 gsi2pk=PAGEDUE#{shard 0-9}                      |
+|                                                  |      gsi2sk={retry_at}#{created_at}                  |
+| pages claimed by a worker (stuck when old)       | GSI2 gsi2pk=PAGECLAIMED#{shard 0-9}                  |
+|                                                  |      gsi2sk={claimed_at}                             |
+| an organization's docset client sessions         | pk=ORG#{org}  sk=DOCSESSION#{session}                |
 
 [added] rows were added with the AWS adapter: the MetadataStore port revokes a key by its id and
 loads chunks by id, and neither was addressable before. A KEYID item points at the key's hash; a
@@ -32,6 +40,12 @@ sort keys and filter expressions.
 
 GSI1 projects ALL attributes (recent documents are read straight from it, filters included);
 GSI2 projects KEYS_ONLY (the forget sweep needs only the table key, which names org and document).
+
+Docset timestamps are epoch milliseconds (the Mem-Oracle API's unit), written zero-padded to 13
+digits in sort keys so string order is time order. A page is in at most one GSI2 queue: PAGEDUE
+while it is pending or a retryable error (`retry_at` set), PAGECLAIMED while a worker has it;
+the keys move with every state change. Those queues serve the embedded runner's cross-docset
+calls (claim_pages, next_due, release_stuck); on AWS the page queue (SQS) drives the crawl.
 """
 
 from __future__ import annotations
@@ -62,6 +76,12 @@ SK_HASH = "HASH"
 SK_CHUNK_REF = "CHUNKREF"
 PROJECT_SK_PREFIX = "PROJECT#"
 CHUNK_SK_PREFIX = "CHUNK#"
+DOCSET_SK_PREFIX = "DOCSET#"
+DOCSET_PAGES_PK_PREFIX = "DOCSET#"
+PAGE_SK_PREFIX = "PAGE#"
+DOCSET_SESSION_SK_PREFIX = "DOCSESSION#"
+ALL_DOCSETS_GSI_PK = "DOCSETS"
+PAGE_SHARDS = 10
 
 # Environment variables the functions read (set by the CDK stack).
 ENV_TABLE = "MEMLANE_TABLE"
@@ -131,6 +151,39 @@ def forget_shard(document_id: str) -> int:
 
 def forget_gsi_pk(shard: int) -> str:
     return f"FORGET#{shard}"
+
+
+def docset_sk(docset_id: str) -> str:
+    return f"{DOCSET_SK_PREFIX}{docset_id}"
+
+
+def docset_pages_pk(docset_id: str) -> str:
+    return f"{DOCSET_PAGES_PK_PREFIX}{docset_id}"
+
+
+def page_sk(page_id: str) -> str:
+    return f"{PAGE_SK_PREFIX}{page_id}"
+
+
+def docset_session_sk(session_id: str) -> str:
+    return f"{DOCSET_SESSION_SK_PREFIX}{session_id}"
+
+
+def epoch_ms_key(value: int) -> str:
+    """Epoch milliseconds as a fixed-width sort-key component (13 digits last until year 2286)."""
+    return f"{value:013d}"
+
+
+def page_shard(page_id: str) -> int:
+    return zlib.crc32(page_id.encode()) % PAGE_SHARDS
+
+
+def page_due_gsi_pk(shard: int) -> str:
+    return f"PAGEDUE#{shard}"
+
+
+def page_claimed_gsi_pk(shard: int) -> str:
+    return f"PAGECLAIMED#{shard}"
 
 
 def table_definition(table_name: str) -> dict[str, Any]:

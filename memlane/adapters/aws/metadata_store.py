@@ -128,21 +128,16 @@ def content_key(org_id: str, document_id: str) -> str:
 # --------------------------------------------------------------------------- store
 
 
-class DynamoMetadataStore:
-    """MetadataStore on one DynamoDB table. `blob_store` holds content too large for an item;
-    `sleep` is the pause between retries of unprocessed batch items (injectable for tests)."""
+class DynamoTable:
+    """The metadata table through the low-level client, shared by the adapters that live in it
+    (metadata, docsets): retries turned into TransientError, paginated queries, batches of 25/100
+    with unprocessed items retried. `sleep` is the pause between those retries (injectable)."""
 
     def __init__(
-        self,
-        table_name: str,
-        client: Any | None = None,
-        blob_store: BlobStore | None = None,
-        *,
-        sleep: Callable[[float], None] = time.sleep,
+        self, table_name: str, client: Any | None = None, *, sleep: Callable[[float], None] = time.sleep
     ) -> None:
         self.table_name = table_name
         self._client = client
-        self.blob_store = blob_store
         self._sleep = sleep
 
     @property
@@ -220,6 +215,21 @@ class DynamoMetadataStore:
                     raise TransientError("dynamodb batch get: keys still unprocessed")
                 self._sleep(delay)
         return found
+
+
+class DynamoMetadataStore(DynamoTable):
+    """MetadataStore on one DynamoDB table. `blob_store` holds content too large for an item."""
+
+    def __init__(
+        self,
+        table_name: str,
+        client: Any | None = None,
+        blob_store: BlobStore | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        super().__init__(table_name, client, sleep=sleep)
+        self.blob_store = blob_store
 
     # ----------------------------------------------------------------- organizations and keys
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from urllib.parse import urlsplit
 
 from memlane.adapters.local.sqlite_db import SqliteDatabase
 from memlane.docsets.models import (
@@ -19,7 +18,7 @@ from memlane.docsets.models import (
     DocsetPage,
     PageCounts,
     PageStatus,
-    page_id_for,
+    new_page,
 )
 
 _PAGE_COLUMNS = (
@@ -50,12 +49,6 @@ def _docset(row: sqlite3.Row) -> Docset:
 
 def _placeholders(n: int) -> str:
     return ",".join("?" * n)
-
-
-def new_page(docset: Docset, url: str, now: int) -> DocsetPage:
-    return DocsetPage(id=page_id_for(docset.id, url), docset_id=docset.id,
-                      organization_id=docset.organization_id, url=url, path=urlsplit(url).path or "/",
-                      created_at=now, updated_at=now, retry_at=now)
 
 
 class SqliteDocsetStore:
@@ -172,14 +165,18 @@ class SqliteDocsetStore:
                                                     "updated_at": now}))
             return claimed
 
-    def claim_page(self, docset_id: str, page_id: str, now: int) -> DocsetPage | None:
-        """Claim one page when it is due (waitForSeed, a page worker's message)."""
+    def claim_page(self, docset_id: str, page_id: str, now: int,
+                   stuck_before: int | None = None) -> DocsetPage | None:
+        """Claim one page when it is due (waitForSeed, a page worker's message). With
+        `stuck_before`, a page claimed before then and never finished is claimed again too (the
+        page queue's redelivery after a worker died)."""
+        stuck = " OR (status = 'processing' AND claimed_at < ?)" if stuck_before is not None else ""
         with self.db.transaction() as conn:
             cur = conn.execute(
                 "UPDATE docset_pages SET status = 'processing', claimed_at = ?, retry_at = NULL,"
                 " attempts = attempts + 1, updated_at = ? WHERE docset_id = ? AND id = ?"
-                " AND retry_at IS NOT NULL AND status IN ('pending', 'error')",
-                (now, now, docset_id, page_id))
+                f" AND ((retry_at IS NOT NULL AND status IN ('pending', 'error')){stuck})",
+                (now, now, docset_id, page_id, *(() if stuck_before is None else (stuck_before,))))
             if cur.rowcount == 0:
                 return None
         return self.get_page(docset_id, page_id)
