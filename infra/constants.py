@@ -218,6 +218,9 @@ JOB_ASYNC_RETRY_ATTEMPTS = 2
 
 NONCURRENT_VERSION_EXPIRATION_DAYS = 30
 ABORT_INCOMPLETE_UPLOAD_DAYS = 1
+# The ingestion workflow's staged text, chunks and vectors (work/…): needed only while it runs.
+WORK_PREFIX = "work/"
+WORK_EXPIRATION_DAYS = 1
 ACCESS_LOG_EXPIRATION_DAYS = 90
 SEARCH_INDEX_ALIAS = "memlane-chunks"
 BEDROCK_EMBEDDING_MODEL_ID = "amazon.titan-embed-text-v2:0"

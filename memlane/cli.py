@@ -25,7 +25,9 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    return Settings.from_env(data_dir=Path(args.data_dir).expanduser() if getattr(args, "data_dir", None) else None)
+    return Settings.from_env(
+        data_dir=Path(args.data_dir).expanduser() if getattr(args, "data_dir", None) else None
+    )
 
 
 def _err(message: str, code: int = 1) -> int:
@@ -66,18 +68,29 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     try:
         allow_private = args.allow_private_network or os.environ.get("MEMLANE_ALLOW_PRIVATE_NETWORK") == "1"
-        server = LocalServer(settings, host=args.host, port=args.port, no_auth=args.no_auth,
-                             allow_all_origins=args.allow_all_origins, allow_private_network=allow_private)
+        server = LocalServer(
+            settings,
+            host=args.host,
+            port=args.port,
+            no_auth=args.no_auth,
+            allow_all_origins=args.allow_all_origins,
+            allow_private_network=allow_private,
+        )
     except InvalidInputError as exc:
         return _err(exc.message, 2)
     if args.no_auth:
-        print("memlane: --no-auth: requests without a key act as the default organization (loopback only)",
-              flush=True)
+        print(
+            "memlane: --no-auth: requests without a key act as the default organization (loopback only)",
+            flush=True,
+        )
     if args.allow_all_origins:
         print("memlane: --allow-all-origins: any web page may call this server (for development)", flush=True)
     if allow_private:
-        print("memlane: --allow-private-network: the crawler may fetch loopback and private addresses "
-              "(link-local and cloud metadata stay refused)", flush=True)
+        print(
+            "memlane: --allow-private-network: the crawler may fetch loopback and private addresses "
+            "(link-local and cloud metadata stay refused)",
+            flush=True,
+        )
     print("memlane: loading the embedding model…", flush=True)
     key = server.prepare()
     server.stack.services.embedder.embed_query("warm up")
@@ -85,8 +98,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"memlane: listening on {url}", flush=True)
     if key:
         print(f"memlane: API key: {key}", flush=True)
-        print(f'memlane: try: curl -s {url}/v3/recall -H "Authorization: Bearer {key}" '
-              "-H 'Content-Type: application/json' -d '{\"query\": \"hello\"}'", flush=True)
+        print(
+            f'memlane: try: curl -s {url}/v3/recall -H "Authorization: Bearer {key}" '
+            "-H 'Content-Type: application/json' -d '{\"query\": \"hello\"}'",
+            flush=True,
+        )
     else:
         print("memlane: create an API key with `memlane keys create`", flush=True)
     server.serve_forever()
@@ -97,8 +113,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """stdio MCP server. Nothing but the protocol may reach stdout, so logs go to stderr."""
     from memlane.mcp.server import run_stdio
 
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     data_dir = Path(args.data_dir).expanduser() if getattr(args, "data_dir", None) else None
     return run_stdio(data_dir)
 
@@ -129,8 +146,10 @@ def cmd_keys(args: argparse.Namespace) -> int:
             orgs = {o.id: o.name for o in md.list_organizations()}
             for k in md.list_api_keys():
                 state = f"revoked {k.revoked_at:%Y-%m-%d}" if k.revoked_at else "active"
-                print(f"{k.id}  {k.prefix}…  org={orgs.get(k.organization_id, k.organization_id)}  "
-                      f"name={k.name}  {state}")
+                print(
+                    f"{k.id}  {k.prefix}…  org={orgs.get(k.organization_id, k.organization_id)}  "
+                    f"name={k.name}  {state}"
+                )
         elif args.keys_cmd == "revoke":
             revoke_key(md, args.key_id, datetime.now(UTC))
             print(f"revoked {args.key_id}")
@@ -278,7 +297,8 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
             print("memlane: saving (the first save loads the embedding model)…", file=sys.stderr, flush=True)
             out = save_memory(client.stack.services, client.who, MemoryIn(**body), inline=True).model_dump(
-                mode="json")
+                mode="json"
+            )
     if args.json:
         print(json.dumps(out, indent=2))
     else:
@@ -366,14 +386,22 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from memlane.local.compose import build_local
-    from memlane.local.doctor import examine
+    if args.aws:
+        from memlane.adapters.aws.compose import build_aws_services
+        from memlane.adapters.aws.doctor import AwsInventory
+        from memlane.services.doctor import examine as examine_services
 
-    stack = build_local(_settings(args))
-    try:
-        report = examine(stack, repair=args.repair)
-    finally:
-        stack.close()
+        services = build_aws_services(_settings(args))
+        report = examine_services(services, AwsInventory(services), repair=args.repair)
+    else:
+        from memlane.local.compose import build_local
+        from memlane.local.doctor import examine
+
+        stack = build_local(_settings(args))
+        try:
+            report = examine(stack, repair=args.repair)
+        finally:
+            stack.close()
     summary = report.as_dict()
     if args.json:
         print(json.dumps(summary))
@@ -482,13 +510,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=DEFAULT_PORT)
     s.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
-    s.add_argument("--no-auth", action="store_true",
-                   help="treat requests without a key as the default organization (loopback hosts only)")
-    s.add_argument("--allow-all-origins", action="store_true",
-                   help="accept browser requests from any origin (default: localhost and ChatGPT only)")
-    s.add_argument("--allow-private-network", action="store_true",
-                   help="let the crawler index docs on loopback and private addresses (also "
-                        "MEMLANE_ALLOW_PRIVATE_NETWORK=1); link-local and cloud metadata stay refused")
+    s.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="treat requests without a key as the default organization (loopback hosts only)",
+    )
+    s.add_argument(
+        "--allow-all-origins",
+        action="store_true",
+        help="accept browser requests from any origin (default: localhost and ChatGPT only)",
+    )
+    s.add_argument(
+        "--allow-private-network",
+        action="store_true",
+        help="let the crawler index docs on loopback and private addresses (also "
+        "MEMLANE_ALLOW_PRIVATE_NETWORK=1); link-local and cloud metadata stay refused",
+    )
     s.set_defaults(func=cmd_serve)
 
     ev = sub.add_parser("eval", help="crawl docs served on loopback, measure /retrieve (hit@5, MRR@10)")
@@ -545,6 +582,11 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--repair", action="store_true")
     d.add_argument("--json", action="store_true")
     d.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    d.add_argument(
+        "--aws",
+        action="store_true",
+        help="check the deployed stack (AWS env vars: MEMLANE_TABLE, MEMLANE_BUCKET, …) instead",
+    )
     d.set_defaults(func=cmd_doctor)
 
     e = sub.add_parser("export", help="write a project's documents (with versions) as JSON lines")
@@ -566,8 +608,11 @@ def build_parser() -> argparse.ArgumentParser:
     o = sub.add_parser("openapi", help="print the OpenAPI document")
     o.set_defaults(func=cmd_openapi)
     iv = sub.add_parser("invoke", help="run a Lambda handler with an event file (needs AWS env vars)")
-    iv.add_argument("function", help="api, authorizer, admin_keys, ingest_consumer, extract … mark_failed, "
-                                     "forget_job, refresh_job, page_worker")
+    iv.add_argument(
+        "function",
+        help="api, authorizer, admin_keys, ingest_consumer, extract … mark_failed, "
+        "forget_job, refresh_job, page_worker",
+    )
     iv.add_argument("event", help="event JSON file (events/…), or - for stdin")
     iv.set_defaults(func=cmd_invoke)
     return p

@@ -96,7 +96,13 @@ class Storage(Construct):
                     noncurrent_version_expiration=Duration.days(c.NONCURRENT_VERSION_EXPIRATION_DAYS),
                     abort_incomplete_multipart_upload_after=Duration.days(c.ABORT_INCOMPLETE_UPLOAD_DAYS),
                     expired_object_delete_marker=True,
-                )
+                ),
+                s3.LifecycleRule(
+                    id="expire-workflow-staging",
+                    prefix=c.WORK_PREFIX,
+                    expiration=Duration.days(c.WORK_EXPIRATION_DAYS),
+                    noncurrent_version_expiration=Duration.days(c.WORK_EXPIRATION_DAYS),
+                ),
             ],
             server_access_logs_bucket=self.access_log_bucket,
             server_access_logs_prefix="content/",

@@ -37,7 +37,7 @@ from memlane.domain.models import Chunk, Document, DocumentStatus, IngestJob
 from memlane.ingest.chunking import TextChunk
 from memlane.ingest.pipeline import IngestPipeline, _apply_summary, make_chunks
 from memlane.services.context import Services
-from memlane.services.lifecycle import mark_ready, on_ready
+from memlane.services.lifecycle import mark_ready, on_ready, work_prefix
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +128,7 @@ class MarkFailedResult(BaseModel):
 
 
 def work_key(ref: DocumentRef, execution: str, name: str) -> str:
-    return f"work/{ref.organization_id}/{ref.document_id}/{execution}/{name}"
+    return f"{work_prefix(ref.organization_id, ref.document_id)}{execution}/{name}"
 
 
 # --------------------------------------------------------------------------- steps
@@ -260,8 +260,9 @@ STEPS = {
 
 
 class WorkflowStarter(Protocol):
-    def start(self, document_id: str, org_id: str, input: dict[str, Any], *,
-              revision: str | None = None) -> str: ...
+    def start(
+        self, document_id: str, org_id: str, input: dict[str, Any], *, revision: str | None = None
+    ) -> str: ...
 
 
 class StartedExecution(BaseModel):
@@ -308,7 +309,8 @@ def _dump(value: Any) -> bytes:
 def _note_retry(svc: Services, ref: DocumentRef, reason: str) -> None:
     """The status says why the document is taking longer while the workflow retries the step."""
     try:
-        svc.metadata.set_status(ref.organization_id, ref.document_id, DocumentStatus.PROCESSING,
-                                reason[:MAX_REASON_CHARS])
+        svc.metadata.set_status(
+            ref.organization_id, ref.document_id, DocumentStatus.PROCESSING, reason[:MAX_REASON_CHARS]
+        )
     except MemlaneError:
         log.warning("could not record the retry of %s", ref.document_id)

@@ -28,6 +28,13 @@ def raw_key(org_id: str, document_id: str) -> str:
     return f"raw/{org_id}/{document_id}"
 
 
+def work_prefix(org_id: str, document_id: str) -> str:
+    """Where the ingestion workflow stages a document's text, chunks and vectors (one folder per
+    execution below it). Finished workflows' files expire by the bucket's lifecycle rule; a
+    removed document's go with it."""
+    return f"work/{org_id}/{document_id}/"
+
+
 def on_ready(svc: Services, doc: Document) -> None:
     """A document just became searchable: hide the version it replaces, refresh the cache."""
     if doc.updates_memory_id:
@@ -63,6 +70,7 @@ def remove_document(svc: Services, doc: Document) -> None:
     org = doc.organization_id
     svc.index.delete_document(org, doc.id)
     svc.blobs.delete(raw_key(org, doc.id))
+    svc.blobs.delete_prefix(work_prefix(org, doc.id))
     svc.metadata.delete_document(org, doc.id)
     if svc.cache is not None:
         svc.cache.purge_document(doc.id)

@@ -31,6 +31,40 @@ def test_blob_store_put_get_delete(blob_store: S3BlobStore) -> None:
     blob_store.delete("content/org-a/doc-1.txt")  # deleting twice is harmless
 
 
+def test_delete_on_a_versioned_bucket_leaves_no_version_behind(s3: Any, blob_store: S3BlobStore) -> None:
+    """The stack's content bucket is versioned: a forget must not leave the text in an old version."""
+    s3.put_bucket_versioning(Bucket=blob_store.bucket, VersioningConfiguration={"Status": "Enabled"})
+    key = "content/org-a/doc-1.txt"
+    blob_store.put(key, b"first secret")
+    blob_store.put(key, b"second secret")
+    blob_store.put(key + ".neighbour", b"kept")
+    blob_store.delete(key)
+    left = s3.list_object_versions(Bucket=blob_store.bucket, Prefix="content/")
+    kept = [(v["Key"]) for v in left.get("Versions", [])]
+    assert kept == [key + ".neighbour"]
+    assert not left.get("DeleteMarkers")
+    assert blob_store.get(key + ".neighbour") == b"kept"
+
+
+def test_delete_prefix_and_keys(s3: Any, blob_store: S3BlobStore) -> None:
+    s3.put_bucket_versioning(Bucket=blob_store.bucket, VersioningConfiguration={"Status": "Enabled"})
+    for name in ("exec-1/text.txt", "exec-1/chunks.json", "exec-2/text.txt"):
+        blob_store.put(f"work/org-a/doc-1/{name}", b"staged")
+    blob_store.put("work/org-a/doc-10/exec-1/text.txt", b"another document")
+    assert blob_store.keys("work/org-a/doc-1/") == [
+        "work/org-a/doc-1/exec-1/chunks.json",
+        "work/org-a/doc-1/exec-1/text.txt",
+        "work/org-a/doc-1/exec-2/text.txt",
+    ]
+    assert blob_store.delete_prefix("work/org-a/doc-1/") == 3
+    assert blob_store.keys("work/") == ["work/org-a/doc-10/exec-1/text.txt"]
+    assert [v["Key"] for v in s3.list_object_versions(Bucket=blob_store.bucket).get("Versions", [])] == [
+        "work/org-a/doc-10/exec-1/text.txt"
+    ]
+    with pytest.raises(ValueError, match="prefix"):
+        blob_store.delete_prefix("")
+
+
 def test_blob_store_get_of_missing_key_is_none(blob_store: S3BlobStore) -> None:
     assert blob_store.get("content/org-a/never-written.txt") is None
 

@@ -85,7 +85,16 @@ def test_content_bucket_is_versioned_expires_old_versions_and_logs_access(dev):
                     [
                         Match.object_like(
                             {"NoncurrentVersionExpiration": {"NoncurrentDays": 30}, "Status": "Enabled"}
-                        )
+                        ),
+                        # the workflow's staged text, chunks and vectors live a day at most
+                        Match.object_like(
+                            {
+                                "Prefix": "work/",
+                                "ExpirationInDays": 1,
+                                "NoncurrentVersionExpiration": {"NoncurrentDays": 1},
+                                "Status": "Enabled",
+                            }
+                        ),
                     ]
                 )
             },

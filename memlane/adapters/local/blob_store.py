@@ -21,6 +21,14 @@ class SqliteBlobStore:
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM blobs WHERE key = ?", (key,))
 
+    def delete_prefix(self, prefix: str) -> int:
+        if not prefix:
+            raise ValueError("delete_prefix needs a prefix; refusing to delete every blob")
+        with self.db.transaction() as conn:
+            return conn.execute(
+                "DELETE FROM blobs WHERE key >= ? AND key < ?", (prefix, prefix + "\uffff")
+            ).rowcount
+
     def keys(self, prefix: str = "") -> list[str]:
         rows = (
             self.db.connection()

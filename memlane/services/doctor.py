@@ -1,0 +1,157 @@
+"""`memlane doctor`: compare a deployment's stores and report (or repair) what disagrees.
+
+The metadata store is the source of truth; the search index (text and vectors), per-document
+records (chunks, dedupe entries), stored content and the cache are projections of it. After a
+delete or a forget nothing of the document may remain in any of them, and a ready document must be
+searchable. Expected: zero of every kind.
+
+The comparison and the repairs are the same for every backend; what differs is how a backend lists
+everything it holds, which is an `Inventory` (memlane.local.doctor for the embedded default,
+memlane.adapters.aws.doctor for DynamoDB + OpenSearch + S3). Repairs go through the ports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from memlane.domain.models import DocumentStatus, IngestJob
+from memlane.ingest.pipeline import IngestPipeline
+from memlane.services.context import Services
+
+# Workflow staging (work/…) and queued payloads (raw/…) outlive nothing: once the document is
+# ready or failed they are leftovers. Stored content (content/…) belongs to a document while it exists.
+_TRANSIENT_KINDS = frozenset({"work", "raw"})
+_FINISHED = frozenset({DocumentStatus.READY.value, DocumentStatus.FAILED.value})
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    organization_id: str
+    status: str
+    chunk_count: int
+
+
+@dataclass(frozen=True)
+class StoredBlob:
+    key: str
+    document_id: str
+    kind: str  # "content" | "work" | "raw"
+
+
+class Inventory(Protocol):
+    """Everything one deployment's stores hold, listed in full (an operator's tool, not a request
+    path: full scans are expected here)."""
+
+    def organizations(self) -> list[str]: ...
+    def documents(self) -> dict[str, StoredDocument]: ...
+    def indexed_documents(self, org_id: str | None) -> set[str]: ...
+    def record_documents(self) -> set[str]: ...
+    def blobs(self) -> Iterable[StoredBlob]: ...
+    def cached_documents(self) -> set[str]: ...
+    def delete_records(self, document_ids: Iterable[str]) -> None: ...
+
+
+@dataclass
+class DoctorReport:
+    index_orphans: list[str] = field(default_factory=list)  # indexed, but no document
+    missing_from_index: list[str] = field(default_factory=list)  # ready, but not searchable
+    chunk_orphans: list[str] = field(default_factory=list)  # chunk/dedupe records without a document
+    blob_orphans: list[str] = field(default_factory=list)  # content of deleted documents, stale staging
+    cache_orphans: list[str] = field(default_factory=list)  # cached results naming deleted documents
+    unrepairable: list[str] = field(default_factory=list)  # index orphans of an unknown organization
+    repaired: bool = False
+
+    @property
+    def total(self) -> int:
+        return sum(
+            len(v)
+            for v in (
+                self.index_orphans,
+                self.missing_from_index,
+                self.chunk_orphans,
+                self.blob_orphans,
+                self.cache_orphans,
+            )
+        )
+
+    def as_dict(self) -> dict:
+        return {
+            "index_orphans": len(self.index_orphans),
+            "missing_from_index": len(self.missing_from_index),
+            "chunk_orphans": len(self.chunk_orphans),
+            "blob_orphans": len(self.blob_orphans),
+            "cache_orphans": len(self.cache_orphans),
+            "total": self.total,
+            "repaired": self.repaired,
+        }
+
+
+@dataclass
+class _Findings:
+    report: DoctorReport
+    docs: dict[str, StoredDocument]
+    index_orphan_orgs: dict[str, str]  # orphan document id → the organization it is indexed under
+
+
+def examine(svc: Services, inventory: Inventory, repair: bool = False) -> DoctorReport:
+    """Compare the stores; with `repair`, fix what was found and report what was found."""
+    found = _compare(inventory)
+    if repair and found.report.total:
+        _repair(svc, inventory, found)
+        found.report.repaired = True
+    return found.report
+
+
+def _compare(inventory: Inventory) -> _Findings:
+    docs = inventory.documents()
+    report = DoctorReport()
+    orphan_orgs: dict[str, str] = {}
+    indexed: set[str] = set()
+    for org_id in inventory.organizations():
+        ids = inventory.indexed_documents(org_id)
+        indexed |= ids
+        orphan_orgs.update({doc_id: org_id for doc_id in ids - docs.keys()})
+    # Anything indexed under an organization the metadata store does not know.
+    strays = inventory.indexed_documents(None) - indexed - docs.keys()
+    indexed |= strays
+    report.index_orphans = sorted(orphan_orgs.keys() | strays)
+    report.unrepairable = sorted(strays)
+    report.missing_from_index = sorted(
+        doc_id
+        for doc_id, doc in docs.items()
+        if doc.status == DocumentStatus.READY.value and doc.chunk_count > 0 and doc_id not in indexed
+    )
+    report.chunk_orphans = sorted(inventory.record_documents() - docs.keys())
+    report.blob_orphans = sorted(
+        blob.key
+        for blob in inventory.blobs()
+        if blob.document_id not in docs
+        or (blob.kind in _TRANSIENT_KINDS and docs[blob.document_id].status in _FINISHED)
+    )
+    report.cache_orphans = sorted(inventory.cached_documents() - docs.keys())
+    return _Findings(report, docs, orphan_orgs)
+
+
+def _repair(svc: Services, inventory: Inventory, found: _Findings) -> None:
+    report = found.report
+    for doc_id, org_id in found.index_orphan_orgs.items():
+        svc.index.delete_document(org_id, doc_id)
+    pipeline = IngestPipeline(svc)
+    for doc_id in report.missing_from_index:
+        org_id = found.docs[doc_id].organization_id
+        chunks = svc.metadata.get_chunks(org_id, doc_id)
+        if chunks:
+            pipeline.index(chunks, pipeline.embed(chunks))
+        else:  # nothing to index from: process the document again
+            svc.metadata.set_status(
+                org_id, doc_id, DocumentStatus.QUEUED, "re-queued by doctor: no chunk records"
+            )
+            svc.queue.enqueue(IngestJob(document_id=doc_id, organization_id=org_id))
+    inventory.delete_records(report.chunk_orphans)
+    for key in report.blob_orphans:
+        svc.blobs.delete(key)
+    if svc.cache is not None:
+        for doc_id in report.cache_orphans:
+            svc.cache.purge_document(doc_id)
