@@ -21,9 +21,9 @@ tracer = lambda_tracer()
 
 @cache
 def _api() -> MemlaneApi:
-    from memlane.adapters.aws.compose import build_aws_services
+    from memlane.adapters.aws.compose import build_aws_services, lazy_docset_context
 
-    return MemlaneApi(build_aws_services)
+    return MemlaneApi(build_aws_services, docsets=lazy_docset_context())
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
