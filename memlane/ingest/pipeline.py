@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from memlane.domain.errors import DependencyUnavailableError, NotFoundError, TransientError
 from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus, chunk_id_for
 from memlane.ingest.chunking import TextChunk, chunk_text
+from memlane.ingest.progress import EmbeddingProgress, embedding_key
 
 if TYPE_CHECKING:
     from memlane.ingest.extract import Extracted
@@ -99,6 +100,7 @@ def embedding_text(chunk: Chunk) -> str:
 class IngestPipeline:
     def __init__(self, svc: Services) -> None:
         self.svc = svc
+        self.progress = EmbeddingProgress(svc.blobs)
 
     # ---------------------------------------------------------------- stages (one per workflow step)
 
@@ -113,14 +115,39 @@ class IngestPipeline:
         )
         return make_chunks(doc, pieces)
 
-    def embed(self, chunks: Sequence[Chunk]) -> list[list[float]]:
-        """Remote embedders (OpenAI, Bedrock) retry transient failures themselves with 1, 2, 4 s
-        backoff and then raise TransientError; the caller queues the document for later."""
-        vectors: list[list[float]] = []
-        for start in range(0, len(chunks), EMBED_BATCH):
-            batch = [embedding_text(c) for c in chunks[start : start + EMBED_BATCH]]
-            vectors.extend(self.svc.embedder.embed_documents(batch))
-        return vectors
+    def embed(self, chunks: Sequence[Chunk], *, resumable: bool = False) -> list[list[float]]:
+        """Embeds in batches of EMBED_BATCH. Remote embedders (OpenAI, Bedrock) retry transient
+        failures themselves with 1, 2, 4 s backoff and then raise TransientError; the caller queues
+        the document for later. `resumable` (the queued paths, which retry): every finished batch is
+        saved before the next one starts, and saved vectors are reused, so a retry embeds only what
+        is still missing (memlane.ingest.progress)."""
+        embedder_id = self.svc.embedder.id
+        texts = [embedding_text(c) for c in chunks]
+        keys = [embedding_key(embedder_id, t) for t in texts]
+        known: dict[str, list[float]] = {}
+        if resumable:
+            for org_id, doc_id in dict.fromkeys((c.organization_id, c.document_id) for c in chunks):
+                known.update(self.progress.load(org_id, doc_id))
+        first_of: dict[str, int] = {}
+        for i, key in enumerate(keys):
+            first_of.setdefault(key, i)
+        todo = [i for key, i in first_of.items() if key not in known]
+        for start in range(0, len(todo), EMBED_BATCH):
+            batch = todo[start : start + EMBED_BATCH]
+            vectors = self.svc.embedder.embed_documents([texts[i] for i in batch])
+            known.update(zip([keys[i] for i in batch], vectors, strict=True))
+            if resumable and start + EMBED_BATCH < len(todo):  # a later batch may fail: keep this one
+                self._save_progress([chunks[i] for i in batch], [keys[i] for i in batch], vectors)
+        return [known[key] for key in keys]
+
+    def _save_progress(
+        self, chunks: Sequence[Chunk], keys: Sequence[str], vectors: Sequence[list[float]]
+    ) -> None:
+        by_doc: dict[tuple[str, str], dict[str, list[float]]] = {}
+        for chunk, key, vector in zip(chunks, keys, vectors, strict=True):
+            by_doc.setdefault((chunk.organization_id, chunk.document_id), {})[key] = vector
+        for (org_id, doc_id), saved in by_doc.items():
+            self.progress.save(org_id, doc_id, saved)
 
     def summarize(self, doc: Document) -> Summary:
         language = doc.metadata.get("language")
@@ -164,7 +191,7 @@ class IngestPipeline:
                 results[i] = exc
         all_chunks = [c for _, _, chunks in work for c in chunks]
         try:
-            vectors = self.embed(all_chunks)
+            vectors = self.embed(all_chunks, resumable=True)
         except TransientError as exc:
             for _, doc, _ in work:
                 md.set_status(
@@ -188,6 +215,7 @@ class IngestPipeline:
                 results[i] = DependencyUnavailableError(exc.message)
                 continue
             results[i] = mark_ready(self.svc, doc, len(chunks), self.svc.embedder.id)
+            self.progress.clear(doc.organization_id, doc.id)
         return [r if r is not None else RuntimeError("not processed") for r in results]
 
 

@@ -163,7 +163,7 @@ def embed(svc: Services, inp: StepInput) -> EmbedResult:
         return EmbedResult(skip=inp.skipped)
     chunks = _read_chunks(svc, inp.artifact("chunk", "chunks_key"))
     try:
-        vectors = IngestPipeline(svc).embed(chunks)
+        vectors = IngestPipeline(svc).embed(chunks, resumable=True)
     except TransientError as exc:
         _note_retry(svc, inp.document, f"embedding failed, retrying: {exc.message}")
         raise

@@ -75,3 +75,126 @@ def test_a_worker_killed_mid_job_leaves_the_job_claimable_after_the_lease(stack,
     assert status(stack, who, doc_id)[0] == "ready"
     doc = stack.metadata.get_document(who.organization_id, doc_id)
     assert doc.chunk_count == 1 and len(stack.metadata.get_chunks(who.organization_id, doc_id)) == 1
+
+
+# ------------------------------------------------------------------ reliability rows 5 and 6
+
+
+class FailingOnCall:
+    """Wraps an embedder: the `fail_on`-th call (1-based) raises a transient error, once;
+    `texts` records how many texts each successful call embedded."""
+
+    def __init__(self, inner, fail_on: int) -> None:
+        self.inner, self.fail_on, self.calls, self.texts = inner, fail_on, 0, []
+
+    @property
+    def id(self):
+        return self.inner.id
+
+    @property
+    def dimension(self):
+        return self.inner.dimension
+
+    def embed_documents(self, texts):
+        self.calls += 1
+        if self.calls == self.fail_on:
+            from memlane.domain.errors import TransientError
+
+            raise TransientError("embedding service returned 503")
+        self.texts.append(len(texts))
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+
+def long_document(paragraphs: int) -> str:
+    return "\n\n".join(
+        f"Paragraph {i} of the field guide describes heron number {i}, which nests near pond {i} "
+        f"and eats mostly frogs, small fish and insects during the long summer months of year {i}."
+        for i in range(paragraphs)
+    )
+
+
+def test_partial_embedding_keeps_the_batches_that_succeeded_and_retries_only_the_rest(
+    stack, who, hash_embedder
+):
+    """Spec §13 Error Recovery 3: if 3 of 5 chunks embed, save those and retry the other 2."""
+    from memlane.ingest.pipeline import EMBED_BATCH
+    from memlane.ingest.progress import progress_prefix
+
+    clock = FixedClock()
+    stack.services.clock = clock
+    stack.services.settings = stack.services.settings.model_copy(
+        update={"chunk_max_tokens": 40, "chunk_overlap_tokens": 0}
+    )
+    flaky = FailingOnCall(hash_embedder, fail_on=2)
+    stack.services.embedder = flaky
+    [doc_id] = queue_docs(stack, who, [long_document(150)])
+    worker = IngestWorker(stack.services, stack.queue)
+    assert worker.run_once()
+    state, reason = status(stack, who, doc_id)
+    assert state == "queued" and "503" in reason
+    assert flaky.texts == [EMBED_BATCH], "the first batch embedded, the second failed"
+    saved = stack.services.blobs.keys(progress_prefix(who.organization_id, doc_id))
+    assert len(saved) == 1
+
+    clock.advance(seconds=6)
+    assert worker.run_once()
+    doc = stack.metadata.get_document(who.organization_id, doc_id)
+    assert doc.status.value == "ready" and doc.chunk_count > 2 * EMBED_BATCH
+    assert flaky.texts[0] == EMBED_BATCH and sum(flaky.texts[1:]) == doc.chunk_count - EMBED_BATCH, (
+        "the retry embedded only the chunks that were missing"
+    )
+    assert stack.services.blobs.keys(progress_prefix(who.organization_id, doc_id)) == []
+    # every chunk carries its own vector, reused or fresh: its exact embedding is its nearest
+    from memlane.ingest.pipeline import embedding_text
+    from memlane.ports import SearchScope
+
+    scope = SearchScope(organization_id=who.organization_id, project_ids=(doc.project_id,))
+    chunks = stack.metadata.get_chunks(who.organization_id, doc_id)
+    for chunk in (chunks[0], chunks[EMBED_BATCH - 1], chunks[EMBED_BATCH], chunks[-1]):
+        [vector] = hash_embedder.embed_documents([embedding_text(chunk)])
+        best = stack.services.index.search(scope, "", vector, 1).vector[0]
+        assert best.chunk_id == chunk.id and best.score > 0.999
+
+
+class DownIndex:
+    """The search index, unavailable for the first `down` writes (reliability row 6)."""
+
+    def __init__(self, inner, down: int) -> None:
+        self.inner, self.down = inner, down
+
+    def upsert(self, embedder_id, items):
+        if self.down > 0:
+            self.down -= 1
+            from memlane.domain.errors import TransientError
+
+            raise TransientError("search index unavailable: connection refused")
+        return self.inner.upsert(embedder_id, items)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_an_index_outage_during_ingestion_keeps_the_save_and_indexes_after_recovery(stack, who):
+    from memlane.domain.requests import RecallIn
+    from memlane.recall.service import recall
+    from memlane.services.memory import get_document
+
+    clock = FixedClock()
+    stack.services.clock = clock
+    stack.services.index = DownIndex(stack.services.index, down=2)
+    [doc_id] = queue_docs(stack, who, ["The boathouse key hangs behind the blue door."])
+    worker = IngestWorker(stack.services, stack.queue)
+    assert worker.run_once()
+    state, reason = status(stack, who, doc_id)
+    assert state == "queued" and "search index unavailable" in reason
+    # the save is kept and readable by id while the index is down
+    assert get_document(stack.services, who, doc_id).content.startswith("The boathouse key")
+    for _ in range(5):  # backoff: each retry comes due later
+        clock.advance(minutes=10)
+        worker.run_once()
+    assert status(stack, who, doc_id) == ("ready", None)
+    found = recall(stack.services, who, RecallIn(query="boathouse key blue door"))
+    assert [r.document_id for r in found.results] == [doc_id]
