@@ -269,31 +269,26 @@ class DynamoDocsetStore(DynamoTable):
 
     def insert_page(self, page: DocsetPage) -> bool:
         """Insert `page` as given unless the docset already has its URL. True when inserted."""
+        return self._put_page_if(page, "attribute_not_exists(pk)")
+
+    def save_page(self, page: DocsetPage) -> None:
+        """Replaces the page's record; a page removed meanwhile (its docset deleted) stays removed."""
+        self._put_page_if(page, "attribute_exists(pk)")
+
+    def _put_page_if(self, page: DocsetPage, condition: str) -> bool:
+        """PutItem under a condition; False when the condition did not hold."""
         try:
             self._call(
                 "put_item",
                 TableName=self.table_name,
                 Item=serialize(page_item(page)),
-                ConditionExpression="attribute_not_exists(pk)",
+                ConditionExpression=condition,
             )
         except ClientError as exc:
             if _conditional_failed(exc):
                 return False
             raise
         return True
-
-    def save_page(self, page: DocsetPage) -> None:
-        """Replaces the page's record; a page removed meanwhile (its docset deleted) stays removed."""
-        try:
-            self._call(
-                "put_item",
-                TableName=self.table_name,
-                Item=serialize(page_item(page)),
-                ConditionExpression="attribute_exists(pk)",
-            )
-        except ClientError as exc:
-            if not _conditional_failed(exc):
-                raise
 
     def get_page(self, docset_id: str, page_id: str) -> DocsetPage | None:
         item = self._get(ks.docset_pages_pk(docset_id), ks.page_sk(page_id))
