@@ -18,8 +18,10 @@ from memlane.domain.models import Document, DocumentStatus, Organization
 from memlane.ingest.pipeline import prepare
 from memlane.ports import SearchScope
 
-CONTENT = ("Our cat Miso needs her thyroid pill every morning with food. The vet said to give it before "
-           "breakfast and to watch for weight loss.")
+CONTENT = (
+    "Our cat Miso needs her thyroid pill every morning with food. The vet said to give it before "
+    "breakfast and to watch for weight loss."
+)
 PREFIX = f"work/{ORG_ID}/{DOC_ID}/doc-{DOC_ID}-4b3a2918-0f1e-4d2c-8b3a-291807f6e5d4"
 
 
@@ -33,10 +35,19 @@ def queued_doc(deployment: Deployment, org: Organization) -> Document:
     svc = deployment.services()
     project = svc.metadata.list_projects(ORG_ID)[0]
     prepared = prepare(CONTENT, None, "Miso meds", None)
-    doc = Document(id=DOC_ID, organization_id=ORG_ID, project_id=project.id, user_id="api",
-                   title=prepared.title, content=prepared.extracted.text,
-                   content_type=prepared.extracted.content_type, metadata={"language": "en"},
-                   content_hash=prepared.content_hash, created_at=T0, updated_at=T0)
+    doc = Document(
+        id=DOC_ID,
+        organization_id=ORG_ID,
+        project_id=project.id,
+        user_id="api",
+        title=prepared.title,
+        content=prepared.extracted.text,
+        content_type=prepared.extracted.content_type,
+        metadata={"language": "en"},
+        content_hash=prepared.content_hash,
+        created_at=T0,
+        updated_at=T0,
+    )
     svc.metadata.put_document(doc)
     return doc
 
@@ -45,8 +56,9 @@ def s3_text(deployment: Deployment, key: str) -> str:
     return deployment.s3.get_object(Bucket="memlane-fn-test-content", Key=key)["Body"].read().decode()
 
 
-def test_each_step_with_its_event_hands_the_next_one_what_it_reads(deployment: Deployment,
-                                                                   queued_doc: Document) -> None:
+def test_each_step_with_its_event_hands_the_next_one_what_it_reads(
+    deployment: Deployment, queued_doc: Document
+) -> None:
     md = deployment.services().metadata
 
     extract = step("extract")
@@ -84,8 +96,9 @@ def test_each_step_with_its_event_hands_the_next_one_what_it_reads(deployment: D
     assert done.embedder == "bedrock/amazon.titan-embed-text-v2:0/1024"
 
 
-def test_mark_failed_records_the_reason_without_the_stack_trace(deployment: Deployment,
-                                                               queued_doc: Document) -> None:
+def test_mark_failed_records_the_reason_without_the_stack_trace(
+    deployment: Deployment, queued_doc: Document
+) -> None:
     result = step("mark_failed")
     reason = "MemlaneError: Bedrock refused the embedding request (AccessDeniedException)"
     assert result == {"status": "failed", "reason": reason}
@@ -93,8 +106,9 @@ def test_mark_failed_records_the_reason_without_the_stack_trace(deployment: Depl
     assert (doc.status, doc.status_reason) == (DocumentStatus.FAILED, reason)
 
 
-def test_a_document_deleted_before_processing_makes_every_step_a_no_op(deployment: Deployment,
-                                                                       org: Organization) -> None:
+def test_a_document_deleted_before_processing_makes_every_step_a_no_op(
+    deployment: Deployment, org: Organization
+) -> None:
     extract = step("extract")
     assert extract == {"skip": "document not found (deleted before processing)", "chars": 0}
     for name in ("chunk", "embed", "summarize", "index", "finalize"):
@@ -107,8 +121,9 @@ def test_a_document_deleted_before_processing_makes_every_step_a_no_op(deploymen
     assert deployment.search.document_ids() == set()
 
 
-def _bedrock_embedder(deployment: Deployment, monkeypatch: pytest.MonkeyPatch, errors: int,
-                      sleeps: list[float]) -> Stubber:
+def _bedrock_embedder(
+    deployment: Deployment, monkeypatch: pytest.MonkeyPatch, errors: int, sleeps: list[float]
+) -> Stubber:
     client = new_client("bedrock-runtime", BEDROCK_CLIENT_CONFIG)
     stub = Stubber(client)
     for _ in range(errors):
@@ -122,9 +137,9 @@ def _bedrock_embedder(deployment: Deployment, monkeypatch: pytest.MonkeyPatch, e
     return stub
 
 
-def test_bedrock_5xx_is_retried_with_backoff_inside_the_embed_step(deployment: Deployment,
-                                                                  queued_doc: Document,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bedrock_5xx_is_retried_with_backoff_inside_the_embed_step(
+    deployment: Deployment, queued_doc: Document, monkeypatch: pytest.MonkeyPatch
+) -> None:
     step("extract")
     step("chunk")
     sleeps: list[float] = []
@@ -136,9 +151,9 @@ def test_bedrock_5xx_is_retried_with_backoff_inside_the_embed_step(deployment: D
     stub.assert_no_pending_responses()
 
 
-def test_bedrock_down_raises_the_error_name_the_workflow_retries(deployment: Deployment,
-                                                                queued_doc: Document,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bedrock_down_raises_the_error_name_the_workflow_retries(
+    deployment: Deployment, queued_doc: Document, monkeypatch: pytest.MonkeyPatch
+) -> None:
     step("extract")
     step("chunk")
     sleeps: list[float] = []
@@ -153,3 +168,62 @@ def test_bedrock_down_raises_the_error_name_the_workflow_retries(deployment: Dep
 
 class _Streaming(io.BytesIO):
     """The StreamingBody shape BedrockEmbedder reads."""
+
+
+def test_a_retried_embed_step_embeds_only_the_batches_that_failed(
+    deployment: Deployment, org: Organization, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reliability row 5 on AWS: the state machine retries Embed after a TransientError; the
+    batches that succeeded were kept in S3 (work/…/embedded/) and are not embedded again."""
+    from memlane.ingest.pipeline import EMBED_BATCH
+    from memlane.ingest.progress import progress_prefix
+
+    svc = deployment.services()
+    project = svc.metadata.list_projects(ORG_ID)[0]
+    text = "\n\n".join(
+        f"Section {i}. " + " ".join(f"heron{i} pond{i} reed{j}" for j in range(120)) for i in range(150)
+    )
+    prepared = prepare(text, None, "Herons", None)
+    svc.metadata.put_document(
+        Document(
+            id=DOC_ID,
+            organization_id=ORG_ID,
+            project_id=project.id,
+            user_id="api",
+            title=prepared.title,
+            content=prepared.extracted.text,
+            content_type=prepared.extracted.content_type,
+            content_hash=prepared.content_hash,
+            created_at=T0,
+            updated_at=T0,
+        )
+    )
+    step("extract")
+    chunks = step("chunk")["count"]
+    assert chunks > 2 * EMBED_BATCH
+
+    embedded: list[int] = []
+    real = deployment.embedder.embed_documents
+
+    def second_call_fails(texts):
+        if len(embedded) == 1 and not getattr(second_call_fails, "failed", False):
+            second_call_fails.failed = True
+            raise TransientError("Bedrock returned 503")
+        embedded.append(len(texts))
+        return real(texts)
+
+    monkeypatch.setattr(deployment.embedder, "embed_documents", second_call_fails)
+    with pytest.raises(TransientError):
+        step("embed")
+    assert embedded == [EMBED_BATCH]
+    assert (
+        len(
+            deployment.s3.list_objects_v2(
+                Bucket="memlane-fn-test-content", Prefix=progress_prefix(ORG_ID, DOC_ID)
+            )["Contents"]
+        )
+        == 1
+    )
+    result = step("embed")  # the state machine's Retry
+    assert result["count"] == chunks
+    assert sum(embedded[1:]) == chunks - EMBED_BATCH
