@@ -80,11 +80,13 @@ class CrawlReport:
         return self.chunks / self.seconds if self.seconds else 0.0
 
 
-def crawl(client: httpx.Client, base_url: str, seed: str, timeout_s: float,
-          progress: bool = True) -> CrawlReport:
+def crawl(
+    client: httpx.Client, base_url: str, seed: str, timeout_s: float, progress: bool = True
+) -> CrawlReport:
     started = time.monotonic()
-    r = client.post("/index", json={"baseUrl": base_url, "seedSlug": seed, "name": "eval docs",
-                                    "waitForSeed": True})
+    r = client.post(
+        "/index", json={"baseUrl": base_url, "seedSlug": seed, "name": "eval docs", "waitForSeed": True}
+    )
     r.raise_for_status()
     docset_id = r.json()["docsetId"]
     status: dict[str, Any] = {}
@@ -96,37 +98,59 @@ def crawl(client: httpx.Client, base_url: str, seed: str, timeout_s: float,
         # On a terminal one line updates in place; in a log, a line every 30 s.
         if progress and (interactive or time.monotonic() - last_line >= 30):
             last_line = time.monotonic()
-            line = (f"crawl: {ix['indexedPages']} indexed, {ix['pendingPages']} pending, {ix['skippedPages']} "
-                    f"skipped, {ix['errorPages']} errors, {ix['totalChunks']} chunks "
-                    f"({time.monotonic() - started:.0f} s)")
-            print(("\r" + line) if interactive else line, end="" if interactive else "\n", file=sys.stderr,
-                  flush=True)
+            line = (
+                f"crawl: {ix['indexedPages']} indexed, {ix['pendingPages']} pending, {ix['skippedPages']} "
+                f"skipped, {ix['errorPages']} errors, {ix['totalChunks']} chunks "
+                f"({time.monotonic() - started:.0f} s)"
+            )
+            print(
+                ("\r" + line) if interactive else line,
+                end="" if interactive else "\n",
+                file=sys.stderr,
+                flush=True,
+            )
         if status["status"] != "indexing":
             break
         time.sleep(1.0)
     if progress and interactive:
         print(file=sys.stderr)
     ix = status["indexStatus"]
-    return CrawlReport(docset_id=docset_id, seconds=time.monotonic() - started,
-                       pages_total=ix["totalPages"], pages_indexed=ix["indexedPages"],
-                       pages_skipped=ix["skippedPages"], pages_error=ix["errorPages"],
-                       pages_stuck=ix["stuckPages"] or 0, chunks=ix["totalChunks"])
+    return CrawlReport(
+        docset_id=docset_id,
+        seconds=time.monotonic() - started,
+        pages_total=ix["totalPages"],
+        pages_indexed=ix["indexedPages"],
+        pages_skipped=ix["skippedPages"],
+        pages_error=ix["errorPages"],
+        pages_stuck=ix["stuckPages"] or 0,
+        chunks=ix["totalChunks"],
+    )
 
 
 def load_queries(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def score(client: httpx.Client, docset_id: str, base_url: str, queries: list[dict[str, Any]],
-          mode: str) -> dict[str, float]:
+def score(
+    client: httpx.Client, docset_id: str, base_url: str, queries: list[dict[str, Any]], mode: str
+) -> dict[str, float]:
     """hit@5 and MRR@10 over distinct pages (maxChunksPerPage 1 makes each result a page)."""
     hits = 0
     reciprocal = 0.0
     prefix = base_url.rstrip("/") + "/"
     for q in queries:
-        r = client.post("/retrieve", json={"query": q["query"], "topK": 10, "docsetIds": [docset_id],
-                                           "maxChunksPerPage": 1, "maxTotalChars": 1_000_000,
-                                           "formatSnippets": False, "mode": mode})
+        r = client.post(
+            "/retrieve",
+            json={
+                "query": q["query"],
+                "topK": 10,
+                "docsetIds": [docset_id],
+                "maxChunksPerPage": 1,
+                "maxTotalChars": 1_000_000,
+                "formatSnippets": False,
+                "mode": mode,
+            },
+        )
         r.raise_for_status()
         pages = [res["url"].removeprefix(prefix) for res in r.json()["results"]]
         relevant = set(q["relevant"])
@@ -143,8 +167,13 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
-def report_markdown(crawl_report: CrawlReport, results: dict[str, dict[str, float]], queries: int,
-                    command: str, settings: dict[str, Any]) -> str:
+def report_markdown(
+    crawl_report: CrawlReport,
+    results: dict[str, dict[str, float]],
+    queries: int,
+    command: str,
+    settings: dict[str, Any],
+) -> str:
     lines = [
         "## Documentation sets: retrieval quality and crawl throughput",
         "",
@@ -182,15 +211,22 @@ def run(args: argparse.Namespace) -> int:
     docs = Path(args.docs_dir)
     queries_path = Path(args.queries)
     if not docs.is_dir():
-        print(f"memlane eval: {docs} not found (apt-get install python3.11-doc, or pass --docs-dir)",
-              file=sys.stderr)
+        print(
+            f"memlane eval: {docs} not found (apt-get install python3.11-doc, or pass --docs-dir)",
+            file=sys.stderr,
+        )
         return 2
     queries = load_queries(queries_path)
     docset_settings = DocsetSettings.from_env()
     with tempfile.TemporaryDirectory(prefix="memlane-eval-") as tmp, StaticSite(docs, args.docs_port) as site:
         data_dir = Path(args.data_dir) if args.data_dir else Path(tmp) / "data"
-        server = LocalServer(Settings.from_env(data_dir=data_dir), host="127.0.0.1", port=free_port(),
-                             allow_private_network=True, docset_settings=docset_settings)
+        server = LocalServer(
+            Settings.from_env(data_dir=data_dir),
+            host="127.0.0.1",
+            port=free_port(),
+            allow_private_network=True,
+            docset_settings=docset_settings,
+        )
         server.prepare()
         server.stack.services.embedder.embed_query("warm up")
         server.start_in_thread()
@@ -199,13 +235,18 @@ def run(args: argparse.Namespace) -> int:
         # Its own key, with a rate limit that 3 × 40 queries plus the crawl's polling fit under.
         key, _, _ = create_key(server.stack.metadata, "default", "eval", rate_limit_per_minute=100_000)
         try:
-            client = httpx.Client(base_url=f"http://127.0.0.1:{server.port}",
-                                  headers={"Authorization": f"Bearer {key}"}, timeout=120)
+            client = httpx.Client(
+                base_url=f"http://127.0.0.1:{server.port}",
+                headers={"Authorization": f"Bearer {key}"},
+                timeout=120,
+            )
             report = crawl(client, site.url + "/", "/index.html", args.timeout)
-            print(f"crawl: {report.pages_indexed} pages indexed, {report.pages_skipped} skipped, "
-                  f"{report.pages_error} errors, {report.pages_stuck} stuck, {report.chunks} chunks in "
-                  f"{report.seconds:.0f} s ({report.pages_per_s:.2f} pages/s, "
-                  f"{report.chunks_per_s:.1f} chunks/s)")
+            print(
+                f"crawl: {report.pages_indexed} pages indexed, {report.pages_skipped} skipped, "
+                f"{report.pages_error} errors, {report.pages_stuck} stuck, {report.chunks} chunks in "
+                f"{report.seconds:.0f} s ({report.pages_per_s:.2f} pages/s, "
+                f"{report.chunks_per_s:.1f} chunks/s)"
+            )
             results = {mode: score(client, report.docset_id, site.url, queries, mode) for mode in MODES}
         finally:
             server.shutdown()
@@ -217,9 +258,16 @@ def run(args: argparse.Namespace) -> int:
 
         w = docset_settings.fusion
         tokens = docset_settings.chunk_max_tokens
-        settings = {"chunks": f"{tokens} tokens (~{tokens * 4} chars), "
-                              f"overlap {docset_settings.chunk_overlap_tokens}",
-                    "fusion": f"{w.vector}·vector + {w.text}·bm25 + {w.recency}·recency"}
+        settings = {
+            "chunks": f"{tokens} tokens (~{tokens * 4} chars), "
+            f"overlap {docset_settings.chunk_overlap_tokens}",
+            "fusion": f"{w.vector}·vector + {w.text}·bm25 + {w.recency}·recency"
+            + (
+                f", page support {w.support}·(next {w.support_chunks} best chunks of the page)"
+                if w.support
+                else ""
+            ),
+        }
         body = report_markdown(report, results, len(queries), "make eval", settings)
         write_section(Path(args.write), "docsets", body)
         print(f"wrote the 'docsets' section of {args.write}")
@@ -230,10 +278,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--docs-dir", default=str(DEFAULT_DOCS), help="HTML documentation to crawl")
     p.add_argument("--queries", default=str(DEFAULT_QUERIES.resolve()), help="JSONL: query, relevant pages")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for the crawl")
-    p.add_argument("--write", metavar="BENCHMARKS.md",
-                   help="write the figures into this file's docsets section")
-    p.add_argument("--data-dir", dest="data_dir", default=None,
-                   help="keep the index here (default: temporary); with --docs-port, a rerun skips the crawl")
+    p.add_argument(
+        "--write", metavar="BENCHMARKS.md", help="write the figures into this file's docsets section"
+    )
+    p.add_argument(
+        "--data-dir",
+        dest="data_dir",
+        default=None,
+        help="keep the index here (default: temporary); with --docs-port, a rerun skips the crawl",
+    )
     p.add_argument("--docs-port", type=int, default=0, help="port for the docs server (default: any free)")
 
 

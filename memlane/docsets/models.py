@@ -143,7 +143,7 @@ def _env_int(name: str, default: int) -> int:
     return int(value) if value else default
 
 
-DOCSET_FUSION = FusionWeights(vector=0.8, text=0.2, recency=0.0)
+DOCSET_FUSION = FusionWeights(vector=0.8, text=0.2, recency=0.0, support=0.2, support_chunks=2)
 
 
 @dataclass(frozen=True)
@@ -173,7 +173,8 @@ class DocsetSettings:
     # while max-normalised BM25 spans 0-1, so at the memory defaults (0.6/0.4) the keyword leg
     # decides most orderings; 0.8/0.2 measured best on the docs eval (BENCHMARKS.md, docsets).
     # No recency bonus: documentation does not age, and a refresh must not reorder pages by when
-    # they happened to be fetched.
+    # they happened to be fetched. Page evidence: a page's best chunk gains 0.2 × the scores of the
+    # page's next two best candidates, so a page about the topic beats a page that mentions it once.
     fusion: FusionWeights = field(default_factory=lambda: DOCSET_FUSION)
 
     @classmethod
@@ -190,6 +191,8 @@ class DocsetSettings:
             vector=_env_float("MEMLANE_DOCSET_WEIGHT_VECTOR", DOCSET_FUSION.vector),
             text=_env_float("MEMLANE_DOCSET_WEIGHT_TEXT", DOCSET_FUSION.text),
             recency=_env_float("MEMLANE_DOCSET_WEIGHT_RECENCY", DOCSET_FUSION.recency),
+            support=_env_float("MEMLANE_DOCSET_WEIGHT_SUPPORT", DOCSET_FUSION.support),
+            support_chunks=_env_int("MEMLANE_DOCSET_SUPPORT_CHUNKS", DOCSET_FUSION.support_chunks),
         )
         values["fusion"] = weights
         values.update({k: v for k, v in overrides.items() if v is not None})

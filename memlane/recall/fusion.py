@@ -2,6 +2,13 @@
 
 final = w_vector · cosine + w_text · (bm25 / max bm25 in the batch) + recency_w · exp(−age_days / τ)
 
+Optionally (`support` > 0; 0 for memories, so recall is the spec's formula) a document's best
+chunk also gains `support` × the scores of its next `support_chunks` best candidates: a page that
+several candidates point to is more likely about the query than a page that mentions it once.
+Documentation retrieval uses this (a page about `defaultdict` beats a changelog naming it); the
+best chunk's own score still dominates, and counting only a few more keeps long pages from winning
+by length.
+
 The engines (SQLite FTS5 + exact k-NN locally, OpenSearch on AWS) only return candidates with raw
 scores; this module ranks them, so a document scores the same wherever it is stored. There is no
 minimum score: a chunk found by only one leg keeps that leg's share and can still surface.
@@ -23,13 +30,19 @@ class FusionWeights:
     text: float = 0.4
     recency: float = 0.1
     recency_days: float = 30.0
+    # Evidence from the same document: its best chunk gains `support` × the sum of the scores of
+    # its next `support_chunks` best candidates. 0 (the spec's formula) unless a caller asks for it.
+    support: float = 0.0
+    support_chunks: int = 2
 
     def __post_init__(self) -> None:
-        for name in ("vector", "text", "recency"):
+        for name in ("vector", "text", "recency", "support"):
             if getattr(self, name) < 0:
                 raise ValueError(f"fusion weight {name} must be ≥ 0")
         if self.recency_days <= 0:
             raise ValueError("recency_days must be > 0")
+        if self.support_chunks < 0:
+            raise ValueError("support_chunks must be ≥ 0")
 
 
 def recency_bonus(created_at: datetime, now: datetime, weights: FusionWeights) -> float:
@@ -46,6 +59,7 @@ class ScoredChunk:
     vector_score: float
     text_score: float
     recency: float
+    support: float = 0.0  # what the document's other candidates added (already in `score`)
 
 
 @dataclass
@@ -93,9 +107,27 @@ def fuse_scores(legs: LegResults, now: datetime, weights: FusionWeights | None =
                 recency=r,
             )
         )
+    if w.support > 0 and w.support_chunks > 0:
+        _add_document_support(fused, w.support, w.support_chunks)
     # Ties broken by chunk id so results are stable across runs and engines.
     fused.sort(key=lambda s: (-s.score, s.chunk_id))
     return fused
+
+
+def _add_document_support(fused: list[ScoredChunk], weight: float, siblings: int) -> None:
+    """A document's best chunk gains `weight` × the sum of the scores of its next `siblings` best
+    chunks, so grouping by best chunk ranks documents by best + weight × (next best few). The other
+    chunks keep their own scores: a page's weak chunks are not lifted over other pages' good ones."""
+    by_document: dict[str, list[ScoredChunk]] = {}
+    for sc in fused:
+        by_document.setdefault(sc.document_id, []).append(sc)
+    for chunks in by_document.values():
+        if len(chunks) < 2:
+            continue
+        chunks.sort(key=lambda c: (-c.score, c.chunk_id))
+        best = chunks[0]
+        best.support = weight * sum(c.score for c in chunks[1 : siblings + 1])
+        best.score += best.support
 
 
 def group_by_document(

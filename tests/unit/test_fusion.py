@@ -91,3 +91,56 @@ def test_grouping_ranks_documents_by_best_chunk_and_orders_chunks_by_index():
 def test_negative_weights_are_rejected():
     with pytest.raises(ValueError):
         FusionWeights(vector=-1)
+
+
+def test_memory_recall_has_no_document_support_by_default():
+    w = FusionWeights()
+    assert w.support == 0.0
+    legs = LegResults(vector=[cand("a0", "a", 0.8), cand("a1", "a", 0.7), cand("b0", "b", 0.8)], text=[])
+    fused = {s.chunk_id: s for s in fuse_scores(legs, NOW, FusionWeights(recency=0.0))}
+    assert all(s.support == 0.0 for s in fused.values())
+    assert fused["a0"].score == pytest.approx(0.6 * 0.8)
+
+
+def test_document_support_lifts_a_documents_best_chunk_by_its_next_best_chunks():
+    # Page "topic" has four matching chunks, page "mention" one slightly better chunk.
+    legs = LegResults(
+        vector=[
+            cand("mention0", "mention", 0.70),
+            cand("topic0", "topic", 0.68),
+            cand("topic1", "topic", 0.60),
+            cand("topic2", "topic", 0.50),
+            cand("topic3", "topic", 0.40),
+        ],
+        text=[],
+    )
+    w = FusionWeights(vector=1.0, text=0.0, recency=0.0, support=0.2, support_chunks=2)
+    fused = {s.chunk_id: s for s in fuse_scores(legs, NOW, w)}
+    # The best chunk gains 0.2 × the next two; a fourth chunk counts for nothing.
+    assert fused["topic0"].support == pytest.approx(0.2 * (0.60 + 0.50))
+    assert fused["topic0"].score == pytest.approx(0.68 + 0.2 * (0.60 + 0.50))
+    # The other chunks keep their own scores, so a page's weak chunks are not lifted.
+    assert fused["topic1"].score == pytest.approx(0.60) and fused["topic1"].support == 0.0
+    assert fused["topic3"].score == pytest.approx(0.40)
+    assert fused["mention0"].score == pytest.approx(0.70)
+    ranked = fuse_scores(legs, NOW, w)
+    assert [s.chunk_id for s in ranked][:3] == ["topic0", "mention0", "topic1"]
+    assert [g.document_id for g in group_by_document(ranked)] == ["topic", "mention"]
+
+
+def test_document_support_of_a_lone_chunk_is_zero_and_support_chunks_bounds_it():
+    legs = LegResults(vector=[cand("a0", "a", 0.5), cand("a1", "a", 0.5), cand("b0", "b", 0.9)], text=[])
+    w = FusionWeights(1.0, 0.0, 0.0, support=0.5, support_chunks=1)
+    one = {s.chunk_id: s for s in fuse_scores(legs, NOW, w)}
+    assert one["b0"].support == 0.0
+    # A tie is broken by chunk id: a0 leads its document and counts a1 once.
+    assert one["a0"].score == pytest.approx(0.75) and one["a1"].score == pytest.approx(0.5)
+    off = fuse_scores(legs, NOW, FusionWeights(1.0, 0.0, 0.0, support=0.5, support_chunks=0))
+    assert all(s.support == 0.0 for s in off)
+
+
+def test_support_weights_are_validated():
+    with pytest.raises(ValueError):
+        FusionWeights(support=-0.1)
+    with pytest.raises(ValueError):
+        FusionWeights(support_chunks=-1)
