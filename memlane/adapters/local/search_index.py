@@ -1,24 +1,30 @@
-"""SearchIndex for the embedded default: BM25 from SQLite FTS5, exact k-NN over an in-memory
-matrix of the stored vectors.
+"""SearchIndex for the embedded default: exact k-NN over an in-memory matrix of the stored vectors,
+and BM25 over an in-memory inverted index (memlane.adapters.local.bm25) of the same rows.
 
-Vectors live in SQLite (the durable copy) and in a NumPy matrix per process (the fast copy). Every
-index write bumps `meta.index_seq` and stamps the row (or a tombstone) with it, so any process —
-the server, or a CLI writing to the same data directory — catches up by reading only the rows
-changed since the sequence number it last saw, never the whole table.
+SQLite holds the durable copy: each row's vector and its index terms in `search_rows`, the text in
+the FTS5 table `search_fts` (whose tokenizer makes the terms). Each process holds the fast copy in
+NumPy. Every index write bumps `meta.index_seq` and stamps the row (or a tombstone) with it, so any
+process — the server, or a CLI writing to the same data directory — catches up by reading only the
+rows changed since the sequence number it last saw, never the whole table.
 """
 
 from __future__ import annotations
 
+import logging
 import re
+import sqlite3
 import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import numpy as np
 
+from memlane.adapters.local import bm25
 from memlane.adapters.local.sqlite_db import SqliteDatabase, epoch
 from memlane.domain.errors import EmbedderMismatchError
 from memlane.ports import Candidate, IndexedChunk, LegResults, SearchScope
+
+log = logging.getLogger(__name__)
 
 # Words that carry no topic; dropping them keeps OR-queries from matching half the corpus.
 STOPWORDS = frozenset(
@@ -152,18 +158,25 @@ STOPWORDS = frozenset(
     ]
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
-RANK_FIRST = 400  # BM25 candidates ranked by FTS5 alone before the scope filter
+MAX_QUERY_WORDS = 32
+SYNC_BATCH = 2_000  # rows read per fetch while catching up (bounds memory at start)
+
+
+def query_words(text: str) -> list[str]:
+    """The words a text query searches for: lower-cased, stopwords dropped (unless nothing else is
+    left), each once, at most 32. Any of them may match (OR)."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    terms = [w for w in words if w not in STOPWORDS] or words
+    return list(dict.fromkeys(terms))[:MAX_QUERY_WORDS]
 
 
 def fts_query(text: str) -> str | None:
-    """Turn free text into an FTS5 OR-query of quoted terms (quoting makes every word literal, so
-    user input can never inject FTS5 syntax)."""
-    words = [w.lower() for w in _WORD.findall(text)]
-    terms = [w for w in words if w not in STOPWORDS] or words
-    unique = list(dict.fromkeys(terms))[:32]
-    if not unique:
+    """The same query as an FTS5 OR-query of quoted terms (quoting makes every word literal, so
+    user input can never inject FTS5 syntax): what the BM25 leg computes, as FTS5 would run it."""
+    words = query_words(text)
+    if not words:
         return None
-    return " OR ".join(f'"{w}"' for w in unique)
+    return " OR ".join(f'"{w}"' for w in words)
 
 
 class _Codes:
@@ -183,8 +196,9 @@ class _Codes:
         return self.by_value.get(value, -1)
 
 
-class _VectorMatrix:
-    """Rows of the search projection held in NumPy arrays, addressed by SQLite rowid."""
+class _Projection:
+    """Rows of the search projection held in NumPy arrays by slot, addressed by SQLite rowid: the
+    vectors and scope columns for the vector leg, the postings and row lengths for BM25."""
 
     def __init__(self, dimension: int) -> None:
         self.dimension = dimension
@@ -200,15 +214,28 @@ class _VectorMatrix:
         self.forget = np.full(cap, np.inf, dtype=np.float64)
         self.chunk_index = np.zeros(cap, dtype=np.int32)
         self.superseded = np.zeros(cap, dtype=bool)
+        self.doclen = np.zeros(cap, dtype=np.float32)  # tokens in the row, all columns (BM25's D)
         self.chunk_ids: list[str] = [""] * cap
-        self.position: dict[int, int] = {}  # sqlite rowid -> row in the arrays
+        self.position: dict[int, int] = {}  # sqlite rowid -> slot in the arrays
+        self.terms_sig: dict[int, int] = {}  # sqlite rowid -> hash of the terms its slot indexes
         self.codes = _Codes()  # organizations, projects, content types
         self.doc_codes = _Codes()
         self.doc_ids: list[str] = []  # document code -> document id
+        self.postings = bm25.Postings()
+        self.rows = 0  # live rows (BM25's N)
+        self.tokens = 0.0  # tokens in live rows (N · avgdl)
         self.seq = 0
 
-    def _grow(self) -> None:
-        cap = len(self.alive) * 2
+    _FILL = {"forget": np.inf, "org": -1, "project": -1, "document": -1, "content_type": -1}
+
+    def reserve(self, extra: int) -> None:
+        """Room for `extra` more slots, growing the arrays at most once."""
+        need = self.size + extra
+        cap = len(self.alive)
+        if need <= cap:
+            return
+        while cap < need:
+            cap *= 2
         for name in (
             "vectors",
             "alive",
@@ -220,18 +247,10 @@ class _VectorMatrix:
             "forget",
             "chunk_index",
             "superseded",
+            "doclen",
         ):
             old = getattr(self, name)
-            shape = (cap, *old.shape[1:])
-            fill = {
-                "forget": np.inf,
-                "created": 0.0,
-                "alive": False,
-                "vectors": 0.0,
-                "chunk_index": 0,
-                "superseded": False,
-            }.get(name, -1)
-            new = np.full(shape, fill, dtype=old.dtype)
+            new = np.full((cap, *old.shape[1:]), self._FILL.get(name, 0), dtype=old.dtype)
             new[: len(old)] = old
             setattr(self, name, new)
         self.chunk_ids.extend([""] * (cap - len(self.chunk_ids)))
@@ -242,38 +261,84 @@ class _VectorMatrix:
             self.doc_ids.append(document_id)
         return c
 
-    def upsert(self, row) -> None:  # row: sqlite3.Row of search_rows
-        pos = self.position.get(row["rowid"])
-        if pos is None:
-            if self.size == len(self.alive):
-                self._grow()
-            pos = self.size
-            self.size += 1
-            self.position[row["rowid"]] = pos
-        self.vectors[pos] = np.frombuffer(row["vector"], dtype=np.float32)
-        self.alive[pos] = True
-        self.org[pos] = self.codes.code("org:" + row["organization_id"])
-        self.project[pos] = self.codes.code("project:" + row["project_id"])
-        self.document[pos] = self.doc_code(row["document_id"])
-        self.content_type[pos] = self.codes.code("ct:" + row["content_type"])
-        self.created[pos] = row["created_at"]
-        self.forget[pos] = row["forget_after"] if row["forget_after"] is not None else np.inf
-        self.chunk_index[pos] = row["chunk_index"]
-        self.superseded[pos] = bool(row["superseded"])
-        self.chunk_ids[pos] = row["chunk_id"]
+    def _kill(self, pos: int) -> None:
+        self.alive[pos] = False
+        self.rows -= 1
+        self.tokens -= float(self.doclen[pos])
+
+    def apply(self, batch: list, terms: list[bytes]) -> None:
+        """Apply search_rows rows (with each row's stored terms). A new row, or a row whose text
+        changed, takes a new slot: the old slot dies with its postings. Otherwise (a version
+        marked superseded, say) the row's slot is updated in place."""
+        fresh, fresh_terms = [], []
+        for row, row_terms in zip(batch, terms, strict=True):
+            rowid = row["rowid"]
+            sig = hash(row_terms)
+            pos = self.position.get(rowid)
+            if pos is not None:
+                if self.terms_sig[rowid] == sig:
+                    self._set(np.asarray([pos]), [row])
+                    continue
+                self._kill(pos)
+            self.terms_sig[rowid] = sig
+            fresh.append(row)
+            fresh_terms.append(row_terms)
+        if not fresh:
+            return
+        self.reserve(len(fresh))
+        slots = np.arange(self.size, self.size + len(fresh))
+        self.size += len(fresh)
+        for slot, row in zip(slots.tolist(), fresh, strict=True):
+            self.position[row["rowid"]] = slot
+        self._set(slots, fresh)
+        self.alive[slots] = True
+        self.rows += len(fresh)
+        self._index_terms(slots, fresh_terms)
+
+    def _set(self, slots: np.ndarray, rows: list) -> None:
+        self.vectors[slots] = np.frombuffer(b"".join(r["vector"] for r in rows), dtype=np.float32).reshape(
+            len(rows), self.dimension
+        )
+        code = self.codes.code
+        self.org[slots] = [code("org:" + r["organization_id"]) for r in rows]
+        self.project[slots] = [code("project:" + r["project_id"]) for r in rows]
+        self.content_type[slots] = [code("ct:" + r["content_type"]) for r in rows]
+        self.document[slots] = [self.doc_code(r["document_id"]) for r in rows]
+        self.created[slots] = [r["created_at"] for r in rows]
+        self.forget[slots] = [r["forget_after"] if r["forget_after"] is not None else np.inf for r in rows]
+        self.chunk_index[slots] = [r["chunk_index"] for r in rows]
+        self.superseded[slots] = [bool(r["superseded"]) for r in rows]
+        for slot, r in zip(slots.tolist(), rows, strict=True):
+            self.chunk_ids[slot] = r["chunk_id"]
+
+    def _index_terms(self, slots: np.ndarray, blobs: list[bytes]) -> None:
+        """Postings and lengths of fresh slots, in one vectorised pass."""
+        records, per_row = bm25.decode_terms(blobs)
+        tokens = np.zeros(len(records), dtype=np.float32)  # the term's tokens in the row
+        f = np.zeros(len(records), dtype=np.float32)  # BM25's f: its hits weighted by column
+        for column, weight in enumerate(bm25.COLUMN_WEIGHTS):
+            hits = records["tf"][:, column].astype(np.float32)
+            tokens += hits
+            f += weight * hits
+        lengths = np.bincount(np.repeat(np.arange(len(blobs)), per_row), weights=tokens, minlength=len(blobs))
+        self.doclen[slots] = lengths
+        self.tokens += float(lengths.sum())
+        self.postings.add(records["term"].copy(), np.repeat(slots.astype(np.int32), per_row), f)
 
     def remove(self, rowid: int) -> None:
         pos = self.position.pop(rowid, None)
+        self.terms_sig.pop(rowid, None)
         if pos is not None:
-            self.alive[pos] = False
+            self._kill(pos)
 
 
 class SqliteSearchIndex:
     def __init__(self, db: SqliteDatabase, dimension: int) -> None:
         self.db = db
         self.dimension = dimension
-        self._matrix = _VectorMatrix(dimension)
+        self._matrix = _Projection(dimension)
         self._lock = threading.Lock()
+        self._tokenizer = bm25.Fts5Tokenizer()
 
     # ------------------------------------------------------------------ writes
 
@@ -294,11 +359,14 @@ class SqliteSearchIndex:
     def upsert(self, embedder_id: str, items: Sequence[IndexedChunk]) -> None:
         if not items:
             return
+        # tokenised before the write transaction, so the write lock is held no longer than before
+        texts = [(i.chunk.title, " ".join(i.chunk.heading_path), i.chunk.content) for i in items]
+        terms = self._tokenizer.row_terms(texts)
         with self.db.transaction() as conn:
             self._check_embedder(conn, embedder_id)
             seq = int(conn.execute("SELECT value FROM meta WHERE key = 'index_seq'").fetchone()["value"]) + 1
             conn.execute("UPDATE meta SET value = ? WHERE key = 'index_seq'", (str(seq),))
-            for item in items:
+            for item, text, row_terms in zip(items, texts, terms, strict=True):
                 c = item.chunk
                 vec = np.asarray(item.vector, dtype=np.float32)
                 if vec.shape != (self.dimension,):
@@ -319,25 +387,26 @@ class SqliteSearchIndex:
                     vec.tobytes(),
                     seq,
                     int(c.superseded),
+                    row_terms,
                 )
                 if existing:
                     rowid = existing["rowid"]
                     conn.execute(
                         "UPDATE search_rows SET document_id=?, organization_id=?, project_id=?, chunk_index=?,"
-                        " content_type=?, created_at=?, forget_after=?, vector=?, seq=?, superseded=? WHERE rowid=?",
+                        " content_type=?, created_at=?, forget_after=?, vector=?, seq=?, superseded=?, terms=?"
+                        " WHERE rowid=?",
                         (*values, rowid),
                     )
                     conn.execute("DELETE FROM search_fts WHERE rowid = ?", (rowid,))
                 else:
                     rowid = conn.execute(
                         "INSERT INTO search_rows (chunk_id, document_id, organization_id, project_id, chunk_index,"
-                        " content_type, created_at, forget_after, vector, seq, superseded)"
-                        " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                        " content_type, created_at, forget_after, vector, seq, superseded, terms)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                         (c.id, *values),
                     ).lastrowid
                 conn.execute(
-                    "INSERT INTO search_fts (rowid, title, headings, body) VALUES (?,?,?,?)",
-                    (rowid, c.title, " ".join(c.heading_path), c.content),
+                    "INSERT INTO search_fts (rowid, title, headings, body) VALUES (?,?,?,?)", (rowid, *text)
                 )
 
     def delete_document(self, org_id: str, document_id: str) -> None:
@@ -377,22 +446,31 @@ class SqliteSearchIndex:
             conn.execute("DELETE FROM meta WHERE key = 'embedder'")
             conn.execute("UPDATE meta SET value = '0' WHERE key = 'index_seq'")
         with self._lock:
-            self._matrix = _VectorMatrix(self.dimension)
+            self._matrix = _Projection(self.dimension)
 
     # ------------------------------------------------------------------ reads
 
-    def _sync(self) -> _VectorMatrix:
-        """Bring the in-memory matrix up to date with the database (cheap when nothing changed)."""
+    def _sync(self) -> _Projection:
+        """Bring the in-memory projection up to date with the database (cheap when nothing changed)."""
         conn = self.db.connection()
         current = int(self.db.get_meta("index_seq") or 0)
         with self._lock:
             m = self._matrix
             if current < m.seq:  # the index was cleared by another process
-                m = self._matrix = _VectorMatrix(self.dimension)
+                m = self._matrix = _Projection(self.dimension)
             if current == m.seq:
                 return m
-            for row in conn.execute("SELECT * FROM search_rows WHERE seq > ?", (m.seq,)):
-                m.upsert(row)
+            backfilled: dict[int, bytes] = {}
+            if m.size == 0:  # a whole index to load: size the arrays once
+                m.reserve(conn.execute("SELECT COUNT(*) AS n FROM search_rows").fetchone()["n"])
+            cursor = conn.execute("SELECT * FROM search_rows WHERE seq > ?", (m.seq,))
+            while batch := cursor.fetchmany(SYNC_BATCH):
+                missing = [r["rowid"] for r in batch if r["terms"] is None]
+                if missing:
+                    backfilled.update(self._tokenize_stored(conn, missing))
+                m.apply(
+                    batch, [r["terms"] if r["terms"] is not None else backfilled[r["rowid"]] for r in batch]
+                )
             for row in conn.execute(
                 "SELECT row_id FROM search_tombstones WHERE seq >= ?", ((m.seq + 1) * 1_000_000,)
             ):
@@ -402,14 +480,45 @@ class SqliteSearchIndex:
                     is None
                 ):
                     m.remove(row["row_id"])
+            if backfilled:
+                self._store_terms(backfilled)
+            if m.postings.tail_size > bm25.Postings.FOLD_AT:
+                m.postings.fold(m.alive)
             m.seq = current
             return m
 
-    def warm(self) -> int:
-        """Load the vectors now (server start) rather than on the first recall."""
-        return int(self._sync().alive.sum())
+    def _tokenize_stored(self, conn, rowids: list[int]) -> dict[int, bytes]:
+        """Index terms for rows written before search_rows had them (or by an older memlane),
+        tokenised from the FTS5 copy of their text."""
+        texts = []
+        for rowid in rowids:
+            row = conn.execute(
+                "SELECT title, headings, body FROM search_fts WHERE rowid = ?", (rowid,)
+            ).fetchone()
+            texts.append((row["title"], row["headings"], row["body"]) if row else ("", "", ""))
+        return dict(zip(rowids, self._tokenizer.row_terms(texts), strict=True))
 
-    def _mask(self, m: _VectorMatrix, scope: SearchScope, allowed_docs: set[str] | None) -> np.ndarray:
+    def _store_terms(self, terms: dict[int, bytes]) -> None:
+        """Store backfilled terms so the next start does not tokenise again. They are derived from
+        the row's text, so the row's seq stays: nothing changed for other processes."""
+        try:
+            with self.db.transaction() as tx:
+                tx.executemany(
+                    "UPDATE search_rows SET terms = ? WHERE rowid = ? AND terms IS NULL",
+                    [(t, rowid) for rowid, t in terms.items()],
+                )
+        except sqlite3.OperationalError as exc:  # read-only or busy: the terms stay in memory only
+            log.warning("could not store the index terms of %d rows: %s", len(terms), exc)
+
+    def warm(self) -> int:
+        """Load the vectors and postings now (server start) rather than on the first recall."""
+        m = self._sync()
+        with self._lock:
+            if m.postings.tail_size:
+                m.postings.fold(m.alive)
+            return m.rows
+
+    def _mask(self, m: _Projection, scope: SearchScope, allowed_docs: set[str] | None) -> np.ndarray:
         n = m.size
         org = m.codes.get("org:" + scope.organization_id)
         if org < 0:
@@ -453,103 +562,39 @@ class SqliteSearchIndex:
         allowed_docs = self._tagged_documents(scope)
         if not scope.project_ids or (allowed_docs is not None and not allowed_docs):
             return LegResults(vector=[], text=[])
-        vector = self._vector_leg(scope, query_vector, k, allowed_docs) if query_vector is not None else []
-        text = self._text_leg(scope, query_text, k, allowed_docs)
+        words = query_words(query_text)
+        phrases = [t for terms in self._tokenizer.word_terms(words) for t in terms] if words else []
+        q = np.asarray(query_vector, dtype=np.float32) if query_vector is not None else None
+        m = self._sync()
+        with self._lock:
+            mask = self._mask(m, scope, allowed_docs)  # one scope, applied identically in both legs
+            vector = self._vector_leg(m, mask, q, k) if q is not None else []
+            text = self._text_leg(m, mask, phrases, k)
         return LegResults(vector=vector, text=text)
 
-    def _vector_leg(self, scope: SearchScope, query_vector, k: int, allowed_docs) -> list[Candidate]:
-        m = self._sync()
-        q = np.asarray(query_vector, dtype=np.float32)
-        with self._lock:
-            n = m.size
-            mask = self._mask(m, scope, allowed_docs)
-            idx = np.flatnonzero(mask)
-            if idx.size == 0:
-                return []
-            # Vectors are L2-normalised at embedding time, so the dot product is the cosine.
-            scores = m.vectors[idx] @ q if idx.size < n // 2 else (m.vectors[:n] @ q)[idx]
-            top = min(k, idx.size)
-            best = np.argpartition(-scores, top - 1)[:top]
-            best = best[np.argsort(-scores[best], kind="stable")]
-            return [
-                Candidate(
-                    chunk_id=m.chunk_ids[idx[b]],
-                    document_id=m.doc_ids[m.document[idx[b]]],
-                    chunk_index=int(m.chunk_index[idx[b]]),
-                    score=float(scores[b]),
-                    created_at=datetime.fromtimestamp(float(m.created[idx[b]]), UTC),
-                )
-                for b in best
-            ]
-
-    def _text_leg(self, scope: SearchScope, query_text: str, k: int, allowed_docs) -> list[Candidate]:
-        """BM25 top-k under the scope, in two phases. FTS5 ranks fastest on its own (ORDER BY
-        rank LIMIT inside the FTS query is ~3x cheaper than ranking through a join), so the best
-        `RANK_FIRST` matches are taken from FTS5 alone and then filtered by scope. When the scope
-        removes so many of them that fewer than k remain (another tenant's matches crowd the top,
-        or a narrow filter), the leg falls back to ranking every in-scope match: never fewer
-        results, only sometimes slower."""
-        match = fts_query(query_text)
-        if match is None:
+    @staticmethod
+    def _vector_leg(m: _Projection, mask: np.ndarray, q: np.ndarray, k: int) -> list[Candidate]:
+        idx = np.flatnonzero(mask)
+        if idx.size == 0:
             return []
-        if allowed_docs is not None and not allowed_docs:
-            return []
-        where, args = self._scope_where(scope, allowed_docs)
-        conn = self.db.connection()
-        first = max(RANK_FIRST, k * 4)
-        rows = conn.execute(
-            "SELECT r.chunk_id, r.document_id, r.chunk_index, r.created_at, f.rank FROM"
-            " (SELECT rowid, bm25(search_fts, 2.0, 1.5, 1.0) AS rank FROM search_fts WHERE search_fts MATCH ?"
-            "  ORDER BY rank LIMIT ?) f"
-            f" JOIN search_rows r ON r.rowid = f.rowid WHERE {where} ORDER BY f.rank LIMIT ?",
-            [match, first, *args, k],
-        ).fetchall()
-        if len(rows) < k:
-            matched = conn.execute(
-                "SELECT COUNT(*) AS n FROM (SELECT rowid FROM search_fts WHERE search_fts MATCH ? LIMIT ?)",
-                (match, first + 1),
-            ).fetchone()["n"]
-            if matched > first:  # the first phase saw only part of the matches
-                rows = conn.execute(
-                    "SELECT r.chunk_id, r.document_id, r.chunk_index, r.created_at,"
-                    " bm25(search_fts, 2.0, 1.5, 1.0) AS rank"
-                    " FROM search_fts JOIN search_rows r ON r.rowid = search_fts.rowid"
-                    f" WHERE search_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
-                    [match, *args, k],
-                ).fetchall()
-        # FTS5's bm25() is negated (more negative = better); flip it to a positive raw score.
-        return [
-            Candidate(
-                chunk_id=r["chunk_id"],
-                document_id=r["document_id"],
-                chunk_index=r["chunk_index"],
-                score=-float(r["rank"]),
-                created_at=datetime.fromtimestamp(r["created_at"], UTC),
-            )
-            for r in rows
-        ]
+        n = m.size
+        # Vectors are L2-normalised at embedding time, so the dot product is the cosine. The
+        # product runs over a view of the matrix; gathering the in-scope rows first copies them,
+        # which only pays off when the scope holds a small part of the rows.
+        scores = m.vectors[idx] @ q if idx.size < n // 4 else (m.vectors[:n] @ q)[idx]
+        return _top(m, idx, scores, k)
 
     @staticmethod
-    def _scope_where(scope: SearchScope, allowed_docs) -> tuple[str, list[object]]:
-        """The scope as SQL over search_rows `r`: the tenant first, always."""
-        sql = ["r.organization_id = ?", f"r.project_id IN ({','.join('?' * len(scope.project_ids))})"]
-        args: list[object] = [scope.organization_id, *scope.project_ids]
-        if scope.now is not None:
-            sql.append("(r.forget_after IS NULL OR r.forget_after > ?)")
-            args.append(scope.now.timestamp())
-        f = scope.filters
-        if not f.include_superseded:
-            sql.append("r.superseded = 0")
-        if f.content_types:
-            sql.append(f"r.content_type IN ({','.join('?' * len(f.content_types))})")
-            args.extend(ct.value for ct in f.content_types)
-        if f.created_after is not None:
-            sql.append("r.created_at >= ?")
-            args.append(epoch(f.created_after))
-        if allowed_docs is not None:
-            sql.append(f"r.document_id IN ({','.join('?' * len(allowed_docs))})")
-            args.extend(allowed_docs)
-        return " AND ".join(sql), args
+    def _text_leg(m: _Projection, mask: np.ndarray, phrases: list[int], k: int) -> list[Candidate]:
+        """BM25 top-k under the scope: every in-scope row holding any query term is scored, so a
+        keyword-only match can surface however many other tenants' rows match better."""
+        scores = bm25.score(m.postings, phrases, m.alive, m.doclen, m.rows, m.tokens, m.size)
+        if scores is None:
+            return []
+        idx = np.flatnonzero(mask & (scores[: m.size] > 0))
+        if idx.size == 0:
+            return []
+        return _top(m, idx, scores[idx], k)
 
     def document_ids(self, org_id: str | None = None) -> set[str]:
         conn = self.db.connection()
@@ -563,3 +608,20 @@ class SqliteSearchIndex:
 
     def chunk_count(self) -> int:
         return self.db.connection().execute("SELECT COUNT(*) AS n FROM search_rows").fetchone()["n"]
+
+
+def _top(m: _Projection, idx: np.ndarray, scores: np.ndarray, k: int) -> list[Candidate]:
+    """The k best of `scores` (for rows `idx`), best first; ties in row order."""
+    top = min(k, idx.size)
+    best = np.argpartition(-scores, top - 1)[:top]
+    best = best[np.lexsort((idx[best], -scores[best]))]
+    return [
+        Candidate(
+            chunk_id=m.chunk_ids[idx[b]],
+            document_id=m.doc_ids[m.document[idx[b]]],
+            chunk_index=int(m.chunk_index[idx[b]]),
+            score=float(scores[b]),
+            created_at=datetime.fromtimestamp(float(m.created[idx[b]]), UTC),
+        )
+        for b in best
+    ]

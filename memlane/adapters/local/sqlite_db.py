@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -56,13 +56,14 @@ CREATE TABLE IF NOT EXISTS chunks (
     project_id TEXT NOT NULL, body TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks (document_id);
 
--- The search projection: one row per indexed chunk with its vector, plus an FTS5 table with the
--- same rowid. `seq` orders changes so other processes' in-memory vector caches can catch up.
+-- The search projection: one row per indexed chunk with its vector and its BM25 index terms
+-- (memlane.adapters.local.bm25), plus an FTS5 table with the same rowid holding the text. `seq`
+-- orders changes so other processes' in-memory indexes can catch up.
 CREATE TABLE IF NOT EXISTS search_rows (
     rowid INTEGER PRIMARY KEY, chunk_id TEXT NOT NULL UNIQUE, document_id TEXT NOT NULL,
     organization_id TEXT NOT NULL, project_id TEXT NOT NULL, chunk_index INTEGER NOT NULL,
     content_type TEXT NOT NULL, created_at REAL NOT NULL, forget_after REAL,
-    vector BLOB NOT NULL, seq INTEGER NOT NULL, superseded INTEGER NOT NULL DEFAULT 0);
+    vector BLOB NOT NULL, seq INTEGER NOT NULL, superseded INTEGER NOT NULL DEFAULT 0, terms BLOB);
 CREATE INDEX IF NOT EXISTS search_rows_by_document ON search_rows (document_id);
 CREATE INDEX IF NOT EXISTS search_rows_by_seq ON search_rows (seq);
 CREATE TABLE IF NOT EXISTS search_tombstones (seq INTEGER PRIMARY KEY, row_id INTEGER NOT NULL);
@@ -129,6 +130,20 @@ def epoch(dt: datetime | None) -> float | None:
     return dt.timestamp()
 
 
+# Columns added after a table was first shipped: (table, column, declaration). Data directories
+# created before get them on open; the code that reads them handles NULL (search_rows.terms is
+# backfilled by the search index from the FTS5 text).
+_ADDED_COLUMNS = (("search_rows", "terms", "BLOB"),)
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    """Inside the opening write transaction, so two processes opening one old file cannot race."""
+    for table, column, decl in _ADDED_COLUMNS:
+        have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in have:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+
+
 class SqliteDatabase:
     """Owns the file and hands each thread its own connection."""
 
@@ -146,6 +161,7 @@ class SqliteDatabase:
                 "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
             conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('index_seq', '0')")
+            _add_missing_columns(conn)
 
     def connection(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -186,15 +202,15 @@ class SqliteDatabase:
 
     def set_meta(self, key: str, value: str) -> None:
         with self.transaction() as conn:
-            conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = ?",
-                         (key, value, value))
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = ?",
+                (key, value, value),
+            )
 
     def close(self) -> None:
         with self._lock:
             for conn in self._all:
-                try:
+                with suppress(sqlite3.ProgrammingError):
                     conn.close()
-                except sqlite3.ProgrammingError:
-                    pass
             self._all.clear()
         self._local = threading.local()

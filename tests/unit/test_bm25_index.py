@@ -1,0 +1,330 @@
+"""The embedded default's BM25 leg (memlane.adapters.local.bm25 behind SqliteSearchIndex): the same
+ranking and scores as SQLite FTS5's bm25() over the same rows, under the same scope as the vector
+leg, kept current across writes, deletes, updates and processes."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+
+import pytest
+from fakes import HashEmbedder
+
+from memlane.adapters.local import bm25
+from memlane.adapters.local.metadata_store import SqliteMetadataStore
+from memlane.adapters.local.search_index import SqliteSearchIndex, fts_query
+from memlane.adapters.local.sqlite_db import SqliteDatabase
+from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus, chunk_id_for
+from memlane.ports import IndexedChunk, RecallFilters, SearchScope
+
+NOW = datetime(2026, 11, 1, tzinfo=UTC)
+EMB = HashEmbedder()
+WORDS = tuple(
+    [
+        "kestrel",
+        "falcon",
+        "harrier",
+        "meadow",
+        "barn",
+        "river",
+        "stone",
+        "lantern",
+        "copper",
+        "violet",
+        "orbit",
+        "signal",
+        "ledger",
+        "harbour",
+        "compass",
+        "thistle",
+        "granite",
+        "beacon",
+        "ember",
+        "willow",
+        "quarry",
+        "saddle",
+        "timber",
+        "cobalt",
+    ]
+)
+
+
+@pytest.fixture
+def db(tmp_path):
+    d = SqliteDatabase(tmp_path / "m.sqlite3")
+    yield d
+    d.close()
+
+
+def _chunks(org: str, project: str, text: str, *, title: str = "", headings=(), n: int = 1, **kw):
+    doc = Document(
+        organization_id=org,
+        project_id=project,
+        user_id="u",
+        title=title or text[:20],
+        content=text,
+        status=DocumentStatus.READY,
+        created_at=kw.pop("created_at", NOW),
+        **kw,
+    )
+    chunks = [
+        Chunk(
+            id=chunk_id_for(doc.id, i),
+            document_id=doc.id,
+            organization_id=org,
+            project_id=project,
+            content=text,
+            chunk_index=i,
+            chunk_count=n,
+            start_offset=0,
+            end_offset=len(text),
+            title=doc.title,
+            heading_path=list(headings),
+            content_type=doc.content_type,
+            created_at=doc.created_at,
+            forget_after=doc.forget_after,
+        )
+        for i in range(n)
+    ]
+    return doc, chunks
+
+
+def _index(idx: SqliteSearchIndex, chunks: list[Chunk]) -> None:
+    idx.upsert(EMB.id, [IndexedChunk(c, EMB.embed_query(c.content)) for c in chunks])
+
+
+def _scope(org="o", projects=("p",), **kw):
+    return SearchScope(organization_id=org, project_ids=tuple(projects), now=NOW, **kw)
+
+
+def _fts5_reference(db: SqliteDatabase, query: str, k: int) -> list[tuple[str, float]]:
+    """What the text leg computed before: FTS5 ranking every match with bm25(), weights 2/1.5/1."""
+    rows = (
+        db.connection()
+        .execute(
+            "SELECT r.chunk_id, -bm25(search_fts, 2.0, 1.5, 1.0) AS score FROM search_fts"
+            " JOIN search_rows r ON r.rowid = search_fts.rowid WHERE search_fts MATCH ?"
+            " ORDER BY bm25(search_fts, 2.0, 1.5, 1.0) LIMIT ?",
+            (fts_query(query), k),
+        )
+        .fetchall()
+    )
+    return [(r["chunk_id"], r["score"]) for r in rows]
+
+
+def _random_corpus(idx: SqliteSearchIndex, rng: random.Random, docs: int) -> None:
+    for _ in range(docs):
+        body = " ".join(rng.choices(WORDS, k=rng.randint(3, 40)))
+        title = " ".join(rng.choices(WORDS, k=rng.randint(0, 3)))
+        headings = [" ".join(rng.choices(WORDS, k=2))] if rng.random() < 0.5 else []
+        _, chunks = _chunks("o", "p", body, title=title or "untitled", headings=headings)
+        _index(idx, chunks)
+
+
+def _assert_same_as_fts5(db, idx, queries, k=15):
+    for q in queries:
+        got = [(c.chunk_id, c.score) for c in idx.search(_scope(), q, None, k).text]
+        ref = _fts5_reference(db, q, k)
+        assert [s for _, s in got] == pytest.approx([s for _, s in ref], rel=1e-9), q
+        # the same chunks, up to the order of equal scores at the cut
+        if len(ref) == k:
+            cut = ref[-1][1]
+            assert {c for c, s in got if s > cut * (1 + 1e-9)} == {
+                c for c, s in ref if s > cut * (1 + 1e-9)
+            }, q
+        else:
+            assert {c for c, _ in got} == {c for c, _ in ref}, q
+
+
+QUERIES = [
+    "kestrel",
+    "kestrel meadow",
+    "copper orbit signal ledger",
+    "Falcons over the barns",  # stemming: falcon, barn
+    "the",  # only a stopword: it is kept
+    "willow thistle quarry ember beacon saddle",
+    "nothing matches this",
+]
+
+
+def test_scores_and_ranking_are_fts5_bm25(db):
+    # Given 300 chunks with titles, headings and bodies of varied length
+    idx = SqliteSearchIndex(db, EMB.dimension)
+    _random_corpus(idx, random.Random(5), 300)
+    # Then every query ranks the same chunks with the same scores as FTS5's bm25()
+    _assert_same_as_fts5(db, idx, QUERIES)
+
+
+def test_ranking_stays_fts5_bm25_through_updates_deletes_and_folds(db, monkeypatch):
+    # Given a tail that folds every few writes
+    monkeypatch.setattr(bm25.Postings, "FOLD_AT", 50)
+    md, idx = SqliteMetadataStore(db), SqliteSearchIndex(db, EMB.dimension)
+    rng = random.Random(9)
+    _random_corpus(idx, rng, 120)
+    _assert_same_as_fts5(db, idx, QUERIES)
+    # When documents are deleted and chunks rewritten with other text, searching in between
+    for r in db.connection().execute("SELECT DISTINCT document_id FROM search_rows LIMIT 30").fetchall():
+        idx.delete_document("o", r["document_id"])
+        md.delete_document("o", r["document_id"])
+    rewritten = db.connection().execute("SELECT chunk_id, document_id FROM search_rows LIMIT 20").fetchall()
+    for r in rewritten:
+        idx.search(_scope(), "kestrel", None, 5)
+        text = " ".join(rng.choices(WORDS, k=rng.randint(3, 30)))
+        c = Chunk(
+            id=r["chunk_id"],
+            document_id=r["document_id"],
+            organization_id="o",
+            project_id="p",
+            content=text,
+            chunk_index=0,
+            chunk_count=1,
+            start_offset=0,
+            end_offset=len(text),
+            title="rewritten",
+            created_at=NOW,
+        )
+        _index(idx, [c])
+    _random_corpus(idx, rng, 40)
+    # Then the statistics (rows, lengths, document frequencies) and the ranking still match FTS5's
+    _assert_same_as_fts5(db, idx, QUERIES)
+    m = idx._matrix
+    assert m.rows == db.connection().execute("SELECT COUNT(*) AS n FROM search_rows").fetchone()["n"]
+
+
+def test_a_keyword_only_match_surfaces_in_the_text_leg(db):
+    # Given many chunks close to the query vector and one far from it holding the rare keyword
+    idx = SqliteSearchIndex(db, EMB.dimension)
+    for i in range(40):
+        _, chunks = _chunks("o", "p", f"deployment guide for the staging cluster part {i}")
+        _index(idx, chunks)
+    needle, needle_chunks = _chunks("o", "p", "ticket ZX-4471 was closed without comment")
+    _index(idx, needle_chunks)
+    q = "deployment guide staging cluster ZX-4471"
+    legs = idx.search(_scope(), q, EMB.embed_query(q), 10)
+    # Then the vector leg misses it but the text leg ranks it first: no threshold hides it
+    assert needle.id not in {c.document_id for c in legs.vector}
+    assert legs.text[0].document_id == needle.id
+
+
+def test_text_leg_applies_every_scope_filter(db):
+    md = SqliteMetadataStore(db)
+    idx = SqliteSearchIndex(db, EMB.dimension)
+    docs = {
+        "mine": _chunks("o", "p", "lantern lantern lantern"),
+        "other_project": _chunks("o", "p2", "lantern lantern lantern"),
+        "other_tenant": _chunks("x", "p", "lantern lantern lantern"),
+        "old": _chunks("o", "p", "lantern notes", created_at=datetime(2020, 1, 1, tzinfo=UTC)),
+        "html": _chunks(
+            "o", "p", "lantern page", content_type=ContentType.HTML, metadata={"tags": ["Lamps"]}
+        ),
+        "expired": _chunks("o", "p", "lantern gone", forget_after=datetime(2026, 10, 1, tzinfo=UTC)),
+    }
+    for doc, chunks in docs.values():
+        md.put_document(doc)
+        _index(idx, chunks)
+    idx.set_superseded("o", docs["old"][0].id, True)
+    ids = {name: doc.id for name, (doc, _) in docs.items()}
+
+    def found(**filters):
+        versions = filters.pop("include_superseded", False)
+        f = RecallFilters(include_superseded=versions, **filters)
+        return {
+            d
+            for d, i in ids.items()
+            if i in {c.document_id for c in idx.search(_scope(filters=f), "lantern", None, 50).text}
+        }
+
+    assert found() == {"mine", "html"}  # not another project, tenant, an expired or superseded one
+    assert found(include_superseded=True) == {"mine", "html", "old"}
+    assert found(content_types=(ContentType.HTML,)) == {"html"}
+    assert found(created_after=datetime(2025, 1, 1, tzinfo=UTC)) == {"mine", "html"}
+    assert found(tags=("lamps",)) == {"html"}
+    assert idx.search(_scope("o", ("p", "p2")), "lantern", None, 50).text[0].document_id in {
+        ids["mine"],
+        ids["other_project"],
+    }
+
+
+def test_updates_and_deletes_are_visible_to_the_next_search(db):
+    idx = SqliteSearchIndex(db, EMB.dimension)
+    doc, chunks = _chunks("o", "p", "the copper kettle")
+    _index(idx, chunks)
+    assert [c.document_id for c in idx.search(_scope(), "copper", None, 5).text] == [doc.id]
+    # When the chunk is rewritten under the same id
+    _index(idx, [chunks[0].model_copy(update={"content": "the cobalt kettle", "title": "kettle"})])
+    # Then the old word is gone and the new one found, at once
+    assert idx.search(_scope(), "copper", None, 5).text == []
+    assert [c.document_id for c in idx.search(_scope(), "cobalt", None, 5).text] == [doc.id]
+    idx.delete_document("o", doc.id)
+    assert idx.search(_scope(), "cobalt kettle", None, 5).text == []
+    assert idx._matrix.rows == 0 and idx._matrix.tokens == 0
+
+
+def test_a_second_process_sees_new_changed_and_deleted_text(tmp_path):
+    # Given two handles on one data directory (the server and a CLI), the server's index loaded
+    db1, db2 = SqliteDatabase(tmp_path / "x.db"), SqliteDatabase(tmp_path / "x.db")
+    server, cli = SqliteSearchIndex(db1, EMB.dimension), SqliteSearchIndex(db2, EMB.dimension)
+    assert server.search(_scope(), "lighthouse", None, 5).text == []
+    # When the CLI writes, rewrites and deletes
+    doc, chunks = _chunks("o", "p", "the lighthouse keeper")
+    _index(cli, chunks)
+    assert [c.document_id for c in server.search(_scope(), "lighthouse", None, 5).text] == [doc.id]
+    _index(cli, [chunks[0].model_copy(update={"content": "the harbour master", "title": "harbour"})])
+    assert server.search(_scope(), "lighthouse", None, 5).text == []
+    assert [c.document_id for c in server.search(_scope(), "harbour", None, 5).text] == [doc.id]
+    cli.delete_document("o", doc.id)
+    # Then the server's next search reflects each change
+    assert server.search(_scope(), "harbour", None, 5).text == []
+    db1.close()
+    db2.close()
+
+
+def test_rows_without_stored_terms_are_tokenised_from_the_fts5_text_once(db):
+    # Given rows written before search_rows had terms (an older data directory)
+    idx = SqliteSearchIndex(db, EMB.dimension)
+    doc, chunks = _chunks("o", "p", "granite quarry timber", title="Quarry notes")
+    _index(idx, chunks)
+    db.connection().execute("UPDATE search_rows SET terms = NULL")
+    # When a fresh process loads the index
+    fresh = SqliteSearchIndex(db, EMB.dimension)
+    legs = fresh.search(_scope(), "quarry", None, 5)
+    # Then the text leg finds the row, with FTS5's score, and the terms are stored for next time
+    assert [c.document_id for c in legs.text] == [doc.id]
+    assert legs.text[0].score == pytest.approx(_fts5_reference(db, "quarry", 5)[0][1], rel=1e-9)
+    assert (
+        db.connection().execute("SELECT COUNT(*) AS n FROM search_rows WHERE terms IS NULL").fetchone()["n"]
+        == 0
+    )
+
+
+def test_old_data_directories_get_the_terms_column(tmp_path):
+    # Given a search_rows table from before the column existed
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE TABLE search_rows (rowid INTEGER PRIMARY KEY, chunk_id TEXT NOT NULL UNIQUE, document_id TEXT NOT NULL,"
+        " organization_id TEXT NOT NULL, project_id TEXT NOT NULL, chunk_index INTEGER NOT NULL,"
+        " content_type TEXT NOT NULL, created_at REAL NOT NULL, forget_after REAL, vector BLOB NOT NULL,"
+        " seq INTEGER NOT NULL, superseded INTEGER NOT NULL DEFAULT 0)"
+    )
+    conn.close()
+    # When memlane opens it, twice
+    SqliteDatabase(path).close()
+    db = SqliteDatabase(path)
+    # Then the column is there
+    assert "terms" in {r["name"] for r in db.connection().execute("PRAGMA table_info(search_rows)")}
+    db.close()
+
+
+def test_terms_come_from_the_same_tokenizer_as_the_fts5_table(db):
+    sql = db.connection().execute("SELECT sql FROM sqlite_master WHERE name = 'search_fts'").fetchone()["sql"]
+    assert f"tokenize = '{bm25.TOKENIZER}'" in sql
+    assert "title, headings, body" in sql and bm25.COLUMNS == ("title", "headings", "body")
+    tok = bm25.Fts5Tokenizer()
+    assert tok.word_terms(["running", "cafés", "max_length"]) == [
+        (bm25.term_key("run"),),
+        (bm25.term_key("cafe"),),
+        (bm25.term_key("max"), bm25.term_key("length")),
+    ]
