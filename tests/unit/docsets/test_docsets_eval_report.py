@@ -1,0 +1,53 @@
+"""The docsets section that `memlane eval --write` puts into BENCHMARKS.md."""
+
+from __future__ import annotations
+
+from memlane.docsets.eval import CrawlReport, report_markdown, targets_markdown
+
+CRAWL = CrawlReport(
+    docset_id="d",
+    seconds=500.0,
+    pages_total=528,
+    pages_indexed=459,
+    pages_skipped=69,
+    pages_error=0,
+    pages_stuck=0,
+    chunks=6530,
+)
+
+
+def results(
+    hybrid: tuple[float, float],
+    vector: tuple[float, float] = (0.95, 0.85),
+    bm25: tuple[float, float] = (0.9, 0.8),
+) -> dict[str, dict[str, float]]:
+    return {
+        name: {"hit@5": h, "mrr@10": m}
+        for name, (h, m) in (("bm25", bm25), ("vector", vector), ("hybrid", hybrid))
+    }
+
+
+def test_targets_say_met_or_not_met_with_the_figures():
+    met = targets_markdown(results((1.0, 0.9)), CRAWL)
+    assert "hit@5 ≥ 0.975 **met (1.000)**" in met
+    assert "MRR@10 ≥ 0.88 **met (0.900)**" in met
+    assert "both measures **met" in met
+    assert "≤ 10 minutes with 0 stuck and 0 error pages **met (500 s, 0 stuck, 0 errors)**" in met
+
+    missed = targets_markdown(results((0.975, 0.84), vector=(0.975, 0.82)), CRAWL)
+    assert "MRR@10 ≥ 0.88 **not met (0.840)**" in missed
+    assert "both measures **not met" in missed  # a tie on hit@5 is not better
+
+    slow = CrawlReport(**{**CRAWL.__dict__, "seconds": 700.0})
+    assert "**not met (700 s, 0 stuck, 0 errors)**" in targets_markdown(results((1.0, 0.9)), slow)
+    stuck = CrawlReport(**{**CRAWL.__dict__, "pages_stuck": 1})
+    assert "**not met (500 s, 1 stuck, 0 errors)**" in targets_markdown(results((1.0, 0.9)), stuck)
+
+
+def test_report_has_both_tables_the_settings_the_load_and_the_targets():
+    text = report_markdown(CRAWL, results((1.0, 0.9)), 40, "make eval", {"fusion": "0.8·vector"}, 2.5)
+    assert "| hybrid (memlane fusion) | 1.000 | 0.900 |" in text
+    assert "| 528 | 459 | 69 | 0 | 0 | 6530 | 500 s | 0.92 | 13.1 |" in text
+    assert "Settings: fusion 0.8·vector." in text
+    assert "load average 2.5" in text
+    assert text.rstrip().endswith("errors)**.")
