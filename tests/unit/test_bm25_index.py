@@ -328,3 +328,41 @@ def test_terms_come_from_the_same_tokenizer_as_the_fts5_table(db):
         (bm25.term_key("cafe"),),
         (bm25.term_key("max"), bm25.term_key("length")),
     ]
+
+
+def test_compacting_dead_slots_keeps_both_legs_exact(db, monkeypatch):
+    from memlane.adapters.local import search_index
+
+    # Given an index that compacts after a few dead slots, and a lot of churn
+    monkeypatch.setattr(search_index, "COMPACT_AT", 8)
+    idx = SqliteSearchIndex(db, EMB.dimension)
+    rng = random.Random(13)
+    _random_corpus(idx, rng, 80)
+    idx.search(_scope(), "kestrel", None, 5)  # loaded
+    doc_ids = [r["document_id"] for r in db.connection().execute("SELECT document_id FROM search_rows")]
+    for i, document_id in enumerate(doc_ids[:50]):
+        if i % 2:
+            idx.delete_document("o", document_id)
+        else:
+            row = (
+                db.connection()
+                .execute("SELECT chunk_id FROM search_rows WHERE document_id = ?", (document_id,))
+                .fetchone()
+            )
+            text = " ".join(rng.choices(WORDS, k=12))
+            _, [c] = _chunks("o", "p", text, title="rewritten")
+            _index(idx, [c.model_copy(update={"id": row["chunk_id"], "document_id": document_id})])
+        idx.search(_scope(), "kestrel meadow", EMB.embed_query("kestrel meadow"), 5)
+    # Then the arrays were compacted along the way (80 rows + 25 rewrites made 105 slots)
+    m = idx._matrix
+    assert m.rows == 55 and m.size < 80 and m.dead <= max(8, m.size // 4)
+    # And both legs answer as an index loaded from scratch does, the text leg as FTS5 does
+    fresh = SqliteSearchIndex(db, EMB.dimension)
+    for q in QUERIES:
+        vec = EMB.embed_query(q)
+        got, want = idx.search(_scope(), q, vec, 20), fresh.search(_scope(), q, vec, 20)
+        assert [(c.chunk_id, round(c.score, 9)) for c in got.vector] == [
+            (c.chunk_id, round(c.score, 9)) for c in want.vector
+        ]
+        assert [round(c.score, 9) for c in got.text] == [round(c.score, 9) for c in want.text]
+    _assert_same_as_fts5(db, idx, QUERIES)

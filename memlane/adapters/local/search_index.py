@@ -166,6 +166,7 @@ STOPWORDS = frozenset(
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_WORDS = 32
 SYNC_BATCH = 2_000  # rows read per fetch while catching up (bounds memory at start)
+COMPACT_AT = 1_024  # dead slots (and at least a quarter of all) before the arrays are compacted
 
 
 _BLAS: list = []  # the process's BLAS thread-pool controller, found on first use
@@ -247,6 +248,20 @@ class _Projection:
         self.tokens = 0.0  # tokens in live rows (N · avgdl)
         self.seq = 0
 
+    # the arrays indexed by slot, and what an empty slot holds (0 unless named)
+    _PER_SLOT = (
+        "vectors",
+        "alive",
+        "org",
+        "project",
+        "document",
+        "content_type",
+        "created",
+        "forget",
+        "chunk_index",
+        "superseded",
+        "doclen",
+    )
     _FILL = {"forget": np.inf, "org": -1, "project": -1, "document": -1, "content_type": -1}
 
     def reserve(self, extra: int) -> None:
@@ -257,24 +272,35 @@ class _Projection:
             return
         while cap < need:
             cap *= 2
-        for name in (
-            "vectors",
-            "alive",
-            "org",
-            "project",
-            "document",
-            "content_type",
-            "created",
-            "forget",
-            "chunk_index",
-            "superseded",
-            "doclen",
-        ):
+        for name in self._PER_SLOT:
             old = getattr(self, name)
             new = np.full((cap, *old.shape[1:]), self._FILL.get(name, 0), dtype=old.dtype)
             new[: len(old)] = old
             setattr(self, name, new)
         self.chunk_ids.extend([""] * (cap - len(self.chunk_ids)))
+
+    @property
+    def dead(self) -> int:
+        """Slots of deleted rows, or of rows whose text changed since."""
+        return self.size - self.rows
+
+    def compact(self) -> None:
+        """Move the live slots to the front, so a long-running process does not grow with the
+        deletes and rewrites it has seen. Rows keep their order; postings follow their rows."""
+        self.postings.fold(self.alive)  # first: drops the dead slots' postings, empties the tail
+        live = np.flatnonzero(self.alive[: self.size])
+        new_slot = np.full(self.size, -1, dtype=np.int64)
+        new_slot[live] = np.arange(live.size)
+        for name in self._PER_SLOT:
+            arr = getattr(self, name)
+            arr[: live.size] = arr[live]
+            arr[live.size : self.size] = self._FILL.get(name, 0)
+        self.chunk_ids[: self.size] = [self.chunk_ids[i] for i in live.tolist()] + [""] * (
+            self.size - live.size
+        )
+        self.position = {rowid: int(new_slot[slot]) for rowid, slot in self.position.items()}
+        self.postings.rows = new_slot[self.postings.rows].astype(np.int32)
+        self.size = int(live.size)
 
     def doc_code(self, document_id: str) -> int:
         c = self.doc_codes.code(document_id)
@@ -488,6 +514,8 @@ class SqliteSearchIndex:
             while batch := cursor.fetchmany(SYNC_BATCH):
                 missing = [r["rowid"] for r in batch if r["terms"] is None]
                 if missing:
+                    if not backfilled:
+                        log.info("tokenising indexed chunks for BM25 (once, for rows from an older memlane)")
                     backfilled.update(self._tokenize_stored(conn, missing))
                 m.apply(
                     batch, [r["terms"] if r["terms"] is not None else backfilled[r["rowid"]] for r in batch]
@@ -503,7 +531,10 @@ class SqliteSearchIndex:
                     m.remove(row["row_id"])
             if backfilled:
                 self._store_terms(backfilled)
-            if m.postings.tail_size > bm25.Postings.FOLD_AT:
+                log.info("stored the BM25 terms of %d indexed chunks", len(backfilled))
+            if m.dead > max(COMPACT_AT, m.size // 4):
+                m.compact()
+            elif m.postings.tail_size > bm25.Postings.FOLD_AT:
                 m.postings.fold(m.alive)
             m.seq = current
             return m
