@@ -585,8 +585,9 @@ class SqliteSearchIndex:
             mask &= ~m.superseded[:n]
         if f.content_types:
             mask &= np.isin(m.content_type[:n], [m.codes.get("ct:" + ct.value) for ct in f.content_types])
-        if f.created_after is not None:
-            mask &= m.created[:n] >= epoch(f.created_after)
+        created_after = epoch(f.created_after)
+        if created_after is not None:
+            mask &= m.created[:n] >= created_after
         if allowed_docs is not None:
             codes = [m.doc_codes.get(d) for d in allowed_docs]
             mask &= np.isin(m.document[:n], [c for c in codes if c >= 0])
