@@ -444,9 +444,9 @@ def _reading(ing: dict, rec: list[dict], load: dict | None) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m memlane.bench")
-    ap.add_argument("--docs", type=int, default=200, help="documents for the ingestion benchmark")
+    ap.add_argument("--docs", type=int, default=120, help="documents for the ingestion benchmark")
     ap.add_argument("--sizes", default="10000,100000", help="corpus sizes (chunks) for recall")
-    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--queries", type=int, default=150)
     ap.add_argument("--out", default="BENCHMARKS.md")
     ap.add_argument("--load-clients", type=int, default=50)
     ap.add_argument("--load-seconds", type=float, default=60.0, help="0 skips the load run")
