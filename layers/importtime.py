@@ -38,8 +38,12 @@ def handler_modules() -> list[c.FunctionSpec]:
     return list(seen.values())
 
 
-def deployed_env(spec: c.FunctionSpec) -> dict[str, str]:
-    xray = not spec.request_path or bool(DEFAULT_CONTEXT["xray_sdk_on_request_path"])
+def deployed_env(spec: c.FunctionSpec, xray_sdk: str = "deployed") -> dict[str, str]:
+    xray = (
+        not spec.request_path or bool(DEFAULT_CONTEXT["xray_sdk_on_request_path"])
+        if xray_sdk == "deployed"
+        else xray_sdk == "on"
+    )
     return {
         **os.environ,
         "LAMBDA_TASK_ROOT": str(REPO_ROOT),
@@ -79,6 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--only", help="one handler module, e.g. functions.api.handler")
+    parser.add_argument(
+        "--xray-sdk",
+        choices=("deployed", "on", "off"),
+        default="deployed",
+        help="load Powertools' Tracer as deployed (cdk.json defaults), or force it on/off",
+    )
     args = parser.parse_args(argv)
     specs = [s for s in handler_modules() if args.only in (None, s.handler.rsplit(".", 1)[0])]
     if not specs:
@@ -88,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{'handler module':36s} {'X-Ray SDK':>9s} {'import median':>14s} {'fastest':>8s} {'CPU median':>11s}"
     )
     for spec in specs:
-        module, env = spec.handler.rsplit(".", 1)[0], deployed_env(spec)
+        module, env = spec.handler.rsplit(".", 1)[0], deployed_env(spec, args.xray_sdk)
         import_ms(module, env)  # writes __pycache__
         runs = [import_ms(module, env) for _ in range(args.runs)]
         wall, cpu = [r[0] for r in runs], [r[1] for r in runs]
