@@ -29,12 +29,11 @@ def step(name: str, event: dict | None = None) -> dict:
     return invoke(name, event if event is not None else load_event(f"step_{name}.json"), context(name))
 
 
-@pytest.fixture
-def queued_doc(deployment: Deployment, org: Organization) -> Document:
-    """The document the step events name, saved and queued as POST /v3/memory leaves it."""
+def save_queued(deployment: Deployment, content: str, title: str, **fields) -> Document:
+    """A document under the id the step events name, saved and queued as POST /v3/memory leaves it."""
     svc = deployment.services()
     project = svc.metadata.list_projects(ORG_ID)[0]
-    prepared = prepare(CONTENT, None, "Miso meds", None)
+    prepared = prepare(content, None, title, None)
     doc = Document(
         id=DOC_ID,
         organization_id=ORG_ID,
@@ -43,13 +42,18 @@ def queued_doc(deployment: Deployment, org: Organization) -> Document:
         title=prepared.title,
         content=prepared.extracted.text,
         content_type=prepared.extracted.content_type,
-        metadata={"language": "en"},
         content_hash=prepared.content_hash,
         created_at=T0,
         updated_at=T0,
+        **fields,
     )
     svc.metadata.put_document(doc)
     return doc
+
+
+@pytest.fixture
+def queued_doc(deployment: Deployment, org: Organization) -> Document:
+    return save_queued(deployment, CONTENT, "Miso meds", metadata={"language": "en"})
 
 
 def s3_text(deployment: Deployment, key: str) -> str:
@@ -178,26 +182,10 @@ def test_a_retried_embed_step_embeds_only_the_batches_that_failed(
     from memlane.ingest.pipeline import EMBED_BATCH
     from memlane.ingest.progress import progress_prefix
 
-    svc = deployment.services()
-    project = svc.metadata.list_projects(ORG_ID)[0]
     text = "\n\n".join(
         f"Section {i}. " + " ".join(f"heron{i} pond{i} reed{j}" for j in range(120)) for i in range(150)
     )
-    prepared = prepare(text, None, "Herons", None)
-    svc.metadata.put_document(
-        Document(
-            id=DOC_ID,
-            organization_id=ORG_ID,
-            project_id=project.id,
-            user_id="api",
-            title=prepared.title,
-            content=prepared.extracted.text,
-            content_type=prepared.extracted.content_type,
-            content_hash=prepared.content_hash,
-            created_at=T0,
-            updated_at=T0,
-        )
-    )
+    save_queued(deployment, text, "Herons")
     step("extract")
     chunks = step("chunk")["count"]
     assert chunks > 2 * EMBED_BATCH
