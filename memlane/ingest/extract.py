@@ -26,18 +26,11 @@ from markdownify import MarkdownConverter
 
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType
+from memlane.ingest.html_parser import HTML_PARSER
 
 DEFAULT_MAX_CHARS = 500_000
 TITLE_MAX_CHARS = 200  # a derived title is a label, not content
 LINE_TITLE_MAX_CHARS = 80  # a title made from the first line of plain text
-
-try:  # lxml is much faster on large pages; html.parser is the stdlib fallback.
-    import lxml  # noqa: F401
-
-    _HTML_PARSER = "lxml"
-except ImportError:  # pragma: no cover - depends on the installation
-    _HTML_PARSER = "html.parser"
-
 
 @dataclass(frozen=True)
 class Extracted:
@@ -278,7 +271,7 @@ def _extract_html(
 
 def html_to_markdown(html: str, *, source_url: str | None = None) -> tuple[str, str | None]:
     """Spec §3.2's cleaning algorithm: the page's main content as markdown, and its title."""
-    soup = BeautifulSoup(html, _HTML_PARSER)
+    soup = BeautifulSoup(html, HTML_PARSER)
     page_title = soup.title.get_text(" ", strip=True) if soup.title else None
     _remove_chrome(soup)
     root = _main_content(soup)
