@@ -26,8 +26,8 @@ from botocore.stub import Stubber
 
 from memlane.adapters.aws import dynamo_schema as ks
 from memlane.adapters.aws._boto import DEFAULT_CLIENT_CONFIG
+from memlane.adapters.aws.dynamo_table import UNPROCESSED_RETRY_DELAYS
 from memlane.adapters.aws.metadata_store import (
-    UNPROCESSED_RETRY_DELAYS,
     DynamoMetadataStore,
     model_attributes,
     serialize,

@@ -15,6 +15,8 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
+from memlane.domain.errors import TransientError
+
 # botocore's standard retry mode retries throttling, 5xx and transient connection errors with
 # exponential backoff and jitter. `max_attempts` counts retries: 1 attempt + 5 retries = 6 calls
 # before the error reaches the adapter (tests/aws/test_aws_faults.py checks this).
@@ -58,6 +60,35 @@ CONNECTION_ERRORS: tuple[type[Exception], ...] = (
 def new_client(service: str, config: Config = DEFAULT_CLIENT_CONFIG) -> Any:
     """A boto3 client with memlane's retry policy. Called lazily by adapters, never at import."""
     return boto3.client(service, config=config)
+
+
+class LazyClient:
+    """A class attribute standing for a boto3 client that is built on first use and kept in the
+    instance attribute `attr` (which the constructor sets, to a client given for tests or None):
+    composing an adapter creates no client, and tests can start moto before any exists."""
+
+    def __init__(self, service: str, config: Config = DEFAULT_CLIENT_CONFIG, attr: str = "_client") -> None:
+        self.service, self.config, self.attr = service, config, attr
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        client = getattr(obj, self.attr)
+        if client is None:
+            client = new_client(self.service, self.config)
+            setattr(obj, self.attr, client)
+        return client
+
+
+def call(client: Any, operation: str, label: str, **kwargs: Any) -> Any:
+    """One AWS call. botocore has already retried throttling (standard mode); what still fails
+    transiently becomes TransientError("<label> <operation>: <code>"), anything else propagates."""
+    try:
+        return getattr(client, operation)(**kwargs)
+    except ClientError as exc:
+        if is_transient(exc):
+            raise TransientError(f"{label} {operation}: {error_code(exc)}") from exc
+        raise
 
 
 def error_code(exc: ClientError) -> str:

@@ -13,8 +13,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from memlane.adapters.aws import dynamo_schema as ks
-from memlane.adapters.aws._boto import error_code, is_transient, new_client
-from memlane.domain.errors import TransientError
+from memlane.adapters.aws._boto import LazyClient, call, error_code
 from memlane.domain.models import ApiKey
 
 GATEWAY_KEY_ATTRIBUTE = "gateway_key_id"
@@ -28,25 +27,12 @@ class ApiGatewayKeyRegistry:
         self._apigateway = apigateway
         self._dynamodb = dynamodb
 
-    @property
-    def apigateway(self) -> Any:
-        if self._apigateway is None:
-            self._apigateway = new_client("apigateway")
-        return self._apigateway
+    apigateway = LazyClient("apigateway", attr="_apigateway")
 
-    @property
-    def dynamodb(self) -> Any:
-        if self._dynamodb is None:
-            self._dynamodb = new_client("dynamodb")
-        return self._dynamodb
+    dynamodb = LazyClient("dynamodb", attr="_dynamodb")
 
     def _call(self, client: Any, operation: str, **kwargs: Any) -> Any:
-        try:
-            return getattr(client, operation)(**kwargs)
-        except ClientError as exc:
-            if is_transient(exc):
-                raise TransientError(f"{operation}: {error_code(exc)}") from exc
-            raise
+        return call(client, operation, client.meta.service_model.service_name, **kwargs)
 
     def register(self, key: ApiKey) -> str:
         created = self._call(

@@ -19,7 +19,7 @@ from typing import Any
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from memlane.adapters.aws._boto import CONNECTION_ERRORS, error_code, is_transient, new_client
+from memlane.adapters.aws._boto import CONNECTION_ERRORS, LazyClient, error_code, is_transient
 from memlane.domain.errors import MemlaneError, TransientError
 
 TITAN_V2_MODEL_ID = "amazon.titan-embed-text-v2:0"
@@ -54,11 +54,7 @@ class BedrockEmbedder:
         self._max_workers = max(1, max_workers)
         self._retry_delays = tuple(retry_delays)
 
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = new_client("bedrock-runtime", BEDROCK_CLIENT_CONFIG)
-        return self._client
+    client = LazyClient("bedrock-runtime", BEDROCK_CLIENT_CONFIG)
 
     @property
     def id(self) -> str:

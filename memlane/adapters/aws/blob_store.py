@@ -16,7 +16,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from memlane.adapters.aws._boto import error_code, is_transient, new_client
+from memlane.adapters.aws._boto import LazyClient, error_code, is_transient
 from memlane.domain.errors import TransientError
 
 _MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
@@ -28,11 +28,7 @@ class S3BlobStore:
         self.bucket = bucket
         self._client = client
 
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = new_client("s3")
-        return self._client
+    client = LazyClient("s3")
 
     def put(self, key: str, data: bytes) -> None:
         try:

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from memlane.adapters.aws._boto import error_code, is_transient, new_client
+from memlane.adapters.aws._boto import LazyClient, error_code, is_transient
 from memlane.docsets.models import Docset, DocsetPage, PageStatus, page_id_for
 from memlane.docsets.pages import (
     PageWork,
@@ -62,11 +62,7 @@ class SqsPageDispatcher:
         self.store = store
         self._client = client
 
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = new_client("sqs")
-        return self._client
+    client = LazyClient("sqs")
 
     def pages_queued(self, docset: Docset) -> None:
         # Up to the page cap per call: on DynamoDB each call reads the docset's partition.

@@ -29,9 +29,8 @@ from botocore.exceptions import ClientError
 
 from memlane.adapters.aws import dynamo_schema as ks
 from memlane.adapters.aws._boto import error_code
+from memlane.adapters.aws.dynamo_table import DynamoTable, _key
 from memlane.adapters.aws.metadata_store import (
-    DynamoTable,
-    _key,
     deserialize,
     model_attributes,
     model_from_item,

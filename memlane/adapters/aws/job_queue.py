@@ -18,7 +18,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from memlane.adapters.aws._boto import error_code, is_transient, new_client
+from memlane.adapters.aws._boto import LazyClient, call, error_code, is_transient
 from memlane.domain.errors import InvalidInputError, TransientError
 from memlane.domain.models import IngestJob
 
@@ -41,19 +41,10 @@ class SqsIngestQueue:
         self._client = client
         self._receipts: dict[str, str] = {}  # job id → receipt handle of the message claimed
 
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = new_client("sqs")
-        return self._client
+    client = LazyClient("sqs")
 
     def _call(self, operation: str, **kwargs: Any) -> Any:
-        try:
-            return getattr(self.client, operation)(**kwargs)
-        except ClientError as exc:
-            if is_transient(exc):
-                raise TransientError(f"sqs {operation}: {error_code(exc)}") from exc
-            raise
+        return call(self.client, operation, "sqs", **kwargs)
 
     @staticmethod
     def parse(body: str) -> IngestJob:
@@ -151,11 +142,7 @@ class StepFunctionsStarter:
         self.state_machine_arn = state_machine_arn
         self._client = client
 
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = new_client("stepfunctions")
-        return self._client
+    client = LazyClient("stepfunctions")
 
     def execution_arn(self, name: str) -> str:
         # arn:aws:states:{region}:{account}:stateMachine:{machine} → …:execution:{machine}:{name}

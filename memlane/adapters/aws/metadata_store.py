@@ -26,8 +26,9 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
 from memlane.adapters.aws import dynamo_schema as ks
-from memlane.adapters.aws._boto import error_code, is_transient, new_client
-from memlane.domain.errors import ConflictError, InvalidInputError, PayloadTooLargeError, TransientError
+from memlane.adapters.aws._boto import error_code
+from memlane.adapters.aws.dynamo_table import DynamoTable, _key
+from memlane.domain.errors import InvalidInputError, PayloadTooLargeError
 from memlane.domain.models import (
     ApiKey,
     Chunk,
@@ -39,10 +40,7 @@ from memlane.domain.models import (
 from memlane.ports import BlobStore, RecallFilters
 
 INLINE_CONTENT_LIMIT_BYTES = 100_000
-BATCH_WRITE_LIMIT = 25  # BatchWriteItem's maximum
-BATCH_GET_LIMIT = 100  # BatchGetItem's maximum
 # Unprocessed items are retried with backoff (0.05, 0.1, 0.2 … s); botocore does not do this.
-UNPROCESSED_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
 # Values in one filter expression before the check moves to Python (expressions stop at 4 KB).
 MAX_EXPRESSION_VALUES = 50
 
@@ -112,109 +110,11 @@ def model_from_item(cls: type[M], item: dict[str, Any]) -> M:
     return cls.model_validate(fields)
 
 
-def _key(pk: str, sk: str) -> dict[str, Any]:
-    return {ks.PK: {"S": pk}, ks.SK: {"S": sk}}
-
-
-def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
 def content_key(org_id: str, document_id: str) -> str:
     return f"content/{org_id}/{document_id}.txt"
 
 
 # --------------------------------------------------------------------------- store
-
-
-class DynamoTable:
-    """The metadata table through the low-level client, shared by the adapters that live in it
-    (metadata, docsets): retries turned into TransientError, paginated queries, batches of 25/100
-    with unprocessed items retried. `sleep` is the pause between those retries (injectable)."""
-
-    def __init__(
-        self, table_name: str, client: Any | None = None, *, sleep: Callable[[float], None] = time.sleep
-    ) -> None:
-        self.table_name = table_name
-        self._client = client
-        self._sleep = sleep
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = new_client("dynamodb")
-        return self._client
-
-    # ----------------------------------------------------------------- low level
-
-    def _call(self, operation: str, **kwargs: Any) -> Any:
-        """Every DynamoDB call goes through here: botocore has already retried throttling
-        (standard mode); what still fails transiently becomes TransientError."""
-        try:
-            return getattr(self.client, operation)(**kwargs)
-        except ClientError as exc:
-            if is_transient(exc):
-                raise TransientError(f"dynamodb {operation}: {error_code(exc)}") from exc
-            raise
-
-    def _get(self, pk: str, sk: str, projection: str | None = None) -> dict[str, Any] | None:
-        kwargs: dict[str, Any] = {"TableName": self.table_name, "Key": _key(pk, sk), "ConsistentRead": True}
-        if projection:
-            kwargs["ProjectionExpression"] = projection
-        return self._call("get_item", **kwargs).get("Item")
-
-    def _query(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
-        kwargs["TableName"] = self.table_name
-        while True:
-            page = self._call("query", **kwargs)
-            yield from page.get("Items", [])
-            if "LastEvaluatedKey" not in page:
-                return
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-
-    def _transact(self, operations: list[dict[str, Any]], conflict: str) -> None:
-        """TransactWriteItems; a failed condition becomes ConflictError(conflict)."""
-        try:
-            self._call("transact_write_items", TransactItems=operations)
-        except ClientError as exc:
-            if error_code(exc) != "TransactionCanceledException":
-                raise
-            reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
-            if "ConditionalCheckFailed" in reasons:
-                raise ConflictError(conflict) from exc
-            raise TransientError(f"dynamodb transaction cancelled: {reasons}") from exc
-
-    def _batch_write(self, requests: Sequence[dict[str, Any]]) -> None:
-        """BatchWriteItem in groups of 25, retrying UnprocessedItems with backoff."""
-        for group in _chunks(requests, BATCH_WRITE_LIMIT):
-            pending: dict[str, Any] = {self.table_name: list(group)}
-            for delay in (*UNPROCESSED_RETRY_DELAYS, None):
-                response = self._call("batch_write_item", RequestItems=pending)
-                pending = response.get("UnprocessedItems") or {}
-                if not pending.get(self.table_name):
-                    break
-                if delay is None:
-                    left = len(pending[self.table_name])
-                    raise TransientError(f"dynamodb batch write: {left} items still unprocessed")
-                self._sleep(delay)
-
-    def _batch_get(self, keys: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        """BatchGetItem in groups of 100 (strongly consistent), retrying UnprocessedKeys."""
-        found: list[dict[str, Any]] = []
-        unique = list({(k[ks.PK]["S"], k[ks.SK]["S"]): k for k in keys}.values())
-        for group in _chunks(unique, BATCH_GET_LIMIT):
-            pending: dict[str, Any] = {self.table_name: {"Keys": list(group), "ConsistentRead": True}}
-            for delay in (*UNPROCESSED_RETRY_DELAYS, None):
-                response = self._call("batch_get_item", RequestItems=pending)
-                found.extend(response.get("Responses", {}).get(self.table_name, []))
-                pending = response.get("UnprocessedKeys") or {}
-                if not pending.get(self.table_name):
-                    break
-                if delay is None:
-                    raise TransientError("dynamodb batch get: keys still unprocessed")
-                self._sleep(delay)
-        return found
 
 
 class DynamoMetadataStore(DynamoTable):
@@ -423,8 +323,10 @@ class DynamoMetadataStore(DynamoTable):
             stored = deserialize(previous) if previous is not None else {}
             # A status or summary update of a large document leaves its content as it is: the blob
             # is rewritten only when the content changed (the hash is the cleaned text's SHA-256).
-            unchanged = bool(doc.content_hash) and stored.get("content_key") == key and (
-                stored.get("content_hash") == doc.content_hash
+            unchanged = (
+                bool(doc.content_hash)
+                and stored.get("content_key") == key
+                and (stored.get("content_hash") == doc.content_hash)
             )
             if not unchanged:
                 self.blob_store.put(key, encoded)  # the blob first, so an item never points at nothing
@@ -723,8 +625,11 @@ class DynamoMetadataStore(DynamoTable):
             ExpressionAttributeValues={":pk": {"S": f"{ks.org_pk(org_id)}#FORGOTTEN"}},
         )
         return [
-            {k: v for k, v in deserialize(item).items() if k in ("document_id", "project_id", "forgotten_at",
-                                                               "reason")}
+            {
+                k: v
+                for k, v in deserialize(item).items()
+                if k in ("document_id", "project_id", "forgotten_at", "reason")
+            }
             for item in items
         ]
 

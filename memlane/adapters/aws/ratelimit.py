@@ -21,7 +21,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from memlane.adapters.aws import dynamo_schema as ks
-from memlane.adapters.aws._boto import error_code, is_transient, new_client
+from memlane.adapters.aws._boto import LazyClient, error_code, is_transient
 from memlane.services.ratelimit import WINDOW_SECONDS, RateDecision, decide
 
 SK_RATE = "RATE"
@@ -38,11 +38,7 @@ class DynamoRateLimiter:
         self.table_name = table_name
         self._client = client
 
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = new_client("dynamodb")
-        return self._client
+    client = LazyClient("dynamodb")
 
     def hit(self, key_id: str, limit: int, now: datetime) -> RateDecision:
         ts = now.timestamp()
