@@ -101,6 +101,9 @@ class IngestPipeline:
     def __init__(self, svc: Services) -> None:
         self.svc = svc
         self.progress = EmbeddingProgress(svc.blobs)
+        # Documents with embedding progress in the blob store (found or saved by `embed`): only
+        # these are cleared once indexed, so an ordinary save takes no extra write.
+        self.with_progress: set[tuple[str, str]] = set()
 
     # ---------------------------------------------------------------- stages (one per workflow step)
 
@@ -127,7 +130,10 @@ class IngestPipeline:
         known: dict[str, list[float]] = {}
         if resumable:
             for org_id, doc_id in dict.fromkeys((c.organization_id, c.document_id) for c in chunks):
-                known.update(self.progress.load(org_id, doc_id))
+                saved = self.progress.load(org_id, doc_id)
+                if saved:
+                    self.with_progress.add((org_id, doc_id))
+                    known.update(saved)
         first_of: dict[str, int] = {}
         for i, key in enumerate(keys):
             first_of.setdefault(key, i)
@@ -148,6 +154,7 @@ class IngestPipeline:
             by_doc.setdefault((chunk.organization_id, chunk.document_id), {})[key] = vector
         for (org_id, doc_id), saved in by_doc.items():
             self.progress.save(org_id, doc_id, saved)
+            self.with_progress.add((org_id, doc_id))
 
     def summarize(self, doc: Document) -> Summary:
         language = doc.metadata.get("language")
@@ -215,7 +222,9 @@ class IngestPipeline:
                 results[i] = DependencyUnavailableError(exc.message)
                 continue
             results[i] = mark_ready(self.svc, doc, len(chunks), self.svc.embedder.id)
-            self.progress.clear(doc.organization_id, doc.id)
+            if (doc.organization_id, doc.id) in self.with_progress:
+                self.with_progress.discard((doc.organization_id, doc.id))
+                self.progress.clear(doc.organization_id, doc.id)
         return [r if r is not None else RuntimeError("not processed") for r in results]
 
 
