@@ -34,13 +34,12 @@ class LocalInventory:
         return {r["document_id"] for r in rows}
 
     def blobs(self) -> Iterator[StoredBlob]:
-        # raw/{org}/{doc} (queued payloads) and work/{org}/{doc}/… (workflow staging, when the
-        # Step Functions steps run against a data directory through `memlane invoke`).
+        # raw/{org}/{doc} (queued payloads) and work/{org}/{doc}/… (embedding progress, and the
+        # workflow's staging when the Step Functions steps run here through `memlane invoke`).
         for kind in ("raw", "work"):
             for key in self.stack.services.blobs.keys(f"{kind}/"):
-                parts = key.split("/")
-                if len(parts) >= 3:
-                    yield StoredBlob(key=key, document_id=parts[2], kind=kind)
+                if (blob := doctor.stored_blob(key)) is not None:
+                    yield blob
 
     def cached_documents(self) -> set[str]:
         return self.stack.services.cache.document_ids()

@@ -40,6 +40,19 @@ class StoredBlob:
     kind: str  # "content" | "work" | "raw"
 
 
+BLOB_KINDS = ("content", "work", "raw")
+
+
+def stored_blob(key: str) -> StoredBlob | None:
+    """What a blob key says about its document: content/{org}/{doc}.txt, work/{org}/{doc}/…,
+    raw/{org}/{doc}. None for keys of no document."""
+    parts = key.split("/")
+    if len(parts) < 3 or parts[0] not in BLOB_KINDS:
+        return None
+    doc_id = parts[2].removesuffix(".txt") if parts[0] == "content" else parts[2]
+    return StoredBlob(key=key, document_id=doc_id, kind=parts[0])
+
+
 class Inventory(Protocol):
     """Everything one deployment's stores hold, listed in full (an operator's tool, not a request
     path: full scans are expected here)."""

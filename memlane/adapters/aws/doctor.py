@@ -27,10 +27,9 @@ from typing import Any
 from memlane.adapters.aws import dynamo_schema as ks
 from memlane.adapters.aws.cache import pointer_pk
 from memlane.services.context import Services
-from memlane.services.doctor import StoredBlob, StoredDocument
+from memlane.services.doctor import BLOB_KINDS, StoredBlob, StoredDocument, stored_blob
 
 _DOCCACHE = pointer_pk("")
-_BLOB_PREFIXES = ("content/", "work/", "raw/")
 
 
 class AwsInventory:
@@ -109,10 +108,7 @@ class AwsInventory:
         return self.svc.index.document_ids(org_id)
 
     def blobs(self) -> Iterator[StoredBlob]:
-        for prefix in _BLOB_PREFIXES:
-            for key in self.svc.blobs.keys(prefix):
-                parts = key.split("/")
-                if len(parts) < 3:
-                    continue
-                doc_id = parts[2].removesuffix(".txt") if prefix == "content/" else parts[2]
-                yield StoredBlob(key=key, document_id=doc_id, kind=prefix.rstrip("/"))
+        for kind in BLOB_KINDS:
+            for key in self.svc.blobs.keys(f"{kind}/"):
+                if (blob := stored_blob(key)) is not None:
+                    yield blob
