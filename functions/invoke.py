@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-STEP_NAMES = ("extract", "chunk", "embed", "summarize", "index", "finalize", "mark_failed")
+STEP_NAMES = ("prepare", "embed", "write", "mark_failed")
 
 
 @dataclass
@@ -36,7 +36,7 @@ class LocalLambdaContext:
 
 
 def handler_module(function: str) -> str:
-    """`api` → functions.api.handler; `extract` or `steps.extract` → functions.steps.extract."""
+    """`api` → functions.api.handler; `prepare` or `steps.prepare` → functions.steps.prepare."""
     name = function.strip().replace("-", "_").removeprefix("functions.").removesuffix(".handler")
     name = name.removeprefix("steps.")
     if name in STEP_NAMES:

@@ -81,27 +81,22 @@ INGEST_CONSUMER_FUNCTION = FunctionSpec(
     256,
     30,
 )
-EXTRACT_FUNCTION = FunctionSpec(
-    "ExtractFunction",
-    "functions.steps.extract.handler",
-    "Ingestion step: raw content to clean text",
+PREPARE_FUNCTION = FunctionSpec(
+    "PrepareFunction",
+    "functions.steps.prepare.handler",
+    "Ingestion step: summary, tags and chunks of a large document",
     1536,
     120,
-)
-CHUNK_FUNCTION = FunctionSpec(
-    "ChunkFunction", "functions.steps.chunk.handler", "Ingestion step: clean text to chunks", 1024, 60
 )
 EMBED_FUNCTION = FunctionSpec(
     "EmbedFunction", "functions.steps.embed.handler", "Ingestion step: embed chunks", 1024, 300
 )
-SUMMARIZE_FUNCTION = FunctionSpec(
-    "SummarizeFunction", "functions.steps.summarize.handler", "Ingestion step: summary and tags", 1024, 120
-)
-INDEX_FUNCTION = FunctionSpec(
-    "IndexFunction", "functions.steps.index.handler", "Ingestion step: upsert chunks into search", 1024, 120
-)
-FINALIZE_FUNCTION = FunctionSpec(
-    "FinalizeFunction", "functions.steps.finalize.handler", "Ingestion step: mark the document ready", 512, 30
+WRITE_FUNCTION = FunctionSpec(
+    "WriteFunction",
+    "functions.steps.write.handler",
+    "Ingestion step: chunks into search, the document ready",
+    1024,
+    120,
 )
 MARK_FAILED_FUNCTION = FunctionSpec(
     "MarkFailedFunction",
@@ -130,12 +125,9 @@ PAGE_WORKER_FUNCTION = FunctionSpec(
 
 # The ingestion workflow, in order: (state name, function).
 INGESTION_STEPS = (
-    ("Extract", EXTRACT_FUNCTION),
-    ("Chunk", CHUNK_FUNCTION),
+    ("Prepare", PREPARE_FUNCTION),
     ("Embed", EMBED_FUNCTION),
-    ("Summarize", SUMMARIZE_FUNCTION),
-    ("Index", INDEX_FUNCTION),
-    ("Finalize", FINALIZE_FUNCTION),
+    ("Write", WRITE_FUNCTION),
 )
 
 ALL_FUNCTIONS = (

@@ -33,7 +33,7 @@ from memlane.config import Settings
 from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus, chunk_id_for
 from memlane.domain.requests import MemoryIn, RecallIn
 from memlane.ingest.chunking import chunk_text
-from memlane.ingest.pipeline import EMBED_BATCH, embedding_text, make_chunks
+from memlane.ingest.writer import EMBED_BATCH, embedding_text, make_chunks
 from memlane.local.compose import build_local
 from memlane.ports import IndexedChunk, SearchScope
 from memlane.recall.service import recall

@@ -344,28 +344,21 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    """Re-embed every document with the current embedder (after switching models)."""
-    from memlane.ingest.pipeline import IngestPipeline
+    """Write every document again with the current embedder (after switching models)."""
     from memlane.local.compose import build_local
+    from memlane.local.reindex import requeue_everything
+    from memlane.local.worker import IngestWorker
 
     stack = build_local(_settings(args))
     svc = stack.services
     try:
-        stack.index.clear()
-        pipeline = IngestPipeline(svc)
-        orgs = stack.metadata.list_organizations()
-        total = 0
-        for org in orgs:
-            for doc_id in sorted(stack.metadata.all_document_ids(org.id)):
-                chunks = stack.metadata.get_chunks(org.id, doc_id)
-                if chunks:
-                    pipeline.index(chunks, pipeline.embed(chunks))
-                    doc = stack.metadata.get_document(org.id, doc_id)
-                    if doc is not None:
-                        stack.metadata.put_document(doc.model_copy(update={"embedder": svc.embedder.id}))
-                total += 1
-                print(f"\rre-embedded {total} documents", end="", file=sys.stderr, flush=True)
-        print(f"\nreindexed {total} documents with {svc.embedder.id}")
+        total = requeue_everything(svc, stack.metadata, stack.index, stack.queue)
+        worker = IngestWorker(svc, stack.queue)
+        while worker.run_once():
+            print(f"\rre-embedded {worker.processed} of {total} documents", end="", file=sys.stderr, flush=True)
+        left = stack.queue.pending_count()
+        print(f"\nreindexed {worker.processed} documents with {svc.embedder.id}"
+              + (f"; {left} are queued for a retry (see their status)" if left else ""))
     finally:
         stack.close()
     return 0

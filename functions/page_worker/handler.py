@@ -5,6 +5,7 @@ messages that could not be processed at all (malformed, a store outage) are repo
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from functools import cache
 from typing import Any
 
@@ -14,7 +15,8 @@ from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from pydantic import Json
 
 from functions._tracing import lambda_tracer
-from memlane.adapters.aws.crawl_queue import PageMessage, crawl_page_message
+from memlane.adapters.aws.crawl_queue import PageMessage
+from memlane.docsets.service import crawl_queued_page
 
 logger = Logger()
 tracer = lambda_tracer()
@@ -36,9 +38,10 @@ def _docsets() -> Any:
 
 def record_handler(record: PageRecord) -> dict[str, Any]:
     logger.set_correlation_id(record.messageId)
-    result = crawl_page_message(_docsets(), record.body)
-    logger.info("page done", extra=result.model_dump())
-    return result.model_dump()
+    message = record.body
+    result = crawl_queued_page(_docsets(), message.organization_id, message.docset_id, message.page_id)
+    logger.info("page done", extra=asdict(result))
+    return asdict(result)
 
 
 @logger.inject_lambda_context

@@ -1,4 +1,4 @@
-"""Ingestion step `embed`: Embed the chunks (IngestPipeline.embed, Bedrock or OpenAI); vectors go to S3."""
+"""Ingestion step `embed`: embed the staged chunks (DocumentWriter.embed, Bedrock or OpenAI), resumably; vectors go to S3."""
 
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
-"""Ingestion: SQS ingest queue (+ DLQ) → consumer Lambda → Step Functions workflow.
+"""Ingestion: SQS ingest queue (+ DLQ) → consumer Lambda → Step Functions workflow, for documents
+too large to write in the API request and for saves whose inline write failed transiently.
 
-    Prepare → Extract → Chunk → Embed → Summarize → Index → Finalize
-                 └────────── any error (after retries) ──────────┘→ MarkFailed → IngestionFailed
+    Start → Prepare → Embed → Write
+              └── any error (after retries) ──┘→ MarkFailed → IngestionFailed
 
+Each task is one stage of memlane's one write path (memlane.ingest.writer, see memlane.ingest.steps).
 The workflow state carries identifiers and S3 keys, never content (Step Functions payloads are
-limited to 256 KB): `Prepare` puts the execution input under `$.document` and starts an empty
+limited to 256 KB): `Start` puts the execution input under `$.document` and starts an empty
 `$.artifacts`; each step receives `{step, document, artifacts, execution}` and its small result (S3
 keys, counts) is stored at `$.artifacts.<step>`. A failure is stored at `$.error` ({Error, Cause})
 and handed to MarkFailed, which records the reason on the document before the execution fails.
@@ -81,15 +83,16 @@ class Ingestion(Construct):
         steps = self.step_functions
         for function in steps.values():
             storage.grant_table_read_write(function)
-        for state_name in ("Extract", "Chunk", "Embed"):
+        # Prepare and Embed stage chunks and vectors in S3 (and Embed its progress); Write reads
+        # them and clears the progress. Documents over 100 KB keep their content in S3, so every
+        # step that loads a document reads it.
+        for state_name in ("Prepare", "Embed", "Write"):
             storage.grant_content_read(steps[state_name])
             storage.grant_content_write(steps[state_name])
-        # Documents over 100 KB keep their content in S3, so every step that loads a document reads it.
-        for state_name in ("Summarize", "Index", "Finalize"):
-            storage.grant_content_read(steps[state_name])
+        storage.grant_content_delete(steps["Write"])
         models.grant_embed(steps["Embed"])
-        models.grant_summarize(steps["Summarize"])
-        search.grant_write(steps["Index"].role)
+        models.grant_summarize(steps["Prepare"])
+        search.grant_write(steps["Write"].role)
 
         self.mark_failed_function = factory.create(self, c.MARK_FAILED_FUNCTION)
         storage.grant_table_read_write(self.mark_failed_function)
@@ -138,9 +141,9 @@ class Ingestion(Construct):
         )
 
     def _definition(self) -> sfn.IChainable:
-        prepare = sfn.Pass(
+        start = sfn.Pass(
             self,
-            "Prepare",
+            "Start",
             comment="Input under $.document; step results accumulate under $.artifacts",
             parameters={"document.$": "$", "artifacts": {}},
         )
@@ -151,7 +154,7 @@ class Ingestion(Construct):
             sfn.Fail(self, "IngestionFailed", error_path="$.error.Error", cause_path="$.error.Cause")
         )
 
-        chain: sfn.Chain = sfn.Chain.start(prepare)
+        chain: sfn.Chain = sfn.Chain.start(start)
         for state_name, spec in c.INGESTION_STEPS:
             task = self._task(
                 state_name,

@@ -7,12 +7,11 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError as RouteNotFound
 from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
@@ -21,6 +20,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 
 from memlane import __version__
 from memlane.api.errors import describe_validation_errors, error_body, status_for
+from memlane.api.resolver import ConcurrentRestResolver
 from memlane.api.routes import mem_oracle, raged, v3, vidurai
 from memlane.domain.errors import MemlaneError, RateLimitedError
 from memlane.services.context import Services
@@ -39,16 +39,9 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
 
 ROUTERS = (v3.router, raged.router, vidurai.router, mem_oracle.router)
 
-# Powertools keeps the request being resolved in class attributes (BaseRouter.current_event), and
-# its validation middleware reads the body from there: the resolver is process-global state, not
-# thread-safe. Lambda runs one request per process; the local server runs requests in threads, so
-# resolve() runs under this lock. Route work is CPU-bound (and embedding is serialised anyway),
-# so little concurrency is lost.
-_RESOLVE_LOCK = threading.RLock()
 
-
-def create_resolver() -> APIGatewayRestResolver:
-    app = APIGatewayRestResolver(enable_validation=True)
+def create_resolver() -> ConcurrentRestResolver:
+    app = ConcurrentRestResolver(enable_validation=True)
     for router in ROUTERS:
         app.include_router(router)
 
@@ -124,11 +117,8 @@ class MemlaneApi:
             from memlane.services.idempotency import register_lambda_context
 
             register_lambda_context(context)
-        with _RESOLVE_LOCK:
-            # Module-level routers follow the resolver that included them last; point them at
-            # this one, so two MemlaneApi objects in one process (tests, the MCP server) stay apart.
-            for router in ROUTERS:
-                router.api_resolver = self.resolver
+        # Requests run concurrently (the local server's threads): each gets its own resolver state.
+        with self.resolver.request_scope():
             self.resolver.append_context(services=svc, docsets=self._docsets)
             result = self.resolver.resolve(event, context)
         if decision is not None:

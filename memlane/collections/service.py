@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memlane.collections.chunking import chunk_lines, normalize_item_text
+from memlane.collections.chunking import normalize_item_text
 from memlane.collections.models import (
     IngestIn,
     IngestItem,
@@ -31,14 +31,15 @@ from memlane.collections.models import (
     Routing,
 )
 from memlane.collections.router import RoutingDecision, Strategy, route
-from memlane.domain.errors import DependencyUnavailableError, NotFoundError, TransientError
+from memlane.domain.errors import DependencyUnavailableError, NotFoundError
 from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus
-from memlane.ingest.pipeline import IngestPipeline, make_chunks
+from memlane.ingest.chunking import CHUNKING_KEY
+from memlane.ingest.writer import WriteRequest
 from memlane.ports import LegResults, RecallFilters, SearchScope
 from memlane.recall.fusion import FusionWeights, fuse_scores
 from memlane.services.context import Principal, Services
-from memlane.services.lifecycle import on_ready
 from memlane.services.projects import find_project_by_name
+from memlane.services.writing import write_in_request
 
 RAGED_KEY = "raged"  # Document.metadata[RAGED_KEY] holds the item's own fields
 TAG_PREFIXES = ("raged-repo:", "raged-lang:", "raged-path:")
@@ -114,7 +115,8 @@ def _document(who: Principal, project_id: str, item: IngestItem, now: datetime) 
     given_tags = meta.get("tags")
     user_tags = [t for t in given_tags if isinstance(t, str)] if isinstance(given_tags, list) else []
     synthetic = filter_tags_for(fields)
-    metadata = {**meta, RAGED_KEY: {**fields, "tags": synthetic}, "tags": [*user_tags, *synthetic]}
+    metadata = {**meta, RAGED_KEY: {**fields, "tags": synthetic}, "tags": [*user_tags, *synthetic],
+                CHUNKING_KEY: "lines"}
     title = fields["path"] or item.base_id
     return Document(
         id=document_id_for(project_id, item.base_id),
@@ -134,38 +136,26 @@ def _document(who: Principal, project_id: str, item: IngestItem, now: datetime) 
 
 
 def ingest(svc: Services, who: Principal, body: IngestIn) -> IngestOut:
-    """Chunk, embed and index every item in the request; all embeddings are computed before
-    anything is written, so an embedder outage (503) leaves the collection as it was."""
+    """Write every item through the one write path, embedded together. Items that cannot be
+    written now because the embedder or the index is down stay stored as `queued` and the job
+    worker writes them later; the request answers 503 so the client knows they are not searchable
+    yet."""
     project = find_project_by_name(svc, who, body.collection, create=True)
     now = svc.clock.now()
     latest: dict[str, IngestItem] = {item.base_id: item for item in body.items}  # a repeated id: last wins
     docs = [_document(who, project.id, item, now) for item in latest.values()]
-    chunks_by_doc = [make_chunks(d, chunk_lines(d.content)) for d in docs]
-    pipeline = IngestPipeline(svc)
-    all_chunks = [c for chunks in chunks_by_doc for c in chunks]
-    vectors = pipeline.embed(all_chunks)
-
-    md = svc.metadata
-    offset = 0
-    for doc, chunks in zip(docs, chunks_by_doc, strict=True):
-        doc_vectors = vectors[offset: offset + len(chunks)]
-        offset += len(chunks)
-        # Replacing an item: drop its old chunks from the index first, or a shorter text would
-        # leave its old tail chunks searchable.
-        svc.index.delete_document(who.organization_id, doc.id)
-        md.put_document(doc)
-        md.put_chunks(who.organization_id, doc.id, chunks)
-        try:
-            pipeline.index(chunks, doc_vectors)
-        except TransientError as exc:
-            md.set_status(who.organization_id, doc.id, DocumentStatus.FAILED,
-                          f"search index unavailable; ingest the item again: {exc.message}")
-            raise DependencyUnavailableError(f"search index unavailable: {exc.message}") from exc
-        ready = doc.model_copy(update={"status": DocumentStatus.READY, "chunk_count": len(chunks),
-                                       "embedder": svc.embedder.id})
-        md.put_document(ready)
-        on_ready(svc, ready)  # cached recalls over this collection are stale now
-    return IngestOut(ok=True, upserted=len(all_chunks))
+    outcomes = write_in_request(svc, [WriteRequest(d, summarize=False) for d in docs])
+    failed = [(d, o) for d, o in zip(docs, outcomes, strict=True) if not o.ok]
+    if failed:
+        error = failed[0][1].error
+        assert error is not None
+        if any(o.transient for _, o in failed):
+            raise DependencyUnavailableError(
+                f"{len(failed)} of {len(docs)} items are not searchable yet ({error}); they are kept "
+                "and indexed when the service recovers"
+            ) from error
+        raise error
+    return IngestOut(ok=True, upserted=sum(o.document.chunk_count for o in outcomes if o.document))
 
 
 # ------------------------------------------------------------------------------------------- query
@@ -209,7 +199,7 @@ def fields_of(doc: Document) -> dict[str, Any]:
 
 def _result(hit: _Hit) -> QueryResult:
     fields = fields_of(hit.document)
-    extra = {k: v for k, v in hit.document.metadata.items() if k not in (RAGED_KEY, "tags")}
+    extra = {k: v for k, v in hit.document.metadata.items() if k not in (RAGED_KEY, "tags", CHUNKING_KEY)}
     synthetic = set(fields.get("tags") or [])
     user_tags = [t for t in hit.document.tags if t not in synthetic]
     if user_tags:

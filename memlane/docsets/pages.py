@@ -32,14 +32,14 @@ from memlane.crawl.sitemap import collect_sitemap_urls
 from memlane.crawl.types import Fetcher, FetchResult
 from memlane.crawl.urls import UrlScope, extract_links, is_probably_html, normalize_url
 from memlane.docsets.models import Docset, DocsetPage, DocsetSettings, PageStatus, now_ms, page_id_for
-from memlane.domain.errors import InvalidInputError, TransientError
-from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus
-from memlane.ingest.chunking import chunk_text
-from memlane.ingest.pipeline import content_hash, embedding_text, make_chunks, prepare
-from memlane.ports import DocsetStore, IndexedChunk
-from memlane.retry import call_with_retries
+from memlane.domain.errors import InvalidInputError
+from memlane.domain.models import ContentType, Document, DocumentStatus
+from memlane.ingest.chunking import CHUNKING_KEY, TextChunk, chunk_document
+from memlane.ingest.pipeline import content_hash, prepare
+from memlane.ingest.writer import DocumentWriter, WriteRequest
+from memlane.ports import DocsetStore
 from memlane.services.context import Services
-from memlane.services.lifecycle import invalidate_project, remove_document
+from memlane.services.lifecycle import remove_document
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class PageWork:
     message: str | None = None
     transient: bool = False
     document: Document | None = None
-    chunks: list[Chunk] = field(default_factory=list)
+    pieces: list[TextChunk] = field(default_factory=list)  # the document's text, cut in the fetch thread
     fetched: FetchResult | None = None
     # A page that redirected to another URL of the docset is recorded as skipped; the content is
     # processed under the target page (`page`).
@@ -250,13 +250,11 @@ def _prepare(ctx: CrawlContext, docset: Docset, page: DocsetPage, result: FetchR
     if page.content_hash == digest and page.document_id is not None:
         return PageWork(page.model_copy(update={"title": title}), "unchanged", fetched=result)
     document = _document(ctx, docset, page, title, text, digest)
-    pieces = chunk_text(text, content_type=ContentType.MARKDOWN, max_tokens=ctx.settings.chunk_max_tokens,
-                        overlap_tokens=ctx.settings.chunk_overlap_tokens)
-    chunks = make_chunks(document, pieces)
-    if not chunks:
+    pieces = chunk_document(document, ctx.settings.chunk_max_tokens, ctx.settings.chunk_overlap_tokens)
+    if not pieces:
         return PageWork(page, "skipped", message="no text content", fetched=result)
     page = page.model_copy(update={"title": title, "content_hash": digest})
-    return PageWork(page, "index", document=document, chunks=chunks, fetched=result)
+    return PageWork(page, "index", document=document, pieces=pieces, fetched=result)
 
 
 def _document(ctx: CrawlContext, docset: Docset, page: DocsetPage, title: str, text: str,
@@ -266,7 +264,10 @@ def _document(ctx: CrawlContext, docset: Docset, page: DocsetPage, title: str, t
     existing = svc.metadata.get_document(docset.organization_id, page.id)
     summary = svc.summarizer.summarize(title, text, ContentType.HTML, None)
     keywords = [str(k) for k in summary.metadata.get("tags", [])]
-    metadata = {"docset_id": docset.id, "docset": docset.name, "tags": ["docs"], "keywords": keywords}
+    # The page is cut by the docset's chunk size wherever it is written again (a retry, reindex).
+    chunking = {"max_tokens": ctx.settings.chunk_max_tokens, "overlap_tokens": ctx.settings.chunk_overlap_tokens}
+    metadata = {"docset_id": docset.id, "docset": docset.name, "tags": ["docs"], "keywords": keywords,
+                CHUNKING_KEY: chunking}
     return Document(id=page.id, organization_id=docset.organization_id, project_id=docset.project_id,
                     user_id=CRAWLER_USER, title=title, content=text, summary=summary.summary or None,
                     content_type=ContentType.HTML, source_url=page.url, metadata=metadata,
@@ -310,50 +311,37 @@ def admit_links(ctx: CrawlContext, docset: Docset, links: Sequence[str]) -> list
 # --------------------------------------------------------------------------- step 3: write
 
 
-def index_pages(ctx: CrawlContext, works: Sequence[PageWork]) -> None:
-    """Embed the chunks of several pages in one go and write them: documents and chunks to the
-    metadata store, vectors and text to the search index, the pages as indexed. If embedding
-    fails transiently the pages are put back for a retry with backoff."""
+def index_pages(ctx: CrawlContext, works: Sequence[PageWork]) -> list[DocsetPage | None]:
+    """Write the documents of several pages through the one write path (their chunks embedded
+    together), then record each page: indexed, or an error retried with backoff. Returns the pages
+    as recorded, in order."""
     works = [w for w in works if w.outcome == "index" and w.document is not None]
     if not works:
-        return
-    svc = ctx.svc
-    texts = [embedding_text(c) for w in works for c in w.chunks]
-    try:
-        vectors = call_with_retries(lambda: svc.embedder.embed_documents(texts), operation="embedding")
-    except TransientError as exc:
-        for w in works:
-            finish_page(ctx, PageWork(w.page, "error", message=exc.message, transient=True,
-                                      redirected=w.redirected))
-        return
-    items: list[IndexedChunk] = []
-    position = 0
-    for w in works:
-        doc = w.document
-        assert doc is not None
-        if w.page.document_id is not None or svc.metadata.get_document(doc.organization_id, doc.id):
-            svc.index.delete_document(doc.organization_id, doc.id)  # fewer chunks now: no stale rows
-        ready = doc.model_copy(update={"status": DocumentStatus.READY, "chunk_count": len(w.chunks),
-                                       "embedder": svc.embedder.id})
-        svc.metadata.put_document(ready)
-        svc.metadata.put_chunks(doc.organization_id, doc.id, w.chunks)
-        for chunk in w.chunks:
-            items.append(IndexedChunk(chunk=chunk, vector=vectors[position]))
-            position += 1
-    svc.index.upsert(svc.embedder.id, items)
-    scopes = {(w.document.organization_id, w.document.project_id) for w in works if w.document}
-    for org_id, project_id in scopes:
-        invalidate_project(svc, org_id, project_id)  # cached rankings over this docset are stale now
+        return []
+    outcomes = DocumentWriter(ctx.svc).write_many(
+        [WriteRequest(w.document, pieces=w.pieces, summarize=False) for w in works if w.document is not None]
+    )
     now = ctx.clock_ms()
-    for w in works:
-        assert w.document is not None
+    recorded: list[DocsetPage | None] = []
+    for w, outcome in zip(works, outcomes, strict=True):
+        if outcome.error is not None:
+            message = getattr(outcome.error, "message", None) or f"{type(outcome.error).__name__}: {outcome.error}"
+            # The page keeps no content hash, so its retry writes the document again even when the
+            # text has not changed since.
+            retry = w.page.model_copy(update={"content_hash": None})
+            recorded.append(finish_page(ctx, PageWork(retry, "error", message=message, transient=outcome.transient,
+                                                      redirected=w.redirected)))
+            continue
+        assert outcome.document is not None
         page = w.page.model_copy(update={
-            "status": PageStatus.INDEXED, "document_id": w.document.id, "chunk_count": len(w.chunks),
-            "error": None, "retry_at": None, "indexed_at": now, "fetched_at": now, "updated_at": now,
-            **_validators(w.fetched)})
+            "status": PageStatus.INDEXED, "document_id": outcome.document.id,
+            "chunk_count": outcome.document.chunk_count, "error": None, "retry_at": None, "indexed_at": now,
+            "fetched_at": now, "updated_at": now, **_validators(w.fetched)})
         ctx.store.save_page(page)
         if w.redirected is not None:
             _save_redirected(ctx, w.redirected)
+        recorded.append(page)
+    return recorded
 
 
 def _validators(result: FetchResult | None) -> dict[str, str | None]:
@@ -420,14 +408,20 @@ def delete_page_document(ctx: CrawlContext, org_id: str, document_id: str) -> No
 @dataclass
 class PageCrawled:
     """What `crawl_page` did: the page as recorded (the redirect target when the page redirected
-    within the docset; None when it disappeared) and the URLs it queued (one SQS message each)."""
+    within the docset; None when it disappeared, or when `write` took it to be written later),
+    the URLs it queued, and the links the page holds."""
 
     page: DocsetPage | None
     queued: list[str]
+    links: list[str] = field(default_factory=list)
 
 
-def crawl_page(ctx: CrawlContext, docset: Docset, page: DocsetPage) -> PageCrawled:
-    """Fetch, prepare, admit links and index one claimed page: a page worker's whole job."""
+def crawl_page(ctx: CrawlContext, docset: Docset, page: DocsetPage,
+               write: Callable[[PageWork], DocsetPage | None] | None = None) -> PageCrawled:
+    """The crawl of one claimed page: fetch and prepare it, queue the new pages its links name,
+    then write it (or record why not). Every worker crawls a page with this: the SQS page worker
+    and /index's seed write at once; the local runner passes `write` to hand the page to its
+    embedding thread, which writes the pages of several fetch threads together (index_pages)."""
     try:
         work = fetch_and_prepare(ctx, docset, page)
     except Exception as exc:  # noqa: BLE001 - one bad page never stops a crawl; it is recorded
@@ -435,6 +429,7 @@ def crawl_page(ctx: CrawlContext, docset: Docset, page: DocsetPage) -> PageCrawl
         work = PageWork(page, "error", message=f"{type(exc).__name__}: {exc}", transient=True)
     queued = admit_links(ctx, docset, work.links)
     if work.outcome == "index":
-        index_pages(ctx, [work])
-        return PageCrawled(ctx.store.get_page(docset.id, work.page.id), queued)
-    return PageCrawled(finish_page(ctx, work), queued)
+        recorded = write(work) if write is not None else index_pages(ctx, [work])[0]
+    else:
+        recorded = finish_page(ctx, work)
+    return PageCrawled(recorded, queued, work.links)

@@ -22,19 +22,12 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
 from memlane.crawl.errors import FetchError, UnsafeURLError
 from memlane.docsets.models import Docset, DocsetPage, PageStatus
-from memlane.docsets.pages import (
-    CrawlContext,
-    PageWork,
-    admit_links,
-    fetch_and_prepare,
-    finish_page,
-    index_pages,
-)
+from memlane.docsets.pages import CrawlContext, PageWork, crawl_page, finish_page, index_pages
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +113,12 @@ class CrawlRunner:
     def pages_queued(self, docset: Docset) -> None:
         self._wake.set()
 
+    def pages_found(self, docset: Docset, page_ids: Sequence[str]) -> None:
+        self._wake.set()
+
+    def page_due(self, docset: Docset, page_id: str, due_ms: int) -> None:
+        """Nothing to send: the maintenance thread wakes the fetch threads when a backoff ends."""
+
     def docset_deleted(self, docset_id: str) -> None:
         self.forget(docset_id)
 
@@ -189,38 +188,38 @@ class CrawlRunner:
             return
         host = urlsplit(page.url).netloc
         delay = None
-        with contextlib.suppress(UnsafeURLError, FetchError):  # fetch_and_prepare records the refusal
+        with contextlib.suppress(UnsafeURLError, FetchError):  # crawl_page records the refusal
             delay = self.ctx.robots.policy_for(page.url).crawl_delay
-        self._gate.enter(host, delay)
-        try:
-            work = fetch_and_prepare(self.ctx, docset, page)
-        except Exception as exc:  # noqa: BLE001 - recorded on the page, the crawl goes on
-            log.exception("page %s failed", page.url)
-            work = PageWork(page, "error", message=f"{type(exc).__name__}: {exc}", transient=True)
-        finally:
-            self._gate.leave(host)
-        new = admit_links(self.ctx, docset, work.links)
-        if new:
-            self._wake.set()
-        if work.outcome == "index":
-            if work.page.id != page.id:
+        handed_over = False
+
+        def to_embedding_thread(work: PageWork) -> None:
+            """The page is written later, with other pages' chunks, by the embedding thread."""
+            nonlocal handed_over
+            if work.page.id != page.id:  # redirected within the docset: the target is in flight now
                 with self._lock:
                     self._in_flight.add(work.page.id)
                 self._done(page.id)
             while not self._stop.is_set():  # waits while the embedder is behind
                 try:
                     self._embed_queue.put(work, timeout=0.5)
+                    handed_over = True
                     return
                 except queue.Full:
                     continue
             # Stopping: the page stays `processing` and is queued again at the next start.
             self._done(work.page.id)
-            return
+            handed_over = True
+
+        self._gate.enter(host, delay)
         try:
-            finish_page(self.ctx, work)
+            crawled = crawl_page(self.ctx, docset, page, write=to_embedding_thread)
         finally:
-            self._done(page.id)
-            self.pages_done += 1
+            self._gate.leave(host)
+            if not handed_over:
+                self._done(page.id)
+                self.pages_done += 1
+        if crawled.queued:
+            self._wake.set()
 
     # ------------------------------------------------------------------ the embedding thread
 
@@ -229,14 +228,14 @@ class CrawlRunner:
             first = self._embed_queue.get(timeout=0.5)
         except queue.Empty:
             return []
-        batch, chunks = [first], len(first.chunks)
+        batch, chunks = [first], len(first.pieces)
         while chunks < self.settings.embed_batch_chunks:
             try:
                 work = self._embed_queue.get(timeout=BATCH_WAIT_S)
             except queue.Empty:
                 break
             batch.append(work)
-            chunks += len(work.chunks)
+            chunks += len(work.pieces)
         return batch
 
     def _embed_loop(self) -> None:
@@ -247,7 +246,7 @@ class CrawlRunner:
             live = [w for w in batch if self._still_wanted(w)]
             try:
                 index_pages(self.ctx, live)
-                self.chunks_indexed += sum(len(w.chunks) for w in live)
+                self.chunks_indexed += sum(len(w.pieces) for w in live)
             except Exception as exc:  # noqa: BLE001 - recorded on the pages, retried with backoff
                 log.exception("indexing a batch of %d pages failed", len(live))
                 for w in live:

@@ -5,7 +5,9 @@ organization's docset is a 404, like one that does not exist.
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlsplit
@@ -24,7 +26,7 @@ from memlane.docsets.models import (
     now_ms,
     page_id_for,
 )
-from memlane.docsets.pages import CrawlContext, crawl_page, delete_page_document
+from memlane.docsets.pages import CrawlContext, admissible, crawl_page, delete_page_document
 from memlane.domain.errors import InvalidInputError, NotFoundError
 from memlane.domain.models import Project
 from memlane.ports import DocsetStore
@@ -32,11 +34,22 @@ from memlane.services.context import Principal, Services
 
 HOUR_MS = 3_600_000
 
+log = logging.getLogger(__name__)
+
 
 class CrawlDispatcher(Protocol):
-    """Where queued pages go: the local runner's threads, or (on AWS) the SQS page queue."""
+    """Where queued pages go: the local runner's threads, or (on AWS) the SQS page queue, one
+    message per page."""
 
-    def pages_queued(self, docset: Docset) -> None: ...
+    def pages_queued(self, docset: Docset) -> None:
+        """Pages of the docset are pending (a new docset, a refresh)."""
+
+    def pages_found(self, docset: Docset, page_ids: Sequence[str]) -> None:
+        """A crawled page links to these pages of the docset."""
+
+    def page_due(self, docset: Docset, page_id: str, due_ms: int) -> None:
+        """A page failed transiently and is due again at `due_ms` (its backoff)."""
+
     def docset_deleted(self, docset_id: str) -> None: ...
 
 
@@ -133,6 +146,45 @@ def _crawl_seed(dctx: DocsetContext, docset: Docset) -> bool:
             return state == PageStatus.INDEXED
         time.sleep(0.1)
     return False
+
+
+@dataclass
+class PageOutcome:
+    page_id: str
+    status: str  # the page's status after this crawl, or "skipped: <why>"
+    links_dispatched: int = 0
+
+
+def crawl_queued_page(dctx: DocsetContext, org_id: str, docset_id: str, page_id: str) -> PageOutcome:
+    """A page worker's whole job for one queued page (an SQS message on AWS): claim it, crawl it
+    (memlane.docsets.pages.crawl_page), hand its links to the dispatcher and, when it failed
+    transiently, ask for it again after its backoff. A page id is deterministic and the claim is
+    atomic, so a duplicate message finds the page claimed or done and does nothing; a message
+    redelivered after its worker died reclaims the page once it has been `processing` for longer
+    than any live worker holds one."""
+    store = dctx.store
+    docset = store.get_docset(org_id, docset_id)
+    if docset is None:
+        return PageOutcome(page_id, "skipped: docset deleted")
+    now = dctx.crawl.clock_ms()
+    stuck_before = now - dctx.crawl.settings.stuck_after_s * 1000
+    page = store.claim_page(docset.id, page_id, now, stuck_before=stuck_before)
+    if page is None:
+        return PageOutcome(page_id, "skipped: not pending (done or claimed)")
+    crawled = crawl_page(dctx.crawl, docset, page)
+    dispatched = 0
+    if crawled.queued and dctx.dispatcher is not None:
+        # Every page this one links to, normalised as the store keys them: a message for a page
+        # that is already known is dropped by its claim, and one whose first message was lost
+        # gets another chance.
+        linked = [page_id_for(docset.id, url) for url in admissible(docset, crawled.links)]
+        dctx.dispatcher.pages_found(docset, linked)
+        dispatched = len(linked)
+    recorded = crawled.page
+    if recorded is not None and recorded.status == PageStatus.ERROR and recorded.retry_at and dctx.dispatcher:
+        dctx.dispatcher.page_due(docset, recorded.id, recorded.retry_at)
+    return PageOutcome(page.id, recorded.status.value if recorded is not None else "skipped: page removed",
+                       dispatched)
 
 
 def _counts(dctx: DocsetContext, docset: Docset) -> PageCounts:

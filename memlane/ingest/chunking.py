@@ -19,9 +19,16 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from memlane.domain.models import ContentType
+from memlane.domain.models import ContentType, Document
 
 CHARS_PER_TOKEN = 4  # the spec's estimate; cheap and good enough to size chunks
+
+# A document may say how it is cut, in metadata[CHUNKING_KEY], so that every path that writes it
+# (the first write, a retry from the job queue, reindex) cuts it the same way: "lines" for raged
+# items (their chunk ids name ~1800-character line slices), or {"max_tokens": n,
+# "overlap_tokens": m} for documentation pages, whose chunk size is the docset's setting.
+CHUNKING_KEY = "chunking"
+MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS = 32, 4096
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,28 @@ class TextChunk:
 
 def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def chunk_document(doc: Document, max_tokens: int, overlap_tokens: int) -> list[TextChunk]:
+    """Cut a document by its own chunking (CHUNKING_KEY), else by content type with the given
+    sizes. A malformed plan is ignored: the metadata may come from a client."""
+    plan = doc.metadata.get(CHUNKING_KEY)
+    if plan == "lines":
+        from memlane.collections.chunking import chunk_lines
+
+        return chunk_lines(doc.content)
+    if isinstance(plan, dict):
+        max_tokens = _bounded(plan.get("max_tokens"), max_tokens, MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS)
+        overlap_tokens = _bounded(plan.get("overlap_tokens"), overlap_tokens, 0, max_tokens // 2)
+    language = doc.metadata.get("language") if doc.content_type == ContentType.CODE else None
+    return chunk_text(doc.content, content_type=doc.content_type, language=language,
+                      max_tokens=max_tokens, overlap_tokens=overlap_tokens)
+
+
+def _bounded(value: object, default: int, low: int, high: int) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+        return value
+    return default
 
 
 def chunk_text(

@@ -1,27 +1,25 @@
-"""The ingestion pipeline as workflow steps (the Step Functions state machine on AWS).
+"""The write path as workflow steps (the Step Functions state machine on AWS), for documents too
+large to write in the request:
 
-    Prepare → Extract → Chunk → Embed → Summarize → Index → Finalize      (any failure → MarkFailed)
+    Prepare → Embed → Write            (any failure, after retries → MarkFailed)
 
-Each step is a function of (Services, StepInput) returning a small result that Step Functions
-stores at `$.artifacts.<step>`; the next steps read it from `artifacts`. States carry identifiers
-and S3 keys, never content: the cleaned text, the chunks and the vectors travel through the blob
-store under `work/{org}/{document}/{execution}/…` (Step Functions payloads stop at 256 KB).
+Each step is one stage of memlane.ingest.writer.DocumentWriter, the same code every other caller
+runs in one process, so a document comes out of the workflow with the same chunks, vectors,
+summary and status as from a local save:
 
-The work itself is IngestPipeline's stages (`chunk`, `embed`, `summarize`, `index`), the same
-code the local worker runs through `IngestPipeline.process`, so a document comes out of either
-path with the same chunks, vectors, summary and tags:
+- Prepare: `begin` (the document says `processing`, and gets its summary and tags) and `cut`;
+  the chunk records are staged in the blob store.
+- Embed: `embed`, resumable: batches that succeed are kept, so a retried step embeds only the
+  rest (memlane.ingest.progress); the vectors are staged.
+- Write: `commit`: chunk records, search index, the replaced version hidden, `ready`.
 
-- Extraction ran when the document was saved (bad input is a 400 there, not a failed workflow);
-  the Extract step stages the cleaned text for the later steps and marks the document processing.
-- Chunks are cut before the summary exists (the state machine's order), but a chunk carries the
-  document's tags, which the summary may fill in; Index therefore rebuilds the chunk records from
-  the cut pieces and the summarized document, exactly what `process` writes.
-- Every step is idempotent: chunk ids derive from the document id, index writes are upserts, and a
-  document that is gone or already ready makes every later step a no-op (`skip`).
+States carry identifiers and S3 keys, never content (Step Functions payloads stop at 256 KB): the
+chunks and vectors travel through the blob store under `work/{org}/{document}/{execution}/…`.
+Every step is idempotent (chunk ids derive from the document id, index writes are upserts), and a
+document that is gone or already ready when the workflow starts makes every step a no-op (`skip`).
 
-Errors keep their class names, which the state machine's Retry matches: TransientError and
-DependencyUnavailableError are retried with backoff; anything else goes to MarkFailed, which
-records the reason on the document.
+Errors keep their class names, which the state machine's Retry matches: TransientError and its
+subclasses are retried with backoff; anything else goes to MarkFailed, which records the reason.
 """
 
 from __future__ import annotations
@@ -34,10 +32,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memlane.domain.errors import MemlaneError, NotFoundError, TransientError
 from memlane.domain.models import Chunk, Document, DocumentStatus, IngestJob
-from memlane.ingest.chunking import TextChunk
-from memlane.ingest.pipeline import IngestPipeline, _apply_summary, make_chunks
+from memlane.ingest.writer import DocumentWriter, pieces_of
 from memlane.services.context import Services
-from memlane.services.lifecycle import mark_ready, on_ready, work_prefix
+from memlane.services.lifecycle import work_prefix
 
 log = logging.getLogger(__name__)
 
@@ -85,21 +82,17 @@ class StepInput(BaseModel):
 
     @property
     def skipped(self) -> str | None:
-        return (self.artifacts.get("extract") or {}).get("skip")
+        return (self.artifacts.get("prepare") or {}).get("skip")
 
 
 class StepResult(BaseModel):
     skip: str | None = None
 
 
-class ExtractResult(StepResult):
-    text_key: str | None = None
-    chars: int = 0
-
-
-class ChunkResult(StepResult):
+class PrepareResult(StepResult):
     chunks_key: str | None = None
     count: int = 0
+    tags: list[str] = Field(default_factory=list)
 
 
 class EmbedResult(StepResult):
@@ -108,16 +101,7 @@ class EmbedResult(StepResult):
     embedder: str | None = None
 
 
-class SummarizeResult(StepResult):
-    summarized: bool = False
-    tags: list[str] = Field(default_factory=list)
-
-
-class IndexResult(StepResult):
-    indexed: int = 0
-
-
-class FinalizeResult(StepResult):
+class WriteResult(StepResult):
     status: DocumentStatus | None = None
     chunk_count: int = 0
 
@@ -134,36 +118,27 @@ def work_key(ref: DocumentRef, execution: str, name: str) -> str:
 # --------------------------------------------------------------------------- steps
 
 
-def extract(svc: Services, inp: StepInput) -> ExtractResult:
+def prepare(svc: Services, inp: StepInput) -> PrepareResult:
     ref = inp.document
     doc = svc.metadata.get_document(ref.organization_id, ref.document_id)
     if doc is None:
-        return ExtractResult(skip="document not found (deleted before processing)")
+        return PrepareResult(skip="document not found (deleted before processing)")
     if doc.status == DocumentStatus.READY:
-        return ExtractResult(skip="document already ready")
-    svc.metadata.set_status(ref.organization_id, ref.document_id, DocumentStatus.PROCESSING)
-    key = work_key(ref, inp.execution, "text.txt")
-    svc.blobs.put(key, doc.content.encode("utf-8"))
-    return ExtractResult(text_key=key, chars=len(doc.content))
-
-
-def chunk(svc: Services, inp: StepInput) -> ChunkResult:
-    if inp.skipped:
-        return ChunkResult(skip=inp.skipped)
-    doc = _document(svc, inp.document)
-    doc = doc.model_copy(update={"content": _read_text(svc, inp.artifact("extract", "text_key"))})
-    chunks = IngestPipeline(svc).chunk(doc)
-    key = work_key(inp.document, inp.execution, "chunks.json")
+        return PrepareResult(skip="document already ready")
+    writer = DocumentWriter(svc)
+    doc = writer.begin(doc)
+    chunks = writer.cut(doc)
+    key = work_key(ref, inp.execution, "chunks.json")
     svc.blobs.put(key, _dump([c.model_dump(mode="json") for c in chunks]))
-    return ChunkResult(chunks_key=key, count=len(chunks))
+    return PrepareResult(chunks_key=key, count=len(chunks), tags=doc.tags)
 
 
 def embed(svc: Services, inp: StepInput) -> EmbedResult:
     if inp.skipped:
         return EmbedResult(skip=inp.skipped)
-    chunks = _read_chunks(svc, inp.artifact("chunk", "chunks_key"))
+    chunks = _read_chunks(svc, inp.artifact("prepare", "chunks_key"))
     try:
-        vectors = IngestPipeline(svc).embed(chunks, resumable=True)
+        vectors = DocumentWriter(svc).embed(chunks, resumable=True)
     except TransientError as exc:
         _note_retry(svc, inp.document, f"embedding failed, retrying: {exc.message}")
         raise
@@ -172,50 +147,22 @@ def embed(svc: Services, inp: StepInput) -> EmbedResult:
     return EmbedResult(vectors_key=key, count=len(vectors), embedder=svc.embedder.id)
 
 
-def summarize(svc: Services, inp: StepInput) -> SummarizeResult:
+def write(svc: Services, inp: StepInput) -> WriteResult:
     if inp.skipped:
-        return SummarizeResult(skip=inp.skipped)
+        return WriteResult(skip=inp.skipped)
     doc = _document(svc, inp.document)
-    if doc.summary:  # imported or reprocessed documents keep theirs, as in IngestPipeline.process
-        return SummarizeResult(summarized=False, tags=doc.tags)
-    doc = _apply_summary(doc, IngestPipeline(svc).summarize(doc))
-    svc.metadata.put_document(doc)
-    return SummarizeResult(summarized=True, tags=doc.tags)
-
-
-def index(svc: Services, inp: StepInput) -> IndexResult:
-    if inp.skipped:
-        return IndexResult(skip=inp.skipped)
-    ref = inp.document
-    doc = _document(svc, ref)
-    cut = _read_chunks(svc, inp.artifact("chunk", "chunks_key"))
+    staged = _read_chunks(svc, inp.artifact("prepare", "chunks_key"))
     vectors = json.loads(_read(svc, inp.artifact("embed", "vectors_key")))
-    if len(vectors) != len(cut):
-        raise MemlaneError(f"workflow input: {len(cut)} chunks but {len(vectors)} vectors")
-    # The chunk records as IngestPipeline.process writes them: cut from the text, described by the
-    # summarized document (tags, title, expiry).
-    pieces = [TextChunk(c.content, c.start_offset, c.end_offset, tuple(c.heading_path)) for c in cut]
-    chunks = make_chunks(doc, pieces)
-    svc.metadata.put_chunks(ref.organization_id, ref.document_id, chunks)
+    writer = DocumentWriter(svc)
+    # The records as staged, described by the document as it is now (a tag edit since Prepare
+    # is kept).
+    chunks = writer.cut(doc, pieces_of(staged))
     try:
-        IngestPipeline(svc).index(chunks, vectors)
+        ready = writer.commit(doc, chunks, vectors)
     except TransientError as exc:
-        _note_retry(svc, ref, f"search index unavailable, retrying: {exc.message}")
+        _note_retry(svc, inp.document, f"search index unavailable, retrying: {exc.message}")
         raise
-    # The new chunks are searchable from here on, so the version they replace is hidden now, by
-    # the step that holds the search grant (on_ready is idempotent: Finalize repeats it and only
-    # the cache invalidation is left to do then).
-    on_ready(svc, doc)
-    return IndexResult(indexed=len(chunks))
-
-
-def finalize(svc: Services, inp: StepInput) -> FinalizeResult:
-    if inp.skipped:
-        return FinalizeResult(skip=inp.skipped)
-    doc = _document(svc, inp.document)
-    count = int(inp.artifact("index", "indexed"))
-    mark_ready(svc, doc, count, inp.artifact("embed", "embedder"))
-    return FinalizeResult(status=DocumentStatus.READY, chunk_count=count)
+    return WriteResult(status=ready.status, chunk_count=ready.chunk_count)
 
 
 def mark_failed(svc: Services, inp: StepInput) -> MarkFailedResult:
@@ -246,14 +193,7 @@ def failure_reason(error: StepError | None) -> str:
     return text[:MAX_REASON_CHARS]
 
 
-STEPS = {
-    "extract": extract,
-    "chunk": chunk,
-    "embed": embed,
-    "summarize": summarize,
-    "index": index,
-    "finalize": finalize,
-}
+STEPS = {"prepare": prepare, "embed": embed, "write": write}
 
 
 # --------------------------------------------------------------------------- starting the workflow
@@ -292,10 +232,6 @@ def _read(svc: Services, key: str) -> bytes:
     if data is None:
         raise MemlaneError(f"workflow artifact {key} is missing")
     return data
-
-
-def _read_text(svc: Services, key: str) -> str:
-    return _read(svc, key).decode("utf-8")
 
 
 def _read_chunks(svc: Services, key: str) -> list[Chunk]:

@@ -23,9 +23,9 @@ from memlane.docsets.models import DocsetSettings
 from memlane.domain.errors import InvalidInputError
 from memlane.local.compose import LocalStack, build_local
 from memlane.local.gateway import LocalGateway, is_loopback_host
+from memlane.local.periodic import PeriodicJob
 from memlane.local.worker import IngestWorker
 from memlane.services.keys import create_key, hash_key
-from memlane.local.periodic import PeriodicJob
 from memlane.services.lifecycle import forget_expired
 from memlane.services.ratelimit import InMemoryRateLimiter
 

@@ -10,9 +10,9 @@ import logging
 import threading
 
 from memlane.adapters.local.job_queue import SqliteJobQueue, backoff
-from memlane.domain.errors import MemlaneError, TransientError
+from memlane.domain.errors import TransientError
 from memlane.domain.models import DocumentStatus
-from memlane.ingest.pipeline import IngestPipeline
+from memlane.ingest.writer import DocumentWriter, already_written
 from memlane.services.context import Services
 
 log = logging.getLogger(__name__)
@@ -68,47 +68,38 @@ class IngestWorker:
             jobs.append(job)
         if not jobs:
             return False
-        try:
-            results = IngestPipeline(self.svc).process_many(
-                [(j.organization_id, j.document_id) for j in jobs]
-            )
-        except TransientError as exc:
-            results = [exc] * len(jobs)
-        for job, result in zip(jobs, results, strict=True):
-            self._settle(job, result, now)
+        todo = []
+        for job in jobs:
+            doc = self.svc.metadata.get_document(job.organization_id, job.document_id)
+            if doc is None or already_written(doc, job.created_at):  # deleted meanwhile, or done
+                self.queue.complete(job.id)
+                continue
+            todo.append((job, doc))
+        outcomes = DocumentWriter(self.svc).write_many([doc for _, doc in todo], resumable=True)
+        for (job, _), outcome in zip(todo, outcomes, strict=True):
+            self._settle(job, outcome.error, now)
         return True
 
-    def _settle(self, job, result, now) -> None:
+    def _settle(self, job, error: Exception | None, now) -> None:
+        """The writer has recorded the outcome on the document; the job follows it: done, due
+        again after a backoff (transient), or given up."""
         md = self.svc.metadata
-        if not isinstance(result, Exception):
+        if error is None:
             self.queue.complete(job.id)
             self.processed += 1
-        elif isinstance(result, TransientError):
-            if job.attempts >= MAX_ATTEMPTS:
-                md.set_status(
-                    job.organization_id,
-                    job.document_id,
-                    DocumentStatus.FAILED,
-                    f"gave up after {job.attempts} attempts: {result.message}",
-                )
-                self.queue.complete(job.id)
-            else:
-                delay = backoff(job.attempts)
-                md.set_status(
-                    job.organization_id,
-                    job.document_id,
-                    DocumentStatus.QUEUED,
-                    f"attempt {job.attempts} failed ({result.message}); "
-                    f"retrying in {int(delay.total_seconds())} s",
-                )
-                self.queue.retry_later(job.id, result.message, now + delay)
+        elif isinstance(error, TransientError) and job.attempts < MAX_ATTEMPTS:
+            delay = backoff(job.attempts)
+            md.set_status(
+                job.organization_id,
+                job.document_id,
+                DocumentStatus.QUEUED,
+                f"attempt {job.attempts} failed ({error.message}); retrying in {int(delay.total_seconds())} s",
+            )
+            self.queue.retry_later(job.id, error.message, now + delay)
         else:
-            if isinstance(result, MemlaneError):
-                reason = result.message
-            else:
-                log.error("processing %s failed", job.document_id, exc_info=result)
-                reason = f"{type(result).__name__}: {result}"
-            md.set_status(job.organization_id, job.document_id, DocumentStatus.FAILED, reason)
+            if isinstance(error, TransientError):
+                md.set_status(job.organization_id, job.document_id, DocumentStatus.FAILED,
+                              f"gave up after {job.attempts} attempts: {error.message}")
             self.queue.complete(job.id)
 
     def drain(self) -> int:

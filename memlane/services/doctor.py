@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from memlane.domain.models import DocumentStatus, IngestJob
-from memlane.ingest.pipeline import IngestPipeline
+from memlane.ingest.writer import WriteRequest, pieces_of
 from memlane.services.context import Services
+from memlane.services.writing import write_in_request
 
 # Workflow staging (work/…) and queued payloads (raw/…) outlive nothing: once the document is
 # ready or failed they are leftovers. Stored content (content/…) belongs to a document while it exists.
@@ -151,13 +152,14 @@ def _repair(svc: Services, inventory: Inventory, found: _Findings) -> None:
     report = found.report
     for doc_id, org_id in found.index_orphan_orgs.items():
         svc.index.delete_document(org_id, doc_id)
-    pipeline = IngestPipeline(svc)
     for doc_id in report.missing_from_index:
         org_id = found.docs[doc_id].organization_id
         chunks = svc.metadata.get_chunks(org_id, doc_id)
-        if chunks:
-            pipeline.index(chunks, pipeline.embed(chunks))
-        else:  # nothing to index from: process the document again
+        doc = svc.metadata.get_document(org_id, doc_id)
+        if chunks and doc is not None:
+            # Written again from its chunk records: the same chunks, embedded and indexed.
+            write_in_request(svc, [WriteRequest(doc, pieces=pieces_of(chunks), summarize=False)])
+        elif doc is not None:  # nothing to index from: process the document again
             svc.metadata.set_status(
                 org_id, doc_id, DocumentStatus.QUEUED, "re-queued by doctor: no chunk records"
             )

@@ -1,5 +1,5 @@
-"""A document's life after it is saved: becoming searchable, superseding an older version,
-being deleted or forgotten. Every removal goes through `remove_document`, so metadata, content,
+"""A document's life after it is written (memlane.ingest.writer makes it searchable and hides the
+version it replaces): its versions, being deleted or forgotten. Every removal goes through `remove_document`, so metadata, content,
 the text index, the vector index and the cache can never disagree about what exists."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memlane.domain.models import Document, DocumentStatus
+from memlane.domain.models import Document
 from memlane.services.context import Services
 
 log = logging.getLogger(__name__)
@@ -33,32 +33,6 @@ def work_prefix(org_id: str, document_id: str) -> str:
     execution below it). Finished workflows' files expire by the bucket's lifecycle rule; a
     removed document's go with it."""
     return f"work/{org_id}/{document_id}/"
-
-
-def on_ready(svc: Services, doc: Document) -> None:
-    """A document just became searchable: hide the version it replaces, refresh the cache."""
-    if doc.updates_memory_id:
-        prev = svc.metadata.get_document(doc.organization_id, doc.updates_memory_id)
-        if prev is not None and prev.superseded_by != doc.id:
-            svc.metadata.put_document(prev.model_copy(update={"superseded_by": doc.id}))
-            svc.index.set_superseded(doc.organization_id, prev.id, True)
-    invalidate_project(svc, doc.organization_id, doc.project_id)
-
-
-def mark_ready(svc: Services, doc: Document, chunk_count: int, embedder_id: str) -> Document:
-    """The last step of ingestion, wherever it runs (local worker or the Step Functions workflow)."""
-    doc = doc.model_copy(
-        update={
-            "chunk_count": chunk_count,
-            "status": DocumentStatus.READY,
-            "status_reason": None,
-            "embedder": embedder_id,
-            "updated_at": svc.clock.now(),
-        }
-    )
-    svc.metadata.put_document(doc)
-    on_ready(svc, doc)
-    return doc
 
 
 def remove_document(svc: Services, doc: Document) -> None:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import logging
 
-from memlane.domain.errors import NotFoundError, TransientError
-from memlane.domain.models import Document, DocumentStatus, IngestJob
+from memlane.domain.errors import NotFoundError
+from memlane.domain.models import Document, DocumentStatus
 from memlane.domain.requests import ChunkOut, DocumentOut, MemoryIn, MemoryOut, VersionOut
-from memlane.ingest.pipeline import IngestPipeline, prepare
+from memlane.ingest.pipeline import prepare
 from memlane.project_memory.salience import apply_salience
 from memlane.services.context import Principal, Services
 from memlane.services.lifecycle import latest_version, remove_document, version_chain
 from memlane.services.projects import resolve_project
+from memlane.services.writing import enqueue, write_in_request
 
 log = logging.getLogger(__name__)
 
@@ -82,24 +83,19 @@ def save_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool |
 
     if inline is None:
         inline = len(doc.content) <= svc.settings.inline_max_chars
-    if inline:
-        try:
-            doc = IngestPipeline(svc).process(doc.organization_id, doc.id)
-            return _out(doc)
-        except TransientError as exc:
-            # The embedder or index is down: keep the document and let the queue finish it.
-            log.warning("inline processing of %s failed (%s); queued for retry", doc.id, exc.message)
-    enqueue(svc, doc)
+    if not inline:
+        enqueue(svc, doc)
+        return _out(doc)
+    (outcome,) = write_in_request(svc, [doc])
+    if outcome.document is not None:
+        return _out(outcome.document)
+    if not outcome.transient:
+        assert outcome.error is not None
+        raise outcome.error
+    # The embedder or index is down: the document is kept, queued with the reason, and the job
+    # worker writes it once they are back.
+    log.warning("inline write of %s failed (%s); queued for retry", doc.id, outcome.error)
     return _out(md.get_document(doc.organization_id, doc.id) or doc)
-
-
-def enqueue(svc: Services, doc: Document) -> None:
-    now = svc.clock.now()
-    svc.queue.enqueue(
-        IngestJob(document_id=doc.id, organization_id=doc.organization_id, not_before=now, created_at=now)
-    )
-    if svc.on_enqueued is not None:
-        svc.on_enqueued(doc)
 
 
 def get_document(

@@ -9,9 +9,9 @@ from collections.abc import Iterable, Iterator
 
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import Document, DocumentStatus, Project
-from memlane.ingest.pipeline import IngestPipeline
 from memlane.services.context import Principal, Services
 from memlane.services.keys import slugify
+from memlane.services.writing import write_in_request
 
 FORMAT = "memlane.export/1"
 
@@ -40,7 +40,6 @@ def import_lines(
     project: Project | None = None
     imported = skipped = expired = 0
     now = svc.clock.now()
-    pipeline = IngestPipeline(svc)
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -74,7 +73,7 @@ def import_lines(
             skipped += 1
             continue
         svc.metadata.put_document(doc)
-        pipeline.process(who.organization_id, doc.id)
+        write_in_request(svc, [doc])  # one that cannot be written now is queued for the job worker
         imported += 1
     if header is None:
         raise InvalidInputError("file", "is empty")

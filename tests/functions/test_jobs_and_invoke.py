@@ -11,7 +11,7 @@ from functions.invoke import handler_module, invoke
 from memlane.cli import main as cli_main
 from memlane.domain.models import Document, DocumentStatus, Organization
 from memlane.domain.requests import RecallIn
-from memlane.ingest.pipeline import IngestPipeline
+from memlane.ingest.writer import DocumentWriter
 from memlane.ports import SearchScope
 from memlane.recall.service import cache_key
 
@@ -24,7 +24,7 @@ def _ready(deployment: Deployment, title: str, forget_in: timedelta | None) -> D
                    forget_after=T0 + forget_in if forget_in else None, created_at=T0, updated_at=T0)
     svc.metadata.put_document(doc)
     svc.blobs.put(f"raw/{ORG_ID}/{doc.id}", b"raw bytes")
-    return IngestPipeline(svc).process(ORG_ID, doc.id)
+    return DocumentWriter(svc).write(doc)
 
 
 def test_forget_job_removes_expired_documents_everywhere_and_is_idempotent(deployment: Deployment,

@@ -65,39 +65,31 @@ def test_each_step_with_its_event_hands_the_next_one_what_it_reads(
 ) -> None:
     md = deployment.services().metadata
 
-    extract = step("extract")
-    assert extract == {"text_key": f"{PREFIX}/text.txt", "chars": len(CONTENT)}
-    assert s3_text(deployment, extract["text_key"]) == CONTENT
-    assert md.get_document(ORG_ID, DOC_ID).status == DocumentStatus.PROCESSING
-
-    chunk = step("chunk")
-    assert chunk == {"chunks_key": f"{PREFIX}/chunks.json", "count": 1}
-    (stored,) = json.loads(s3_text(deployment, chunk["chunks_key"]))
+    prepare_result = step("prepare")
+    assert prepare_result["chunks_key"] == f"{PREFIX}/chunks.json" and prepare_result["count"] == 1
+    assert "miso" in prepare_result["tags"]
+    begun = md.get_document(ORG_ID, DOC_ID)
+    assert begun.status == DocumentStatus.PROCESSING
+    assert begun.summary.startswith("Our cat Miso needs her thyroid pill")
+    (stored,) = json.loads(s3_text(deployment, prepare_result["chunks_key"]))
     assert stored["content"] == CONTENT and stored["chunk_index"] == 0 and stored["document_id"] == DOC_ID
+    assert stored["tags"] == prepare_result["tags"]  # chunks are cut after the summary gave the tags
 
     embed = step("embed")
     assert embed == {"vectors_key": f"{PREFIX}/vectors.json", "count": 1, "embedder": "test/hash/256"}
     (vector,) = json.loads(s3_text(deployment, embed["vectors_key"]))
     assert vector == pytest.approx(deployment.embedder.embed_documents([f"Miso meds\n{CONTENT}"])[0])
 
-    summarize = step("summarize")
-    assert summarize["summarized"] is True and "miso" in summarize["tags"]
-    assert md.get_document(ORG_ID, DOC_ID).summary.startswith("Our cat Miso needs her thyroid pill")
-
-    index = step("index")
-    assert index == {"indexed": 1}
+    write = step("write")
+    assert write == {"status": "ready", "chunk_count": 1}
     (record,) = md.get_chunks(ORG_ID, DOC_ID)
-    assert record.tags == summarize["tags"]  # the chunk carries the summarized document's tags
+    assert record.tags == prepare_result["tags"]
     scope = SearchScope(organization_id=ORG_ID, project_ids=(queued_doc.project_id,), now=T0)
     legs = deployment.search.search(scope, "thyroid pill", deployment.embedder.embed_query("thyroid pill"), 5)
     assert [c.document_id for c in legs.text] == [DOC_ID] and legs.vector[0].document_id == DOC_ID
-
-    finalize = step("finalize")
-    assert finalize == {"status": "ready", "chunk_count": 1}
     done = md.get_document(ORG_ID, DOC_ID)
     assert (done.status, done.chunk_count, done.status_reason) == (DocumentStatus.READY, 1, None)
-    # the sample event's embed artifact names Bedrock Titan: finalize records what the artifact says
-    assert done.embedder == "bedrock/amazon.titan-embed-text-v2:0/1024"
+    assert done.embedder == "test/hash/256"  # the embedder that wrote the vectors
 
 
 def test_mark_failed_records_the_reason_without_the_stack_trace(
@@ -113,12 +105,12 @@ def test_mark_failed_records_the_reason_without_the_stack_trace(
 def test_a_document_deleted_before_processing_makes_every_step_a_no_op(
     deployment: Deployment, org: Organization
 ) -> None:
-    extract = step("extract")
-    assert extract == {"skip": "document not found (deleted before processing)", "chars": 0}
-    for name in ("chunk", "embed", "summarize", "index", "finalize"):
+    prepared = step("prepare")
+    assert prepared == {"skip": "document not found (deleted before processing)", "count": 0, "tags": []}
+    for name in ("embed", "write"):
         event = load_event(f"step_{name}.json")
-        event["artifacts"]["extract"] = extract
-        assert step(name, event)["skip"] == extract["skip"]
+        event["artifacts"]["prepare"] = prepared
+        assert step(name, event)["skip"] == prepared["skip"]
     result = step("mark_failed")
     assert "status" not in result and result["reason"].startswith("MemlaneError: Bedrock refused")
     assert deployment.services().metadata.get_document(ORG_ID, DOC_ID) is None  # not re-created
@@ -144,8 +136,7 @@ def _bedrock_embedder(
 def test_bedrock_5xx_is_retried_with_backoff_inside_the_embed_step(
     deployment: Deployment, queued_doc: Document, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    step("extract")
-    step("chunk")
+    step("prepare")
     sleeps: list[float] = []
     stub = _bedrock_embedder(deployment, monkeypatch, errors=2, sleeps=sleeps)
     with stub:
@@ -158,8 +149,7 @@ def test_bedrock_5xx_is_retried_with_backoff_inside_the_embed_step(
 def test_bedrock_down_raises_the_error_name_the_workflow_retries(
     deployment: Deployment, queued_doc: Document, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    step("extract")
-    step("chunk")
+    step("prepare")
     sleeps: list[float] = []
     stub = _bedrock_embedder(deployment, monkeypatch, errors=4, sleeps=sleeps)
     with stub, pytest.raises(TransientError) as raised:
@@ -179,15 +169,14 @@ def test_a_retried_embed_step_embeds_only_the_batches_that_failed(
 ) -> None:
     """Reliability row 5 on AWS: the state machine retries Embed after a TransientError; the
     batches that succeeded were kept in S3 (work/…/embedded/) and are not embedded again."""
-    from memlane.ingest.pipeline import EMBED_BATCH
     from memlane.ingest.progress import progress_prefix
+    from memlane.ingest.writer import EMBED_BATCH
 
     text = "\n\n".join(
         f"Section {i}. " + " ".join(f"heron{i} pond{i} reed{j}" for j in range(120)) for i in range(150)
     )
     save_queued(deployment, text, "Herons")
-    step("extract")
-    chunks = step("chunk")["count"]
+    chunks = step("prepare")["count"]
     assert chunks > 2 * EMBED_BATCH
 
     embedded: list[int] = []

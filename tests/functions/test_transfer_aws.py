@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+from fakes import HashEmbedder
+
 from memlane.cli import main
 from memlane.config import Settings
 from memlane.domain.requests import MemoryIn, RecallIn
@@ -15,8 +17,6 @@ from memlane.recall.service import recall
 from memlane.services.context import Principal
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
-
-from fakes import HashEmbedder
 
 
 def test_local_export_imports_into_aws_with_versions(deployment, tmp_path, capsys):

@@ -80,7 +80,7 @@ def start_for(doc: Document) -> tuple[str, dict[str, Any]]:
 def test_every_task_runs_a_handler_that_exists_with_the_retries_the_code_raises(
         synthesized: Synthesized) -> None:
     definition = synthesized.definition
-    assert definition["StartAt"] == "Prepare"
+    assert definition["StartAt"] == "Start"
     assert synthesized.handlers == {name: spec.handler for name, spec in
                                     (*c.INGESTION_STEPS, ("MarkFailed", c.MARK_FAILED_FUNCTION))}
     for state_name, handler in synthesized.handlers.items():
@@ -119,7 +119,7 @@ def test_each_step_gets_what_it_reads_and_its_result_lands_where_the_next_reads_
     run = execute(synthesized, execution_input, name, run_handler)
     # Then it succeeds through every step in order
     assert run.status == "SUCCEEDED", (run.error, run.cause)
-    assert run.visited == ["Prepare", "Extract", "Chunk", "Embed", "Summarize", "Index", "Finalize"]
+    assert run.visited == ["Start", "Prepare", "Embed", "Write"]
     # each payload is the contract {step, document, artifacts, execution}, artifacts of earlier steps only
     for i, state in enumerate(run.visited[1:]):
         payload = run.payloads[state]
@@ -130,16 +130,14 @@ def test_each_step_gets_what_it_reads_and_its_result_lands_where_the_next_reads_
         steps.StepInput.model_validate(payload)
     # every field a step reads was written by the step before it, under $.artifacts.<step>
     assert sorted(set(reads)) == sorted({
-        ("chunk", "extract", "text_key"), ("embed", "chunk", "chunks_key"),
-        ("index", "chunk", "chunks_key"), ("index", "embed", "vectors_key"),
-        ("finalize", "index", "indexed"), ("finalize", "embed", "embedder")})
+        ("embed", "prepare", "chunks_key"), ("write", "prepare", "chunks_key"), ("write", "embed", "vectors_key")})
     artifacts = run.output["artifacts"]
-    assert set(artifacts) == {"extract", "chunk", "embed", "summarize", "index", "finalize"}
+    assert set(artifacts) == {"prepare", "embed", "write"}
     # states carry keys and counts, never content: the whole state stays tiny
     assert len(json.dumps(run.output)) < 4_000
     assert "feed it flour and water" not in json.dumps(run.output).lower()
     ready = deployment.services().metadata.get_document(ORG_ID, doc.id)
-    assert ready.status == DocumentStatus.READY and ready.chunk_count == artifacts["index"]["indexed"] == 1
+    assert ready.status == DocumentStatus.READY and ready.chunk_count == artifacts["write"]["chunk_count"] == 1
 
 
 def test_the_same_document_run_twice_is_one_document_with_one_set_of_chunks(
@@ -152,7 +150,7 @@ def test_the_same_document_run_twice_is_one_document_with_one_set_of_chunks(
     # a second run of the workflow for the same job (e.g. redriven) finds it ready and changes nothing
     again = execute(synthesized, execution_input, name, run_handler)
     assert again.status == "SUCCEEDED"
-    assert again.output["artifacts"]["extract"] == {"skip": "document already ready", "chars": 0}
+    assert again.output["artifacts"]["prepare"] == {"skip": "document already ready", "count": 0, "tags": []}
     assert md.get_chunks(ORG_ID, doc.id) == chunks
     assert deployment.search.document_ids(ORG_ID) == {doc.id}
 
@@ -171,7 +169,7 @@ def test_a_failing_step_is_caught_and_mark_failed_records_why(
     monkeypatch.setattr(deployment.embedder, "embed_documents", refuse)
     run = execute(synthesized, execution_input, name, run_handler)
     # Catch → MarkFailed (with $.error) → Fail with the step's error name
-    assert run.visited == ["Prepare", "Extract", "Chunk", "Embed", "MarkFailed", "IngestionFailed"]
+    assert run.visited == ["Start", "Prepare", "Embed", "MarkFailed", "IngestionFailed"]
     assert run.attempts["Embed"] == 1  # not a retryable error
     error = run.payloads["MarkFailed"]["error"]
     assert error["Error"] == "EmbedderMismatchError"

@@ -17,12 +17,9 @@ EXPECTED_HANDLERS = {
     "functions.api.handler.handler",
     "functions.authorizer.handler.handler",
     "functions.ingest_consumer.handler.handler",
-    "functions.steps.extract.handler",
-    "functions.steps.chunk.handler",
+    "functions.steps.prepare.handler",
     "functions.steps.embed.handler",
-    "functions.steps.summarize.handler",
-    "functions.steps.index.handler",
-    "functions.steps.finalize.handler",
+    "functions.steps.write.handler",
     "functions.steps.mark_failed.handler",
     "functions.forget_job.handler.handler",
     "functions.refresh_job.handler.handler",
@@ -149,21 +146,23 @@ def test_openai_secret_is_read_by_name_only_where_a_model_is_called(serverless):
     assert readers == {
         c.API_FUNCTION.handler,
         c.EMBED_FUNCTION.handler,
-        c.SUMMARIZE_FUNCTION.handler,
+        c.PREPARE_FUNCTION.handler,
         c.PAGE_WORKER_FUNCTION.handler,
     }
     assert not serverless.of_type("AWS::SecretsManager::Secret")  # the operator creates it
 
 
-def test_content_deletes_are_limited_to_api_forget_and_the_page_worker(dev):
+def test_content_deletes_are_limited_to_api_forget_the_page_worker_and_write(dev):
     deleters = {
         function["Properties"]["Handler"]
         for function in memlane_functions(dev).values()
         for statement in role_policies(dev, function_role(function))
         if "s3:DeleteObject" in as_list(statement["Action"])
     }
-    # The page worker removes the document of a page that disappeared or now redirects.
-    assert deleters == {c.API_FUNCTION.handler, c.FORGET_FUNCTION.handler, c.PAGE_WORKER_FUNCTION.handler}
+    # The page worker removes the document of a page that disappeared or now redirects; Write
+    # clears a document's saved embedding batches once it is indexed.
+    assert deleters == {c.API_FUNCTION.handler, c.FORGET_FUNCTION.handler, c.PAGE_WORKER_FUNCTION.handler,
+                        c.WRITE_FUNCTION.handler}
 
 
 def test_only_the_operator_keys_function_may_scan_the_table(dev):

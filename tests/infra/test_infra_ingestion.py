@@ -20,7 +20,7 @@ from memlane.adapters.aws import dynamo_schema as schema
 
 pytestmark = pytest.mark.infra
 
-STEPS = ["Extract", "Chunk", "Embed", "Summarize", "Index", "Finalize"]
+STEPS = ["Prepare", "Embed", "Write"]
 
 
 def _queue_id(reference) -> str:
@@ -90,11 +90,11 @@ def test_page_worker_limits_concurrency_towards_crawled_sites(dev):
     assert mapping["Properties"]["ScalingConfig"] == {"MaximumConcurrency": c.PAGE_WORKER_MAX_CONCURRENCY}
 
 
-def test_workflow_runs_the_six_steps_in_order_then_ends(dev):
+def test_workflow_runs_the_three_steps_in_order_then_ends(dev):
     definition = state_machine_definition(dev)
     states = definition["States"]
-    assert definition["StartAt"] == "Prepare"
-    order, state = [], states["Prepare"]["Next"]
+    assert definition["StartAt"] == "Start"
+    order, state = [], states["Start"]["Next"]
     while True:
         order.append(state)
         if states[state].get("End"):
@@ -123,7 +123,7 @@ def test_every_step_retries_with_backoff_and_catches_into_mark_failed(dev):
 
 def test_states_pass_identifiers_and_keys_not_content(dev):
     states = state_machine_definition(dev)["States"]
-    assert states["Prepare"]["Parameters"] == {"document.$": "$", "artifacts": {}}
+    assert states["Start"]["Parameters"] == {"document.$": "$", "artifacts": {}}
     for name in STEPS:
         step = states[name]
         assert step["ResultPath"] == f"$.artifacts.{name.lower()}"

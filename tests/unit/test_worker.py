@@ -120,8 +120,8 @@ def test_partial_embedding_keeps_the_batches_that_succeeded_and_retries_only_the
     stack, who, hash_embedder
 ):
     """Spec §13 Error Recovery 3: if 3 of 5 chunks embed, save those and retry the other 2."""
-    from memlane.ingest.pipeline import EMBED_BATCH
     from memlane.ingest.progress import progress_prefix
+    from memlane.ingest.writer import EMBED_BATCH
 
     clock = FixedClock()
     stack.services.clock = clock
@@ -148,7 +148,7 @@ def test_partial_embedding_keeps_the_batches_that_succeeded_and_retries_only_the
     )
     assert stack.services.blobs.keys(progress_prefix(who.organization_id, doc_id)) == []
     # every chunk carries its own vector, reused or fresh: its exact embedding is its nearest
-    from memlane.ingest.pipeline import embedding_text
+    from memlane.ingest.writer import embedding_text
     from memlane.ports import SearchScope
 
     scope = SearchScope(organization_id=who.organization_id, project_ids=(doc.project_id,))

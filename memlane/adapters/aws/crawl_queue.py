@@ -1,36 +1,24 @@
 """Documentation crawls on AWS: one SQS message per page to fetch (the page queue), consumed by the
-page worker Lambda with partial batch failures.
+page worker Lambda (functions/page_worker) with partial batch failures.
 
-`SqsPageDispatcher` is the docset service's CrawlDispatcher on AWS: when pages are queued (a new
-docset, a refresh) it sends one message per pending page. `crawl_page_message` is the page
-worker's whole job for one message, built from memlane.docsets.pages' per-page steps (fetch →
-extract → admit links → index); the links a page adds are dispatched in turn, one message each.
-A page id is deterministic and a page is claimed atomically before it is fetched, so a duplicate
-message finds the page claimed or done and does nothing. Two cases need a message again, and get
-one: a page that failed transiently is re-sent with a delay (its backoff), and a message redelivered
-after its worker died (the visibility timeout is six function timeouts) reclaims the page, which
-was left in `processing` longer than any live worker holds one.
+`SqsPageDispatcher` is the docset service's CrawlDispatcher on AWS, and only I/O: it sends one
+message per pending page when pages are queued (a new docset, a refresh) or found (a crawled
+page's links), and a delayed message for a page due again after its backoff (SQS delays by at
+most 15 minutes; the page's claim accepts an early message). What a message does is
+memlane.docsets.service's `crawl_queued_page`, the same crawl the local runner runs.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from memlane.adapters.aws._boto import LazyClient, error_code, is_transient
-from memlane.docsets.models import Docset, DocsetPage, PageStatus, page_id_for
-from memlane.docsets.pages import (
-    PageWork,
-    admissible,
-    admit_links,
-    fetch_and_prepare,
-    finish_page,
-    index_pages,
-)
-from memlane.docsets.service import DocsetContext
+from memlane.docsets.models import Docset, PageStatus, now_ms
 from memlane.domain.errors import TransientError
 
 log = logging.getLogger(__name__)
@@ -48,12 +36,6 @@ class PageMessage(BaseModel):
     organization_id: str
     docset_id: str
     page_id: str
-
-
-class PageResult(BaseModel):
-    page_id: str
-    status: str  # the page's status after this message, or "skipped: <why>"
-    links_dispatched: int = 0
 
 
 class SqsPageDispatcher:
@@ -74,6 +56,12 @@ class SqsPageDispatcher:
             offset += len(pages)
             if not pages or offset >= total:
                 return
+
+    def pages_found(self, docset: Docset, page_ids: Sequence[str]) -> None:
+        self.send(docset, list(page_ids))
+
+    def page_due(self, docset: Docset, page_id: str, due_ms: int) -> None:
+        self.send(docset, [page_id], delay_s=math.ceil((due_ms - now_ms()) / 1000))
 
     def docset_deleted(self, docset_id: str) -> None:
         """Messages already queued for the docset find no docset and are dropped by the worker."""
@@ -99,41 +87,3 @@ class SqsPageDispatcher:
             if response.get("Failed"):
                 raise TransientError(f"sqs send_message_batch: {len(response['Failed'])} pages not queued")
         return len(ids)
-
-
-def crawl_page_message(dctx: DocsetContext, message: PageMessage) -> PageResult:
-    """Fetch, prepare, index one page and dispatch the new pages its links added."""
-    store = dctx.store
-    docset = store.get_docset(message.organization_id, message.docset_id)
-    if docset is None:
-        return PageResult(page_id=message.page_id, status="skipped: docset deleted")
-    now = dctx.crawl.clock_ms()
-    # Longer than a page worker's timeout: a page claimed that long ago has no live worker.
-    stuck_before = now - dctx.crawl.settings.stuck_after_s * 1000
-    page = store.claim_page(docset.id, message.page_id, now, stuck_before=stuck_before)
-    if page is None:
-        return PageResult(page_id=message.page_id, status="skipped: not pending (done or claimed)")
-    try:
-        work = fetch_and_prepare(dctx.crawl, docset, page)
-    except Exception as exc:  # noqa: BLE001 - recorded on the page (retried with backoff), like crawl_page
-        log.exception("page %s failed", page.url)
-        work = PageWork(page, "error", message=f"{type(exc).__name__}: {exc}", transient=True)
-    added = admit_links(dctx.crawl, docset, work.links)
-    recorded: DocsetPage | None
-    if work.outcome == "index":
-        index_pages(dctx.crawl, [work])
-        recorded = store.get_page(docset.id, work.page.id)
-    else:
-        recorded = finish_page(dctx.crawl, work)
-    dispatched = 0
-    sqs = dctx.dispatcher if isinstance(dctx.dispatcher, SqsPageDispatcher) else None
-    if added and sqs is not None:
-        # Only this page's links, normalised as the store keys them: a message per page; pages
-        # already known are not pending and their messages are dropped by the claim.
-        urls = admissible(docset, work.links)
-        dispatched = sqs.send(docset, [page_id_for(docset.id, url) for url in urls])
-    if sqs is not None and recorded is not None and recorded.status == PageStatus.ERROR and recorded.retry_at:
-        # A transient failure: the page is due again after its backoff, and only a message brings it back.
-        sqs.send(docset, [recorded.id], delay_s=math.ceil((recorded.retry_at - dctx.crawl.clock_ms()) / 1000))
-    status = recorded.status.value if recorded is not None else "skipped: page removed"
-    return PageResult(page_id=page.id, status=status, links_dispatched=dispatched)

@@ -144,6 +144,25 @@ def _add_missing_columns(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
 
 
+# One-time changes to stored data, each recorded in `meta` so that it runs once: (name, SQL).
+_DATA_MIGRATIONS = (
+    # raged items were cut into ~1800-character line chunks before a document carried its own
+    # chunking (memlane.ingest.chunking.CHUNKING_KEY): say so on them, so that a rewrite (reindex,
+    # a retry) cuts them the same way again and their chunk ids keep naming the same text.
+    ("raged-chunking",
+     "UPDATE documents SET metadata = json_set(metadata, '$.chunking', 'lines') WHERE"
+     " json_extract(metadata, '$.raged') IS NOT NULL AND json_extract(metadata, '$.chunking') IS NULL"),
+)
+
+
+def _migrate_data(conn: sqlite3.Connection) -> None:
+    for name, sql in _DATA_MIGRATIONS:
+        key = f"migration:{name}"
+        if conn.execute("SELECT 1 FROM meta WHERE key = ?", (key,)).fetchone() is None:
+            conn.execute(sql)
+            conn.execute("INSERT INTO meta (key, value) VALUES (?, 'done')", (key,))
+
+
 class SqliteDatabase:
     """Owns the file and hands each thread its own connection."""
 
@@ -162,6 +181,7 @@ class SqliteDatabase:
             )
             conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('index_seq', '0')")
             _add_missing_columns(conn)
+            _migrate_data(conn)
 
     def connection(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)

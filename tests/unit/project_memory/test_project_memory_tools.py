@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
+from datetime import UTC, datetime
 
 import pytest
 from fakes import FixedClock
@@ -20,7 +21,9 @@ PROJECT = "/home/user/my-project"
 
 @pytest.fixture
 def clock(stack):
-    c = FixedClock()
+    # Early in the day, so the memories below (3 days and 2.5 hours apart) never straddle a
+    # midnight that the date assertions would see.
+    c = FixedClock(datetime.now(UTC).replace(hour=8, minute=0, second=0, microsecond=0))
     stack.services.clock = c
     return c
 

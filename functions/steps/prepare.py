@@ -1,0 +1,8 @@
+"""Ingestion step `prepare`: the document `processing`, with its summary and tags; chunks go to S3."""
+
+from __future__ import annotations
+
+from functions.steps._step import step_handler
+from memlane.ingest import steps
+
+handler = step_handler(steps.prepare)

@@ -1,0 +1,339 @@
+"""The one write path: how a document becomes searchable, in one order, owned by one class.
+
+    begin      the document is stored as `processing` (with its summary and tags when it needs one)
+    cut        its text is cut into chunks (or the caller's pieces are used)
+    embed      the chunks are embedded, in full batches across documents
+    commit     chunk records → search index (old rows dropped first on a rewrite) → the version it
+               replaces hidden → `ready` → recall cache invalidated → embedding progress cleared
+
+Every caller hands documents to DocumentWriter: a save processed in the request, the local job
+worker, the Step Functions steps (one stage per Lambda), documentation pages, raged ingest,
+reindex, import, the doctor's repair and web-app edits. None of them writes chunks, vectors or a
+`ready` status itself.
+
+Why this order: the metadata store is the source of truth and the index a projection of it. A
+document says `ready` only after its chunks are in the index and the version it replaces is
+hidden, so a failure anywhere before leaves a document that is visibly not ready (`queued` with a
+reason when the failure was transient, `failed` otherwise), never one that says ready and cannot
+be found. Every stage is idempotent (chunk ids derive from the document id, index writes are
+upserts), so the caller's retry (a job's backoff, a workflow retry, a page's retry_at) simply runs
+the sequence again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memlane.domain.errors import MemlaneError, TransientError
+from memlane.domain.models import Chunk, Document, DocumentStatus, chunk_id_for
+from memlane.ingest.chunking import TextChunk, chunk_document
+from memlane.ingest.progress import EmbeddingProgress, embedding_key
+from memlane.ports import IndexedChunk, Summary
+from memlane.services.context import Services
+from memlane.services.lifecycle import invalidate_project
+
+log = logging.getLogger(__name__)
+
+EMBED_BATCH = 64
+MAX_REASON_CHARS = 500
+
+
+# --------------------------------------------------------------------------- what is written
+
+
+def make_chunks(doc: Document, pieces: Sequence[TextChunk]) -> list[Chunk]:
+    """The chunk records of a document: cut pieces described by the document (title, tags,
+    expiry), with ids derived from the document id so that every write is an upsert."""
+    count = len(pieces)
+    return [
+        Chunk(
+            id=chunk_id_for(doc.id, i),
+            document_id=doc.id,
+            organization_id=doc.organization_id,
+            project_id=doc.project_id,
+            content=p.text,
+            chunk_index=i,
+            chunk_count=count,
+            start_offset=p.start_offset,
+            end_offset=p.end_offset,
+            heading_path=list(p.heading_path),
+            title=doc.title,
+            content_type=doc.content_type,
+            source_url=doc.source_url,
+            tags=doc.tags,
+            created_at=doc.created_at,
+            forget_after=doc.forget_after,
+            superseded=doc.superseded_by is not None,
+        )
+        for i, p in enumerate(pieces)
+    ]
+
+
+def embedding_text(chunk: Chunk) -> str:
+    """What the embedder sees: the title and section path give a chunk its topic even when the
+    body never names it (a paragraph under "Sorting HOW TO › Key functions")."""
+    return chunk.indexed_text()
+
+
+def apply_summary(doc: Document, summary: Summary) -> Document:
+    """User metadata wins; extracted metadata fills the gaps. Tags the user gave are kept as
+    given; without any, the extracted keywords become the tags (never empty)."""
+    extracted = dict(summary.metadata)
+    keywords = extracted.pop("tags", []) or []
+    merged = {**extracted, **doc.metadata}
+    if not merged.get("tags"):
+        merged["tags"] = list(keywords)
+    merged.setdefault("keywords", list(keywords))
+    return doc.model_copy(update={"summary": summary.summary or doc.summary, "metadata": merged})
+
+
+def pieces_of(chunks: Sequence[Chunk]) -> list[TextChunk]:
+    """The cut pieces behind chunk records (a workflow stage passes records between Lambdas)."""
+    return [TextChunk(c.content, c.start_offset, c.end_offset, tuple(c.heading_path)) for c in chunks]
+
+
+def already_written(doc: Document, requested_at: datetime) -> bool:
+    """Whether a write asked for at `requested_at` (a job, a workflow execution) has happened
+    since: the document is ready and was written at or after that moment. A document that was
+    already ready when the write was asked for (a repair, an edit, a reindex) still needs it."""
+    return doc.status == DocumentStatus.READY and doc.updated_at >= requested_at
+
+
+@dataclass
+class WriteRequest:
+    """One document to write.
+
+    `pieces`: the text already cut (a crawl cuts pages in its fetch threads); None lets the
+    writer cut it by the document's own chunking (memlane.ingest.chunking.chunk_document), which
+    is what any retry does too. `summarize`: give a document without a summary one (saves do;
+    raged items and docs pages do not want one from here)."""
+
+    document: Document
+    pieces: Sequence[TextChunk] | None = None
+    summarize: bool = True
+
+
+@dataclass
+class WriteOutcome:
+    document_id: str
+    document: Document | None = None  # the document as written (ready), when it was
+    error: Exception | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def transient(self) -> bool:
+        return isinstance(self.error, TransientError)
+
+
+@dataclass
+class _Work:
+    position: int
+    document: Document
+    chunks: list[Chunk] = field(default_factory=list)
+    previous_chunk_count: int = 0
+
+
+# --------------------------------------------------------------------------- the writer
+
+
+class DocumentWriter:
+    def __init__(self, svc: Services) -> None:
+        self.svc = svc
+        self.progress = EmbeddingProgress(svc.blobs)
+
+    # ---------------------------------------------------------------- the whole sequence
+
+    def write(self, request: WriteRequest | Document, *, resumable: bool = False) -> Document:
+        """Write one document; raises what stopped it (after recording it on the document)."""
+        outcome = self.write_many([request], resumable=resumable)[0]
+        if outcome.error is not None:
+            raise outcome.error
+        assert outcome.document is not None
+        return outcome.document
+
+    def write_many(
+        self, requests: Sequence[WriteRequest | Document], *, resumable: bool = False
+    ) -> list[WriteOutcome]:
+        """Write several documents with their chunks embedded together (the embedder is several
+        times faster on full batches). One document's bad content fails that document only; a
+        transient failure of the embedder holds every document of the batch for a retry; a
+        failure while committing holds that document. Nothing raises: each outcome says."""
+        reqs = [r if isinstance(r, WriteRequest) else WriteRequest(r) for r in requests]
+        outcomes = [WriteOutcome(r.document.id) for r in reqs]
+        work: list[_Work] = []
+        for i, req in enumerate(reqs):
+            try:
+                doc, previous = self._begin(req.document, summarize=req.summarize)
+                work.append(_Work(i, doc, self.cut(doc, req.pieces), previous))
+            except Exception as exc:  # noqa: BLE001 - one document's failure is its own
+                outcomes[i].error = self.hold(req.document, exc)
+        if not work:
+            return outcomes
+        try:
+            vectors = self.embed([c for w in work for c in w.chunks], resumable=resumable)
+        except Exception as exc:  # noqa: BLE001 - recorded on every document of the batch
+            for w in work:
+                outcomes[w.position].error = self.hold(w.document, exc)
+            return outcomes
+        offset = 0
+        for w in work:
+            doc_vectors = vectors[offset : offset + len(w.chunks)]
+            offset += len(w.chunks)
+            try:
+                outcomes[w.position].document = self.commit(
+                    w.document, w.chunks, doc_vectors, previous_chunk_count=w.previous_chunk_count
+                )
+            except Exception as exc:  # noqa: BLE001 - recorded on the document
+                outcomes[w.position].error = self.hold(w.document, exc)
+        return outcomes
+
+    # ---------------------------------------------------------------- the stages
+
+    def begin(self, doc: Document, *, summarize: bool = True) -> Document:
+        """Store the document as `processing`, summarized when it has no summary yet."""
+        return self._begin(doc, summarize=summarize)[0]
+
+    def _begin(self, doc: Document, *, summarize: bool) -> tuple[Document, int]:
+        stored = self.svc.metadata.get_document(doc.organization_id, doc.id)
+        previous = stored.chunk_count if stored is not None else 0
+        if summarize and not doc.summary:
+            doc = apply_summary(doc, self.summarize(doc))
+        # chunk_count keeps what the index holds now, so a later stage (another Lambda) still
+        # knows that old rows must go; commit sets the new count.
+        doc = doc.model_copy(update={"status": DocumentStatus.PROCESSING, "status_reason": None,
+                                     "chunk_count": previous})
+        self.svc.metadata.put_document(doc)
+        return doc, previous
+
+    def summarize(self, doc: Document) -> Summary:
+        language = doc.metadata.get("language")
+        return self.svc.summarizer.summarize(doc.title, doc.content, doc.content_type, language)
+
+    def cut(self, doc: Document, pieces: Sequence[TextChunk] | None = None) -> list[Chunk]:
+        if pieces is None:
+            pieces = chunk_document(
+                doc, self.svc.settings.chunk_max_tokens, self.svc.settings.chunk_overlap_tokens
+            )
+        return make_chunks(doc, pieces)
+
+    def embed(self, chunks: Sequence[Chunk], *, resumable: bool = False) -> list[list[float]]:
+        """Embeds in batches of EMBED_BATCH. Remote embedders (OpenAI, Bedrock) retry transient
+        failures themselves with 1, 2, 4 s backoff and then raise TransientError. `resumable`
+        (the paths that retry a document later): every finished batch is saved before the next
+        one starts and saved vectors are reused, so a retry embeds only what is still missing
+        (memlane.ingest.progress)."""
+        embedder_id = self.svc.embedder.id
+        texts = [embedding_text(c) for c in chunks]
+        keys = [embedding_key(embedder_id, t) for t in texts]
+        known: dict[str, list[float]] = {}
+        if resumable:
+            for org_id, doc_id in dict.fromkeys((c.organization_id, c.document_id) for c in chunks):
+                known.update(self.progress.load(org_id, doc_id))
+        first_of: dict[str, int] = {}
+        for i, key in enumerate(keys):
+            first_of.setdefault(key, i)
+        todo = [i for key, i in first_of.items() if key not in known]
+        for start in range(0, len(todo), EMBED_BATCH):
+            batch = todo[start : start + EMBED_BATCH]
+            vectors = self.svc.embedder.embed_documents([texts[i] for i in batch])
+            known.update(zip([keys[i] for i in batch], vectors, strict=True))
+            if resumable and start + EMBED_BATCH < len(todo):  # a later batch may fail: keep this one
+                self._save_progress([chunks[i] for i in batch], [keys[i] for i in batch], vectors)
+        return [known[key] for key in keys]
+
+    def _save_progress(
+        self, chunks: Sequence[Chunk], keys: Sequence[str], vectors: Sequence[list[float]]
+    ) -> None:
+        by_doc: dict[tuple[str, str], dict[str, list[float]]] = {}
+        for chunk, key, vector in zip(chunks, keys, vectors, strict=True):
+            by_doc.setdefault((chunk.organization_id, chunk.document_id), {})[key] = vector
+        for (org_id, doc_id), saved in by_doc.items():
+            self.progress.save(org_id, doc_id, saved)
+
+    def commit(
+        self,
+        doc: Document,
+        chunks: Sequence[Chunk],
+        vectors: Sequence[Sequence[float]],
+        *,
+        previous_chunk_count: int | None = None,
+    ) -> Document:
+        """Make a begun document searchable and say so. `previous_chunk_count` is what the index
+        held for it before this write (begin keeps it in `chunk_count`)."""
+        if len(vectors) != len(chunks):
+            raise MemlaneError(f"write of {doc.id}: {len(chunks)} chunks but {len(vectors)} vectors")
+        svc = self.svc
+        org = doc.organization_id
+        previous = doc.chunk_count if previous_chunk_count is None else previous_chunk_count
+        svc.metadata.put_chunks(org, doc.id, chunks)
+        if previous:
+            # A rewrite: rows of the old text go first, or a shorter text would leave its old
+            # tail searchable. The document says `processing` until the new rows are in.
+            svc.index.delete_document(org, doc.id)
+        if chunks:
+            svc.index.upsert(
+                svc.embedder.id, [IndexedChunk(chunk=c, vector=v) for c, v in zip(chunks, vectors, strict=True)]
+            )
+        self._supersede(doc)
+        ready = doc.model_copy(
+            update={
+                "status": DocumentStatus.READY,
+                "status_reason": None,
+                "chunk_count": len(chunks),
+                "embedder": svc.embedder.id,
+                "updated_at": svc.clock.now(),
+            }
+        )
+        svc.metadata.put_document(ready)
+        invalidate_project(svc, org, doc.project_id)
+        self._clear_progress(ready)
+        return ready
+
+    def _supersede(self, doc: Document) -> None:
+        """The version this document replaces leaves recall, now that the new one is indexed."""
+        if not doc.updates_memory_id:
+            return
+        svc = self.svc
+        prev = svc.metadata.get_document(doc.organization_id, doc.updates_memory_id)
+        if prev is None:
+            return
+        if prev.superseded_by != doc.id:
+            svc.metadata.put_document(prev.model_copy(update={"superseded_by": doc.id}))
+        svc.index.set_superseded(doc.organization_id, prev.id, True)
+
+    def _clear_progress(self, doc: Document) -> None:
+        """Saved embedding batches are only useful until the document is indexed. A failure here
+        leaves files the doctor reports and the bucket's lifecycle rule expires; never a reason to
+        say the document is not ready."""
+        try:
+            self.progress.clear(doc.organization_id, doc.id)
+        except Exception:  # noqa: BLE001
+            log.warning("could not clear the embedding progress of %s", doc.id, exc_info=True)
+
+    # ---------------------------------------------------------------- failures
+
+    def hold(self, doc: Document, exc: Exception) -> Exception:
+        """Record why a document is not ready: `queued` with the reason when the failure is
+        transient (the caller retries), `failed` otherwise. Returns the error for the caller. If
+        even this write fails, the document keeps the `processing` status begin gave it, which
+        the caller's retry (a job lease, a workflow retry, a page's stuck timer) still covers."""
+        if isinstance(exc, TransientError):
+            status, reason = DocumentStatus.QUEUED, f"waiting to retry: {exc.message}"
+        elif isinstance(exc, MemlaneError):
+            status, reason = DocumentStatus.FAILED, exc.message
+        else:
+            log.error("writing %s failed", doc.id, exc_info=exc)
+            status, reason = DocumentStatus.FAILED, f"{type(exc).__name__}: {exc}"
+        try:
+            if self.svc.metadata.get_document(doc.organization_id, doc.id) is not None:
+                self.svc.metadata.set_status(doc.organization_id, doc.id, status, reason[:MAX_REASON_CHARS])
+        except Exception:  # noqa: BLE001
+            log.warning("could not record the status of %s", doc.id, exc_info=True)
+        return exc
+

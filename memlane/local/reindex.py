@@ -1,0 +1,33 @@
+"""`memlane reindex`: write every document of a data directory again, with the embedder the
+directory is opened with now (after switching models).
+
+Every document is first marked queued with the reason, then the search index is dropped (it
+remembers which embedder built it and refuses to mix), then each gets a job and the job worker
+writes it through the one write path (memlane.ingest.writer). In that order nothing says ready
+without its vectors: a failure while marking leaves the index whole, one after it leaves documents
+visibly queued; running reindex again finishes the work, as does a running `memlane serve` for
+every job already queued.
+"""
+
+from __future__ import annotations
+
+from memlane.adapters.local.metadata_store import SqliteMetadataStore
+from memlane.adapters.local.search_index import SqliteSearchIndex
+from memlane.domain.models import DocumentStatus, IngestJob
+from memlane.ports import JobQueue
+from memlane.services.context import Services
+
+
+def requeue_everything(svc: Services, metadata: SqliteMetadataStore, index: SqliteSearchIndex,
+                       queue: JobQueue) -> int:
+    """Queue every document to be written again and drop the index. Returns how many."""
+    reason = f"re-embedding with {svc.embedder.id}"
+    documents = [(org.id, doc_id) for org in metadata.list_organizations()
+                 for doc_id in sorted(metadata.all_document_ids(org.id))]
+    for org_id, doc_id in documents:
+        svc.metadata.set_status(org_id, doc_id, DocumentStatus.QUEUED, reason)
+    index.clear()
+    now = svc.clock.now()
+    for org_id, doc_id in documents:
+        queue.enqueue(IngestJob(document_id=doc_id, organization_id=org_id, not_before=now, created_at=now))
+    return len(documents)
