@@ -44,6 +44,8 @@ def handler_module(function: str) -> str:
     return f"functions.{name}.handler"
 
 
-def invoke(function: str, event: Any, context: Any | None = None) -> Any:
+def invoke(function: str, event: Any, context: Any | None = None, **dependencies: Any) -> Any:
+    """Call the handler; `dependencies` (its optional arguments: services, store, …) replace
+    what it would compose from the environment."""
     module = importlib.import_module(handler_module(function))
-    return module.handler(event, context or LocalLambdaContext(function_name=f"memlane-{function}"))
+    return module.handler(event, context or LocalLambdaContext(function_name=f"memlane-{function}"), **dependencies)

@@ -9,7 +9,6 @@ list (optionally {"org": …}) → the keys without secrets; revoke {"key_id": �
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -17,7 +16,9 @@ from pydantic import ValidationError
 
 from functions._tracing import lambda_tracer
 from memlane.domain.errors import MemlaneError
-from memlane.services.key_admin import administer_keys, parse_command
+from memlane.ports import Clock, MetadataStore
+from memlane.services.context import SystemClock
+from memlane.services.key_admin import KeyRegistry, administer_keys, parse_command
 
 logger = Logger()
 tracer = lambda_tracer()
@@ -25,9 +26,8 @@ tracer = lambda_tracer()
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    from memlane.adapters.aws.compose import aws_settings, build_key_registry, build_metadata_store
-
+def handler(event: dict[str, Any], context: Any, store: MetadataStore | None = None,
+            registry: KeyRegistry | None = None, clock: Clock | None = None) -> dict[str, Any]:
     try:
         command = parse_command(event)
     except ValidationError as exc:
@@ -35,10 +35,14 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
                                    for e in exc.errors())}
     except MemlaneError as exc:
         return {"error": exc.message}
-    aws = aws_settings()
+    if store is None or registry is None:
+        from memlane.adapters.aws.compose import aws_settings, build_key_registry, build_metadata_store
+
+        aws = aws_settings()
+        store = store or build_metadata_store(aws)
+        registry = registry or build_key_registry(aws)
     try:
-        result = administer_keys(build_metadata_store(aws), build_key_registry(aws), command,
-                                 datetime.now(UTC))
+        result = administer_keys(store, registry, command, (clock or SystemClock()).now())
     except MemlaneError as exc:
         return {"error": exc.message}
     logger.info("keys admin", extra={"action": command.action, "key_id": result.key and result.key.id})

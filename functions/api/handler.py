@@ -1,12 +1,11 @@
 """API Lambda: API Gateway REST proxy event → memlane's one resolver.
 
-Services are composed once per cold start, lazily, so importing this module stays cheap and
-moto can be started before any client exists.
+Services are composed once per cold start, lazily (memlane.lazy), so importing this module stays
+cheap and moto can be started before any client exists; a test hands in its own MemlaneApi.
 """
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -14,19 +13,22 @@ from aws_lambda_powertools.logging import correlation_paths
 
 from functions._tracing import lambda_tracer
 from memlane.api.app import MemlaneApi
+from memlane.lazy import Lazy
 
 logger = Logger()
 tracer = lambda_tracer()
 
 
-@cache
-def _api() -> MemlaneApi:
+def _compose() -> MemlaneApi:
     from memlane.adapters.aws.compose import build_aws_services, lazy_docset_context
 
     return MemlaneApi(build_aws_services, docsets=lazy_docset_context())
 
 
+_api: Lazy[MemlaneApi] = Lazy(_compose, "MemlaneApi")
+
+
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
 @tracer.capture_lambda_handler
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return _api().handle(event, context)
+def handler(event: dict[str, Any], context: Any, api: MemlaneApi | None = None) -> dict[str, Any]:
+    return (api or _api.get()).handle(event, context)

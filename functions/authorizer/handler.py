@@ -10,7 +10,6 @@ GetItem; nothing is cached here, so a revoked key is refused on its next request
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -25,6 +24,7 @@ from aws_lambda_powertools.utilities.parser.models import ApiGatewayAuthorizerRe
 from functions._tracing import lambda_tracer
 from memlane.api.auth import authorizer_context
 from memlane.domain.errors import AuthenticationError
+from memlane.lazy import Lazy
 from memlane.ports import MetadataStore
 from memlane.services.keys import authenticate, hash_key, key_from_headers
 
@@ -32,11 +32,13 @@ logger = Logger()
 tracer = lambda_tracer()
 
 
-@cache
-def _store() -> MetadataStore:
+def _compose() -> MetadataStore:
     from memlane.adapters.aws.compose import aws_settings, build_metadata_store
 
     return build_metadata_store(aws_settings())
+
+
+_store: Lazy[MetadataStore] = Lazy(_compose, "MetadataStore")
 
 
 def _headers(request: ApiGatewayAuthorizerRequest) -> dict[str, str]:
@@ -48,11 +50,11 @@ def _headers(request: ApiGatewayAuthorizerRequest) -> dict[str, str]:
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
 @tracer.capture_lambda_handler
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: Any, store: MetadataStore | None = None) -> dict[str, Any]:
     request = parse(event=event, model=ApiGatewayAuthorizerRequest)
     headers = _headers(request)
     try:
-        principal = authenticate(_store(), headers)
+        principal = authenticate(store or _store.get(), headers)
     except AuthenticationError as exc:
         logger.info("request refused", extra={"reason": exc.message, "path": request.path})
         raise Exception("Unauthorized") from exc  # noqa: TRY002 - the exact text API Gateway maps to 401

@@ -11,6 +11,7 @@ from aws_lambda_powertools import Logger
 
 from functions._tracing import lambda_tracer
 from functions.schedule import ScheduledJob
+from memlane.services.context import Services
 from memlane.services.lifecycle import forget_expired
 
 logger = Logger()
@@ -19,10 +20,12 @@ tracer = lambda_tracer()
 
 @logger.inject_lambda_context(correlation_id_path="execution_id")
 @tracer.capture_lambda_handler
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    from memlane.adapters.aws.compose import build_aws_services
+def handler(event: dict[str, Any], context: Any, services: Services | None = None) -> dict[str, Any]:
+    if services is None:
+        from memlane.adapters.aws.compose import build_aws_services
 
+        services = build_aws_services()
     job = ScheduledJob.model_validate(event)
-    report = forget_expired(build_aws_services())
+    report = forget_expired(services)
     logger.info("forget job done", extra={"scheduled_time": job.scheduled_time, **report.as_dict()})
     return {"job": job.job, "scheduled_time": job.scheduled_time, **report.as_dict()}

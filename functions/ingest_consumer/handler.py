@@ -1,4 +1,6 @@
-"""Ingest queue consumer: one Step Functions execution per IngestJob message.
+"""Ingest queue consumer: one Step Functions execution per IngestJob message whose document still
+needs writing (a message for a document written since, such as the safety net of a save written
+in its request, is dropped: memlane.ingest.writer.already_written).
 
 Partial batch failures (the event source has report_batch_item_failures on): a message that is not
 a valid IngestJob, or whose execution could not be started, is reported alone and retried by SQS
@@ -8,7 +10,7 @@ execution name comes from the document and the job), so a redelivered message is
 
 from __future__ import annotations
 
-from functools import cache
+from functools import partial
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -19,6 +21,8 @@ from pydantic import Json
 from functions._tracing import lambda_tracer
 from memlane.domain.models import IngestJob
 from memlane.ingest.steps import StartedExecution, WorkflowStarter, start_ingestion
+from memlane.lazy import Lazy
+from memlane.services.context import Services
 
 logger = Logger()
 tracer = lambda_tracer()
@@ -34,22 +38,35 @@ processor = BatchProcessor(event_type=EventType.SQS, model=IngestJobRecord,
                            raise_on_entire_batch_failure=False)
 
 
-@cache
-def _starter() -> WorkflowStarter:
+def _compose_starter() -> WorkflowStarter:
     from memlane.adapters.aws.compose import build_starter
 
     return build_starter()
 
 
-def record_handler(record: IngestJobRecord) -> dict[str, str]:
+def _compose_services() -> Services:
+    from memlane.adapters.aws.compose import build_aws_services
+
+    return build_aws_services()
+
+
+_starter: Lazy[WorkflowStarter] = Lazy(_compose_starter, "WorkflowStarter")
+_services: Lazy[Services] = Lazy(_compose_services, "Services")
+
+
+def record_handler(record: IngestJobRecord, starter: WorkflowStarter, services: Services) -> dict[str, Any]:
     logger.set_correlation_id(record.messageId)
-    started: StartedExecution = start_ingestion(_starter(), record.body)
+    started: StartedExecution | None = start_ingestion(starter, services, record.body)
+    if started is None:
+        logger.info("nothing to ingest", extra={"document_id": record.body.document_id})
+        return {"document_id": record.body.document_id, "execution_arn": None}
     logger.info("ingestion started", extra=started.model_dump())
     return started.model_dump()
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_partial_response(event=event, record_handler=record_handler, processor=processor,
-                                    context=context)
+def handler(event: dict[str, Any], context: Any, starter: WorkflowStarter | None = None,
+            services: Services | None = None) -> dict[str, Any]:
+    handle = partial(record_handler, starter=starter or _starter.get(), services=services or _services.get())
+    return process_partial_response(event=event, record_handler=handle, processor=processor, context=context)

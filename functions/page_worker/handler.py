@@ -6,7 +6,7 @@ messages that could not be processed at all (malformed, a store outage) are repo
 from __future__ import annotations
 
 from dataclasses import asdict
-from functools import cache
+from functools import partial
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -16,7 +16,8 @@ from pydantic import Json
 
 from functions._tracing import lambda_tracer
 from memlane.adapters.aws.crawl_queue import PageMessage
-from memlane.docsets.service import crawl_queued_page
+from memlane.docsets.service import DocsetContext, crawl_queued_page
+from memlane.lazy import Lazy
 
 logger = Logger()
 tracer = lambda_tracer()
@@ -29,23 +30,25 @@ class PageRecord(SqsRecordModel):
 processor = BatchProcessor(event_type=EventType.SQS, model=PageRecord, raise_on_entire_batch_failure=False)
 
 
-@cache
-def _docsets() -> Any:
+def _compose() -> DocsetContext:
     from memlane.adapters.aws.compose import build_docset_context
 
     return build_docset_context()
 
 
-def record_handler(record: PageRecord) -> dict[str, Any]:
+_docsets: Lazy[DocsetContext] = Lazy(_compose, "DocsetContext")
+
+
+def record_handler(record: PageRecord, docsets: DocsetContext) -> dict[str, Any]:
     logger.set_correlation_id(record.messageId)
     message = record.body
-    result = crawl_queued_page(_docsets(), message.organization_id, message.docset_id, message.page_id)
+    result = crawl_queued_page(docsets, message.organization_id, message.docset_id, message.page_id)
     logger.info("page done", extra=asdict(result))
     return asdict(result)
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_partial_response(event=event, record_handler=record_handler, processor=processor,
-                                    context=context)
+def handler(event: dict[str, Any], context: Any, docsets: DocsetContext | None = None) -> dict[str, Any]:
+    handle = partial(record_handler, docsets=docsets or _docsets.get())
+    return process_partial_response(event=event, record_handler=handle, processor=processor, context=context)

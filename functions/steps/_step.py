@@ -26,12 +26,14 @@ def step_handler(step: Callable[[Services, StepInput], BaseModel]) -> Handler:
 
     @logger.inject_lambda_context(correlation_id_path="execution")
     @tracer.capture_lambda_handler
-    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        from memlane.adapters.aws.compose import build_aws_services
+    def handler(event: dict[str, Any], context: Any, services: Services | None = None) -> dict[str, Any]:
+        if services is None:
+            from memlane.adapters.aws.compose import build_aws_services
 
+            services = build_aws_services()
         inp = StepInput.model_validate(event)
         logger.append_keys(document_id=inp.document.document_id, step=inp.step)
-        result = step(build_aws_services(), inp)
+        result = step(services, inp)
         logger.info("step done", extra={"result": result.model_dump(mode="json", exclude_none=True)})
         return result.model_dump(mode="json", exclude_none=True)
 

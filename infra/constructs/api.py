@@ -132,7 +132,9 @@ class Api(Construct):
         storage.grant_content_delete(self.api_function)
         # Recall reads; delete removes a document from the index at once (write includes read).
         search.grant_write(self.api_function.role)
+        # Saves up to the inline limit are written in the request: embedded, summarized, indexed.
         models.grant_embed(self.api_function)
+        models.grant_summarize(self.api_function)
         ingest_queue.grant_send_messages(self.api_function)
         page_queue.grant_send_messages(self.api_function)
 

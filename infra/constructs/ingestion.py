@@ -132,6 +132,10 @@ class Ingestion(Construct):
             environment={schema.ENV_STATE_MACHINE_ARN: self.state_machine.state_machine_arn},
         )
         self.state_machine.grant_start_execution(self.consumer)
+        # It reads the document first (content over 100 KB lives in S3): a job whose document was
+        # written since it was queued starts nothing.
+        storage.grant_table_get_item(self.consumer)
+        storage.grant_content_read(self.consumer)
         self.consumer.add_event_source(
             event_sources.SqsEventSource(
                 self.ingest.queue,

@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -48,7 +47,7 @@ def create_resolver() -> ConcurrentRestResolver:
     @app.get("/health", tags=["health"], summary="Liveness (the shape of Mem-Oracle's and Vidurai's /health)")
     def health() -> dict[str, Any]:
         svc: Services = app.context["services"]
-        return {"status": "ok", "timestamp": int(time.time() * 1000), "version": __version__,
+        return {"status": "ok", "timestamp": int(svc.clock.now().timestamp() * 1000), "version": __version__,
                 "embedder": svc.embedder.id}
 
     @app.get("/openapi.json", include_in_schema=False)

@@ -12,9 +12,9 @@ Timestamps are epoch milliseconds, as the Mem-Oracle API reports them.
 from __future__ import annotations
 
 import os
-import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from urllib.parse import urlsplit
 
@@ -25,8 +25,9 @@ from memlane.recall.fusion import FusionWeights
 _PAGE_NAMESPACE = uuid.UUID("2b5f7a1e-6d3c-4e8a-9f10-646f63736574")
 
 
-def now_ms() -> int:
-    return int(time.time() * 1000)
+def epoch_ms(when: datetime) -> int:
+    """Docset records keep times as epoch milliseconds (Mem-Oracle's wire format)."""
+    return int(when.timestamp() * 1000)
 
 
 def page_id_for(docset_id: str, url: str) -> str:
@@ -63,8 +64,8 @@ class Docset(_Record):
     seed_slug: str
     allowed_paths: list[str] = Field(default_factory=list)
     max_pages: int = 5000
-    created_at: int = Field(default_factory=now_ms)
-    updated_at: int = Field(default_factory=now_ms)
+    created_at: int
+    updated_at: int
     last_refreshed_at: int | None = None  # when the last crawl or refresh was started
 
 
@@ -87,8 +88,8 @@ class DocsetPage(_Record):
     claimed_at: int | None = None
     fetched_at: int | None = None
     indexed_at: int | None = None
-    created_at: int = Field(default_factory=now_ms)
-    updated_at: int = Field(default_factory=now_ms)
+    created_at: int
+    updated_at: int
 
 
 def new_page(docset: Docset, url: str, now: int) -> DocsetPage:
@@ -129,8 +130,8 @@ class ClientSession(_Record):
     id: str
     organization_id: str
     client_type: str | None = None
-    connected_at: int = Field(default_factory=now_ms)
-    last_heartbeat: int = Field(default_factory=now_ms)
+    connected_at: int
+    last_heartbeat: int
 
 
 def _env_float(name: str, default: float) -> float:

@@ -31,7 +31,7 @@ from memlane.crawl.robots import RobotsPolicy, load_robots, robots_url
 from memlane.crawl.sitemap import collect_sitemap_urls
 from memlane.crawl.types import Fetcher, FetchResult
 from memlane.crawl.urls import UrlScope, extract_links, is_probably_html, normalize_url
-from memlane.docsets.models import Docset, DocsetPage, DocsetSettings, PageStatus, now_ms, page_id_for
+from memlane.docsets.models import Docset, DocsetPage, DocsetSettings, PageStatus, epoch_ms, page_id_for
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType, Document, DocumentStatus
 from memlane.ingest.chunking import CHUNKING_KEY, TextChunk, chunk_document
@@ -89,7 +89,10 @@ class CrawlContext:
     fetcher: Fetcher
     settings: DocsetSettings
     robots: RobotsCache
-    clock_ms: Callable[[], int] = now_ms
+
+    def clock_ms(self) -> int:
+        """Now, in the docset records' epoch milliseconds, from memlane's one clock."""
+        return epoch_ms(self.svc.clock.now())
 
 
 @dataclass

@@ -23,7 +23,6 @@ from memlane.docsets.models import (
     DocsetStatus,
     PageCounts,
     PageStatus,
-    now_ms,
     page_id_for,
 )
 from memlane.docsets.pages import CrawlContext, admissible, crawl_page, delete_page_document
@@ -107,7 +106,7 @@ def index_docset(dctx: DocsetContext, who: Principal, body: s.IndexIn) -> s.Inde
 
 def _create(dctx: DocsetContext, who: Principal, body: s.IndexIn, plan: CrawlPlan, max_pages: int) -> Docset:
     name = (body.name or "").strip() or urlsplit(plan.base_url).netloc
-    now = now_ms()
+    now = dctx.crawl.clock_ms()
     docset = Docset(organization_id=who.organization_id, project_id="", name=name, base_url=plan.base_url,
                     seed_url=plan.seed_url, seed_slug=body.seedSlug.strip(),
                     allowed_paths=list(body.allowedPaths or []), max_pages=max_pages, created_at=now,
@@ -339,7 +338,7 @@ def _session_out(x: ClientSession) -> s.SessionOut:
 
 def register_session(dctx: DocsetContext, who: Principal, body: s.SessionRegisterIn) -> s.RegisterOut:
     """Registering an id again is a heartbeat: connectedAt is kept, lastHeartbeat moves on."""
-    now = now_ms()
+    now = dctx.crawl.clock_ms()
     existing = dctx.store.get_session(who.organization_id, body.sessionId)
     session = ClientSession(id=body.sessionId, organization_id=who.organization_id,
                             client_type=body.clientType if body.clientType is not None

@@ -61,14 +61,9 @@ class MemoryIn(_Request):
 
     @field_validator("forget_after")
     @classmethod
-    def _future(cls, v: datetime | None) -> datetime | None:
-        if v is None:
-            return v
-        if v.tzinfo is None:
-            v = v.replace(tzinfo=UTC)
-        if v <= datetime.now(UTC):
-            raise ValueError("must be in the future")
-        return v
+    def _aware(cls, v: datetime | None) -> datetime | None:
+        # "In the future" is checked by the service, against the injected clock.
+        return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
 
     @field_validator("metadata")
     @classmethod

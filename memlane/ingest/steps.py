@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memlane.domain.errors import MemlaneError, NotFoundError, TransientError
 from memlane.domain.models import Chunk, Document, DocumentStatus, IngestJob
-from memlane.ingest.writer import DocumentWriter, pieces_of
+from memlane.ingest.writer import DocumentWriter, already_written, pieces_of
 from memlane.services.context import Services
 from memlane.services.lifecycle import work_prefix
 
@@ -158,7 +158,7 @@ def write(svc: Services, inp: StepInput) -> WriteResult:
     # is kept).
     chunks = writer.cut(doc, pieces_of(staged))
     try:
-        ready = writer.commit(doc, chunks, vectors)
+        ready = writer.commit(doc, chunks, vectors, clear_progress=True)
     except TransientError as exc:
         _note_retry(svc, inp.document, f"search index unavailable, retrying: {exc.message}")
         raise
@@ -210,9 +210,14 @@ class StartedExecution(BaseModel):
     execution_arn: str
 
 
-def start_ingestion(starter: WorkflowStarter, job: IngestJob) -> StartedExecution:
-    """One execution per job, named after the document and the job: a redelivered message asks
-    for the same name and is answered with the existing execution (one document, one run)."""
+def start_ingestion(starter: WorkflowStarter, svc: Services, job: IngestJob) -> StartedExecution | None:
+    """One execution per job that still has work to do, named after the document and the job: a
+    redelivered message asks for the same name and is answered with the existing execution (one
+    document, one run). A job whose document is gone, or was written after the job was queued
+    (the safety net of a save written in its request), starts nothing."""
+    doc = svc.metadata.get_document(job.organization_id, job.document_id)
+    if doc is None or already_written(doc, job.created_at):
+        return None
     arn = starter.start(job.document_id, job.organization_id, {"job_id": job.id}, revision=job.id)
     return StartedExecution(document_id=job.document_id, execution_arn=arn)
 

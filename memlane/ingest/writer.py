@@ -146,6 +146,9 @@ class DocumentWriter:
     def __init__(self, svc: Services) -> None:
         self.svc = svc
         self.progress = EmbeddingProgress(svc.blobs)
+        # Documents with saved embedding batches (found or written by `embed`): only these are
+        # cleared once committed, so an ordinary save makes no extra call to the blob store.
+        self._with_progress: set[tuple[str, str]] = set()
 
     # ---------------------------------------------------------------- the whole sequence
 
@@ -234,7 +237,10 @@ class DocumentWriter:
         known: dict[str, list[float]] = {}
         if resumable:
             for org_id, doc_id in dict.fromkeys((c.organization_id, c.document_id) for c in chunks):
-                known.update(self.progress.load(org_id, doc_id))
+                saved = self.progress.load(org_id, doc_id)
+                if saved:
+                    self._with_progress.add((org_id, doc_id))
+                    known.update(saved)
         first_of: dict[str, int] = {}
         for i, key in enumerate(keys):
             first_of.setdefault(key, i)
@@ -255,6 +261,7 @@ class DocumentWriter:
             by_doc.setdefault((chunk.organization_id, chunk.document_id), {})[key] = vector
         for (org_id, doc_id), saved in by_doc.items():
             self.progress.save(org_id, doc_id, saved)
+            self._with_progress.add((org_id, doc_id))
 
     def commit(
         self,
@@ -263,9 +270,12 @@ class DocumentWriter:
         vectors: Sequence[Sequence[float]],
         *,
         previous_chunk_count: int | None = None,
+        clear_progress: bool | None = None,
     ) -> Document:
         """Make a begun document searchable and say so. `previous_chunk_count` is what the index
-        held for it before this write (begin keeps it in `chunk_count`)."""
+        held for it before this write (begin keeps it in `chunk_count`). `clear_progress`: remove
+        its saved embedding batches (None: if this writer embedded or found some; a workflow's
+        Write step, which did not embed, says True)."""
         if len(vectors) != len(chunks):
             raise MemlaneError(f"write of {doc.id}: {len(chunks)} chunks but {len(vectors)} vectors")
         svc = self.svc
@@ -292,7 +302,8 @@ class DocumentWriter:
         )
         svc.metadata.put_document(ready)
         invalidate_project(svc, org, doc.project_id)
-        self._clear_progress(ready)
+        if clear_progress or (clear_progress is None and (org, doc.id) in self._with_progress):
+            self._clear_progress(ready)
         return ready
 
     def _supersede(self, doc: Document) -> None:
@@ -313,6 +324,7 @@ class DocumentWriter:
         say the document is not ready."""
         try:
             self.progress.clear(doc.organization_id, doc.id)
+            self._with_progress.discard((doc.organization_id, doc.id))
         except Exception:  # noqa: BLE001
             log.warning("could not clear the embedding progress of %s", doc.id, exc_info=True)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import ipaddress
-import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ def build_event(
     body: bytes,
     authorizer: Mapping[str, str] | None,
     source_ip: str = "127.0.0.1",
+    received_at_ms: int = 0,
 ) -> dict:
     try:
         text = body.decode("utf-8")
@@ -64,7 +64,7 @@ def build_event(
             "path": path,
             "stage": "local",
             "requestId": request_id,
-            "requestTimeEpoch": int(time.time() * 1000),
+            "requestTimeEpoch": received_at_ms,
             "identity": {"sourceIp": source_ip},
             "authorizer": dict(authorizer) if authorizer else None,
         },
@@ -109,7 +109,8 @@ class LocalGateway:
                     {"Content-Type": "application/json", "WWW-Authenticate": 'Bearer realm="memlane"'},
                     error_body(exc.message).encode(),
                 )
-        event = build_event(method.upper(), path, query, headers, body, authorizer, source_ip)
+        received_at_ms = int(self.services.clock.now().timestamp() * 1000)
+        event = build_event(method.upper(), path, query, headers, body, authorizer, source_ip, received_at_ms)
         result = self.api.handle(event, None)
         out_headers = {k: str(v) for k, v in (result.get("headers") or {}).items()}
         for k, values in (result.get("multiValueHeaders") or {}).items():

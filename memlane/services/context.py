@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memlane.config import Settings
-from memlane.ports import BlobStore, Cache, Embedder, JobQueue, MetadataStore, SearchIndex, Summarizer
+from memlane.domain.models import Document
+from memlane.ports import BlobStore, Cache, Clock, Embedder, JobQueue, MetadataStore, SearchIndex, Summarizer
+from memlane.services.ratelimit import RateLimiter
+
+if TYPE_CHECKING:  # Powertools' idempotency (and boto3 behind it) loads only where a key is sent
+    from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
 
 
 @dataclass(frozen=True)
@@ -36,11 +42,13 @@ class Services:
     embedder: Embedder
     summarizer: Summarizer
     queue: JobQueue
-    clock: Any = field(default_factory=SystemClock)
-    # Called after a document is queued, e.g. to wake the local worker or start a workflow.
-    on_enqueued: Any = None
-    # Runs work off the response path (last_accessed_at updates); synchronous when None.
-    background: Any = None
+    # The one clock: every "now" of a service, a store's expiry check or a crawl comes from here.
+    clock: Clock = field(default_factory=SystemClock)
+    # Called after a document is queued, e.g. to wake the local worker (None: nothing to wake).
+    on_enqueued: Callable[[Document | None], object] | None = None
+    # Runs work off the response path (last_accessed_at updates), like Executor.submit;
+    # synchronous when None.
+    background: Callable[..., Any] | None = None
     cache: Cache | None = None  # recall results (spec §4.7); no caching when None
-    rate_limiter: Any = None  # memlane.services.ratelimit.RateLimiter; unlimited when None
-    idempotency: Any = None  # a Powertools idempotency persistence layer; Idempotency-Key ignored when None
+    rate_limiter: RateLimiter | None = None  # unlimited when None
+    idempotency: BasePersistenceLayer | None = None  # Idempotency-Key ignored when None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from memlane.domain.errors import NotFoundError
+from memlane.domain.errors import InvalidInputError, NotFoundError
 from memlane.domain.models import Document, DocumentStatus
 from memlane.domain.requests import ChunkOut, DocumentOut, MemoryIn, MemoryOut, VersionOut
 from memlane.ingest.pipeline import prepare
@@ -38,6 +38,9 @@ def save_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool |
     Returns the document; its `status` says which: `ready` (processed, 201) or `queued` (202).
     """
     md = svc.metadata
+    now = svc.clock.now()
+    if body.forget_after is not None and body.forget_after <= now:
+        raise InvalidInputError("forget_after", "must be in the future")
     project = resolve_project(svc, who, body.project_id)
     previous: Document | None = None
     if body.updates_memory_id:
@@ -56,7 +59,6 @@ def save_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool |
         # Same URL, changed content: a new version of that page (spec §9.1).
         previous = md.find_latest_by_source_url(who.organization_id, project.id, source_url)
 
-    now = svc.clock.now()
     # A salience (Vidurai's CRITICAL…NOISE) sets forget_after from its retention unless one is given.
     metadata, forget_after = apply_salience(dict(body.metadata), now, body.forget_after)
     if prepared.extracted.language:

@@ -79,7 +79,7 @@ def test_blob_store_slow_down_becomes_transient_error(aws_credentials: None) -> 
 
 def test_blob_store_creates_its_client_lazily(s3: Any) -> None:
     store = S3BlobStore("memlane-test-content")
-    assert store._client is None  # noqa: SLF001 - nothing is created at construction
+    assert not store.client.built  # nothing is created at construction
     store.put("k", b"v")
     assert store.get("k") == b"v"
 

@@ -109,25 +109,25 @@ def stack_env(aws: None, monkeypatch: pytest.MonkeyPatch) -> None:
     compose.reset_aws_services()
 
 
-def test_composition_queues_every_save_and_builds_nothing_it_does_not_use(
+def test_composition_writes_small_saves_inline_and_builds_nothing_it_does_not_use(
         stack_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMLANE_EMBEDDER", "bedrock")
     svc = compose.build_aws_services()
     assert svc is compose.build_aws_services()  # once per cold start
-    assert svc.settings.inline_max_chars == 0  # POST /v3/memory answers 202 on AWS
+    assert svc.settings.inline_max_chars == 20_000  # as locally: a small save is written in the request
     assert type(svc.metadata).__name__ == "DynamoMetadataStore" and svc.metadata.table_name == "memlane-test"
     assert type(svc.queue).__name__ == "SqsIngestQueue"
     assert type(svc.cache).__name__ == "DynamoCache"
     assert type(svc.rate_limiter).__name__ == "DynamoRateLimiter"
     assert svc.embedder.id == "bedrock/amazon.titan-embed-text-v2:0/1024"
     assert "not built yet" in repr(svc.index)  # OpenSearch is signed and connected on first use only
-    index = svc.index.target
+    index = svc.index.get()
     assert type(index).__name__ == "OpenSearchIndex" and index.alias == "memlane-chunks"
     assert index.dimension == 1024 and index.serverless is False
     assert svc.idempotency.table_name == "memlane-test" and svc.idempotency.static_pk_value == "IDEMP#save"
 
 
-def test_inline_processing_can_still_be_configured(stack_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_inline_limit_can_be_configured(stack_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMLANE_INLINE_MAX_CHARS", "5000")
     assert compose.build_aws_services().settings.inline_max_chars == 5000
 
@@ -141,11 +141,11 @@ def test_openai_key_comes_from_secrets_manager_on_first_use(stack_env: None,
     svc = compose.build_aws_services()
     # Then composing reads nothing: the embedder's id needs no key
     assert svc.embedder.id == "openai/text-embedding-3-small/1536"
-    client = svc.embedder.target._client
+    client = svc.embedder.get()._client
     assert isinstance(client, compose.OpenAIClientFromSecret) and client._client is None
     # and the first use reads the secret (by name) and builds the client with it
     assert client.api_key == "sk-test-123"
-    assert type(svc.summarizer.target).__name__ == "OpenAISummarizer"
+    assert type(svc.summarizer.get()).__name__ == "OpenAISummarizer"
 
 
 def test_a_function_outside_the_stack_says_what_is_missing(aws: None,

@@ -85,27 +85,14 @@ def deployment(aws_env: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
         clock = FixedClock(T0)
         embedder = HashEmbedder()
         search = SqliteSearchIndex(SqliteDatabase(tmp_path / "search.sqlite3"), embedder.dimension)
-        monkeypatch.setattr(compose, "build_embedder", lambda aws: embedder)
-        monkeypatch.setattr(compose, "build_search_index", lambda aws, emb: search)
-        monkeypatch.setattr(compose, "SystemClock", lambda: clock)
-        compose.reset_aws_services()
-        _reset_handler_caches()
+        aws = compose.AwsSettings.from_env()
+        services = compose.compose_aws(aws, compose.memlane_settings(), embedder=embedder, index=search,
+                                       clock=clock)
         yield Deployment(dynamodb=dynamodb, s3=s3, sqs=sqs, sfn=sfn, apigateway=apigateway,
                          ingest_queue_url=ingest_url, page_queue_url=page_url, state_machine_arn=machine,
-                         usage_plan_id=plan, clock=clock, search=search, embedder=embedder)
-        compose.reset_aws_services()
-        _reset_handler_caches()
-
-
-def _reset_handler_caches() -> None:
-    """Handlers cache what they composed per cold start; each test is a new cold start."""
-    import functions.api.handler as api
-    import functions.authorizer.handler as authorizer
-    import functions.ingest_consumer.handler as consumer
-
-    for cached in (api._api, authorizer._store, consumer._starter):
-        if hasattr(cached, "cache_clear"):  # a test may have replaced it
-            cached.cache_clear()
+                         usage_plan_id=plan, clock=clock, search=search, embedder=embedder, composed=services,
+                         docsets=compose.build_docset_context(aws, services=services),
+                         registry=compose.build_key_registry(aws), starter=compose.build_starter(aws))
 
 
 @pytest.fixture

@@ -3,11 +3,12 @@ moto deployment they run against, event loading.
 
 Lambda handlers are invoked with the events/ files under moto.
 
-moto is started before any client exists; memlane's AWS composition is reset around each test, so
-every handler composes its adapters against this test's moto account. Two ports are replaced, by
-patching the composition's factories, never the handlers: the embedder (HashEmbedder, the same
-fake the local-mode tests use) and the search engine (the local SqliteSearchIndex: moto has no
-OpenSearch). Everything else is the real AWS adapter talking to moto.
+moto is started before any client exists. Each test composes memlane's AWS adapters once against
+its moto account (compose.compose_aws) and hands them to every handler it calls, as the handlers'
+optional arguments (`Deployment.invoke`): nothing of the composition is patched. Three things
+differ from a deployment: the embedder (HashEmbedder, the fake the local-mode tests use), the
+search engine (the local SqliteSearchIndex: moto has no OpenSearch) and the clock (FixedClock).
+Everything else is the real AWS adapter talking to moto.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ if str(REPO_ROOT) not in sys.path:  # `functions` is a top-level package beside 
 
 from fakes import FixedClock, HashEmbedder  # noqa: E402
 
-from functions.invoke import LocalLambdaContext  # noqa: E402
-from memlane.adapters.aws import compose  # noqa: E402
+from functions.invoke import LocalLambdaContext, handler_module, invoke  # noqa: E402
 from memlane.adapters.local.search_index import SqliteSearchIndex  # noqa: E402
+from memlane.api.app import MemlaneApi  # noqa: E402
+from memlane.services.context import Services  # noqa: E402
 
 EVENTS = REPO_ROOT / "events"
 REGION = "us-east-1"
@@ -64,9 +66,35 @@ class Deployment:
     clock: FixedClock
     search: SqliteSearchIndex
     embedder: HashEmbedder
+    composed: Services
+    docsets: Any  # DocsetContext
+    registry: Any  # KeyRegistry
+    starter: Any  # WorkflowStarter
 
-    def services(self):
-        return compose.build_aws_services()
+    def services(self) -> Services:
+        return self.composed
+
+    def dependencies(self, function: str) -> dict[str, Any]:
+        """What the handler would compose from its environment, composed for this test."""
+        module = handler_module(function)
+        if module == "functions.api.handler":
+            return {"api": MemlaneApi(self.composed, docsets=self.docsets)}
+        if module == "functions.authorizer.handler":
+            return {"store": self.composed.metadata}
+        if module == "functions.admin_keys.handler":
+            return {"store": self.composed.metadata, "registry": self.registry, "clock": self.clock}
+        if module == "functions.ingest_consumer.handler":
+            return {"starter": self.starter, "services": self.composed}
+        if module in ("functions.refresh_job.handler", "functions.page_worker.handler"):
+            return {"docsets": self.docsets}
+        return {"services": self.composed}  # the ingestion steps, the forget job
+
+    def invoke(self, function: str, event: Any, ctx: Any = None, **overrides: Any) -> Any:
+        return invoke(function, event, ctx or context(function), **{**self.dependencies(function), **overrides})
+
+    def run_handler(self, handler: str, payload: dict[str, Any]) -> Any:
+        """What a state machine Task does: call the function named by its handler path."""
+        return self.invoke(handler.rsplit(".", 1)[0], payload)
 
     def ingest_messages(self) -> list[dict[str, Any]]:
         response = self.sqs.receive_message(QueueUrl=self.ingest_queue_url, MaxNumberOfMessages=10,

@@ -9,21 +9,19 @@ from botocore.exceptions import ClientError
 from botocore.stub import ANY, Stubber
 from fn_support import ORG_ID, Deployment, context, load_event
 
-from functions.invoke import invoke
-from memlane.adapters.aws import compose
 from memlane.adapters.aws._boto import new_client
 from memlane.adapters.aws.api_keys import GATEWAY_KEY_ATTRIBUTE, ApiGatewayKeyRegistry
 from memlane.domain.models import Organization
 
 
-def admin(event: dict) -> dict:
-    return invoke("admin_keys", event, context("keys"))
+def admin(deployment: Deployment, event: dict, **overrides) -> dict:
+    return deployment.invoke("admin_keys", event, context("keys"), **overrides)
 
 
 def test_create_shows_the_secret_once_and_registers_it_with_the_usage_plan(deployment: Deployment,
                                                                          org: Organization) -> None:
     # When the operator runs the stack output's command: {"action":"create","org":"default"}
-    created = admin(load_event("admin_keys_create.json"))
+    created = admin(deployment, load_event("admin_keys_create.json"))
     # Then the secret is in the answer (once), for the existing default organization
     secret = created["secret"]
     assert secret.startswith("mlk_") and created["organization_id"] == ORG_ID
@@ -42,28 +40,28 @@ def test_create_shows_the_secret_once_and_registers_it_with_the_usage_plan(deplo
 
 
 def test_list_never_shows_secrets(deployment: Deployment, org: Organization) -> None:
-    created = admin(load_event("admin_keys_create.json"))
-    listed = admin(load_event("admin_keys_list.json"))
+    created = admin(deployment, load_event("admin_keys_create.json"))
+    listed = admin(deployment, load_event("admin_keys_list.json"))
     assert [k["id"] for k in listed["keys"]] == [created["key"]["id"]]
     assert "secret" not in listed and created["secret"] not in str(listed)
-    assert admin({"action": "list", "org": "default"})["keys"][0]["organization_id"] == ORG_ID
-    assert admin({"action": "list", "org": "nobody"}) == {"error": "org: organization 'nobody' not found"}
+    assert admin(deployment, {"action": "list", "org": "default"})["keys"][0]["organization_id"] == ORG_ID
+    assert admin(deployment, {"action": "list", "org": "nobody"}) == {"error": "org: organization 'nobody' not found"}
 
 
 def test_revoke_deletes_the_gateway_key_and_the_authorizer_refuses_it(deployment: Deployment,
                                                                     org: Organization) -> None:
-    created = admin(load_event("admin_keys_create.json"))
+    created = admin(deployment, load_event("admin_keys_create.json"))
     event = load_event("admin_keys_revoke.json")
     event["key_id"] = created["key"]["id"]
-    assert admin(event) == {"action": "revoke", "message": f"revoked {created['key']['id']}"}
+    assert admin(deployment, event) == {"action": "revoke", "message": f"revoked {created['key']['id']}"}
     assert deployment.apigateway.get_api_keys()["items"] == []
     request = load_event("authorizer_bearer.json")
     request["headers"]["Authorization"] = f"Bearer {created['secret']}"
     with pytest.raises(Exception, match="^Unauthorized$"):
-        invoke("authorizer", request, context("authorizer"))
+        deployment.invoke("authorizer", request, context("authorizer"))
     # revoking again is harmless; an unknown key is a clear error rather than a crash
-    assert admin(event)["message"] == f"revoked {created['key']['id']}"
-    assert admin({"action": "revoke", "key_id": "nope"}) == {"error": "key_id: no key 'nope'"}
+    assert admin(deployment, event)["message"] == f"revoked {created['key']['id']}"
+    assert admin(deployment, {"action": "revoke", "key_id": "nope"}) == {"error": "key_id: no key 'nope'"}
 
 
 def test_a_key_the_gateway_cannot_register_is_revoked_again(deployment: Deployment, org: Organization,
@@ -76,10 +74,9 @@ def test_a_key_the_gateway_cannot_register_is_revoked_again(deployment: Deployme
     stub.add_client_error("create_usage_plan_key", "NotFoundException", "Invalid Usage Plan ID", 404)
     stub.add_response("delete_api_key", {}, {"apiKey": "gw-key-1"})
     registry = ApiGatewayKeyRegistry(deployment.usage_plan_id, "memlane-fn-test", apigateway=apigateway)
-    monkeypatch.setattr(compose, "build_key_registry", lambda aws=None: registry)
     # When a key is created
     with stub, pytest.raises(ClientError, match="NotFoundException"):
-        admin(load_event("admin_keys_create.json"))
+        admin(deployment, load_event("admin_keys_create.json"), registry=registry)
     # Then the half-made gateway key was deleted and the memlane key revoked: nothing is left that
     # would be accepted by the authorizer but refused by the usage plan
     stub.assert_no_pending_responses()
@@ -93,4 +90,4 @@ def test_a_key_the_gateway_cannot_register_is_revoked_again(deployment: Deployme
     ({"action": "create", "rate_limit_per_minute": 0}, "rate_limit_per_minute: Input should be greater"),
 ])
 def test_bad_payloads_are_answered_not_raised(deployment: Deployment, payload: dict, message: str) -> None:
-    assert admin(payload)["error"].startswith(message)
+    assert admin(deployment, payload)["error"].startswith(message)

@@ -8,15 +8,21 @@ import json
 from datetime import timedelta
 
 import pytest
-from fn_support import ORG_ID, Deployment, context, load_event
+from fn_support import ORG_ID, T0, Deployment, context, load_event
 
-from functions.invoke import invoke
 from memlane.domain.models import DocumentStatus, IngestJob, Organization
 from memlane.services.keys import create_key
 
+DEPLOYMENT: dict = {}
+
+
+@pytest.fixture(autouse=True)
+def _deployment(deployment: Deployment) -> None:
+    DEPLOYMENT["current"] = deployment
+
 
 def call_api(event: dict) -> tuple[int, dict, dict]:
-    result = invoke("api", event, context("api"))
+    result = DEPLOYMENT["current"].invoke("api", event, context("api"))
     return result["statusCode"], json.loads(result["body"] or "null"), result.get("headers") or {}
 
 
@@ -31,31 +37,57 @@ def with_key(event: dict, secret: str, header: str = "Authorization") -> dict:
 # --------------------------------------------------------------------------- API
 
 
-def test_save_is_queued_with_202_and_one_ingest_message(deployment: Deployment, org: Organization) -> None:
+def test_a_small_save_is_written_in_the_request_and_answered_201(deployment: Deployment,
+                                                                  org: Organization) -> None:
     # Given the sample POST /v3/memory event, as API Gateway passes it after the authorizer
     event = load_event("api_post_memory.json")
     # When the API function handles it
     status, body, headers = call_api(event)
-    # Then the save is accepted for the workflow (AWS never processes in the request)
-    assert status == 202
-    assert body["status"] == "queued" and body["title"] == "Miso meds" and body["chunk_count"] == 0
+    # Then it was written in the request, as the local server does: 201 with its summary
+    assert status == 201
+    assert body["status"] == "ready" and body["title"] == "Miso meds" and body["chunk_count"] == 1
+    assert body["summary"].startswith("Our cat Miso needs her thyroid pill")
     assert headers["RateLimit-Limit"] == "100" and headers["RateLimit-Remaining"] == "99"
     doc = deployment.services().metadata.get_document(ORG_ID, body["id"])
-    assert doc is not None and doc.status == DocumentStatus.QUEUED
-    assert doc.metadata["tags"] == ["pets", "health"]
-    # and exactly one IngestJob naming it is on the ingest queue
+    assert doc.status == DocumentStatus.READY and doc.metadata["tags"] == ["pets", "health"]
+    recall = load_event("api_recall.json")
+    recall["body"] = json.dumps({"query": "thyroid pill for the cat"})
+    status, found, _ = call_api(recall)
+    assert status == 200 and found["results"][0]["document_id"] == body["id"]
+    # and its safety net is one delayed ingest message (nothing to run now), which the consumer
+    # drops when it arrives, since the document was written after it was queued
+    attributes = deployment.sqs.get_queue_attributes(QueueUrl=deployment.ingest_queue_url,
+                                                     AttributeNames=["All"])["Attributes"]
+    assert (attributes["ApproximateNumberOfMessages"], attributes["ApproximateNumberOfMessagesDelayed"]) == \
+        ("0", "1")
+    job = IngestJob(document_id=body["id"], organization_id=ORG_ID, created_at=T0, not_before=T0)
+    sqs = load_event("ingest_consumer_single.json")
+    sqs["Records"][0]["body"] = job.model_dump_json()
+    assert DEPLOYMENT["current"].invoke("ingest_consumer", sqs) == {"batchItemFailures": []}
+    assert deployment.executions() == []
+
+
+def test_a_save_over_the_inline_limit_is_queued_with_202_and_one_ingest_message(
+        deployment: Deployment, org: Organization) -> None:
+    event = load_event("api_post_memory.json")
+    event["body"] = json.dumps({"content": "The greenhouse log. " + "Vent opened at noon. " * 1200,
+                                "title": "Greenhouse log"})
+    status, body, _ = call_api(event)
+    assert status == 202
+    assert body["status"] == "queued" and body["title"] == "Greenhouse log" and body["chunk_count"] == 0
     (message,) = deployment.ingest_messages()
     job = IngestJob.model_validate_json(message["Body"])
     assert (job.document_id, job.organization_id) == (body["id"], ORG_ID)
 
 
-def test_same_content_twice_is_a_duplicate_not_a_second_job(deployment: Deployment,
-                                                             org: Organization) -> None:
+def test_same_content_twice_is_a_duplicate_not_a_second_write(deployment: Deployment,
+                                                              org: Organization) -> None:
     first = call_api(load_event("api_post_memory.json"))
     second = call_api(load_event("api_post_memory.json"))
-    assert first[0] == 202 and second[0] == 200
+    assert first[0] == 201 and second[0] == 200
     assert second[1]["duplicate"] is True and second[1]["id"] == first[1]["id"]
-    assert len(deployment.ingest_messages()) == 1
+    assert deployment.services().metadata.get_chunks(ORG_ID, first[1]["id"])[0].chunk_index == 0
+    assert len(deployment.search.document_ids(ORG_ID)) == 1
 
 
 def test_health_projects_document_and_recall_routes(deployment: Deployment, org: Organization) -> None:
@@ -101,7 +133,7 @@ def secret(deployment: Deployment, org: Organization) -> str:
 
 
 def authorize(event: dict) -> dict:
-    return invoke("authorizer", event, context("authorizer"))
+    return DEPLOYMENT["current"].invoke("authorizer", event, context("authorizer"))
 
 
 @pytest.mark.parametrize(("event_file", "header"), [("authorizer_bearer.json", "Authorization"),

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from functools import partial
 
 import pytest
 from fn_support import ORG_ID, TABLE, Deployment, context, load_event
 
-from functions.invoke import invoke
 from memlane.adapters.aws import compose
 from memlane.adapters.aws.crawl_queue import PageMessage
 from memlane.adapters.aws.docset_store import DynamoDocsetStore
 from memlane.crawl.types import FetchResult
-from memlane.docsets.models import Docset, PageStatus, page_id_for
+from memlane.docsets.models import Docset, PageStatus, epoch_ms, page_id_for
 from memlane.domain.models import Organization
 
 SITE = {
@@ -58,15 +56,13 @@ class SiteFetcher:
 
 
 @pytest.fixture
-def site(deployment: Deployment, monkeypatch: pytest.MonkeyPatch):
-    """The in-memory site behind every function's fetcher; the page worker composes afresh."""
+def site(deployment: Deployment):
+    """The in-memory site behind every function's fetcher: the docset context the functions are
+    handed fetches from it."""
     fetcher = SiteFetcher()
-    monkeypatch.setattr(compose, "build_fetcher", lambda settings: fetcher)
-    import functions.page_worker.handler as page_worker
-
-    page_worker._docsets.cache_clear()
-    yield fetcher
-    page_worker._docsets.cache_clear()
+    deployment.docsets = compose.build_docset_context(compose.AwsSettings.from_env(),
+                                                      services=deployment.services(), fetcher=fetcher)
+    return fetcher
 
 
 @pytest.fixture
@@ -82,9 +78,11 @@ def crawl(deployment: Deployment, org: Organization, site: SiteFetcher):
             base_url="https://docs.example.com/guide",
             seed_url="https://docs.example.com/guide/",
             seed_slug="",
+            created_at=epoch_ms(deployment.clock.now()),
+            updated_at=epoch_ms(deployment.clock.now()),
         )
     )
-    store.add_pages(docset, [docset.seed_url], int(time.time() * 1000))
+    store.add_pages(docset, [docset.seed_url], epoch_ms(deployment.clock.now()))
     return store, docset, fetcher
 
 
@@ -114,7 +112,7 @@ def test_page_worker_indexes_the_page_and_queues_its_links(deployment: Deploymen
     event = page_event(deployment, docset, [seed])
     event["Records"].append({**event["Records"][0], "messageId": "poison", "body": "{not json"})
     # When the page worker handles the batch
-    response = invoke("page_worker", event, context("page-worker"))
+    response = deployment.invoke("page_worker", event, context("page-worker"))
     # Then only the malformed message is reported for retry
     assert response == {"batchItemFailures": [{"itemIdentifier": "poison"}]}
     page = store.get_page(docset.id, seed)
@@ -128,7 +126,7 @@ def test_page_worker_indexes_the_page_and_queues_its_links(deployment: Deploymen
     )
     assert queued_pages(deployment) == linked
     # When those messages are handled, and one is delivered twice
-    assert invoke(
+    assert deployment.invoke(
         "page_worker", page_event(deployment, docset, [*linked, linked[0]]), context("page-worker")
     ) == {"batchItemFailures": []}
     # Then every page is indexed once
@@ -140,10 +138,10 @@ def test_page_worker_indexes_the_page_and_queues_its_links(deployment: Deploymen
 def test_refresh_job_requeues_stale_docsets_onto_the_page_queue(deployment: Deployment, crawl) -> None:
     store, docset, _ = crawl
     seed = page_id_for(docset.id, docset.seed_url)
-    invoke("page_worker", page_event(deployment, docset, [seed]), context("page-worker"))
+    deployment.invoke("page_worker", page_event(deployment, docset, [seed]), context("page-worker"))
     queued_pages(deployment)  # drain the link messages
     # Given the docset was last refreshed two days ago
-    two_days_ago = int(time.time() * 1000) - 48 * 3_600_000
+    two_days_ago = epoch_ms(deployment.clock.now()) - 48 * 3_600_000
     store.update_docset(
         store.get_docset(ORG_ID, docset.id).model_copy(
             update={"created_at": two_days_ago, "last_refreshed_at": two_days_ago}
@@ -153,12 +151,12 @@ def test_refresh_job_requeues_stale_docsets_onto_the_page_queue(deployment: Depl
         if page.status != PageStatus.INDEXED:
             store.save_page(page.model_copy(update={"status": PageStatus.SKIPPED, "retry_at": None}))
     # When the daily schedule fires
-    first = invoke("refresh_job", load_event("refresh_job_schedule.json"), context("refresh"))
+    first = deployment.invoke("refresh_job", load_event("refresh_job_schedule.json"), context("refresh"))
     # Then the docset is refreshed and its pages are on the page queue
     assert first["job"] == "refresh" and (first["total"], first["refreshed"]) == (1, 1)
     assert seed in queued_pages(deployment)
     # and a second run right after (a schedule firing twice) finds it fresh
-    again = invoke("refresh_job", load_event("refresh_job_schedule.json"), context("refresh"))
+    again = deployment.invoke("refresh_job", load_event("refresh_job_schedule.json"), context("refresh"))
     assert (again["total"], again["refreshed"]) == (1, 0)
 
 
@@ -168,7 +166,7 @@ def test_a_page_that_fails_transiently_is_sent_again_after_its_backoff(deploymen
     # Given the seed's server times out
     fetcher.down.add(docset.seed_url)
     # When the page worker handles its message
-    assert invoke("page_worker", page_event(deployment, docset, [seed]), context("page-worker")) == {
+    assert deployment.invoke("page_worker", page_event(deployment, docset, [seed]), context("page-worker")) == {
         "batchItemFailures": []
     }
     # Then the page records the error with a retry time, and its message is back on the queue, delayed
@@ -180,7 +178,7 @@ def test_a_page_that_fails_transiently_is_sent_again_after_its_backoff(deploymen
     assert attributes["Attributes"]["ApproximateNumberOfMessagesDelayed"] == "1"
     # When the server is back and the message arrives
     fetcher.down.clear()
-    invoke("page_worker", page_event(deployment, docset, [seed]), context("page-worker"))
+    deployment.invoke("page_worker", page_event(deployment, docset, [seed]), context("page-worker"))
     # Then the page is indexed on its second attempt
     page = store.get_page(docset.id, seed)
     assert (page.status, page.attempts) == (PageStatus.INDEXED, 2)
@@ -190,20 +188,20 @@ def test_a_message_redelivered_after_its_worker_died_reclaims_the_page(deploymen
     store, docset, _ = crawl
     seed = page_id_for(docset.id, docset.seed_url)
     # Given the seed was claimed ten minutes ago by a worker that never finished
-    ten_minutes_ago = int(time.time() * 1000) - 600_000
+    ten_minutes_ago = epoch_ms(deployment.clock.now()) - 600_000
     assert store.claim_page(docset.id, seed, ten_minutes_ago) is not None
     # When SQS redelivers its message (after the visibility timeout)
-    invoke("page_worker", page_event(deployment, docset, [seed]), context("page-worker"))
+    deployment.invoke("page_worker", page_event(deployment, docset, [seed]), context("page-worker"))
     # Then this worker claims it again and indexes it
     assert store.get_page(docset.id, seed).status == PageStatus.INDEXED
     # but a page claimed a moment ago belongs to a live worker: its duplicate message is dropped
     fresh = page_id_for(docset.id, "https://docs.example.com/guide/usage")
-    assert store.claim_page(docset.id, fresh, int(time.time() * 1000)) is not None
-    invoke("page_worker", page_event(deployment, docset, [fresh]), context("page-worker"))
+    assert store.claim_page(docset.id, fresh, epoch_ms(deployment.clock.now())) is not None
+    deployment.invoke("page_worker", page_event(deployment, docset, [fresh]), context("page-worker"))
     assert store.get_page(docset.id, fresh).status == PageStatus.PROCESSING
 
 
-def api(method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
+def api(deployment: Deployment, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
     """The sample API event (after the authorizer) with another method, path and body."""
     event = load_event("api_recall.json")
     event.update(
@@ -213,7 +211,7 @@ def api(method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
         pathParameters={"proxy": path.lstrip("/")},
     )
     event["requestContext"].update(httpMethod=method, path=f"/dev{path}")
-    result = invoke("api", event, context("api"))
+    result = deployment.invoke("api", event, context("api"))
     return result["statusCode"], json.loads(result["body"] or "null")
 
 
@@ -238,7 +236,7 @@ def drain_page_queue(deployment: Deployment) -> int:
             {**template, "messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"]}
             for m in messages
         ]
-        assert invoke("page_worker", event, context("page-worker")) == {"batchItemFailures": []}
+        assert deployment.invoke("page_worker", event, context("page-worker")) == {"batchItemFailures": []}
         for m in messages:
             deployment.sqs.delete_message(
                 QueueUrl=deployment.page_queue_url, ReceiptHandle=m["ReceiptHandle"]
@@ -253,24 +251,23 @@ def test_a_docset_indexed_through_the_api_is_crawled_by_the_page_worker(
 
     monkeypatch.setattr(docset_service, "check_url", partial(docset_service.check_url, resolver=public_dns))
     # Given POST /index for a documentation site, through the API function
-    status, body = api(
-        "POST", "/index", {"baseUrl": "https://docs.example.com", "seedSlug": "/guide/", "name": "Widgets"}
+    status, body = api(deployment, "POST", "/index", {"baseUrl": "https://docs.example.com", "seedSlug": "/guide/", "name": "Widgets"}
     )
     assert status == 200 and body["seedIndexed"] is False and body["status"] == "indexing"
     docset_id = body["docsetId"]
     # Then the seed page is one message on the page queue, and the docset reports it pending
-    status, before = api("GET", f"/docset/{docset_id}")
+    status, before = api(deployment, "GET", f"/docset/{docset_id}")
     assert status == 200 and before["indexStatus"]["pendingPages"] == 1
     # When the page worker handles the page queue until it is empty
     assert drain_page_queue(deployment) == 3  # the seed, then the two pages it links to
     # Then every page is indexed and searchable, and the docset is ready
-    status, after = api("GET", f"/docset/{docset_id}")
+    status, after = api(deployment, "GET", f"/docset/{docset_id}")
     assert status == 200 and after["status"] == "ready"
     assert (after["indexStatus"]["totalPages"], after["indexStatus"]["indexedPages"]) == (3, 3)
     assert after["indexStatus"]["totalChunks"] >= 3
     assert set(SITE) <= set(site.fetched)
     assert len(deployment.search.document_ids(ORG_ID)) == 3
-    status, pages = api("GET", f"/docset/{docset_id}/pages")
+    status, pages = api(deployment, "GET", f"/docset/{docset_id}/pages")
     assert status == 200 and pages["total"] == 3 and {p["status"] for p in pages["pages"]} == {"indexed"}
     # and another organization does not see it
     store = DynamoDocsetStore(TABLE, client=deployment.dynamodb)

@@ -4,33 +4,39 @@ OpenSearch as in the other handler tests)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 from fn_support import BUCKET, ORG_ID
 
-from memlane.cli import main
+from memlane.adapters.aws.doctor import AwsInventory
 from memlane.domain.requests import MemoryIn, RecallIn
 from memlane.recall.service import recall
 from memlane.services.context import Principal
+from memlane.services.doctor import examine
 from memlane.services.lifecycle import work_prefix
 from memlane.services.memory import delete_document, save_memory
 
 WHO = Principal(organization_id=ORG_ID, key_id="k", user_id="u")
 
 
+SERVICES: dict = {}
+
+
 def doctor(capsys, *flags: str) -> tuple[int, dict]:
-    code = main(["doctor", "--aws", "--json", *flags])
-    return code, json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    """What `memlane doctor --aws [--repair]` reports, on this test's composed services."""
+    svc = SERVICES["current"]
+    report = examine(svc, AwsInventory(svc), repair="--repair" in flags)
+    return (0 if report.total == 0 or report.repaired else 1), report.as_dict()
 
 
 @pytest.fixture
 def svc(deployment, org):
-    from memlane.adapters.aws import compose
-
-    return compose.build_aws_services(
-        compose.memlane_settings().model_copy(update={"inline_max_chars": 10**9})
-    )
+    svc = dataclasses.replace(deployment.services(), settings=deployment.services().settings.model_copy(
+        update={"inline_max_chars": 10**9}))
+    SERVICES["current"] = svc
+    return svc
 
 
 def remember(svc, text: str) -> str:

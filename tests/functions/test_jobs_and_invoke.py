@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from fn_support import EVENTS, ORG_ID, T0, Deployment, context, load_event
 
-from functions.invoke import handler_module, invoke
+from functions.invoke import handler_module
 from memlane.cli import main as cli_main
 from memlane.domain.models import Document, DocumentStatus, Organization
 from memlane.domain.requests import RecallIn
@@ -41,7 +41,7 @@ def test_forget_job_removes_expired_documents_everywhere_and_is_idempotent(deplo
     svc.cache.set(key, b"[]", 300, T0, document_ids=[d.id for d in (*gone, kept)])
     # When the hourly schedule fires an hour later
     deployment.clock.advance(hours=1)
-    report = invoke("forget_job", load_event("forget_job_schedule.json"), context("forget"))
+    report = deployment.invoke("forget_job", load_event("forget_job_schedule.json"), context("forget"))
     # Then both are gone from metadata, content, the search index and the cache
     assert report["job"] == "forget" and report["forgotten"] == 2
     assert report["by_organization"] == {ORG_ID: 2}
@@ -54,7 +54,7 @@ def test_forget_job_removes_expired_documents_everywhere_and_is_idempotent(deplo
     assert {r["document_id"] for r in svc.metadata.list_forgotten(ORG_ID)} == {d.id for d in gone}
     assert svc.metadata.get_document(ORG_ID, kept.id).status == DocumentStatus.READY
     # and a schedule firing twice finds nothing more (row 17)
-    again = invoke("forget_job", load_event("forget_job_schedule.json"), context("forget"))
+    again = deployment.invoke("forget_job", load_event("forget_job_schedule.json"), context("forget"))
     assert again["forgotten"] == 0 and again["by_organization"] == {}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 
@@ -9,8 +10,6 @@ import pytest
 from botocore.stub import Stubber
 from fn_support import DOC_ID, ORG_ID, T0, Deployment, context, load_event
 
-from functions.invoke import invoke
-from memlane.adapters.aws import compose
 from memlane.adapters.aws._boto import new_client
 from memlane.adapters.aws.bedrock_embedder import BEDROCK_CLIENT_CONFIG, BedrockEmbedder
 from memlane.domain.errors import TransientError
@@ -25,8 +24,17 @@ CONTENT = (
 PREFIX = f"work/{ORG_ID}/{DOC_ID}/doc-{DOC_ID}-4b3a2918-0f1e-4d2c-8b3a-291807f6e5d4"
 
 
-def step(name: str, event: dict | None = None) -> dict:
-    return invoke(name, event if event is not None else load_event(f"step_{name}.json"), context(name))
+DEPLOYMENT: dict = {}
+
+
+@pytest.fixture(autouse=True)
+def _deployment(deployment: Deployment) -> None:
+    DEPLOYMENT["current"] = deployment
+
+
+def step(name: str, event: dict | None = None, **overrides) -> dict:
+    event = event if event is not None else load_event(f"step_{name}.json")
+    return DEPLOYMENT["current"].invoke(name, event, context(name), **overrides)
 
 
 def save_queued(deployment: Deployment, content: str, title: str, **fields) -> Document:
@@ -117,9 +125,8 @@ def test_a_document_deleted_before_processing_makes_every_step_a_no_op(
     assert deployment.search.document_ids() == set()
 
 
-def _bedrock_embedder(
-    deployment: Deployment, monkeypatch: pytest.MonkeyPatch, errors: int, sleeps: list[float]
-) -> Stubber:
+def _bedrock_embedder(deployment: Deployment, errors: int, sleeps: list[float]) -> tuple[Stubber, dict]:
+    """A Bedrock embedder on a stubbed client, and the step handlers' services using it."""
     client = new_client("bedrock-runtime", BEDROCK_CLIENT_CONFIG)
     stub = Stubber(client)
     for _ in range(errors):
@@ -128,9 +135,7 @@ def _bedrock_embedder(
         body = json.dumps({"embedding": [0.0] * 255 + [1.0], "inputTextTokenCount": 30}).encode()
         stub.add_response("invoke_model", {"body": _Streaming(body), "contentType": "application/json"})
     embedder = BedrockEmbedder(client=client, dimension=256, sleep=sleeps.append)
-    monkeypatch.setattr(compose, "build_embedder", lambda aws: embedder)
-    compose.reset_aws_services()
-    return stub
+    return stub, {"services": dataclasses.replace(deployment.services(), embedder=embedder)}
 
 
 def test_bedrock_5xx_is_retried_with_backoff_inside_the_embed_step(
@@ -138,9 +143,9 @@ def test_bedrock_5xx_is_retried_with_backoff_inside_the_embed_step(
 ) -> None:
     step("prepare")
     sleeps: list[float] = []
-    stub = _bedrock_embedder(deployment, monkeypatch, errors=2, sleeps=sleeps)
+    stub, deps = _bedrock_embedder(deployment, errors=2, sleeps=sleeps)
     with stub:
-        result = step("embed")
+        result = step("embed", **deps)
     assert sleeps == [1.0, 2.0]  # memlane's schedule: 1 s, 2 s (then 4 s)
     assert result["count"] == 1 and result["embedder"] == "bedrock/amazon.titan-embed-text-v2:0/256"
     stub.assert_no_pending_responses()
@@ -151,9 +156,9 @@ def test_bedrock_down_raises_the_error_name_the_workflow_retries(
 ) -> None:
     step("prepare")
     sleeps: list[float] = []
-    stub = _bedrock_embedder(deployment, monkeypatch, errors=4, sleeps=sleeps)
+    stub, deps = _bedrock_embedder(deployment, errors=4, sleeps=sleeps)
     with stub, pytest.raises(TransientError) as raised:
-        step("embed")
+        step("embed", **deps)
     assert type(raised.value).__name__ == "TransientError" and sleeps == [1.0, 2.0, 4.0]
     doc = deployment.services().metadata.get_document(ORG_ID, DOC_ID)
     assert doc.status == DocumentStatus.PROCESSING

@@ -17,6 +17,7 @@ from memlane.recall.service import recall
 from memlane.services.context import Principal
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
+from memlane.services.transfer import export_project, import_lines
 
 
 def test_local_export_imports_into_aws_with_versions(deployment, tmp_path, capsys):
@@ -34,13 +35,12 @@ def test_local_export_imports_into_aws_with_versions(deployment, tmp_path, capsy
     out = tmp_path / "default.jsonl"
     assert main(["--data-dir", str(tmp_path / "local"), "export", "--project", "Default", "-o", str(out)]) == 0
 
-    assert main(["import", str(out), "--aws", "--org", "default"]) == 0
-    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert result["imported"] == 2 and result["skipped"] == 0
-
+    # What `memlane import --aws --org default` does, on the composed AWS adapters
     svc = deployment.services()
-    aws_org = svc.metadata.find_organization_by_slug("default")
-    them = Principal(organization_id=aws_org.id, key_id="k")
+    aws_org, _ = ensure_organization(svc.metadata, "default")
+    them = Principal(organization_id=aws_org.id, key_id="cli", user_id="cli")
+    result = import_lines(svc, them, out.read_text().splitlines())
+    assert result["imported"] == 2 and result["skipped"] == 0
     a1 = svc.metadata.get_document(aws_org.id, v1.id)
     a2 = svc.metadata.get_document(aws_org.id, v2.id)
     assert a1.superseded_by == v2.id and a2.updates_memory_id == v1.id
@@ -49,6 +49,6 @@ def test_local_export_imports_into_aws_with_versions(deployment, tmp_path, capsy
     found = recall(svc, them, RecallIn(query="drain restart web tier"))
     assert [r.document_id for r in found.results] == [v2.id]
     # and back out of AWS: the same two documents, in order
-    assert main(["export", "--aws", "--org", "default", "--project", "Default", "-o", str(tmp_path / "back.jsonl")]) == 0
-    back = [json.loads(line) for line in (tmp_path / "back.jsonl").read_text().splitlines()[1:]]
+    project = svc.metadata.find_project_by_slug(aws_org.id, "default")
+    back = [json.loads(line) for line in list(export_project(svc, them, project))[1:]]
     assert [d["document"]["id"] for d in back] == [v1.id, v2.id]

@@ -9,6 +9,7 @@ handler read and wrote.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -20,7 +21,6 @@ from asl import Synthesized, execute, synthesize
 from fakes import FixedClock, HashEmbedder
 from fn_support import ORG_ID, T0, Deployment, context, load_event
 
-from functions.invoke import invoke
 from infra import constants as c
 from memlane.api.app import MemlaneApi
 from memlane.config import Settings
@@ -34,14 +34,17 @@ from memlane.services.keys import create_key
 pytestmark = pytest.mark.infra
 
 
+DEPLOYMENT: dict = {}
+
+
+@pytest.fixture(autouse=True)
+def _deployment(deployment: Deployment) -> None:
+    DEPLOYMENT["current"] = deployment
+
+
 @pytest.fixture(scope="module")
 def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     return synthesize(tmp_path_factory.mktemp("workflow-synth"))
-
-
-def run_handler(handler: str, payload: dict[str, Any]) -> Any:
-    module, _, name = handler.rpartition(".")
-    return getattr(importlib.import_module(module), name)(payload, context(module.rsplit(".", 1)[-1]))
 
 
 class CapturingStarter:
@@ -60,17 +63,25 @@ class CapturingStarter:
         return f"arn:aws:states:us-east-1:123456789012:execution:memlane:{name}"
 
 
+def queueing_api(deployment: Deployment) -> MemlaneApi:
+    """The API function as it treats a document over the inline limit: queued for the workflow."""
+    svc = deployment.services()
+    return MemlaneApi(dataclasses.replace(svc, settings=svc.settings.model_copy(update={"inline_max_chars": 0})),
+                      docsets=deployment.docsets)
+
+
 def save(deployment: Deployment, content: str, title: str) -> Document:
     event = load_event("api_post_memory.json")
     event["body"] = json.dumps({"content": content, "title": title})
-    result = invoke("api", event, context("api"))
+    result = deployment.invoke("api", event, context("api"), api=queueing_api(deployment))
     assert result["statusCode"] == 202, result["body"]
     return deployment.services().metadata.get_document(ORG_ID, json.loads(result["body"])["id"])
 
 
 def start_for(doc: Document) -> tuple[str, dict[str, Any]]:
     starter = CapturingStarter()
-    steps.start_ingestion(starter, IngestJob(document_id=doc.id, organization_id=doc.organization_id))
+    steps.start_ingestion(starter, DEPLOYMENT["current"].services(),
+                          IngestJob(document_id=doc.id, organization_id=doc.organization_id, created_at=T0))
     return starter.started[0]
 
 
@@ -116,7 +127,7 @@ def test_each_step_gets_what_it_reads_and_its_result_lands_where_the_next_reads_
 
     monkeypatch.setattr(steps.StepInput, "artifact", spy)
     # When the synthesized state machine runs, each Task calling its handler
-    run = execute(synthesized, execution_input, name, run_handler)
+    run = execute(synthesized, execution_input, name, deployment.run_handler)
     # Then it succeeds through every step in order
     assert run.status == "SUCCEEDED", (run.error, run.cause)
     assert run.visited == ["Start", "Prepare", "Embed", "Write"]
@@ -144,11 +155,11 @@ def test_the_same_document_run_twice_is_one_document_with_one_set_of_chunks(
         synthesized: Synthesized, deployment: Deployment, org: Organization) -> None:
     doc = save(deployment, "The boiler pressure should stay between 1 and 2 bar.", "Boiler")
     name, execution_input = start_for(doc)
-    assert execute(synthesized, execution_input, name, run_handler).status == "SUCCEEDED"
+    assert execute(synthesized, execution_input, name, deployment.run_handler).status == "SUCCEEDED"
     md = deployment.services().metadata
     chunks = md.get_chunks(ORG_ID, doc.id)
     # a second run of the workflow for the same job (e.g. redriven) finds it ready and changes nothing
-    again = execute(synthesized, execution_input, name, run_handler)
+    again = execute(synthesized, execution_input, name, deployment.run_handler)
     assert again.status == "SUCCEEDED"
     assert again.output["artifacts"]["prepare"] == {"skip": "document already ready", "count": 0, "tags": []}
     assert md.get_chunks(ORG_ID, doc.id) == chunks
@@ -167,7 +178,7 @@ def test_a_failing_step_is_caught_and_mark_failed_records_why(
         raise domain_errors.EmbedderMismatchError("the index was built with another embedder")
 
     monkeypatch.setattr(deployment.embedder, "embed_documents", refuse)
-    run = execute(synthesized, execution_input, name, run_handler)
+    run = execute(synthesized, execution_input, name, deployment.run_handler)
     # Catch → MarkFailed (with $.error) → Fail with the step's error name
     assert run.visited == ["Start", "Prepare", "Embed", "MarkFailed", "IngestionFailed"]
     assert run.attempts["Embed"] == 1  # not a retryable error
@@ -185,7 +196,7 @@ def test_transient_errors_are_retried_by_the_state_machine(
     doc = save(deployment, "Water the fern twice a week, mist daily in summer.", "Fern")
     name, execution_input = start_for(doc)
     deployment.embedder.fail_times = 2  # two 503s from the embedding service, then it answers
-    run = execute(synthesized, execution_input, name, run_handler)
+    run = execute(synthesized, execution_input, name, deployment.run_handler)
     assert run.status == "SUCCEEDED" and run.attempts["Embed"] == 3
     done = deployment.services().metadata.get_document(ORG_ID, doc.id)
     assert done.status == DocumentStatus.READY and done.status_reason is None
@@ -193,7 +204,7 @@ def test_transient_errors_are_retried_by_the_state_machine(
     doc = save(deployment, "The dog's vaccination is due in March.", "Dog")
     name, execution_input = start_for(doc)
     deployment.embedder.fail_times = 100  # down for longer than the retries
-    run = execute(synthesized, execution_input, name, run_handler)
+    run = execute(synthesized, execution_input, name, deployment.run_handler)
     assert run.attempts["Embed"] == 1 + c.STEP_RETRY_MAX_ATTEMPTS
     assert run.error == "TransientError"
     failed = deployment.services().metadata.get_document(ORG_ID, doc.id)
@@ -219,15 +230,16 @@ def test_save_ingest_recall_through_the_handlers_matches_local_mode(
     secret, _, _ = create_key(deployment.services().metadata, "default", "e2e")
     request = load_event("authorizer_bearer.json")
     request["headers"]["Authorization"] = f"Bearer {secret}"
-    authorized = invoke("authorizer", request, context("authorizer"))
+    authorized = deployment.invoke("authorizer", request, context("authorizer"))
     assert authorized["usageIdentifierKey"] == hashlib.sha256(secret.encode()).hexdigest()
 
     def api(event: dict) -> dict:
         event["requestContext"]["authorizer"] = {**authorized["context"],
                                                  "principalId": authorized["principalId"]}
-        return invoke("api", event, context("api"))
+        return deployment.invoke("api", event, context("api"), api=queueing_api(deployment))
 
-    # When notes are saved through the API function (202: queued)
+    # When notes are saved through the API function, queued (202) as documents over the inline
+    # limit are
     for title, content in NOTES:
         event = load_event("api_post_memory.json")
         event["body"] = json.dumps({"content": content, "title": title})
@@ -239,22 +251,18 @@ def test_save_ingest_recall_through_the_handlers_matches_local_mode(
     template = sqs_event["Records"][0]
     sqs_event["Records"] = [{**template, "messageId": m["MessageId"], "body": m["Body"],
                              "receiptHandle": m["ReceiptHandle"]} for m in messages]
-    assert invoke("ingest_consumer", sqs_event, context("consumer")) == {"batchItemFailures": []}
+    assert deployment.invoke("ingest_consumer", sqs_event, context("consumer")) == {"batchItemFailures": []}
     # and each execution the consumer started runs through the step functions
     executions = deployment.executions()
     assert len(executions) == len(NOTES)
     for execution in executions:
         described = deployment.sfn.describe_execution(executionArn=execution["executionArn"])
-        run = execute(synthesized, json.loads(described["input"]), execution["name"], run_handler)
+        run = execute(synthesized, json.loads(described["input"]), execution["name"], deployment.run_handler)
         assert run.status == "SUCCEEDED", (run.error, run.cause)
     # Then recall through the API function answers like the embedded default does with the same
-    # notes, embedder, summarizer and clock. (The resolver's routers are module-level and bound to
-    # the newest MemlaneApi, so local mode is run first and the Lambda's API is composed afresh.)
+    # notes, embedder, summarizer and clock.
     local = _local_mode(tmp_path)
     expected = {query: local(query) for query in QUERIES}
-    import functions.api.handler as api_function
-
-    api_function._api.cache_clear()
     for query in QUERIES:
         on_aws = json.loads(api(_recall_event(query))["body"])["results"]
         here = expected[query]

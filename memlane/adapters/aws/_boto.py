@@ -16,6 +16,7 @@ from botocore.exceptions import (
 )
 
 from memlane.domain.errors import TransientError
+from memlane.lazy import Lazy
 
 # botocore's standard retry mode retries throttling, 5xx and transient connection errors with
 # exponential backoff and jitter. `max_attempts` counts retries: 1 attempt + 5 retries = 6 calls
@@ -62,22 +63,10 @@ def new_client(service: str, config: Config = DEFAULT_CLIENT_CONFIG) -> Any:
     return boto3.client(service, config=config)
 
 
-class LazyClient:
-    """A class attribute standing for a boto3 client that is built on first use and kept in the
-    instance attribute `attr` (which the constructor sets, to a client given for tests or None):
+def lazy_client(client: Any | None, service: str, config: Config = DEFAULT_CLIENT_CONFIG) -> Any:
+    """The client given (tests hand one in), or one built on first use (memlane.lazy.Lazy):
     composing an adapter creates no client, and tests can start moto before any exists."""
-
-    def __init__(self, service: str, config: Config = DEFAULT_CLIENT_CONFIG, attr: str = "_client") -> None:
-        self.service, self.config, self.attr = service, config, attr
-
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        if obj is None:
-            return self
-        client = getattr(obj, self.attr)
-        if client is None:
-            client = new_client(self.service, self.config)
-            setattr(obj, self.attr, client)
-        return client
+    return client if client is not None else Lazy(lambda: new_client(service, config), f"{service} client")
 
 
 def call(client: Any, operation: str, label: str, **kwargs: Any) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from memlane.adapters.aws import dynamo_schema as ks
-from memlane.adapters.aws._boto import LazyClient, call, error_code
+from memlane.adapters.aws._boto import call, error_code, lazy_client
 from memlane.domain.models import ApiKey
 
 GATEWAY_KEY_ATTRIBUTE = "gateway_key_id"
@@ -24,12 +24,8 @@ class ApiGatewayKeyRegistry:
                  dynamodb: Any | None = None) -> None:
         self.usage_plan_id = usage_plan_id
         self.table_name = table_name
-        self._apigateway = apigateway
-        self._dynamodb = dynamodb
-
-    apigateway = LazyClient("apigateway", attr="_apigateway")
-
-    dynamodb = LazyClient("dynamodb", attr="_dynamodb")
+        self.apigateway = lazy_client(apigateway, "apigateway")
+        self.dynamodb = lazy_client(dynamodb, "dynamodb")
 
     def _call(self, client: Any, operation: str, **kwargs: Any) -> Any:
         return call(client, operation, client.meta.service_model.service_name, **kwargs)

@@ -19,7 +19,7 @@ from typing import Any
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from memlane.adapters.aws._boto import CONNECTION_ERRORS, LazyClient, error_code, is_transient
+from memlane.adapters.aws._boto import CONNECTION_ERRORS, error_code, is_transient, lazy_client
 from memlane.domain.errors import MemlaneError, TransientError
 
 TITAN_V2_MODEL_ID = "amazon.titan-embed-text-v2:0"
@@ -47,14 +47,12 @@ class BedrockEmbedder:
     ) -> None:
         if model_id == TITAN_V2_MODEL_ID and dimension not in TITAN_V2_DIMENSIONS:
             raise ValueError(f"Titan V2 supports dimensions {TITAN_V2_DIMENSIONS}, not {dimension}")
-        self._client = client
+        self.client = lazy_client(client, "bedrock-runtime", BEDROCK_CLIENT_CONFIG)
         self.model_id = model_id
         self._dimension = dimension
         self._sleep = sleep
         self._max_workers = max(1, max_workers)
         self._retry_delays = tuple(retry_delays)
-
-    client = LazyClient("bedrock-runtime", BEDROCK_CLIENT_CONFIG)
 
     @property
     def id(self) -> str:

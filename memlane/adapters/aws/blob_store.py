@@ -16,7 +16,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from memlane.adapters.aws._boto import LazyClient, error_code, is_transient
+from memlane.adapters.aws._boto import error_code, is_transient, lazy_client
 from memlane.domain.errors import TransientError
 
 _MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
@@ -26,9 +26,7 @@ DELETE_OBJECTS_LIMIT = 1000  # DeleteObjects' maximum per request
 class S3BlobStore:
     def __init__(self, bucket: str, client: Any | None = None) -> None:
         self.bucket = bucket
-        self._client = client
-
-    client = LazyClient("s3")
+        self.client = lazy_client(client, "s3")
 
     def put(self, key: str, data: bytes) -> None:
         try:

@@ -2,20 +2,19 @@
 Bedrock or OpenAI, from the environment the CDK stack gives every function.
 
 Nothing happens at import time. `build_aws_services()` reads the environment once per cold start
-(the result is cached for the life of the execution environment), and every adapter creates its
+(the result is kept for the life of the execution environment), and every adapter creates its
 client on first use. What a function never touches is never built: the search index, the
-OpenAI-backed embedder and summarizer are behind `LazyPort`, so the authorizer-like paths never
+OpenAI-backed embedder and summarizer are `Lazy` (memlane.lazy), so the authorizer-like paths never
 import opensearch-py or openai and never sign a request or read a secret they have no grant for.
+`compose_aws` takes ports to use instead of the deployed ones: that is how tests hand in fakes.
 
-On AWS every save is queued (Settings.inline_max_chars = 0 unless MEMLANE_INLINE_MAX_CHARS says
-otherwise): the Step Functions workflow does the processing, so POST /v3/memory answers 202.
+On AWS, as locally, a save of up to Settings.inline_max_chars is written in the API function's
+request (201); only larger ones go through the SQS queue and the Step Functions workflow (202).
 """
 
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Callable
 from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict
@@ -29,6 +28,8 @@ from memlane.adapters.aws.metadata_store import DynamoMetadataStore
 from memlane.adapters.aws.ratelimit import DynamoRateLimiter
 from memlane.config import Settings
 from memlane.domain.errors import MemlaneError
+from memlane.lazy import Lazy
+from memlane.ports import Clock, Embedder, SearchIndex
 from memlane.services.context import Services, SystemClock
 
 # Names the stack sets besides those in dynamo_schema (infra/constants.py holds the same strings;
@@ -96,38 +97,11 @@ class AwsSettings(BaseModel):
 
 
 def memlane_settings(env: dict[str, str] | None = None) -> Settings:
-    """memlane's Settings for AWS: the shared ones from the environment, saves always queued."""
-    settings = Settings.from_env()
-    source = os.environ if env is None else env
-    if not source.get(ENV_INLINE_MAX_CHARS):
-        settings = settings.model_copy(update={"inline_max_chars": 0})
-    return settings
-
-
-class LazyPort:
-    """Builds the adapter on first attribute access. Keeps heavy imports (opensearch-py, openai)
-    and secret reads off the paths that never use them, and off the import of any handler."""
-
-    def __init__(self, factory: Callable[[], Any], name: str) -> None:
-        self._factory = factory
-        self._name = name
-        self._target: Any = None
-        self._lock = threading.Lock()
-
-    @property
-    def target(self) -> Any:
-        if self._target is None:
-            with self._lock:
-                if self._target is None:
-                    self._target = self._factory()
-        return self._target
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.target, name)
-
-    def __repr__(self) -> str:
-        state = "built" if self._target is not None else "not built yet"
-        return f"LazyPort({self._name}, {state})"
+    """memlane's Settings for AWS, from the environment, as locally: a save up to
+    `inline_max_chars` (MEMLANE_INLINE_MAX_CHARS, 20,000 by default) is written in the API
+    function's request and answered 201 with its summary; a larger one is queued (202) for the
+    Step Functions workflow."""
+    return Settings.from_env()
 
 
 class OpenAIClientFromSecret:
@@ -171,7 +145,7 @@ def build_embedder(aws: AwsSettings) -> Any:
 
             return OpenAIEmbedder(client=cast(Any, OpenAIClientFromSecret(secret)))
 
-        return LazyPort(openai_embedder, "OpenAIEmbedder")
+        return Lazy(openai_embedder, "OpenAIEmbedder")
     from memlane.adapters.aws.bedrock_embedder import BedrockEmbedder
 
     return BedrockEmbedder(model_id=aws.bedrock_model_id, dimension=BEDROCK_DIMENSION)
@@ -186,14 +160,14 @@ def build_summarizer(aws: AwsSettings) -> Any:
 
             return OpenAISummarizer(client=cast(Any, OpenAIClientFromSecret(secret)))
 
-        return LazyPort(openai_summarizer, "OpenAISummarizer")
+        return Lazy(openai_summarizer, "OpenAISummarizer")
 
     def local_summarizer() -> Any:
         from memlane.ingest.summarize import LocalSummarizer
 
         return LocalSummarizer()
 
-    return LazyPort(local_summarizer, "LocalSummarizer")
+    return Lazy(local_summarizer, "LocalSummarizer")
 
 
 def build_search_index(aws: AwsSettings, embedder: Any) -> Any:
@@ -207,7 +181,7 @@ def build_search_index(aws: AwsSettings, embedder: Any) -> Any:
         return OpenSearchIndex(client, aws.search_index_alias, embedder.dimension, embedder_id=embedder.id,
                                serverless=aws.search_kind == "serverless")
 
-    return LazyPort(opensearch, "OpenSearchIndex")
+    return Lazy(opensearch, "OpenSearchIndex")
 
 
 def build_starter(aws: AwsSettings | None = None) -> StepFunctionsStarter:
@@ -215,48 +189,45 @@ def build_starter(aws: AwsSettings | None = None) -> StepFunctionsStarter:
     return StepFunctionsStarter(aws.require("state_machine_arn"))
 
 
-# --------------------------------------------------------------------------- cached per cold start
+# --------------------------------------------------------------------------- composed per cold start
 
-_lock = threading.Lock()
-_settings_cache: dict[str, AwsSettings] = {}
-_services_cache: dict[AwsSettings, Services] = {}
+_settings: Lazy[AwsSettings] = Lazy(AwsSettings.from_env, "AwsSettings")
 
 
 def aws_settings() -> AwsSettings:
-    with _lock:
-        if "aws" not in _settings_cache:
-            _settings_cache["aws"] = AwsSettings.from_env()
-        return _settings_cache["aws"]
+    return _settings.get()
 
 
-def build_aws_services(settings: Settings | None = None) -> Services:
-    """The Services every handler hands to memlane's services. Cached: Lambda reuses the
-    execution environment, so clients and connections survive between invocations."""
-    aws = aws_settings()
-    if settings is not None:
-        return _compose(aws, settings)
-    with _lock:
-        if aws not in _services_cache:
-            _services_cache[aws] = _compose(aws, memlane_settings())
-        return _services_cache[aws]
-
-
-def _compose(aws: AwsSettings, settings: Settings) -> Services:
-    embedder = build_embedder(aws)
+def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | None = None,
+                index: SearchIndex | None = None, clock: Clock | None = None) -> Services:
+    """memlane's ports on AWS. `embedder`, `index` and `clock` replace the deployed ones (tests
+    hand in fakes this way instead of patching this module)."""
+    embedder = embedder if embedder is not None else build_embedder(aws)
     return Services(
         settings=settings,
         metadata=build_metadata_store(aws),
         blobs=S3BlobStore(aws.bucket),
-        index=build_search_index(aws, embedder),
+        index=index if index is not None else build_search_index(aws, embedder),
         embedder=embedder,
         summarizer=build_summarizer(aws),
         # SQS triggers the consumer, which starts the workflow: nothing to wake in-process.
-        queue=SqsIngestQueue(aws.ingest_queue_url),
-        clock=SystemClock(),
+        queue=SqsIngestQueue(aws.ingest_queue_url, clock=clock),
+        clock=clock or SystemClock(),
         cache=DynamoCache(aws.table),
         rate_limiter=DynamoRateLimiter(aws.table),
         idempotency=build_idempotency_layer(aws),
     )
+
+
+_services: Lazy[Services] = Lazy(lambda: compose_aws(aws_settings(), memlane_settings()), "Services")
+
+
+def build_aws_services(settings: Settings | None = None) -> Services:
+    """The Services every handler hands to memlane's services, composed once per execution
+    environment: Lambda reuses it, so clients and connections survive between invocations."""
+    if settings is not None:
+        return compose_aws(aws_settings(), settings)
+    return _services.get()
 
 
 def build_idempotency_layer(aws: AwsSettings) -> Any:
@@ -271,9 +242,8 @@ def build_idempotency_layer(aws: AwsSettings) -> Any:
 
 def reset_aws_services() -> None:
     """Forget what was composed (tests change the environment between cases)."""
-    with _lock:
-        _settings_cache.clear()
-        _services_cache.clear()
+    _settings.reset()
+    _services.reset()
 
 
 
@@ -301,7 +271,8 @@ def build_fetcher(settings: Any) -> Any:
     return SafeFetcher(policy=NetworkPolicy.public_only(), limits=FetchLimits(max_bytes=settings.max_page_bytes))
 
 
-def build_docset_context(aws: AwsSettings | None = None) -> Any:
+def build_docset_context(aws: AwsSettings | None = None, services: Services | None = None,
+                         fetcher: Any = None) -> Any:
     """What the docset service needs on AWS: the services, the docset store, an SSRF-guarded
     fetcher for the public internet only, and the SQS page queue as its dispatcher."""
     from memlane.adapters.aws.crawl_queue import SqsPageDispatcher
@@ -313,14 +284,14 @@ def build_docset_context(aws: AwsSettings | None = None) -> Any:
     aws = aws or aws_settings()
     store = build_docset_store(aws)
     settings = DocsetSettings.from_env()
-    fetcher = build_fetcher(settings)
-    crawl = CrawlContext(svc=build_aws_services(), store=store, fetcher=fetcher, settings=settings,
-                         robots=RobotsCache(fetcher))
+    fetcher = fetcher or build_fetcher(settings)
+    svc = services or build_aws_services()
+    crawl = CrawlContext(svc=svc, store=store, fetcher=fetcher, settings=settings, robots=RobotsCache(fetcher))
     return DocsetContext(crawl=crawl, policy=NetworkPolicy.public_only(),
-                         dispatcher=SqsPageDispatcher(aws.require("page_queue_url"), store))
+                         dispatcher=SqsPageDispatcher(aws.require("page_queue_url"), store, clock=svc.clock))
 
 
-def lazy_docset_context() -> LazyPort:
+def lazy_docset_context() -> Lazy:
     """The API Lambda's DocsetContext, composed on the first Mem-Oracle request: the crawler's
     imports (bs4, httpx) stay off the cold start of every other route."""
-    return LazyPort(build_docset_context, "DocsetContext")
+    return Lazy(build_docset_context, "DocsetContext")

@@ -17,9 +17,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from memlane.adapters.aws._boto import LazyClient, error_code, is_transient
-from memlane.docsets.models import Docset, PageStatus, now_ms
+from memlane.adapters.aws._boto import error_code, is_transient, lazy_client
+from memlane.docsets.models import Docset, PageStatus, epoch_ms
 from memlane.domain.errors import TransientError
+from memlane.ports import Clock
+from memlane.services.context import SystemClock
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +41,11 @@ class PageMessage(BaseModel):
 
 
 class SqsPageDispatcher:
-    def __init__(self, queue_url: str, store: Any, client: Any | None = None) -> None:
+    def __init__(self, queue_url: str, store: Any, client: Any | None = None, clock: Clock | None = None) -> None:
         self.queue_url = queue_url
         self.store = store
-        self._client = client
-
-    client = LazyClient("sqs")
+        self.client = lazy_client(client, "sqs")
+        self.clock = clock or SystemClock()
 
     def pages_queued(self, docset: Docset) -> None:
         # Up to the page cap per call: on DynamoDB each call reads the docset's partition.
@@ -61,7 +62,7 @@ class SqsPageDispatcher:
         self.send(docset, list(page_ids))
 
     def page_due(self, docset: Docset, page_id: str, due_ms: int) -> None:
-        self.send(docset, [page_id], delay_s=math.ceil((due_ms - now_ms()) / 1000))
+        self.send(docset, [page_id], delay_s=math.ceil((due_ms - epoch_ms(self.clock.now())) / 1000))
 
     def docset_deleted(self, docset_id: str) -> None:
         """Messages already queued for the docset find no docset and are dropped by the worker."""

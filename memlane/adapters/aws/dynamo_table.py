@@ -11,7 +11,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from memlane.adapters.aws import dynamo_schema as ks
-from memlane.adapters.aws._boto import LazyClient, call, error_code
+from memlane.adapters.aws._boto import call, error_code, lazy_client
 from memlane.domain.errors import ConflictError, TransientError
 
 BATCH_WRITE_LIMIT = 25  # BatchWriteItem's maximum
@@ -37,10 +37,8 @@ class DynamoTable:
         self, table_name: str, client: Any | None = None, *, sleep: Callable[[float], None] = time.sleep
     ) -> None:
         self.table_name = table_name
-        self._client = client
+        self.client = lazy_client(client, "dynamodb")
         self._sleep = sleep
-
-    client = LazyClient("dynamodb")
 
     # ----------------------------------------------------------------- low level
 

@@ -13,14 +13,16 @@ import hashlib
 import json
 import math
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from memlane.adapters.aws._boto import LazyClient, call, error_code, is_transient
+from memlane.adapters.aws._boto import call, error_code, is_transient, lazy_client
 from memlane.domain.errors import InvalidInputError, TransientError
 from memlane.domain.models import IngestJob
+from memlane.ports import Clock
+from memlane.services.context import SystemClock
 
 SQS_MAX_DELAY_SECONDS = 900
 SQS_MAX_VISIBILITY_SECONDS = 43_200
@@ -29,19 +31,14 @@ SFN_MAX_NAME_LENGTH = 80
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
 class SqsIngestQueue:
     """IngestJob messages on an SQS standard queue; the body is the job's JSON."""
 
-    def __init__(self, queue_url: str, client: Any | None = None) -> None:
+    def __init__(self, queue_url: str, client: Any | None = None, clock: Clock | None = None) -> None:
         self.queue_url = queue_url
-        self._client = client
+        self.clock = clock or SystemClock()
+        self.client = lazy_client(client, "sqs")
         self._receipts: dict[str, str] = {}  # job id → receipt handle of the message claimed
-
-    client = LazyClient("sqs")
 
     def _call(self, operation: str, **kwargs: Any) -> Any:
         return call(self.client, operation, "sqs", **kwargs)
@@ -56,7 +53,7 @@ class SqsIngestQueue:
         minutes; a consumer that receives the job early puts it back with retry_later).
         Returns the SQS message id."""
         kwargs: dict[str, Any] = {"QueueUrl": self.queue_url, "MessageBody": job.model_dump_json()}
-        wait = (job.not_before - _utcnow()).total_seconds()
+        wait = (job.not_before - self.clock.now()).total_seconds()
         if wait > 0:
             kwargs["DelaySeconds"] = min(SQS_MAX_DELAY_SECONDS, math.ceil(wait))
         return str(self._call("send_message", **kwargs)["MessageId"])
@@ -97,7 +94,7 @@ class SqsIngestQueue:
         receipt = self._receipts.pop(job_id, None)
         if receipt is None:
             return
-        wait = math.ceil((not_before - _utcnow()).total_seconds())
+        wait = math.ceil((not_before - self.clock.now()).total_seconds())
         self._call(
             "change_message_visibility",
             QueueUrl=self.queue_url,
@@ -140,9 +137,7 @@ class StepFunctionsStarter:
 
     def __init__(self, state_machine_arn: str, client: Any | None = None) -> None:
         self.state_machine_arn = state_machine_arn
-        self._client = client
-
-    client = LazyClient("stepfunctions")
+        self.client = lazy_client(client, "stepfunctions")
 
     def execution_arn(self, name: str) -> str:
         # arn:aws:states:{region}:{account}:stateMachine:{machine} → …:execution:{machine}:{name}

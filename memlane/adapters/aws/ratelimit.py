@@ -21,7 +21,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from memlane.adapters.aws import dynamo_schema as ks
-from memlane.adapters.aws._boto import LazyClient, error_code, is_transient
+from memlane.adapters.aws._boto import error_code, is_transient, lazy_client
 from memlane.services.ratelimit import WINDOW_SECONDS, RateDecision, decide
 
 SK_RATE = "RATE"
@@ -36,9 +36,7 @@ def window_pk(key_id: str, window_start: int) -> str:
 class DynamoRateLimiter:
     def __init__(self, table_name: str, client: Any | None = None) -> None:
         self.table_name = table_name
-        self._client = client
-
-    client = LazyClient("dynamodb")
+        self.client = lazy_client(client, "dynamodb")
 
     def hit(self, key_id: str, limit: int, now: datetime) -> RateDecision:
         ts = now.timestamp()

@@ -24,7 +24,7 @@ def store(stack) -> SqliteDocsetStore:
 def docset(**kw) -> Docset:
     base = {"organization_id": "org", "project_id": "proj", "name": "Docs", "base_url": "https://d.example/",
             "seed_url": "https://d.example/docs/", "seed_slug": "/docs/", "allowed_paths": ["/docs"],
-            "max_pages": 5}
+            "max_pages": 5, "created_at": 1_767_000_000_000, "updated_at": 1_767_000_000_000}
     return Docset(**{**base, **kw})
 
 
@@ -168,7 +168,7 @@ def test_request_defaults_and_clamps():
         IndexIn(baseUrl=" ", seedSlug="/")
 
 
-def test_now_ms_is_epoch_milliseconds():
-    from memlane.docsets.models import now_ms
+def test_epoch_ms_is_epoch_milliseconds():
+    from memlane.docsets.models import epoch_ms
 
-    assert abs(now_ms() - datetime.now(UTC).timestamp() * 1000) < 5_000
+    assert epoch_ms(datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)) == 1767323045678

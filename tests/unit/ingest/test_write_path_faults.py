@@ -170,6 +170,17 @@ def _drained(world: World, doc_id: str | None) -> str:
     return world.extra["doc"]
 
 
+# Cut into small chunks (the document's own chunking), so it needs two embedding batches.
+LONG_TEXT = "\n\n".join(f"Bed {i}. The greenhouse heater keeps the seedlings of tray {i} warm." for i in range(90))
+
+
+def _long_worker_setup(world: World) -> None:
+    body = MemoryIn(content=LONG_TEXT, title="Greenhouse beds",
+                    metadata={"chunking": {"max_tokens": 32, "overlap_tokens": 0}})
+    out = save_memory(world.stack.services, world.who, body, inline=False)
+    world.extra["doc"] = out.id
+
+
 def _worker_attempt(world: World) -> str | None:
     IngestWorker(world.svc, world.stack.queue).run_once()
     return world.extra["doc"]
@@ -235,7 +246,7 @@ def _docs_setup(world: World) -> None:
 def _crawl(world: World, svc: Services) -> DocsetPage | None:
     store, docset = world.extra["store"], world.extra["docset"]
     ctx = CrawlContext(svc=svc, store=store, fetcher=StaticFetcher(), settings=DocsetSettings(),
-                       robots=RobotsCache(StaticFetcher()), clock_ms=lambda: int(world.clock.now().timestamp() * 1000))
+                       robots=RobotsCache(StaticFetcher()))
     page = store.claim_page(docset.id, world.extra["page_id"], ctx.clock_ms())
     assert page is not None, "the page is due"
     return crawl_page(ctx, docset, page).page
@@ -363,6 +374,8 @@ CALLERS = [
     Caller("save-new-version", _versioned_setup, _save_version,
            lambda w, d: w.job_pending(d or ""), _save_retry),
     Caller("worker", _worker_setup, _worker_attempt, lambda w, d: w.job_pending(d or ""), _drained),
+    Caller("worker-long-document", _long_worker_setup, _worker_attempt, lambda w, d: w.job_pending(d or ""),
+           _drained),
     Caller("step-functions", _worker_setup, _steps_attempt, lambda w, d: "failed_step" in w.extra,
            _steps_retry),
     Caller("docs-page", _docs_setup, _docs_attempt, _docs_retrying, _docs_retry),
@@ -438,8 +451,10 @@ def test_the_faults_harness_reaches_every_store_of_a_versioned_save(tmp_path):
     calls, _ = _clean_run(tmp_path, next(c for c in CALLERS if c.name == "save-new-version"))
     firsts = list(dict.fromkeys(calls))
     assert firsts == ["metadata.put_document", "embedder.embed_documents", "metadata.put_chunks",
-                      "index.upsert", "index.set_superseded", "cache.bump_generation",
-                      "blobs.delete_prefix"], json.dumps(calls)
+                      "index.upsert", "index.set_superseded", "cache.bump_generation"], json.dumps(calls)
+    # and a document needing several embedding batches keeps and then clears its progress
+    calls, _ = _clean_run(tmp_path, next(c for c in CALLERS if c.name == "worker-long-document"))
+    assert "blobs.put" in calls and calls[-1] == "blobs.delete_prefix"
 
 
 # --------------------------------------------------------------------------- the process dies
@@ -467,8 +482,7 @@ def _recover_docs(world: World) -> None:
                             stuck_before=now - DocsetSettings().stuck_after_s * 1000)
     if page is not None:
         ctx = CrawlContext(svc=world.stack.services, store=store, fetcher=StaticFetcher(), settings=DocsetSettings(),
-                           robots=RobotsCache(StaticFetcher()),
-                           clock_ms=lambda: int(world.clock.now().timestamp() * 1000))
+                           robots=RobotsCache(StaticFetcher()))
         assert crawl_page(ctx, docset, page).page.status == PageStatus.INDEXED
 
 
@@ -476,6 +490,7 @@ CRASH_RECOVERY: dict[str, Callable[[World], None]] = {
     "save": _restart,
     "save-new-version": _restart,
     "worker": _restart,
+    "worker-long-document": _restart,
     "step-functions": lambda w: _run_steps(w, w.stack.services),  # the Lambda's error is retried
     "docs-page": _recover_docs,
     "raged-ingest": _restart,
