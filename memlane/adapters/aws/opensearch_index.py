@@ -19,6 +19,9 @@ Decisions, each for a reason:
 * **Writes are upserts** (`_id` = deterministic chunk id) and are not refreshed: a chunk becomes
   searchable after the index refresh interval (~1 s). Deletes refresh, so a deleted document
   disappears at once.
+* **Older versions stay indexed, flagged.** `set_superseded` marks a document's chunks
+  `superseded` (a partial update); both legs leave them out unless the scope asks for versions,
+  as the local index does. Tags are indexed lower-cased: the tag filter ignores case.
 * **One index behind an alias** (`{alias}-v{n}`): a new embedder is rolled out by filling
   `-v{n+1}` (`memlane reindex`) and swapping the alias atomically. The embedder that built an index
   is recorded in its mapping (`_meta.embedder`); vectors from another embedder are refused.
