@@ -201,6 +201,7 @@ def test_index_body_maps_every_field() -> None:
         assert props[name] == {"type": "keyword"}
     assert props["created_at"] == props["forget_after"] == {"type": "date"}
     assert props["chunk_index"] == {"type": "integer"}
+    assert props["superseded"] == {"type": "boolean"}
     assert "number_of_shards" not in index_body(384, serverless=True)["settings"]["index"]
 
 
@@ -396,6 +397,7 @@ def test_search_sends_one_msearch_with_both_legs_and_the_same_filter(fake: FakeO
                 "minimum_should_match": 1,
             }
         },
+        {"bool": {"must_not": [{"term": {"superseded": True}}]}},  # older versions hidden
         {"terms": {"content_type": ["code", "markdown"]}},
         {"range": {"created_at": {"gt": "2025-02-22T12:00:00.000000+00:00"}}},
         {"terms": {"tags": ["aws", "s3"]}},

@@ -79,7 +79,9 @@ class SqsIngestQueue:
         message = messages[0]
         job = self.parse(message["Body"])
         received = int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1"))
-        job.attempts += max(0, received - 1)  # earlier receives that did not complete
+        # this receive and the earlier ones that did not complete, as the local queue counts its
+        # claims: the worker gives up once attempts reach its maximum
+        job.attempts += max(1, received)
         self._receipts[job.id] = message["ReceiptHandle"]
         return job
 

@@ -270,7 +270,8 @@ class DynamoMetadataStore(DynamoTable):
             ConsistentRead=True,
         )
         projects = [model_from_item(Project, item) for item in items]
-        return sorted(projects, key=lambda p: (p.created_at, p.id))
+        # the default project first, as the SQLite store lists them
+        return sorted(projects, key=lambda p: (not p.is_default, p.created_at, p.id))
 
     def count_documents(self, org_id: str) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -307,7 +308,9 @@ class DynamoMetadataStore(DynamoTable):
             **model_attributes(doc, exclude=("content",)),
         }
         if doc.tags:
-            item["tags"] = doc.tags  # a list attribute that filter expressions can test
+            # a list attribute that filter expressions can test; lower-cased, because the tag
+            # filter ignores case (as the SQLite store's does)
+            item["tags"] = list(dict.fromkeys(t.lower() for t in doc.tags))
         if doc.forget_after is not None:
             item[ks.GSI2_PK] = ks.forget_gsi_pk(ks.forget_shard(doc.id))
             item[ks.GSI2_SK] = f"{to_iso(doc.forget_after)}#{doc.id}"
@@ -395,7 +398,10 @@ class DynamoMetadataStore(DynamoTable):
             return None
         doc = self.get_document(org_id, pointer["document_id"]["S"])
         # The entry is a hint; the document itself decides (its content may have changed since).
+        # A failed save is not a duplicate: saving the same content again retries it.
         if doc is None or doc.content_hash != content_hash or doc.project_id != project_id:
+            return None
+        if doc.status == DocumentStatus.FAILED:
             return None
         return doc
 
@@ -459,11 +465,12 @@ class DynamoMetadataStore(DynamoTable):
     def recent_documents(
         self, org_id: str, project_ids: Sequence[str], filters: RecallFilters, now: datetime, limit: int
     ) -> list[Document]:
-        """Ready, unexpired documents of the given projects, newest first, read from GSI1 (one
-        descending Query per project, paginated until `limit` matches, then merged)."""
+        """Ready, unexpired documents of the given projects (latest versions unless asked for),
+        newest first, read from GSI1 (one descending Query per project, paginated until `limit`
+        matches, then merged)."""
         if limit <= 0:
             return []
-        tags = tuple(dict.fromkeys(filters.tags))
+        tags = tuple(dict.fromkeys(t.lower() for t in filters.tags))
         content_types = tuple(dict.fromkeys(ct.value for ct in filters.content_types))
         names = {"#status": "status"}
         values: dict[str, Any] = {
@@ -471,6 +478,8 @@ class DynamoMetadataStore(DynamoTable):
             ":now": {"S": to_iso(now)},
         }
         conditions = ["#status = :ready", "(attribute_not_exists(forget_after) OR forget_after > :now)"]
+        if not filters.include_superseded:
+            conditions.append("attribute_not_exists(superseded_by)")
         if content_types:
             placeholders = [f":ct{i}" for i in range(len(content_types))]
             values.update({p: {"S": v} for p, v in zip(placeholders, content_types, strict=True)})
@@ -504,7 +513,9 @@ class DynamoMetadataStore(DynamoTable):
                 page = self._call("query", **kwargs)
                 for item in page.get("Items", []):
                     doc = self._document_from_item(item)
-                    if doc is None or (wanted_tags and not wanted_tags.intersection(doc.tags)):
+                    if doc is None or (
+                        wanted_tags and not wanted_tags.intersection(t.lower() for t in doc.tags)
+                    ):
                         continue
                     found.append(doc)
                     matched += 1

@@ -19,6 +19,9 @@ Decisions, each for a reason:
 * **Writes are upserts** (`_id` = deterministic chunk id) and are not refreshed: a chunk becomes
   searchable after the index refresh interval (~1 s). Deletes refresh, so a deleted document
   disappears at once.
+* **Older versions stay indexed, flagged.** `set_superseded` marks a document's chunks
+  `superseded` (a partial update); both legs leave them out unless the scope asks for versions,
+  as the local index does. Tags are indexed lower-cased: the tag filter ignores case.
 * **One index behind an alias** (`{alias}-v{n}`): a new embedder is rolled out by filling
   `-v{n+1}` (`memlane reindex`) and swapping the alias atomically. The embedder that built an index
   is recorded in its mapping (`_meta.embedder`); vectors from another embedder are refused.
@@ -87,6 +90,7 @@ def index_body(dimension: int, embedder_id: str | None = None, *, serverless: bo
         "created_at": {"type": "date"},
         "forget_after": {"type": "date"},
         "chunk_index": {"type": "integer"},
+        "superseded": {"type": "boolean"},  # absent (false) on the latest version of a document
     }
     properties.update({name: {"type": "keyword"} for name in KEYWORD_FIELDS})
     settings: dict[str, Any] = {"index": {"knn": True}}
@@ -130,6 +134,11 @@ def _iso(value: datetime) -> str:
     return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
+def _tags(tags: Sequence[str]) -> list[str]:
+    """Tags are indexed and matched lower-cased: the tag filter ignores case, as the local one does."""
+    return list(dict.fromkeys(t.lower() for t in tags))
+
+
 def _parse_time(value: Any) -> datetime:
     parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
@@ -153,6 +162,7 @@ class OpenSearchIndex:
         self.embedder_id = embedder_id  # written into a new index's _meta when known
         self.serverless = serverless
         self._recorded_embedder: str | None = None
+        self._superseded_mapped = False
 
     # ----------------------------------------------------------------- plumbing
 
@@ -252,6 +262,8 @@ class OpenSearchIndex:
                     f"'{self.alias}' holds {self.dimension} dimensions; {REINDEX_HINT}"
                 )
         self._check_embedder(embedder_id)
+        if any(item.chunk.superseded for item in items):
+            self._map_superseded()
         for start in range(0, len(items), BULK_BATCH):
             batch = items[start : start + BULK_BATCH]
             if self.serverless:
@@ -279,7 +291,7 @@ class OpenSearchIndex:
             "title": chunk.title,
             "heading_path": list(chunk.heading_path),
             "content_type": chunk.content_type.value,
-            "tags": list(chunk.tags),
+            "tags": _tags(chunk.tags),
             "created_at": _iso(chunk.created_at),
             "vector": _normalize(item.vector),
         }
@@ -287,6 +299,8 @@ class OpenSearchIndex:
             source["source_url"] = chunk.source_url
         if chunk.forget_after is not None:
             source["forget_after"] = _iso(chunk.forget_after)
+        if chunk.superseded:
+            source["superseded"] = True
         return source
 
     @staticmethod
@@ -317,6 +331,41 @@ class OpenSearchIndex:
                 }
             }
         )
+
+    def set_superseded(self, org_id: str, document_id: str, superseded: bool) -> None:
+        """Marks the document's chunks as an older version (hidden unless versions are asked
+        for), or as the latest again: a partial update of each chunk, found by tenant and document."""
+        query = {
+            "bool": {
+                "filter": [{"term": {"organization_id": org_id}}, {"term": {"document_id": document_id}}]
+            }
+        }
+        try:
+            ids = list(self._matching_ids(query))
+        except os_errors.NotFoundError:
+            return  # no index yet: nothing to mark
+        if not ids:
+            return
+        self._map_superseded()
+        refresh = {} if self.serverless else {"refresh": True}  # visible at once, like a delete
+        for start in range(0, len(ids), BULK_BATCH):
+            body: list[dict[str, Any]] = []
+            for _id in ids[start : start + BULK_BATCH]:
+                body.append({"update": {"_index": self.alias, "_id": _id}})
+                body.append({"doc": {"superseded": superseded}})
+            self._check_bulk(self._call(self.client.bulk, body=body, **refresh))
+
+    def _map_superseded(self) -> None:
+        """Indices created before versions were indexed have no `superseded` field, and the mapping
+        is strict: the field is added (an idempotent mapping update) before it is first written."""
+        if self._superseded_mapped:
+            return
+        self._call(
+            self.client.indices.put_mapping,
+            index=self.alias,
+            body={"properties": {"superseded": {"type": "boolean"}}},
+        )
+        self._superseded_mapped = True
 
     def _delete_matching(self, query: dict[str, Any]) -> None:
         try:
@@ -378,12 +427,15 @@ class OpenSearchIndex:
             },
         ]
         filters = scope.filters
+        if not filters.include_superseded:
+            # a term on a field an older index never mapped matches nothing, so this holds there too
+            clauses.append({"bool": {"must_not": [{"term": {"superseded": True}}]}})
         if filters.content_types:
             clauses.append({"terms": {"content_type": [ct.value for ct in filters.content_types]}})
         if filters.created_after is not None:
             clauses.append({"range": {"created_at": {"gt": _iso(filters.created_after)}}})
         if filters.tags:
-            clauses.append({"terms": {"tags": list(filters.tags)}})
+            clauses.append({"terms": {"tags": _tags(filters.tags)}})
         return clauses
 
     def search_bodies(

@@ -114,6 +114,12 @@ class SqliteMetadataStore:
 
     def put_api_key(self, key: ApiKey) -> None:
         with self.db.transaction() as conn:
+            # INSERT OR REPLACE would silently delete another key holding the same hash
+            taken = conn.execute(
+                "SELECT 1 FROM api_keys WHERE key_hash = ? AND id != ?", (key.key_hash, key.id)
+            ).fetchone()
+            if taken:
+                raise ConflictError("an API key with this hash already exists")
             conn.execute(
                 "INSERT OR REPLACE INTO api_keys (id, organization_id, name, key_hash, prefix, created_at,"
                 " revoked_at, rate_limit_per_minute) VALUES (?,?,?,?,?,?,?,?)",
@@ -146,9 +152,11 @@ class SqliteMetadataStore:
         return [_row_to_key(r) for r in rows]
 
     def revoke_api_key(self, key_id: str, when: datetime) -> bool:
+        """True when the key (by id, or by prefix for the CLI) exists. Revoking again succeeds and
+        keeps the first time, as on DynamoDB (the admin function's revoke is idempotent)."""
         with self.db.transaction() as conn:
             cur = conn.execute(
-                "UPDATE api_keys SET revoked_at = ? WHERE (id = ? OR prefix = ?) AND revoked_at IS NULL",
+                "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? OR prefix = ?",
                 (iso(when), key_id, key_id),
             )
             return cur.rowcount > 0
@@ -326,7 +334,7 @@ class SqliteMetadataStore:
             sql.append(f" AND content_type IN ({_placeholders(len(filters.content_types))})")
             args.extend(ct.value for ct in filters.content_types)
         if filters.created_after is not None:
-            sql.append(" AND created_at >= ?")
+            sql.append(" AND created_at > ?")  # strictly after, as on DynamoDB and OpenSearch
             args.append(iso(filters.created_after))
         if filters.tags:
             sql.append(

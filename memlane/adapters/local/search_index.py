@@ -587,7 +587,7 @@ class SqliteSearchIndex:
             mask &= np.isin(m.content_type[:n], [m.codes.get("ct:" + ct.value) for ct in f.content_types])
         created_after = epoch(f.created_after)
         if created_after is not None:
-            mask &= m.created[:n] >= created_after
+            mask &= m.created[:n] > created_after  # strictly after, as in recent_documents
         if allowed_docs is not None:
             codes = [m.doc_codes.get(d) for d in allowed_docs]
             mask &= np.isin(m.document[:n], [c for c in codes if c >= 0])

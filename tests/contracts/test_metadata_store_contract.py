@@ -1,0 +1,416 @@
+"""The MetadataStore contract: what services rely on, from SQLite, DynamoDB (moto) and the
+in-memory fake alike. Another organization's records are never returned, changed or deleted;
+writes are upserts by id; reads filter status, expiry, versions, content type, time and tags.
+
+Not part of the contract (callers do not rely on them, so the adapters may differ):
+* the order of get_documents / get_chunks_by_id (callers index the result by id);
+* whether count_documents lists a project with no documents (callers read it with .get(id, 0));
+* how content too large for a DynamoDB item is stored (tests/aws/test_aws_metadata_store.py).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from memory_stores import MemoryMetadataStore
+
+from memlane.adapters.aws.blob_store import S3BlobStore
+from memlane.adapters.aws.metadata_store import DynamoMetadataStore
+from memlane.adapters.local.metadata_store import SqliteMetadataStore
+from memlane.domain.errors import ConflictError
+from memlane.domain.models import (
+    ApiKey,
+    Chunk,
+    ContentType,
+    Document,
+    DocumentStatus,
+    Organization,
+    Project,
+    chunk_id_for,
+)
+from memlane.ports import RecallFilters
+
+pytestmark = pytest.mark.integration
+ADAPTERS = ["sqlite", "aws", "memory"]  # the fixtures they need are in tests/contracts/conftest.py
+
+T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
+NOW = T0 + timedelta(days=10)
+A, B = "org-a", "org-b"
+
+
+@pytest.fixture(params=ADAPTERS)
+def store(request: pytest.FixtureRequest) -> Any:
+    if request.param == "sqlite":
+        return SqliteMetadataStore(request.getfixturevalue("sqlite_db"))
+    if request.param == "aws":
+        blobs = S3BlobStore(request.getfixturevalue("bucket"), client=request.getfixturevalue("s3"))
+        return DynamoMetadataStore(
+            request.getfixturevalue("table"), client=request.getfixturevalue("dynamodb"), blob_store=blobs
+        )
+    return MemoryMetadataStore()
+
+
+def org(store: Any, org_id: str, **overrides: Any) -> Organization:
+    fields = {"id": org_id, "name": org_id, "slug": org_id, "created_at": T0, "updated_at": T0}
+    return store.create_organization(Organization(**{**fields, **overrides}))
+
+
+def project(store: Any, org_id: str, project_id: str, **overrides: Any) -> Project:
+    fields: dict[str, Any] = {
+        "id": project_id,
+        "organization_id": org_id,
+        "name": project_id,
+        "slug": project_id,
+        "created_at": T0,
+        "updated_at": T0,
+    }
+    return store.create_project(Project(**{**fields, **overrides}))
+
+
+def document(org_id: str, doc_id: str, project_id: str = "proj-a", **overrides: Any) -> Document:
+    fields: dict[str, Any] = {
+        "id": doc_id,
+        "organization_id": org_id,
+        "project_id": project_id,
+        "user_id": "user-1",
+        "title": f"Title of {doc_id}",
+        "content": f"Content of {doc_id}: exponential backoff with jitter.",
+        "summary": "How to retry.",
+        "content_type": ContentType.MARKDOWN,
+        "source_url": f"https://docs.example/{doc_id}",
+        "metadata": {"tags": ["aws"], "score": 0.75, "nested": {"depth": 2}},
+        "content_hash": f"hash-{doc_id}",
+        "created_at": T0,
+        "updated_at": T0,
+        "status": DocumentStatus.READY,
+        "chunk_count": 0,
+        "embedder": "test/hash/256",
+    }
+    return Document(**{**fields, **overrides})
+
+
+def chunks_of(doc: Document, count: int, label: str = "v1") -> list[Chunk]:
+    return [
+        Chunk(
+            id=chunk_id_for(doc.id, i),
+            document_id=doc.id,
+            organization_id=doc.organization_id,
+            project_id=doc.project_id,
+            content=f"{label} chunk {i} of {doc.id}",
+            chunk_index=i,
+            chunk_count=count,
+            start_offset=i * 100,
+            end_offset=i * 100 + 99,
+            heading_path=["Guide", f"Section {i}"],
+            title=doc.title,
+            content_type=doc.content_type,
+            tags=doc.tags,
+            created_at=doc.created_at,
+        )
+        for i in range(count)
+    ]
+
+
+def ids(docs: list[Document]) -> list[str]:
+    return [d.id for d in docs]
+
+
+# ----------------------------------------------------------------------------- organizations and keys
+
+
+def test_organizations_are_found_by_id_and_slug_and_a_slug_is_taken_once(store: Any) -> None:
+    created = org(store, A, slug="acme")
+    assert store.get_organization(A) == created
+    assert store.find_organization_by_slug("acme") == created
+    assert store.get_organization("nobody") is None and store.find_organization_by_slug("nobody") is None
+    with pytest.raises(ConflictError):
+        org(store, B, slug="acme")
+    assert store.get_organization(B) is None
+
+
+def test_api_keys_are_found_by_hash_listed_per_organization_and_revoked_once(store: Any) -> None:
+    org(store, A), org(store, B, slug="b")
+    k1 = ApiKey(id="key-1", organization_id=A, key_hash="h1", prefix="ml_abc", created_at=T0)
+    k2 = ApiKey(
+        id="key-2", organization_id=A, key_hash="h2", prefix="ml_def", created_at=T0 + timedelta(minutes=1)
+    )
+    k3 = ApiKey(id="key-3", organization_id=B, key_hash="h3", prefix="ml_ghi", created_at=T0)
+    for key in (k2, k1, k3):
+        store.put_api_key(key)
+    # Then each key is found by its hash, and listed with its own organization, oldest first
+    assert store.find_api_key_by_hash("h1") == k1 and store.find_api_key_by_hash("nope") is None
+    assert ids(store.list_api_keys(A)) == ["key-1", "key-2"]
+    assert ids(store.list_api_keys(B)) == ["key-3"]
+    assert sorted(ids(store.list_api_keys())) == ["key-1", "key-2", "key-3"]
+    # When a key is put again with a new limit, it is updated, not duplicated
+    store.put_api_key(k1.model_copy(update={"rate_limit_per_minute": 5}))
+    assert store.find_api_key_by_hash("h1").rate_limit_per_minute == 5
+    assert ids(store.list_api_keys(A)) == ["key-1", "key-2"]
+    # and another key with the same hash is refused, leaving the first one as it was
+    with pytest.raises(ConflictError):
+        store.put_api_key(ApiKey(id="key-9", organization_id=B, key_hash="h1", prefix="ml_x"))
+    assert store.find_api_key_by_hash("h1").organization_id == A
+    # When a key is revoked twice: both succeed (the admin API's revoke is idempotent) and the
+    # first time stays
+    assert store.revoke_api_key("key-1", T0 + timedelta(hours=1)) is True
+    assert store.revoke_api_key("key-1", T0 + timedelta(hours=2)) is True
+    revoked = store.find_api_key_by_hash("h1")
+    assert revoked.revoked_at == T0 + timedelta(hours=1) and not revoked.active
+    assert store.find_api_key_by_hash("h2").active
+    assert store.revoke_api_key("no-such-key", T0) is False
+
+
+# ----------------------------------------------------------------------------- projects
+
+
+def test_projects_are_read_and_listed_within_their_organization(store: Any) -> None:
+    org(store, A), org(store, B, slug="b")
+    later = project(store, A, "p-later", created_at=T0 + timedelta(minutes=2))
+    first = project(store, A, "p-first", created_at=T0 + timedelta(minutes=1))
+    default = project(
+        store, A, "p-default", slug="default", is_default=True, created_at=T0 + timedelta(minutes=3)
+    )
+    theirs = project(store, B, "p-theirs", slug="p-first")  # the same slug in another organization
+    # Then the default project comes first, then the others by creation
+    assert ids(store.list_projects(A)) == [default.id, first.id, later.id]
+    assert store.get_project(A, first.id) == first
+    assert store.find_project_by_slug(A, "p-first") == first
+    assert store.find_project_by_slug(B, "p-first") == theirs
+    # and nothing of one organization is reachable from the other
+    assert store.get_project(B, first.id) is None
+    assert store.get_project(A, theirs.id) is None
+    assert store.find_project_by_slug(B, "default") is None
+    assert ids(store.list_projects(B)) == [theirs.id]
+    assert store.list_projects("nobody") == []
+
+
+def test_a_slug_is_taken_once_per_organization(store: Any) -> None:
+    org(store, A)
+    project(store, A, "p1", slug="docs")
+    with pytest.raises(ConflictError):
+        project(store, A, "p2", slug="docs")
+    assert store.get_project(A, "p2") is None
+
+
+# ----------------------------------------------------------------------------- documents
+
+
+def test_a_document_reads_back_as_written_and_a_second_put_is_an_update(store: Any) -> None:
+    org(store, A), project(store, A, "proj-a")
+    doc = document(
+        A,
+        "doc-1",
+        forget_after=NOW + timedelta(days=1),
+        last_accessed_at=T0 + timedelta(hours=1),
+        updates_memory_id="doc-0",
+        status_reason=None,
+        chunk_count=3,
+        created_at=T0 + timedelta(microseconds=250),
+    )
+    store.put_document(doc)
+    assert store.get_document(A, "doc-1") == doc
+    # When the same document is put again (a redelivered job, a status change)
+    changed = doc.model_copy(update={"title": "Renamed", "superseded_by": "doc-2"})
+    store.put_document(changed)
+    store.put_document(changed)
+    # Then there is one copy, with the new fields
+    assert store.get_document(A, "doc-1") == changed
+    assert ids(store.list_documents(A, "proj-a")) == ["doc-1"]
+    assert {k: v for k, v in store.count_documents(A).items() if v} == {"proj-a": 1}
+
+
+def test_no_read_returns_and_no_write_touches_another_organizations_document(store: Any) -> None:
+    org(store, A), org(store, B, slug="b")
+    project(store, A, "proj-a"), project(store, B, "proj-a-of-b", slug="proj-a")
+    mine = document(A, "doc-a")
+    theirs = document(B, "doc-b", "proj-a-of-b", content_hash=mine.content_hash, source_url=mine.source_url)
+    for doc in (mine, theirs):
+        store.put_document(doc)
+        store.put_chunks(doc.organization_id, doc.id, chunks_of(doc, 2))
+    everything = RecallFilters(include_superseded=True)
+    # Then org B, asking with org A's ids, finds nothing of A's
+    assert store.get_document(B, "doc-a") is None
+    assert store.get_documents(B, ["doc-a", "doc-b"]) == [theirs]
+    assert store.find_document_by_hash(B, "proj-a", mine.content_hash) is None
+    assert store.find_latest_by_source_url(B, "proj-a", mine.source_url) is None
+    assert store.list_documents(B, "proj-a") == []
+    assert store.recent_documents(B, ["proj-a"], everything, NOW, 10) == []
+    assert {k: v for k, v in store.count_documents(B).items() if v} == {"proj-a-of-b": 1}
+    assert store.get_chunks(B, "doc-a") == []
+    assert store.get_chunks_by_id(B, [c.id for c in chunks_of(mine, 2)]) == []
+    # When org B writes with org A's ids
+    store.set_status(B, "doc-a", DocumentStatus.FAILED, "not yours")
+    store.touch_documents(B, ["doc-a"], NOW)
+    assert store.delete_document(B, "doc-a") is False
+    # Then A's document, its chunks and its lookups are as they were
+    assert store.get_document(A, "doc-a") == mine
+    assert [c.content for c in store.get_chunks(A, "doc-a")] == [c.content for c in chunks_of(mine, 2)]
+    assert store.find_document_by_hash(A, "proj-a", mine.content_hash) == mine
+    assert store.get_document(B, "doc-b") == theirs
+
+
+def test_status_moves_through_processing_to_ready_or_failed_with_a_reason(store: Any) -> None:
+    store.put_document(document(A, "doc-1", status=DocumentStatus.QUEUED))
+    store.set_status(A, "doc-1", DocumentStatus.PROCESSING)
+    assert store.get_document(A, "doc-1").status == DocumentStatus.PROCESSING
+    store.set_status(A, "doc-1", DocumentStatus.FAILED, "embedding service returned 503")
+    failed = store.get_document(A, "doc-1")
+    assert (failed.status, failed.status_reason) == (DocumentStatus.FAILED, "embedding service returned 503")
+    # A later status without a reason clears the old reason
+    store.set_status(A, "doc-1", DocumentStatus.READY)
+    ready = store.get_document(A, "doc-1")
+    assert (ready.status, ready.status_reason) == (DocumentStatus.READY, None)
+    # and a document deleted while it was processing is not brought back by its worker
+    store.delete_document(A, "doc-1")
+    store.set_status(A, "doc-1", DocumentStatus.READY)
+    assert store.get_document(A, "doc-1") is None
+
+
+def test_a_duplicate_is_found_by_content_hash_unless_it_failed_or_changed(store: Any) -> None:
+    store.put_document(document(A, "doc-1", content_hash="h1"))
+    assert store.find_document_by_hash(A, "proj-a", "h1").id == "doc-1"
+    assert store.find_document_by_hash(A, "proj-b", "h1") is None  # dedupe is per project
+    assert store.find_document_by_hash(A, "proj-a", "") is None
+    # A failed save is retried by saving again: it is not answered as a duplicate
+    store.set_status(A, "doc-1", DocumentStatus.FAILED, "boom")
+    assert store.find_document_by_hash(A, "proj-a", "h1") is None
+    # and a document whose content changed is no longer found by its old hash
+    store.put_document(document(A, "doc-2", content_hash="h2"))
+    store.put_document(document(A, "doc-2", content_hash="h3"))
+    assert store.find_document_by_hash(A, "proj-a", "h2") is None
+    assert store.find_document_by_hash(A, "proj-a", "h3").id == "doc-2"
+
+
+def test_deleting_a_document_leaves_nothing_findable(store: Any) -> None:
+    doc = document(A, "doc-1", content_hash="h1")
+    store.put_document(doc)
+    chunks = chunks_of(doc, 3)
+    store.put_chunks(A, "doc-1", chunks)
+    assert store.delete_document(A, "doc-1") is True
+    assert store.get_document(A, "doc-1") is None
+    assert store.get_documents(A, ["doc-1"]) == []
+    assert store.get_chunks(A, "doc-1") == []
+    assert store.get_chunks_by_id(A, [c.id for c in chunks]) == []
+    assert store.find_document_by_hash(A, "proj-a", "h1") is None
+    assert store.find_latest_by_source_url(A, "proj-a", doc.source_url) is None
+    assert store.list_documents(A, "proj-a") == []
+    assert store.recent_documents(A, ["proj-a"], RecallFilters(), NOW, 10) == []
+    assert store.delete_document(A, "doc-1") is False
+
+
+def test_recent_documents_are_ready_unexpired_latest_versions_newest_first(store: Any) -> None:
+    def put(doc_id: str, minutes: int, project_id: str = "proj-a", **kw: Any) -> None:
+        store.put_document(document(A, doc_id, project_id, created_at=T0 + timedelta(minutes=minutes), **kw))
+
+    put("old", 0)
+    put("tagged", 10, metadata={"tags": ["Python", "sdk"]})
+    put("code", 20, content_type=ContentType.CODE, metadata={"tags": ["python"]})
+    put("other-project", 30, "proj-b")
+    put("unlisted-project", 31, "proj-z")
+    put("expired", 40, forget_after=NOW - timedelta(seconds=1))
+    put("expires-now", 41, forget_after=NOW)
+    put("expires-later", 50, forget_after=NOW + timedelta(days=1))
+    put("queued", 60, status=DocumentStatus.QUEUED)
+    put("processing", 61, status=DocumentStatus.PROCESSING)
+    put("failed", 62, status=DocumentStatus.FAILED)
+    put("superseded", 70, superseded_by="newest")
+    put("newest", 80, updates_memory_id="superseded", metadata={"tags": ["aws", "sdk"]})
+    store.put_document(document(B, "tenant-b", created_at=T0 + timedelta(minutes=90)))
+
+    def recent(projects: tuple[str, ...] = ("proj-a",), limit: int = 20, **filters: Any) -> list[str]:
+        return ids(store.recent_documents(A, list(projects), RecallFilters(**filters), NOW, limit))
+
+    assert recent() == ["newest", "expires-later", "code", "tagged", "old"]
+    assert recent(("proj-a", "proj-b")) == [
+        "newest",
+        "expires-later",
+        "other-project",
+        "code",
+        "tagged",
+        "old",
+    ]
+    assert recent(("proj-a", "proj-b"), limit=3) == ["newest", "expires-later", "other-project"]
+    assert recent(limit=0) == []
+    assert recent(include_superseded=True) == [
+        "newest",
+        "superseded",
+        "expires-later",
+        "code",
+        "tagged",
+        "old",
+    ]
+    assert recent(content_types=(ContentType.CODE,)) == ["code"]
+    # created_after is strict: "code", created at the bound itself, is not after it
+    assert recent(created_after=T0 + timedelta(minutes=20)) == ["newest", "expires-later"]
+    # tags: any of them, whatever their case
+    assert recent(tags=("python", "nope")) == ["code", "tagged"]
+    assert recent(tags=("SDK",)) == ["newest", "tagged"]
+    assert recent(tags=("nope",)) == []
+
+
+def test_touching_documents_records_when_they_were_last_recalled(store: Any) -> None:
+    for doc_id in ("doc-1", "doc-2"):
+        store.put_document(document(A, doc_id))
+    store.touch_documents(A, ["doc-1", "missing"], NOW)
+    assert store.get_document(A, "doc-1").last_accessed_at == NOW
+    assert store.get_document(A, "doc-2").last_accessed_at is None
+    store.touch_documents(A, [], NOW)
+
+
+def test_expired_documents_are_found_across_organizations_soonest_first(store: Any) -> None:
+    store.put_document(document(A, "a-late", forget_after=NOW - timedelta(minutes=1)))
+    store.put_document(document(B, "b-early", forget_after=NOW - timedelta(hours=1)))
+    store.put_document(document(A, "a-now", forget_after=NOW))
+    store.put_document(document(A, "a-future", forget_after=NOW + timedelta(seconds=1)))
+    store.put_document(document(A, "a-never"))
+    assert ids(store.expired_documents(NOW, 10)) == ["b-early", "a-late", "a-now"]
+    due = store.expired_documents(NOW, 2)
+    assert len(due) == 2 and {d.id for d in due} <= {"b-early", "a-late", "a-now"}
+    assert store.expired_documents(T0, 10) == []
+
+
+def test_the_latest_version_from_a_url_skips_superseded_and_failed_ones(store: Any) -> None:
+    url = "https://docs.example/page"
+
+    def put(doc_id: str, minutes: int, **kw: Any) -> None:
+        store.put_document(
+            document(A, doc_id, source_url=url, created_at=T0 + timedelta(minutes=minutes), **kw)
+        )
+
+    put("v1", 0, superseded_by="v2")
+    put("v2", 1)
+    put("v3-failed", 2, status=DocumentStatus.FAILED)
+    assert store.find_latest_by_source_url(A, "proj-a", url).id == "v2"
+    assert store.find_latest_by_source_url(A, "proj-b", url) is None
+    assert store.find_latest_by_source_url(A, "proj-a", url + "/other") is None
+
+
+def test_list_documents_returns_every_status_and_version_oldest_first(store: Any) -> None:
+    org(store, A), project(store, A, "proj-a"), project(store, A, "proj-b")
+    store.put_document(document(A, "b", created_at=T0 + timedelta(minutes=2), status=DocumentStatus.FAILED))
+    store.put_document(document(A, "a", created_at=T0 + timedelta(minutes=1), superseded_by="b"))
+    store.put_document(document(A, "c", created_at=T0 + timedelta(minutes=3), status=DocumentStatus.QUEUED))
+    store.put_document(document(A, "elsewhere", "proj-b"))
+    assert ids(store.list_documents(A, "proj-a")) == ["a", "b", "c"]
+    assert {k: v for k, v in store.count_documents(A).items() if v} == {"proj-a": 3, "proj-b": 1}
+
+
+# ----------------------------------------------------------------------------- chunks
+
+
+def test_chunks_are_replaced_as_a_whole_and_read_in_index_order(store: Any) -> None:
+    doc = document(A, "doc-1")
+    store.put_document(doc)
+    first = chunks_of(doc, 4)
+    store.put_chunks(A, doc.id, list(reversed(first)))
+    assert store.get_chunks(A, doc.id) == first
+    # When a shorter version replaces it (twice: a redelivered job)
+    second = chunks_of(doc, 2, label="v2")
+    store.put_chunks(A, doc.id, second)
+    store.put_chunks(A, doc.id, second)
+    # Then only the new chunks are there, by document and by id
+    assert store.get_chunks(A, doc.id) == second
+    found = store.get_chunks_by_id(A, [c.id for c in first] + ["no-such-chunk"])
+    assert sorted(found, key=lambda c: c.chunk_index) == second

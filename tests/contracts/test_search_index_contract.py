@@ -1,0 +1,319 @@
+"""The SearchIndex contract: the scope (tenant, projects, expiry, versions, content types, time,
+tags) applied inside both legs; upserts by chunk id; deletes that leave no row behind.
+
+Adapters: SQLite (the embedded default), OpenSearchIndex on osmem-server (an in-memory
+OpenSearch-compatible server on loopback) and the in-memory fake. Two honest differences:
+
+* osmem-server has no k-NN, so the vector-leg cases run on SQLite and the fake only; the k-NN
+  request body (the same scope filter inside the knn clause) is checked in
+  tests/aws/test_aws_opensearch_index.py.
+* OpenSearch makes writes searchable at its refresh interval (~1 s) and the local index at once;
+  the harness refreshes after writes, as waiting for the interval would.
+* The local index resolves the tag filter against the documents' tags in the same database (the
+  write path saves the document before indexing it), so its harness saves each document too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from memory_stores import MemorySearchIndex
+
+from memlane.adapters.local.metadata_store import SqliteMetadataStore
+from memlane.adapters.local.search_index import SqliteSearchIndex
+from memlane.domain.errors import EmbedderMismatchError
+from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus, chunk_id_for
+from memlane.ports import IndexedChunk, LegResults, RecallFilters, SearchScope
+
+pytestmark = pytest.mark.integration
+ADAPTERS = ["sqlite", "aws", "memory"]  # the fixtures they need are in tests/contracts/conftest.py
+
+T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
+NOW = T0 + timedelta(days=2)
+A, B = "org-a", "org-b"
+EMBEDDER = "test/contract/4"
+DIM = 4
+NEAR, FAR, ORTHOGONAL = (1.0, 0.0, 0.0, 0.0), (0.6, 0.8, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0)
+
+
+@dataclass
+class Index:
+    index: Any
+    vectors: bool  # whether the engine answers the k-NN leg
+    settle: Any = lambda: None  # what the refresh interval does
+    metadata: Any = None  # the local index's own database, for the tag filter
+    docs: set[str] = field(default_factory=set)
+
+    def write(self, items: Sequence[IndexedChunk], embedder: str = EMBEDDER) -> None:
+        if self.metadata is not None:
+            for item in items:
+                c = item.chunk
+                if c.document_id not in self.docs:
+                    self.docs.add(c.document_id)
+                    self.metadata.put_document(
+                        Document(
+                            id=c.document_id,
+                            organization_id=c.organization_id,
+                            project_id=c.project_id,
+                            user_id="u",
+                            title=c.title,
+                            metadata={"tags": c.tags},
+                            status=DocumentStatus.READY,
+                            created_at=c.created_at,
+                        )
+                    )
+        self.index.upsert(embedder, items)
+        self.settle()
+
+    def search(
+        self,
+        query: str,
+        vector: Sequence[float] | None = None,
+        k: int = 50,
+        org: str = A,
+        projects: tuple[str, ...] = ("proj-a", "proj-b"),
+        **filters: Any,
+    ) -> LegResults:
+        scope = SearchScope(org, projects, RecallFilters(**filters), now=NOW)
+        return self.index.search(scope, query, vector if self.vectors else None, k)
+
+    def found(self, query: str = "backoff", **kwargs: Any) -> tuple[set[str], set[str] | None]:
+        """The documents each leg returns (the vector leg's as None where the engine has none)."""
+        legs = self.search(query, NEAR, **kwargs)
+        text = {c.document_id for c in legs.text}
+        return text, ({c.document_id for c in legs.vector} if self.vectors else None)
+
+
+@pytest.fixture(scope="module")
+def osmem() -> Iterator[Any]:
+    osmem_server = pytest.importorskip("osmem_server", reason="osmem-server is not installed")
+    server = osmem_server.OsmemServer.start(japanese=False)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(params=ADAPTERS)
+def idx(request: pytest.FixtureRequest) -> Iterator[Index]:
+    if request.param == "sqlite":
+        db = request.getfixturevalue("sqlite_db")
+        yield Index(SqliteSearchIndex(db, DIM), vectors=True, metadata=SqliteMetadataStore(db))
+    elif request.param == "aws":
+        from opensearchpy import OpenSearch
+
+        from memlane.adapters.aws.opensearch_index import OpenSearchIndex
+
+        with request.getfixturevalue("osmem").clone() as clone:
+            client = OpenSearch(hosts=[clone.url], timeout=10)
+            index = OpenSearchIndex(client, "memlane-chunks", DIM)
+            index.ensure_index()
+            yield Index(index, vectors=False, settle=lambda: client.indices.refresh(index="memlane-chunks"))
+    else:
+        yield Index(MemorySearchIndex(DIM), vectors=True, metadata=None)
+
+
+def chunk(
+    doc_id: str, content: str, org: str = A, i: int = 0, vector: Sequence[float] = NEAR, **overrides: Any
+) -> IndexedChunk:
+    fields: dict[str, Any] = {
+        "id": chunk_id_for(doc_id, i),
+        "document_id": doc_id,
+        "organization_id": org,
+        "project_id": "proj-a",
+        "content": content,
+        "chunk_index": i,
+        "chunk_count": 1,
+        "start_offset": 0,
+        "end_offset": len(content),
+        "title": "Notes",
+        "content_type": ContentType.MARKDOWN,
+        "created_at": T0,
+    }
+    return IndexedChunk(Chunk(**{**fields, **overrides}), list(vector))
+
+
+# ----------------------------------------------------------------------------- tenants and projects
+
+
+def test_another_organizations_chunks_are_never_returned_by_either_leg(idx: Index) -> None:
+    # Given the same words and vectors in org A and org B, and many better matches in org B
+    idx.write(
+        [
+            chunk("doc-a", "Exponential backoff avoids throttling."),
+            chunk("doc-b", "Exponential backoff avoids throttling.", org=B),
+            *(chunk(f"doc-b{i}", "backoff backoff backoff", org=B) for i in range(30)),
+        ]
+    )
+    # When org A searches with a small k
+    legs = idx.search("backoff", NEAR, k=5)
+    # Then it finds its own chunk in each leg, and nothing of org B's
+    assert [c.document_id for c in legs.text] == ["doc-a"]
+    if idx.vectors:
+        assert [c.document_id for c in legs.vector] == ["doc-a"]
+    # and org B, asking for org A's project, sees only its own
+    theirs = idx.search("backoff", NEAR, org=B, k=50)
+    assert {c.document_id for c in theirs.text} == {"doc-b", *(f"doc-b{i}" for i in range(30))}
+    assert idx.search("backoff", NEAR, org="org-c").text == []
+
+
+def test_only_the_projects_in_scope_are_searched(idx: Index) -> None:
+    idx.write(
+        [
+            chunk("in-a", "backoff"),
+            chunk("in-b", "backoff", project_id="proj-b"),
+            chunk("in-z", "backoff", project_id="proj-z"),
+        ]
+    )
+    assert idx.found() == ({"in-a", "in-b"}, {"in-a", "in-b"} if idx.vectors else None)
+    assert idx.found(projects=("proj-b",)) == ({"in-b"}, {"in-b"} if idx.vectors else None)
+
+
+# ----------------------------------------------------------------------------- filters
+
+
+def test_every_scope_filter_applies_in_both_legs(idx: Index) -> None:
+    idx.write(
+        [
+            chunk("plain", "backoff"),
+            chunk("code", "backoff", content_type=ContentType.CODE, tags=["python"]),
+            chunk("tagged", "backoff", tags=["AWS", "sdk"], created_at=T0 + timedelta(days=1)),
+            chunk("expired", "backoff", forget_after=NOW - timedelta(minutes=1)),
+            chunk("expires-now", "backoff", forget_after=NOW),
+            chunk("expires-later", "backoff", forget_after=NOW + timedelta(days=1)),
+        ]
+    )
+
+    def both(**filters: Any) -> set[str]:
+        text, vector = idx.found(**filters)
+        assert vector is None or vector == text, filters  # one scope, the same in both legs
+        return text
+
+    assert both() == {"plain", "code", "tagged", "expires-later"}
+    assert both(content_types=(ContentType.CODE, ContentType.HTML)) == {"code"}
+    # created_after is strict: the chunks created at T0 itself are not after it
+    assert both(created_after=T0) == {"tagged"}
+    assert both(created_after=T0 - timedelta(microseconds=1)) == {"plain", "code", "tagged", "expires-later"}
+    # tags: any of them, whatever their case
+    assert both(tags=("aws", "python")) == {"code", "tagged"}
+    assert both(tags=("SDK",)) == {"tagged"}
+    assert both(tags=("nothing",)) == set()
+
+
+def test_superseded_versions_are_hidden_unless_asked_for(idx: Index) -> None:
+    # Given an old version indexed as superseded, and a version superseded after indexing
+    idx.write(
+        [
+            chunk("v1", "lantern", superseded=True),
+            chunk("v2", "lantern"),
+            chunk("v3", "lantern"),
+            chunk("theirs", "lantern", org=B),
+        ]
+    )
+    idx.index.set_superseded(A, "v2", True)
+    idx.index.set_superseded(B, "v3", True)  # another tenant cannot hide org A's document
+    idx.settle()
+    assert idx.found("lantern") == ({"v3"}, {"v3"} if idx.vectors else None)
+    assert idx.found("lantern", include_superseded=True)[0] == {"v1", "v2", "v3"}
+    # When the newer version is deleted, the older one is the latest again
+    idx.index.set_superseded(A, "v2", False)
+    idx.settle()
+    assert idx.found("lantern")[0] == {"v2", "v3"}
+
+
+# ----------------------------------------------------------------------------- writes
+
+
+def test_upserts_are_idempotent_and_replace_a_chunks_text(idx: Index) -> None:
+    items = [chunk("doc-1", f"part {i} of the circuit breaker guide", i=i) for i in range(3)]
+    # When the same chunks are written twice (a redelivered message) and another document once
+    idx.write(items)
+    idx.write(items)
+    idx.write([chunk("doc-2", "circuit breaker")])
+    # Then each chunk is there once
+    text = idx.search("circuit breaker").text
+    assert sorted(c.chunk_id for c in text) == sorted(
+        [*(i.chunk.id for i in items), chunk_id_for("doc-2", 0)]
+    )
+    assert idx.index.document_ids(A) == {"doc-1", "doc-2"}
+    # When a chunk is rewritten with other words, the old words no longer find it
+    idx.write([chunk("doc-1", "bulkhead isolation", i=0)])
+    assert {(c.document_id, c.chunk_index) for c in idx.search("circuit").text} == {
+        ("doc-1", 1),
+        ("doc-1", 2),
+        ("doc-2", 0),
+    }
+    assert [(c.document_id, c.chunk_index) for c in idx.search("bulkhead").text] == [("doc-1", 0)]
+
+
+def test_deleting_a_document_removes_every_row_from_both_legs(idx: Index) -> None:
+    idx.write(
+        [*(chunk("doc-1", "circuit breaker", i=i) for i in range(3)), chunk("doc-2", "circuit breaker")]
+    )
+    idx.write([chunk("doc-1", "circuit breaker", org=B, i=5)])
+    # When another tenant deletes the document's id, nothing of org A's goes
+    idx.index.delete_document(B, "doc-1")
+    idx.settle()
+    assert idx.index.document_ids(A) == {"doc-1", "doc-2"} and idx.index.document_ids(B) == set()
+    # When its own tenant deletes it
+    idx.index.delete_document(A, "doc-1")
+    idx.index.delete_document(A, "doc-1")  # a retried delete
+    idx.settle()
+    assert idx.found("circuit breaker") == ({"doc-2"}, {"doc-2"} if idx.vectors else None)
+    assert idx.index.document_ids() == {"doc-2"}
+    idx.index.delete_document(A, "never-indexed")
+
+
+def test_vectors_from_another_embedder_are_refused(idx: Index) -> None:
+    idx.write([chunk("doc-1", "backoff")])
+    with pytest.raises(EmbedderMismatchError):
+        idx.index.upsert("another/model/4", [chunk("doc-2", "backoff")])
+    with pytest.raises(EmbedderMismatchError):
+        idx.index.upsert(EMBEDDER, [chunk("doc-3", "backoff", vector=(1.0, 0.0, 0.0))])
+    assert idx.index.document_ids(A) == {"doc-1"}
+
+
+# ----------------------------------------------------------------------------- ranking
+
+
+def test_the_text_leg_returns_at_most_k_best_first_with_what_the_ranking_needs(idx: Index) -> None:
+    created = T0 + timedelta(hours=3, microseconds=500)
+    idx.write(
+        [
+            chunk("once", "a note that mentions jitter once among many other words here"),
+            chunk("in-title", "a note about many other words", title="Jitter", created_at=created),
+            chunk("twice", "jitter and more jitter", i=2),
+            chunk("none", "nothing relevant at all"),
+        ]
+    )
+    results = idx.search("jitter", k=2).text
+    assert len(results) == 2
+    assert results[0].score >= results[1].score > 0
+    assert {c.document_id for c in idx.search("jitter").text} == {"once", "in-title", "twice"}
+    best = {c.document_id: c for c in idx.search("jitter").text}
+    assert best["in-title"].score > best["once"].score  # a word in the title counts more
+    assert (best["twice"].chunk_id, best["twice"].chunk_index) == (chunk_id_for("twice", 2), 2)
+    assert best["in-title"].created_at == created
+    assert idx.search("", k=5).text == []
+
+
+def test_the_vector_leg_returns_the_nearest_chunks_first_with_their_cosine(idx: Index) -> None:
+    if not idx.vectors:
+        pytest.skip(
+            "osmem-server has no k-NN; the knn body is checked in tests/aws/test_aws_opensearch_index.py"
+        )
+    idx.write(
+        [
+            chunk("far", "x", vector=FAR),
+            chunk("orthogonal", "y", vector=ORTHOGONAL),
+            chunk("near", "z", vector=NEAR),
+        ]
+    )
+    results = idx.search("", NEAR, k=2).vector
+    assert [c.document_id for c in results] == ["near", "far"]
+    assert [round(c.score, 4) for c in results] == [1.0, 0.6]
+    assert [c.document_id for c in idx.search("", NEAR, k=10).vector] == ["near", "far", "orthogonal"]
