@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -75,8 +76,8 @@ def q(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Queue:
         url, sqs = request.getfixturevalue("queue_url"), request.getfixturevalue("sqs")
         monkeypatch.setattr(moto.sqs.models, "unix_time", lambda: clock.now.timestamp())
         monkeypatch.setattr(moto.sqs.models, "unix_time_millis", lambda: clock.now.timestamp() * 1000)
-        monkeypatch.setattr(job_queue, "_utcnow", lambda: clock.now)
-        return Queue(job_queue.SqsIngestQueue(url, client=sqs), clock, False)
+        adapter_clock = SimpleNamespace(now=lambda: clock.now)  # the adapter's injected clock
+        return Queue(job_queue.SqsIngestQueue(url, client=sqs, clock=adapter_clock), clock, False)
     return Queue(MemoryJobQueue(), clock, True)
 
 
