@@ -33,7 +33,11 @@ LAYER_BUILD_DIR = "layers/build"
 # paths on Lambda (`functions.api.handler`, `memlane.…`) are the ones the tests use.
 FUNCTION_SOURCE_DIRS = ("memlane", "functions")
 FUNCTION_ASSET_STAGING_DIR = "build/lambda-src"
-FUNCTION_ASSET_IGNORE = ("__pycache__", "*.pyc", "*.pyo", ".mypy_cache", ".pytest_cache", "*.egg-info")
+# Benchmarks, evaluations and load tests run on a developer's machine, never in a function: they
+# stay out of the code asset (tests/infra/test_infra_packaging.py imports every handler without them).
+DEV_ONLY_MODULES = ("bench*.py", "loadtest.py", "eval.py", "evals", "eval_*.py")
+FUNCTION_ASSET_IGNORE = ("__pycache__", "*.pyc", "*.pyo", ".mypy_cache", ".pytest_cache", "*.egg-info",
+                         *DEV_ONLY_MODULES)
 
 # Context key that points synth at a prebuilt layer directory (tests pass a tiny one).
 CONTEXT_LAYER_ASSET = "layer_asset"
@@ -192,6 +196,7 @@ STAGE_THROTTLE_RATE_LIMIT = 50
 STAGE_THROTTLE_BURST_LIMIT = 100
 # Routes that answer without a key (each seed's documented health/spec route).
 AUTHORIZER_REFUSALS_ALARM = 50  # refused keys per 5 minutes before the authorizer alarm fires
+PAGE_ERRORS_ALARM = 20  # documentation pages that failed per 5 minutes (a site down, not one broken link)
 PUBLIC_ROUTES = (("GET", "health"), ("GET", "openapi.json"), ("GET", "healthz"), ("GET", "capabilities"))
 BINARY_MEDIA_TYPES = ("application/pdf", "application/octet-stream", "multipart/form-data")
 MIN_COMPRESSION_BYTES = 1024

@@ -27,6 +27,14 @@ class Clock(Protocol):
     def now(self) -> datetime: ...
 
 
+class Metrics(Protocol):
+    """Operational counts (memlane.observability names them): CloudWatch EMF through Powertools on
+    AWS, in-process counters locally. Names only, no per-tenant dimensions: a metric per
+    organization would cost money per organization and say nothing an alarm can use."""
+
+    def count(self, name: str, value: int = 1) -> None: ...
+
+
 # --------------------------------------------------------------------------- metadata
 
 

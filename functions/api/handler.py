@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging import correlation_paths
 
 from functions._tracing import lambda_tracer
@@ -16,6 +16,7 @@ from memlane.api.app import MemlaneApi
 from memlane.lazy import Lazy
 
 logger = Logger()
+metrics = Metrics()  # flushed as CloudWatch EMF after each invocation (memlane.observability)
 tracer = lambda_tracer()
 
 
@@ -29,6 +30,7 @@ _api: Lazy[MemlaneApi] = Lazy(_compose, "MemlaneApi")
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: Any, api: MemlaneApi | None = None) -> dict[str, Any]:
     return (api or _api.get()).handle(event, context)

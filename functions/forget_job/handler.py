@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
+from aws_lambda_powertools import Logger, Metrics
 
 from functions._tracing import lambda_tracer
 from functions.schedule import ScheduledJob
@@ -15,10 +15,12 @@ from memlane.services.context import Services
 from memlane.services.lifecycle import forget_expired
 
 logger = Logger()
+metrics = Metrics()  # flushed as CloudWatch EMF after each invocation (memlane.observability)
 tracer = lambda_tracer()
 
 
 @logger.inject_lambda_context(correlation_id_path="execution_id")
+@metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: Any, services: Services | None = None) -> dict[str, Any]:
     if services is None:

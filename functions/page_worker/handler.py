@@ -9,7 +9,7 @@ from dataclasses import asdict
 from functools import partial
 from typing import Any
 
-from aws_lambda_powertools import Logger
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from pydantic import Json
@@ -20,6 +20,7 @@ from memlane.docsets.service import DocsetContext, crawl_queued_page
 from memlane.lazy import Lazy
 
 logger = Logger()
+metrics = Metrics()  # flushed as CloudWatch EMF after each invocation (memlane.observability)
 tracer = lambda_tracer()
 
 
@@ -48,6 +49,7 @@ def record_handler(record: PageRecord, docsets: DocsetContext) -> dict[str, Any]
 
 
 @logger.inject_lambda_context
+@metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: Any, docsets: DocsetContext | None = None) -> dict[str, Any]:
     handle = partial(record_handler, docsets=docsets or _docsets.get())

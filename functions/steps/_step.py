@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools import Logger
+from aws_lambda_powertools import Logger, Metrics
 from pydantic import BaseModel
 
 from functions._tracing import lambda_tracer
@@ -15,6 +15,7 @@ from memlane.ingest.steps import StepInput
 from memlane.services.context import Services
 
 logger = Logger()
+metrics = Metrics()  # flushed as CloudWatch EMF after each invocation (memlane.observability)
 tracer = lambda_tracer()
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -25,6 +26,7 @@ def step_handler(step: Callable[[Services, StepInput], BaseModel]) -> Handler:
     machine's Retry (TransientError, DependencyUnavailableError) and Catch (everything) match."""
 
     @logger.inject_lambda_context(correlation_id_path="execution")
+    @metrics.log_metrics
     @tracer.capture_lambda_handler
     def handler(event: dict[str, Any], context: Any, services: Services | None = None) -> dict[str, Any]:
         if services is None:

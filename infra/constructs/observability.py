@@ -1,5 +1,7 @@
-"""Observability: alarms on every DLQ, every function and the ingestion workflow, an encrypted SNS
-topic they notify, and one dashboard.
+"""Observability: alarms on every DLQ, every function, the ingestion workflow and memlane's own
+failure counts (memlane.observability: documents that failed to write, pages that failed), an
+encrypted SNS topic they notify, and one dashboard with saves, recalls, cache hits and misses,
+writes, pages crawled and documents forgotten.
 
 Alarms fire on the first occurrence (threshold 1 in a 5-minute period) and treat missing data as
 fine: a quiet system is a healthy one.
@@ -22,8 +24,15 @@ from constructs import Construct
 
 from infra import constants as c
 from infra.config import DeploymentConfig
+from memlane import observability
 
 PERIOD = Duration.minutes(c.ALARM_PERIOD_MINUTES)
+
+
+def app_metric(name: str) -> cloudwatch.Metric:
+    """A count memlane emits (Powertools adds the `service` dimension to every metric)."""
+    return cloudwatch.Metric(namespace=c.METRICS_NAMESPACE, metric_name=name, dimensions_map={"service": c.SERVICE_NAME},
+                             statistic="Sum", period=PERIOD, label=name)
 
 
 class Observability(Construct):
@@ -102,6 +111,14 @@ class Observability(Construct):
             "Ingestion executions timed out",
             action,
         )
+        # memlane's own counts (memlane.observability, emitted as EMF by the functions)
+        for name, description, threshold in (
+            (observability.WRITES_FAILED, "Documents failed to write for good (their status says why)", 1),
+            (observability.INGESTION_FAILED, "The ingestion workflow gave up on documents", 1),
+            (observability.PAGE_ERRORS, f"{c.PAGE_ERRORS_ALARM} or more documentation pages failed to "
+             "fetch or write in 5 minutes (each is retried with backoff)", c.PAGE_ERRORS_ALARM),
+        ):
+            self._alarm(name, app_metric(name), description, action, threshold=threshold)
         self._alarm(
             "Api5xx",
             rest_api.metric_server_error(period=PERIOD, statistic="Sum"),
@@ -158,6 +175,20 @@ class Observability(Construct):
             cloudwatch.GraphWidget(
                 title="Function duration (p99)",
                 left=[f.metric_duration(period=PERIOD, statistic="p99", label=f.node.id) for f in functions],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="Saves, recalls and the recall cache",
+                left=[app_metric(n) for n in (observability.MEMORY_SAVED, observability.RECALLS)],
+                right=[app_metric(n) for n in (observability.RECALL_CACHE_HITS, observability.RECALL_CACHE_MISSES)],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="Writes, crawl and forgetting",
+                left=[app_metric(n) for n in (observability.DOCUMENTS_WRITTEN, observability.PAGES_CRAWLED,
+                                              observability.DOCUMENTS_FORGOTTEN)],
+                right=[app_metric(n) for n in (observability.WRITES_DEFERRED, observability.WRITES_FAILED,
+                                               observability.PAGE_ERRORS)],
                 width=12,
             ),
             cloudwatch.SingleValueWidget(

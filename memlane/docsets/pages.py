@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
 
+from memlane import observability
 from memlane.crawl.errors import FetchError, UnsafeURLError
 from memlane.crawl.robots import RobotsPolicy, load_robots, robots_url
 from memlane.crawl.sitemap import collect_sitemap_urls
@@ -343,6 +344,7 @@ def index_pages(ctx: CrawlContext, works: Sequence[PageWork]) -> list[DocsetPage
         ctx.store.save_page(page)
         if w.redirected is not None:
             _save_redirected(ctx, w.redirected)
+        ctx.svc.metrics.count(observability.PAGES_CRAWLED)
         recorded.append(page)
     return recorded
 
@@ -385,6 +387,7 @@ def finish_page(ctx: CrawlContext, work: PageWork) -> DocsetPage | None:
     else:  # pragma: no cover - "index" goes through index_pages
         raise ValueError(f"finish_page cannot record outcome {work.outcome!r}")
     ctx.store.save_page(page)
+    ctx.svc.metrics.count(observability.PAGE_ERRORS if work.outcome == "error" else observability.PAGES_CRAWLED)
     return page
 
 

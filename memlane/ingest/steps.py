@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memlane import observability
 from memlane.domain.errors import MemlaneError, NotFoundError, TransientError
 from memlane.domain.models import Chunk, Document, DocumentStatus, IngestJob
 from memlane.ingest.writer import DocumentWriter, already_written, pieces_of
@@ -174,6 +175,7 @@ def mark_failed(svc: Services, inp: StepInput) -> MarkFailedResult:
     if doc is None:
         return MarkFailedResult(status=None, reason=reason)
     svc.metadata.set_status(ref.organization_id, ref.document_id, DocumentStatus.FAILED, reason)
+    svc.metrics.count(observability.INGESTION_FAILED)
     return MarkFailedResult(status=DocumentStatus.FAILED, reason=reason)
 
 

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from memlane import observability
 from memlane.domain.errors import MemlaneError, TransientError
 from memlane.domain.models import Chunk, Document, DocumentStatus, chunk_id_for
 from memlane.ingest.chunking import TextChunk, chunk_document
@@ -302,6 +303,7 @@ class DocumentWriter:
         )
         svc.metadata.put_document(ready)
         invalidate_project(svc, org, doc.project_id)
+        svc.metrics.count(observability.DOCUMENTS_WRITTEN)
         if clear_progress or (clear_progress is None and (org, doc.id) in self._with_progress):
             self._clear_progress(ready)
         return ready
@@ -335,6 +337,8 @@ class DocumentWriter:
         transient (the caller retries), `failed` otherwise. Returns the error for the caller. If
         even this write fails, the document keeps the `processing` status begin gave it, which
         the caller's retry (a job lease, a workflow retry, a page's stuck timer) still covers."""
+        self.svc.metrics.count(observability.WRITES_DEFERRED if isinstance(exc, TransientError)
+                               else observability.WRITES_FAILED)
         if isinstance(exc, TransientError):
             status, reason = DocumentStatus.QUEUED, f"waiting to retry: {exc.message}"
         elif isinstance(exc, MemlaneError):

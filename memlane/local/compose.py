@@ -14,6 +14,7 @@ from memlane.adapters.local.search_index import SqliteSearchIndex
 from memlane.adapters.local.sqlite_db import SqliteDatabase
 from memlane.config import Settings
 from memlane.ingest.summarize import LocalSummarizer
+from memlane.observability import CountingMetrics
 from memlane.services.context import Services
 
 log = logging.getLogger(__name__)
@@ -69,5 +70,6 @@ def build_local(settings: Settings, embedder=None, summarizer=None) -> LocalStac
         queue=queue,
         cache=SqliteCache(db),
         idempotency=SqliteIdempotencyLayer(db),
+        metrics=CountingMetrics(),
     )
     return LocalStack(db=db, services=svc, queue=queue, index=index, metadata=metadata)

@@ -15,6 +15,7 @@ import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime
 
+from memlane import observability
 from memlane.domain.errors import NotFoundError
 from memlane.domain.models import chunk_id_for
 from memlane.domain.requests import RecalledChunk, RecalledDocument, RecallIn, RecallOut
@@ -126,8 +127,10 @@ def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
     )
     key = cache_key(svc, scope, body)
     ranking: list[RankedDocument] | None = None
+    svc.metrics.count(observability.RECALLS)
     if key is not None:
         cached = svc.cache.get(key, now)
+        svc.metrics.count(observability.RECALL_CACHE_HITS if cached is not None else observability.RECALL_CACHE_MISSES)
         if cached is not None:
             ranking = [
                 RankedDocument(d["document_id"], d["score"], [RankedChunk(**c) for c in d["chunks"]])

@@ -9,7 +9,18 @@ from typing import TYPE_CHECKING, Any
 
 from memlane.config import Settings
 from memlane.domain.models import Document
-from memlane.ports import BlobStore, Cache, Clock, Embedder, JobQueue, MetadataStore, SearchIndex, Summarizer
+from memlane.observability import NoMetrics
+from memlane.ports import (
+    BlobStore,
+    Cache,
+    Clock,
+    Embedder,
+    JobQueue,
+    MetadataStore,
+    Metrics,
+    SearchIndex,
+    Summarizer,
+)
 from memlane.services.ratelimit import RateLimiter
 
 if TYPE_CHECKING:  # Powertools' idempotency (and boto3 behind it) loads only where a key is sent
@@ -52,3 +63,4 @@ class Services:
     cache: Cache | None = None  # recall results (spec §4.7); no caching when None
     rate_limiter: RateLimiter | None = None  # unlimited when None
     idempotency: BasePersistenceLayer | None = None  # Idempotency-Key ignored when None
+    metrics: Metrics = field(default_factory=NoMetrics)  # memlane.observability names what is counted

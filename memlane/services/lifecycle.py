@@ -8,6 +8,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from memlane import observability
 from memlane.domain.models import Document
 from memlane.services.context import Services
 
@@ -123,6 +124,8 @@ def forget_expired(svc: Services, now: datetime | None = None, batch: int = 500)
         if len(expired) < batch:
             break
     report.finished_at = svc.clock.now()
+    svc.metrics.count(observability.FORGET_SWEEPS)
     if report.forgotten:
+        svc.metrics.count(observability.DOCUMENTS_FORGOTTEN, report.forgotten)
         log.info("auto-forget removed %d documents", report.forgotten)
     return report

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from memlane import observability
 from memlane.domain.errors import InvalidInputError, NotFoundError
 from memlane.domain.models import Document, DocumentStatus
 from memlane.domain.requests import ChunkOut, DocumentOut, MemoryIn, MemoryOut, VersionOut
@@ -53,7 +54,9 @@ def save_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool |
     prepared = prepare(body.content, body.content_type, body.title, source_url)
 
     existing = md.find_document_by_hash(who.organization_id, project.id, prepared.content_hash)
+    svc.metrics.count(observability.MEMORY_SAVED)
     if existing is not None:
+        svc.metrics.count(observability.MEMORY_DUPLICATE)
         return _out(existing, duplicate=True)
     if previous is None and source_url:
         # Same URL, changed content: a new version of that page (spec §9.1).

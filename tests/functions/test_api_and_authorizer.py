@@ -190,3 +190,18 @@ def test_authorizer_output_is_what_the_api_reads(deployment: Deployment, secret:
     status, body, headers = call_api(event)
     assert status == 200 and body["projects"][0]["name"] == "Default"
     assert headers["RateLimit-Limit"] == "250"
+
+
+def test_the_api_function_flushes_its_counts_as_cloudwatch_emf(deployment: Deployment, org: Organization,
+                                                              capsys, monkeypatch) -> None:
+    # Given the namespace the stack sets on every function
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "memlane")
+    # When a save is handled
+    call_api(load_event("api_post_memory.json"))
+    # Then one EMF document on stdout carries its counts in memlane's namespace
+    emf = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
+    (document,) = [d for d in emf if "MemorySaved" in d]
+    (directive,) = document["_aws"]["CloudWatchMetrics"]
+    assert directive["Namespace"] == "memlane"
+    assert {m["Name"] for m in directive["Metrics"]} >= {"MemorySaved", "DocumentsWritten"}
+    assert document["MemorySaved"] in (1.0, [1.0]) and document["service"] == "memlane"

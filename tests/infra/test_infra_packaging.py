@@ -195,6 +195,23 @@ def test_staged_code_holds_only_memlane_and_functions_sources(tmp_path):
     assert not [p for p in staged.rglob("*") if p.name == "__pycache__" or p.suffix == ".pyc"]
 
 
+def test_the_code_asset_leaves_out_benchmarks_evaluations_and_load_tests(tmp_path):
+    # Given the function code as synth stages it
+    staged = packaging.stage_function_code(tmp_path / "asset")
+    names = {p.relative_to(staged).as_posix() for p in staged.rglob("*.py")}
+    # Then no benchmark, evaluation or load test is shipped
+    assert not [n for n in names if "/bench" in n or n.endswith(("/loadtest.py", "/eval.py")) or "/evals/" in n]
+    assert "memlane/ingest/writer.py" in names and "functions/api/handler.py" in names
+    # and every handler imports from the staged code alone (the staged tree comes first on the path)
+    modules = sorted({spec.handler.rsplit(".", 1)[0] for spec in c.ALL_FUNCTIONS})
+    script = (f"import importlib, memlane\nassert memlane.__file__.startswith({str(staged)!r}), memlane.__file__\n"
+              f"for name in {modules!r}: importlib.import_module(name)\nprint('ok')")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=staged,
+                            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(staged), "AWS_DEFAULT_REGION": "us-east-1"},
+                            timeout=120)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-3000:]
+
+
 def test_handler_module_paths(tmp_path):
     (tmp_path / "functions" / "steps").mkdir(parents=True)
     (tmp_path / "functions" / "steps" / "extract.py").write_text("def handler(e, c): ...\n")

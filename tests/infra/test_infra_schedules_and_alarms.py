@@ -6,6 +6,7 @@ import pytest
 from infra_helpers import function_by_handler, memlane_functions
 
 from infra import constants as c
+from memlane import observability
 
 pytestmark = pytest.mark.infra
 
@@ -103,6 +104,26 @@ def test_failed_ingestion_executions_raise_an_alarm(dev):
     ]
     assert len(failed) == 1
     assert failed[0]["Dimensions"] == [{"Name": "StateMachineArn", "Value": {"Ref": machine}}]
+
+
+def test_memlanes_own_failure_counts_raise_alarms(dev):
+    # The counts the functions emit as EMF (memlane.observability), in memlane's namespace with
+    # the service dimension Powertools adds
+    own = {a["Properties"]["MetricName"]: a["Properties"] for a in _alarms(dev)
+           if a["Properties"].get("Namespace") == c.METRICS_NAMESPACE}
+    assert set(own) == set(observability.ALARMED)
+    for props in own.values():
+        assert props["Statistic"] == "Sum" and props["Period"] == c.ALARM_PERIOD_MINUTES * 60
+        assert props["Dimensions"] == [{"Name": "service", "Value": c.SERVICE_NAME}]
+    assert own[observability.WRITES_FAILED]["Threshold"] == 1
+    assert own[observability.PAGE_ERRORS]["Threshold"] == c.PAGE_ERRORS_ALARM
+
+
+def test_the_functions_that_count_flush_metrics_in_their_namespace(dev):
+    for _, function in memlane_functions(dev).items():
+        env = function["Properties"]["Environment"]["Variables"]
+        assert env[c.ENV_POWERTOOLS_METRICS_NAMESPACE] == c.METRICS_NAMESPACE
+        assert env[c.ENV_POWERTOOLS_SERVICE_NAME] == c.SERVICE_NAME
 
 
 def test_every_alarm_notifies_the_encrypted_topic(dev):

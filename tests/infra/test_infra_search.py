@@ -16,7 +16,7 @@ pytestmark = pytest.mark.infra
 # Who talks to the search index, and how.
 SEARCH_WRITERS = {
     c.API_FUNCTION.handler,
-    c.INDEX_FUNCTION.handler,
+    c.WRITE_FUNCTION.handler,
     c.FORGET_FUNCTION.handler,
     c.PAGE_WORKER_FUNCTION.handler,  # indexes documentation pages itself
 }
@@ -90,7 +90,7 @@ def test_only_search_users_get_opensearch_http_permissions(dev):
         assert bool({a for a in actions if a.startswith("es:")}) == uses_search, function["Properties"][
             "Handler"
         ]
-        if function["Properties"]["Handler"] == c.INDEX_FUNCTION.handler:
+        if function["Properties"]["Handler"] == c.WRITE_FUNCTION.handler:
             assert {"es:ESHttpPut", "es:ESHttpDelete", "es:ESHttpPost"} <= actions
 
 

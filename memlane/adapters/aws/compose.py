@@ -25,6 +25,7 @@ from memlane.adapters.aws.blob_store import S3BlobStore
 from memlane.adapters.aws.cache import DynamoCache
 from memlane.adapters.aws.job_queue import SqsIngestQueue, StepFunctionsStarter
 from memlane.adapters.aws.metadata_store import DynamoMetadataStore
+from memlane.adapters.aws.metrics import PowertoolsMetrics
 from memlane.adapters.aws.ratelimit import DynamoRateLimiter
 from memlane.config import Settings
 from memlane.domain.errors import MemlaneError
@@ -216,6 +217,7 @@ def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | No
         cache=DynamoCache(aws.table),
         rate_limiter=DynamoRateLimiter(aws.table),
         idempotency=build_idempotency_layer(aws),
+        metrics=PowertoolsMetrics(),
     )
 
 

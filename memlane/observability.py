@@ -1,0 +1,45 @@
+"""What memlane counts, in one place: the metric names the code emits and the alarms in
+infra/constructs/observability.py watch. Every count goes through the `Metrics` port
+(memlane.ports); `Services.metrics` is where a service finds it."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+# Saves and recalls
+MEMORY_SAVED = "MemorySaved"  # a save accepted: written in the request, queued, or a duplicate
+MEMORY_DUPLICATE = "MemoryDuplicate"
+RECALLS = "Recalls"
+RECALL_CACHE_HITS = "RecallCacheHits"
+RECALL_CACHE_MISSES = "RecallCacheMisses"
+# The write path (memlane.ingest.writer)
+DOCUMENTS_WRITTEN = "DocumentsWritten"
+WRITES_DEFERRED = "WritesDeferred"  # failed transiently: queued for a retry
+WRITES_FAILED = "WritesFailed"  # failed for good: the document says `failed`
+INGESTION_FAILED = "IngestionFailed"  # the workflow gave up on a document (MarkFailed)
+# Documentation crawls and lifecycle
+PAGES_CRAWLED = "PagesCrawled"
+PAGE_ERRORS = "PageErrors"
+DOCUMENTS_FORGOTTEN = "DocumentsForgotten"
+FORGET_SWEEPS = "ForgetSweeps"
+
+# What the alarms watch (a sum over the alarm period above zero is worth a look).
+ALARMED = (WRITES_FAILED, INGESTION_FAILED, PAGE_ERRORS)
+
+
+class NoMetrics:
+    def count(self, name: str, value: int = 1) -> None:
+        return None
+
+
+class CountingMetrics:
+    """The local server's counters, since it started (GET /health could show them; tests read them)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.counts: Counter[str] = Counter()
+
+    def count(self, name: str, value: int = 1) -> None:
+        with self._lock:
+            self.counts[name] += value

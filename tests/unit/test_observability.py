@@ -1,0 +1,31 @@
+"""What memlane counts (memlane.observability), as the local composition records it."""
+
+from __future__ import annotations
+
+from fakes import FixedClock
+
+from memlane import observability as o
+from memlane.domain.requests import MemoryIn, RecallIn
+from memlane.recall.service import recall
+from memlane.services.lifecycle import forget_expired
+from memlane.services.memory import save_memory
+
+
+def test_saves_writes_recalls_cache_and_sweeps_are_counted(stack, who, hash_embedder):
+    svc = stack.services
+    svc.clock = FixedClock()
+    counts = svc.metrics.counts
+    # Given a save, the same content again, and a save while the embedder is down
+    save_memory(svc, who, MemoryIn(content="The ferry leaves at seven from pier four."))
+    save_memory(svc, who, MemoryIn(content="The ferry leaves at seven from pier four."))
+    hash_embedder.fail_times = 1
+    save_memory(svc, who, MemoryIn(content="Bring the blue cooler on the ferry."))
+    # and the same recall twice, then a sweep
+    for _ in range(2):
+        recall(svc, who, RecallIn(query="when does the ferry leave"))
+    forget_expired(svc)
+    # Then each is counted once, under its name
+    assert counts[o.MEMORY_SAVED] == 3 and counts[o.MEMORY_DUPLICATE] == 1
+    assert counts[o.DOCUMENTS_WRITTEN] == 1 and counts[o.WRITES_DEFERRED] == 1 and counts[o.WRITES_FAILED] == 0
+    assert (counts[o.RECALLS], counts[o.RECALL_CACHE_MISSES], counts[o.RECALL_CACHE_HITS]) == (2, 1, 1)
+    assert counts[o.FORGET_SWEEPS] == 1 and counts[o.DOCUMENTS_FORGOTTEN] == 0
