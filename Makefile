@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 7432
 
-.PHONY: run test setup lint synth layers bench eval clean
+.PHONY: run test setup lint synth layers bench bench-concurrency bench-aws-save eval clean
 
 # jsii (behind aws-cdk-lib) warns on every run under Node 20; the warning is not actionable here.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
@@ -41,6 +41,14 @@ layers: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m memlane.bench
+
+# The local server under save pressure: recall and /health latency while two clients save long documents.
+bench-concurrency: $(STAMP)
+	$(BIN)/python -m memlane.bench_concurrency --write BENCHMARKS.md
+
+# The deployed API's answer to a small save, modelled (moto + per-service latencies), and its AWS calls.
+bench-aws-save: $(STAMP)
+	$(BIN)/python -m memlane.bench_aws_save --write BENCHMARKS.md
 
 # Retrieval quality and crawl throughput on the Python 3.11 docs (Debian python3.11-doc), served on
 # loopback and crawled through POST /index; writes the docsets section of BENCHMARKS.md.

@@ -62,6 +62,45 @@ class LatencyModel:
         return taken
 
 
+def item_bytes(item: dict[str, Any]) -> int:
+    """DynamoDB's item size: attribute names plus values, by its documented rules (S and B by
+    their bytes, N about one byte per two digits, containers 3 bytes plus their elements)."""
+
+    def value(v: dict[str, Any]) -> int:
+        (kind, raw), = v.items()
+        if kind == "S":
+            return len(raw.encode())
+        if kind == "N":
+            return len(raw.strip("-").replace(".", "")) // 2 + 1
+        if kind == "B":
+            return len(raw)
+        if kind in ("BOOL", "NULL"):
+            return 1
+        if kind == "L":
+            return 3 + sum(1 + value(x) for x in raw)
+        if kind == "M":
+            return 3 + sum(len(k.encode()) + 1 + value(x) for k, x in raw.items())
+        return sum(len(str(x)) for x in raw)  # SS, NS, BS
+
+    return sum(len(k.encode()) + value(v) for k, v in item.items())
+
+
+def write_units(operation: str, params: dict[str, Any]) -> int:
+    """Write request units an on-demand table charges for one call (transactions count double;
+    an UpdateItem here touches a small counter item: the cache generation, the rate window)."""
+    kb = lambda item: max(1, math.ceil(item_bytes(item) / 1024))  # noqa: E731
+    if operation == "TransactWriteItems":
+        return sum(2 * kb(op["Put"]["Item"]) if "Put" in op else 2 for op in params["TransactItems"])
+    if operation == "BatchWriteItem":
+        return sum(kb(r["PutRequest"]["Item"]) if "PutRequest" in r else 1
+                   for requests in params["RequestItems"].values() for r in requests)
+    if operation == "PutItem":
+        return kb(params["Item"])
+    if operation in ("UpdateItem", "DeleteItem"):
+        return 1
+    return 0
+
+
 class _Body(io.BytesIO):
     """The StreamingBody shape BedrockEmbedder reads."""
 
@@ -139,8 +178,15 @@ def run(saves: int) -> dict[str, Any]:
     latency = LatencyModel()
     server = osmem_server.OsmemServer.start(japanese=False)
 
+    units = Counter()
+
     def before(context: dict[str, Any], **_: Any) -> None:
         context["memlane_started"] = time.perf_counter()
+
+    def count_units(params: dict[str, Any], event_name: str, **_: Any) -> None:
+        operation = event_name.split(".")[2]
+        units["wru"] += write_units(operation, params)
+        units["rru"] += 1 if operation in ("GetItem", "Query") else 0
 
     def after(context: dict[str, Any], event_name: str, **_: Any) -> None:
         service, operation = event_name.split(".")[1:3]
@@ -155,6 +201,7 @@ def run(saves: int) -> dict[str, Any]:
             for service in ("dynamodb", "s3", "sqs"):
                 boto3.DEFAULT_SESSION.events.register(f"before-call.{service}", before)
                 boto3.DEFAULT_SESSION.events.register(f"after-call.{service}", after)
+            boto3.DEFAULT_SESSION.events.register("before-parameter-build.dynamodb", count_units)
             new_client("dynamodb").create_table(**table_definition(TABLE))
             new_client("s3").create_bucket(Bucket=BUCKET)
             os.environ["MEMLANE_INGEST_QUEUE_URL"] = new_client("sqs").create_queue(
@@ -177,6 +224,7 @@ def run(saves: int) -> dict[str, Any]:
             api.handle({**template, "body": json.dumps({"content": "warm up " * 40})})  # imports, first calls
             latency.calls.clear()
             latency.reset()
+            units.clear()
             elapsed: list[float] = []
             local: list[float] = []
             modelled_total = 0.0
@@ -208,6 +256,8 @@ def run(saves: int) -> dict[str, Any]:
         "modelled_ms_per_save": modelled_total / saves,
         "local_p50_ms": statistics.median(local),
         "calls_per_save": {k: round(v / saves, 2) for k, v in sorted(latency.calls.items())},
+        "wru_per_save": units["wru"] / saves,
+        "rru_per_save": units["rru"] / saves,
         "load": os.getloadavg()[0],
     }
 
@@ -248,7 +298,9 @@ def report(result: dict[str, Any]) -> str:
         f"| of which memlane's own work here (p50) / modelled AWS calls (mean) | "
         f"{result['local_p50_ms']:.0f} / {result['modelled_ms_per_save']:.0f} ms | |",
         "",
-        f"Calls per save (these feed the cost model in docs/deploy.md): {calls}.",
+        f"Calls per save (these feed the cost model in docs/deploy.md): {calls}. DynamoDB write "
+        f"request units per save, from the items' sizes: {result['wru_per_save']:.1f}; reads: about "
+        f"{result['rru_per_save']:.0f} (one unit each, items under 4 KB).",
     ])
 
 

@@ -140,6 +140,12 @@ class _Work:
     previous_chunk_count: int = 0
 
 
+def _same_document(a: Document, b: Document) -> bool:
+    """Equal but for the processing status (what `begin` would change)."""
+    ignore = {"status", "status_reason", "updated_at"}
+    return a.model_dump(exclude=ignore) == b.model_dump(exclude=ignore)
+
+
 # --------------------------------------------------------------------------- the writer
 
 
@@ -210,10 +216,14 @@ class DocumentWriter:
             doc = apply_summary(doc, self.summarize(doc))
         # chunk_count keeps what the index holds now, so a later stage (another Lambda) still
         # knows that old rows must go; commit sets the new count.
-        doc = doc.model_copy(update={"status": DocumentStatus.PROCESSING, "status_reason": None,
-                                     "chunk_count": previous})
-        self.svc.metadata.put_document(doc)
-        return doc, previous
+        begun = doc.model_copy(update={"status": DocumentStatus.PROCESSING, "status_reason": None,
+                                       "chunk_count": previous})
+        if stored is not None and stored.status != DocumentStatus.READY and _same_document(stored, begun):
+            # Stored as it is to be written and already visibly not ready (a save queued with its
+            # summary): nothing to write until commit. On DynamoDB that is a transaction saved.
+            return stored, previous
+        self.svc.metadata.put_document(begun)
+        return begun, previous
 
     def summarize(self, doc: Document) -> Summary:
         language = doc.metadata.get("language")

@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 
 from memlane import observability
-from memlane.domain.errors import InvalidInputError, NotFoundError
+from memlane.domain.errors import InvalidInputError, NotFoundError, TransientError
 from memlane.domain.models import Document, DocumentStatus
 from memlane.domain.requests import ChunkOut, DocumentOut, MemoryIn, MemoryOut, VersionOut
 from memlane.ingest.pipeline import prepare
+from memlane.ingest.writer import apply_summary
 from memlane.project_memory.salience import apply_salience
 from memlane.services.context import Principal, Services
 from memlane.services.lifecycle import latest_version, remove_document, version_chain
@@ -84,10 +85,17 @@ def save_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool |
         updated_at=now,
         status=DocumentStatus.QUEUED,
     )
-    md.put_document(doc)
-
     if inline is None:
         inline = len(doc.content) <= svc.settings.inline_max_chars
+    if inline:
+        # Summarized before it is first stored, so the write that follows stores it once more
+        # (ready), not twice. A summarizer that is down leaves it to the writer's retry.
+        try:
+            doc = apply_summary(doc, svc.summarizer.summarize(doc.title, doc.content, doc.content_type,
+                                                              doc.metadata.get("language")))
+        except TransientError as exc:
+            log.warning("summary of %s deferred: %s", doc.id, exc.message)
+    md.put_document(doc)
     if not inline:
         enqueue(svc, doc)
         return _out(doc)
