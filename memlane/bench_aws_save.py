@@ -178,7 +178,7 @@ def run(saves: int) -> dict[str, Any]:
     latency = LatencyModel()
     server = osmem_server.OsmemServer.start(japanese=False)
 
-    units = Counter()
+    units: Counter[str] = Counter()
 
     def before(context: dict[str, Any], **_: Any) -> None:
         context["memlane_started"] = time.perf_counter()

@@ -15,7 +15,7 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
@@ -48,7 +48,7 @@ def _reports_errors(command):
         except ValidationError as exc:
             from memlane.api.errors import describe_validation_errors
 
-            return _err(describe_validation_errors(exc.errors()))
+            return _err(describe_validation_errors(cast(Any, exc.errors())))
         except MemlaneError as exc:
             return _err(exc.message)
 
@@ -470,8 +470,10 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_openapi(args: argparse.Namespace) -> int:
     from memlane.api.app import MemlaneApi
+    from memlane.services.context import Services
 
-    print(json.dumps(MemlaneApi(lambda: None).openapi(), indent=2))
+    # The document describes the routes; no request runs, so no services are composed.
+    print(json.dumps(MemlaneApi(lambda: cast(Services, None)).openapi(), indent=2))
     return 0
 
 

@@ -48,6 +48,7 @@ class LocalStack:
     queue: SqliteJobQueue
     index: SqliteSearchIndex
     metadata: SqliteMetadataStore
+    cache: SqliteCache
 
     def close(self) -> None:
         self.db.close()
@@ -60,6 +61,7 @@ def build_local(settings: Settings, embedder=None, summarizer=None) -> LocalStac
     metadata = SqliteMetadataStore(db)
     index = SqliteSearchIndex(db, embedder.dimension)
     queue = SqliteJobQueue(db)
+    cache = SqliteCache(db)
     svc = Services(
         settings=settings,
         metadata=metadata,
@@ -68,8 +70,8 @@ def build_local(settings: Settings, embedder=None, summarizer=None) -> LocalStac
         embedder=embedder,
         summarizer=summarizer or make_summarizer(settings),
         queue=queue,
-        cache=SqliteCache(db),
+        cache=cache,
         idempotency=SqliteIdempotencyLayer(db),
         metrics=CountingMetrics(),
     )
-    return LocalStack(db=db, services=svc, queue=queue, index=index, metadata=metadata)
+    return LocalStack(db=db, services=svc, queue=queue, index=index, metadata=metadata, cache=cache)

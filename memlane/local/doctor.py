@@ -42,7 +42,7 @@ class LocalInventory:
                     yield blob
 
     def cached_documents(self) -> set[str]:
-        return self.stack.services.cache.document_ids()
+        return self.stack.cache.document_ids()
 
     def delete_records(self, document_ids: Iterable[str]) -> None:
         with self.stack.db.transaction() as conn:

@@ -145,18 +145,18 @@ class LocalServer:
         return key
 
     def serve_forever(self) -> None:
-        self._server = self._uvicorn()
+        server = self._server = self._uvicorn()
         try:
-            self._server.run()
+            server.run()
         finally:
             self.shutdown()
 
     def start_in_thread(self) -> None:
         """For tests: serve in a background thread and wait until the socket is listening."""
-        self._server = self._uvicorn()
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        server = self._server = self._uvicorn()
+        self._thread = threading.Thread(target=server.run, daemon=True)
         self._thread.start()
-        while not self._server.started:
+        while not server.started:
             if not self._thread.is_alive():
                 raise RuntimeError(f"server failed to start on {self.host}:{self.port}")
             threading.Event().wait(0.02)

@@ -11,7 +11,7 @@ import threading
 
 from memlane.adapters.local.job_queue import SqliteJobQueue, backoff
 from memlane.domain.errors import TransientError
-from memlane.domain.models import DocumentStatus
+from memlane.domain.models import DocumentStatus, IngestJob
 from memlane.ingest.writer import DocumentWriter, already_written
 from memlane.services.context import Services
 
@@ -60,7 +60,7 @@ class IngestWorker:
     def run_once(self) -> bool:
         """Process the due jobs (up to BATCH_JOBS together). Returns False when nothing was due."""
         now = self.svc.clock.now()
-        jobs = []
+        jobs: list[IngestJob] = []
         while len(jobs) < BATCH_JOBS:
             job = self.queue.claim(now, LEASE_SECONDS)
             if job is None:

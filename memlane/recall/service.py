@@ -92,7 +92,7 @@ def cache_key(svc: Services, scope: SearchScope, body: RecallIn) -> str | None:
 def rank(svc: Services, scope: SearchScope, body: RecallIn) -> list[RankedDocument]:
     """The ranking for a query, before documents are loaded. Over-fetches so documents deleted
     since they were indexed can be skipped without coming up short."""
-    now = scope.now
+    now = scope.now or svc.clock.now()
     weights = svc.settings.fusion
     if not body.query.strip():
         docs = svc.metadata.recent_documents(
@@ -128,7 +128,7 @@ def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
     key = cache_key(svc, scope, body)
     ranking: list[RankedDocument] | None = None
     svc.metrics.count(observability.RECALLS)
-    if key is not None:
+    if key is not None and svc.cache is not None:
         cached = svc.cache.get(key, now)
         svc.metrics.count(observability.RECALL_CACHE_HITS if cached is not None else observability.RECALL_CACHE_MISSES)
         if cached is not None:
@@ -138,7 +138,7 @@ def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
             ]
     if ranking is None:
         ranking = rank(svc, scope, body)
-        if key is not None:
+        if key is not None and svc.cache is not None:
             svc.cache.set(
                 key,
                 json.dumps([asdict(r) for r in ranking]).encode(),

@@ -56,6 +56,7 @@ def import_lines(
             )
             continue
         data = record.get("document")
+        assert project is not None  # set with the header, which comes first
         if not isinstance(data, dict):
             raise InvalidInputError(f"line {n}", "expected a document record")
         doc = Document.model_validate(
@@ -75,7 +76,7 @@ def import_lines(
         svc.metadata.put_document(doc)
         write_in_request(svc, [doc])  # one that cannot be written now is queued for the job worker
         imported += 1
-    if header is None:
+    if header is None or project is None:
         raise InvalidInputError("file", "is empty")
     return {"project_id": project.id, "imported": imported, "skipped": skipped, "expired": expired}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -85,6 +86,6 @@ class SqliteCache:
                 conn.execute("DELETE FROM cache_documents WHERE key = ?", (key,))
             return len(keys)
 
-    def document_ids(self) -> set[str]:
+    def document_ids(self) -> builtins.set[str]:
         rows = self.db.connection().execute("SELECT DISTINCT document_id FROM cache_documents").fetchall()
         return {r["document_id"] for r in rows}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from memlane.adapters.local.sqlite_db import SqliteDatabase, iso, parse_iso
+from memlane.adapters.local.sqlite_db import SqliteDatabase, iso, parse_iso_required
 from memlane.domain.models import IngestJob
 
 
@@ -54,7 +54,7 @@ class SqliteJobQueue:
             attempts=row["attempts"] + 1,
             not_before=datetime.fromtimestamp(row["not_before"], UTC),
             last_error=row["last_error"],
-            created_at=parse_iso(row["created_at"]),
+            created_at=parse_iso_required(row["created_at"]),
         )
 
     def complete(self, job_id: str) -> None:

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 
-from memlane.adapters.local.sqlite_db import SqliteDatabase, iso, parse_iso
+from memlane.adapters.local.sqlite_db import SqliteDatabase, iso, parse_iso, parse_iso_required
 from memlane.domain.errors import ConflictError
 from memlane.domain.models import (
     ApiKey,
@@ -42,8 +42,8 @@ def _row_to_document(row: sqlite3.Row) -> Document:
         content_hash=row["content_hash"],
         updates_memory_id=row["updates_memory_id"],
         forget_after=parse_iso(row["forget_after"]),
-        created_at=parse_iso(row["created_at"]),
-        updated_at=parse_iso(row["updated_at"]),
+        created_at=parse_iso_required(row["created_at"]),
+        updated_at=parse_iso_required(row["updated_at"]),
         last_accessed_at=parse_iso(row["last_accessed_at"]),
         status=DocumentStatus(row["status"]),
         status_reason=row["status_reason"],
@@ -61,8 +61,8 @@ def _row_to_project(row: sqlite3.Row) -> Project:
         slug=row["slug"],
         description=row["description"],
         is_default=bool(row["is_default"]),
-        created_at=parse_iso(row["created_at"]),
-        updated_at=parse_iso(row["updated_at"]),
+        created_at=parse_iso_required(row["created_at"]),
+        updated_at=parse_iso_required(row["updated_at"]),
     )
 
 
@@ -73,7 +73,7 @@ def _row_to_key(row: sqlite3.Row) -> ApiKey:
         name=row["name"],
         key_hash=row["key_hash"],
         prefix=row["prefix"],
-        created_at=parse_iso(row["created_at"]),
+        created_at=parse_iso_required(row["created_at"]),
         revoked_at=parse_iso(row["revoked_at"]),
         rate_limit_per_minute=row["rate_limit_per_minute"],
     )

@@ -122,6 +122,11 @@ def parse_iso(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
+def parse_iso_required(value: str) -> datetime:
+    """A NOT NULL timestamp column."""
+    return datetime.fromisoformat(value)
+
+
 def epoch(dt: datetime | None) -> float | None:
     if dt is None:
         return None
