@@ -68,6 +68,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     try:
         allow_private = args.allow_private_network or os.environ.get("MEMLANE_ALLOW_PRIVATE_NETWORK") == "1"
+        from memlane.project_memory.cors import ALLOWED_ORIGINS_ENV, parse_origins
+
+        origins = parse_origins(args.allow_origin or []) | parse_origins(
+            [os.environ.get(ALLOWED_ORIGINS_ENV, "")], ALLOWED_ORIGINS_ENV)
         server = LocalServer(
             settings,
             host=args.host,
@@ -75,6 +79,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             no_auth=args.no_auth,
             allow_all_origins=args.allow_all_origins,
             allow_private_network=allow_private,
+            allowed_origins=origins,
         )
     except InvalidInputError as exc:
         return _err(exc.message, 2)
@@ -85,6 +90,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     if args.allow_all_origins:
         print("memlane: --allow-all-origins: any web page may call this server (for development)", flush=True)
+    elif origins:
+        print(f"memlane: browser requests also accepted from {', '.join(sorted(origins))}", flush=True)
     if allow_private:
         print(
             "memlane: --allow-private-network: the crawler may fetch loopback and private addresses "
@@ -514,6 +521,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-all-origins",
         action="store_true",
         help="accept browser requests from any origin (default: localhost and ChatGPT only)",
+    )
+    s.add_argument(
+        "--allow-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="also accept browser requests from this exact origin, e.g. the browser extension's "
+        "chrome-extension://<id> or moz-extension://<uuid> (repeatable; also MEMLANE_ALLOWED_ORIGINS, "
+        "comma-separated)",
     )
     s.add_argument(
         "--allow-private-network",

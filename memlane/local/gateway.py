@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import ipaddress
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
@@ -75,12 +75,13 @@ def build_event(
 
 class LocalGateway:
     def __init__(
-        self, api: MemlaneApi, services: Services, *, no_auth: bool = False, allow_all_origins: bool = False
+        self, api: MemlaneApi, services: Services, *, no_auth: bool = False, allow_all_origins: bool = False,
+        allowed_origins: Iterable[str] = (),
     ) -> None:
         self.api = api
         self.services = services
-        # Browser origins: the Vidurai seed's allow-list unless --allow-all-origins.
-        self.origins = OriginPolicy(allow_all=allow_all_origins)
+        # Browser origins: the Vidurai seed's allow-list plus --allow-origin, unless --allow-all-origins.
+        self.origins = OriginPolicy(allow_all=allow_all_origins, extra=frozenset(allowed_origins))
         # --no-auth: a request without a key acts as the local default organization (loopback only).
         self.no_auth_principal = local_principal(services.metadata) if no_auth else None
 

@@ -10,6 +10,7 @@ import logging
 import os
 import stat
 import threading
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -105,7 +106,7 @@ class LocalServer:
 
     def __init__(self, settings: Settings, host: str = "127.0.0.1", port: int = 7432, embedder=None, *,
                  no_auth: bool = False, allow_all_origins: bool = False, allow_private_network: bool = False,
-                 docset_settings: DocsetSettings | None = None) -> None:
+                 docset_settings: DocsetSettings | None = None, allowed_origins: Iterable[str] = ()) -> None:
         if no_auth and not is_loopback_host(host):
             # Without keys, anyone who can reach the socket owns the data: loopback only.
             raise InvalidInputError("--no-auth", f"refusing to serve without authentication on {host!r}; "
@@ -125,7 +126,8 @@ class LocalServer:
         self.docsets = LocalDocsets(self.stack, allow_private_network=allow_private_network,
                                     settings=docset_settings)
         self.api = MemlaneApi(svc, docsets=self.docsets.context)
-        self.gateway = LocalGateway(self.api, svc, no_auth=no_auth, allow_all_origins=allow_all_origins)
+        self.gateway = LocalGateway(self.api, svc, no_auth=no_auth, allow_all_origins=allow_all_origins,
+                                    allowed_origins=allowed_origins)
         self._server = None
         self._thread: threading.Thread | None = None
 

@@ -37,6 +37,24 @@ function build(): TurndownService {
       !node.querySelector('img'),
     replacement: () => '',
   });
+  // "- item" and "1. item" (turndown pads markers to four columns), continuation lines indented under the text.
+  td.addRule('list-item', {
+    filter: 'li',
+    replacement: (content, node, options) => {
+      const parent = node.parentNode as HTMLElement | null;
+      let marker = `${options.bulletListMarker} `;
+      if (parent?.nodeName === 'OL') {
+        const start = Number(parent.getAttribute('start') ?? '1') || 1;
+        marker = `${start + Array.prototype.indexOf.call(parent.children, node)}. `;
+      }
+      const body = content
+        .replace(/^\s+/, '')
+        .replace(/^(\[[ x]\]) +/, '$1 ') // a task's checkbox and its text
+        .replace(/\n+$/, '\n')
+        .replace(/\n(?!$)/g, `\n${' '.repeat(marker.length)}`);
+      return marker + body + (node.nextSibling && !body.endsWith('\n') ? '\n' : '');
+    },
+  });
   td.addRule('fenced-code-with-language', {
     filter: (node) => node.nodeName === 'PRE',
     replacement: (_content, node) => {

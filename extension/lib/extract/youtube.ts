@@ -70,9 +70,14 @@ export function extractYoutube(doc: Document): Extracted | null {
       details?.author ??
       '',
   );
-  const descriptionEl = doc.querySelector(
-    'ytd-watch-metadata #description-inline-expander yt-attributed-string, #description-inline-expander, ytd-text-inline-expander #snippet-text',
-  );
+  // Most specific first: the expander also holds its "...more" button.
+  const descriptionEl = [
+    '#description-inline-expander yt-attributed-string',
+    'ytd-text-inline-expander #snippet-text',
+    '#description-inline-expander',
+  ]
+    .map((selector) => doc.querySelector(selector))
+    .find(Boolean);
   const description = tidy(descriptionEl?.textContent ?? details?.shortDescription ?? '');
   const published = micro?.publishDate ?? metaContent(doc, 'meta[itemprop="datePublished"], meta[itemprop="uploadDate"]');
   const lines = transcript(doc);
