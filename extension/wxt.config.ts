@@ -1,4 +1,5 @@
 import { defineConfig } from 'wxt';
+import { PLATFORM_MATCHES } from './lib/extract/platforms';
 
 /** The public half of a key pair, so an unpacked build always has the same extension id
  * (ibjigdcepmcfoplhobofpgjnoibiglci), which memlane's origin allow-list and the tests can name.
@@ -13,8 +14,10 @@ export default defineConfig({
     name: 'memlane',
     description: 'Save pages, selections and links to memlane, and search your memories.',
     permissions: ['activeTab', 'scripting', 'contextMenus', 'alarms', 'unlimitedStorage'],
-    // The local server; any other memlane URL is asked for on the options page.
-    host_permissions: ['http://127.0.0.1/*', 'http://localhost/*'],
+    // The local server (any other memlane URL is asked for on the options page), and the sites with
+    // a content script of their own: there the service worker may also read the tab's address and
+    // inject the extractor into tabs opened before the extension was installed.
+    host_permissions: ['http://127.0.0.1/*', 'http://localhost/*', ...Object.values(PLATFORM_MATCHES).flat()],
     optional_host_permissions: ['https://*/*', 'http://*/*'],
     commands: {
       'save-page': {

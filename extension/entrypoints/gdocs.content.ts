@@ -1,10 +1,10 @@
 /** gdocs: answers the service worker's extraction request with lib/extract/gdocs.ts (spec §7.3). */
 import { defineContentScript } from 'wxt/utils/define-content-script';
 import { answerExtractRequests } from '@/lib/content';
+import { PLATFORM_MATCHES } from '@/lib/extract/platforms';
 
 export default defineContentScript({
-  // Kept in step with PLATFORM_MATCHES in lib/extract/index.ts (a test checks the built manifest).
-  matches: ['https://docs.google.com/document/*'],
+  matches: PLATFORM_MATCHES.gdocs,
   runAt: 'document_idle',
   main() {
     answerExtractRequests('gdocs');

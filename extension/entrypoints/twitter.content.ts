@@ -1,10 +1,10 @@
 /** twitter: answers the service worker's extraction request with lib/extract/twitter.ts (spec §7.3). */
 import { defineContentScript } from 'wxt/utils/define-content-script';
 import { answerExtractRequests } from '@/lib/content';
+import { PLATFORM_MATCHES } from '@/lib/extract/platforms';
 
 export default defineContentScript({
-  // Kept in step with PLATFORM_MATCHES in lib/extract/index.ts (a test checks the built manifest).
-  matches: ['https://x.com/*', 'https://twitter.com/*', 'https://mobile.x.com/*', 'https://mobile.twitter.com/*'],
+  matches: PLATFORM_MATCHES.twitter,
   runAt: 'document_idle',
   main() {
     answerExtractRequests('twitter');

@@ -1,10 +1,10 @@
 /** youtube: answers the service worker's extraction request with lib/extract/youtube.ts (spec §7.3). */
 import { defineContentScript } from 'wxt/utils/define-content-script';
 import { answerExtractRequests } from '@/lib/content';
+import { PLATFORM_MATCHES } from '@/lib/extract/platforms';
 
 export default defineContentScript({
-  // Kept in step with PLATFORM_MATCHES in lib/extract/index.ts (a test checks the built manifest).
-  matches: ['https://www.youtube.com/*', 'https://m.youtube.com/*'],
+  matches: PLATFORM_MATCHES.youtube,
   runAt: 'document_idle',
   main() {
     answerExtractRequests('youtube');
