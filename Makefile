@@ -6,7 +6,8 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 7432
 
-.PHONY: run test setup lint synth layers bench bench-concurrency bench-aws-save eval clean
+.PHONY: run test setup lint synth layers bench bench-concurrency bench-aws-save eval clean extension extension-build \
+	extension-test chromium
 
 # jsii (behind aws-cdk-lib) warns on every run under Node 20; the warning is not actionable here.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
@@ -23,8 +24,29 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/memlane serve --host $(HOST) --port $(PORT)
 
-test: $(STAMP)
+test: $(STAMP) extension-test extension-build chromium
 	$(BIN)/python -m pytest
+
+# The browser extension (extension/, WXT): `make extension` writes the Chrome and Firefox zips to
+# extension/.output/; `extension-build` the unpacked Chrome build the end-to-end tests load.
+EXT_DEPS := extension/node_modules/.package-lock.json
+
+$(EXT_DEPS): extension/package-lock.json
+	cd extension && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+extension: $(EXT_DEPS)
+	cd extension && npx wxt zip && npx wxt zip -b firefox --mv3
+
+extension-build: $(EXT_DEPS)
+	cd extension && npx wxt build
+
+extension-test: $(EXT_DEPS)
+	cd extension && npx tsc --noEmit && npx vitest run
+
+# Debian's Chromium runs the extension's end-to-end tests (Playwright cannot download a browser here).
+chromium:
+	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 lint: $(STAMP)
 	$(BIN)/ruff check memlane functions infra tests
@@ -58,4 +80,4 @@ eval: $(STAMP)
 	$(BIN)/memlane eval --docs-dir $(PYDOCS) --queries ../shared/eval/python-docs-queries.jsonl --write BENCHMARKS.md
 
 clean:
-	rm -rf $(VENV) cdk.out .pytest_cache
+	rm -rf $(VENV) cdk.out .pytest_cache extension/node_modules extension/.output extension/.wxt

@@ -114,9 +114,10 @@ class Memlane:
     """A real local server on a fixed loopback port that a test can stop and start again (same
     data directory, same key), as a user's `memlane serve` would be."""
 
-    def __init__(self, data_dir: Path, embedder) -> None:
+    def __init__(self, data_dir: Path, embedder, allowed_origins=frozenset({EXTENSION_ORIGIN})) -> None:
         self.data_dir = data_dir
         self.embedder = embedder
+        self.allowed_origins = allowed_origins
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.server: LocalServer | None = None
@@ -124,7 +125,7 @@ class Memlane:
 
     def start(self) -> None:
         server = LocalServer(Settings(data_dir=self.data_dir), host="127.0.0.1", port=self.port,
-                             embedder=self.embedder, allowed_origins={EXTENSION_ORIGIN})
+                             embedder=self.embedder, allowed_origins=self.allowed_origins)
         key = server.prepare()
         server.start_in_thread()
         self.server, self.key = server, key or self.key
@@ -245,16 +246,34 @@ def browser(tmp_path_factory, pages: Pages, memlane: Memlane) -> Iterator[Browse
         context.close()
 
 
-@pytest.fixture(scope="module")
-def configured(browser: Browser, memlane: Memlane) -> Browser:
-    """The extension set up as a user does it: the options page, URL and key, Save."""
+def point_at(browser: Browser, server: Memlane) -> None:
+    """Sets the extension up as a user does: the options page, URL and key, Save."""
     page = browser.options()
-    page.fill("#url", memlane.url)
-    page.fill("#api-key", memlane.key)
+    page.fill("#url", server.url)
+    page.fill("#api-key", server.key)
     page.click("#save")
     page.wait_for_selector("#status.ok")
     page.close()
+
+
+@pytest.fixture(scope="module")
+def configured(browser: Browser, memlane: Memlane) -> Browser:
+    point_at(browser, memlane)
     return browser
+
+
+@pytest.fixture
+def other_memlane(tmp_path, hash_embedder) -> Iterator[Memlane]:
+    """A second server that does not (yet) accept the extension's origin."""
+    server = Memlane(tmp_path / "other", hash_embedder, allowed_origins=frozenset())
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def use_server():
+    return point_at
 
 
 def _screenshot(page, name: str) -> None:

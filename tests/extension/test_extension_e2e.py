@@ -258,6 +258,36 @@ def test_quick_search_returns_a_saved_page(configured, pages, memlane, screensho
     page.close()
 
 
+def test_a_server_that_does_not_allow_the_extension_refuses_it_and_the_save_waits(
+        configured, pages, memlane, other_memlane, use_server, extension_origin):
+    # Given the extension pointed at a memlane started without --allow-origin
+    use_server(configured, other_memlane)
+    try:
+        page, tab_id = configured.open(pages.loopback(BOARD) + "?refused=1")
+        page.evaluate("""() => document.getElementById('cards').insertAdjacentHTML('beforeend',
+            '<li class="card">Refused note: the second pad needs its own origin setting.</li>')""")
+        # When a page is saved, Then memlane refuses the extension's origin and stores nothing
+        popup = configured.popup(tab_id)
+        expect(popup.locator("#save")).to_be_enabled()
+        popup.click("#save")
+        popup.wait_for_selector("#save-status.warn")
+        assert "origin not allowed: chrome-extension://" in popup.inner_text("#save-status")
+        with other_memlane.api() as api:
+            assert api.post("/v3/recall", json={"query": ""}).json()["results"] == []
+        # When the server is restarted with the extension's origin allowed, Then the kept save arrives
+        other_memlane.stop()
+        other_memlane.allowed_origins = frozenset({extension_origin})
+        other_memlane.start()
+        popup.click("#retry")
+        popup.wait_for_selector("#outbox", state="hidden")
+        popup.close()
+        docs = other_memlane.documents(pages.loopback(BOARD) + "?refused=1")
+        assert len(docs) == 1 and "Refused note" in docs[0]["content"]
+        page.close()
+    finally:
+        use_server(configured, memlane)
+
+
 def test_a_save_made_while_memlane_is_down_arrives_once_it_is_back(configured, pages, memlane,
                                                                      screenshot):
     url = pages.loopback(BOARD) + "?offline=1"
@@ -274,8 +304,7 @@ def test_a_save_made_while_memlane_is_down_arrives_once_it_is_back(configured, p
         popup.click("#save")
         # Then the popup says it is kept, and it waits in the extension
         popup.wait_for_selector("#save-status.warn")
-        assert "memlane is unreachable; kept here and sent when it is back (1 waiting)" in popup.inner_text(
-            "#save-status")
+        assert popup.inner_text("#save-status").startswith("Not sent yet (1 waiting): memlane is not reachable at")
         assert popup.inner_text("#outbox-text").startswith("1 save waiting to be sent")
         screenshot(popup, "popup-offline.png")
         assert configured.call("() => self.memlane.outbox.status()")["pending"] == 1

@@ -78,7 +78,8 @@ async function showOutbox(): Promise<void> {
   box.hidden = status.pending === 0 && status.failed.length === 0;
   const text = $('outbox-text');
   if (status.pending) {
-    setStatus(text, `${status.pending} save${status.pending > 1 ? 's' : ''} waiting to be sent (memlane was unreachable${status.lastError ? `: ${status.lastError}` : ''}).`, 'warn');
+    const why = status.lastError ? ` Last answer: ${status.lastError}` : '';
+    setStatus(text, `${status.pending} save${status.pending > 1 ? 's' : ''} waiting to be sent.${why}`, 'warn');
   } else {
     setStatus(text, '');
   }
@@ -106,7 +107,7 @@ function report(outcome: Outcome): void {
     setStatus(el, `Saved ✓ "${outcome.memory.title}"${again}`, 'ok');
     el.dataset.memoryId = outcome.memory.id;
   } else if (outcome.state === 'queued') {
-    setStatus(el, `memlane is unreachable; kept here and sent when it is back (${outcome.pending} waiting).`, 'warn');
+    setStatus(el, `Not sent yet (${outcome.pending} waiting): ${outcome.error}. Kept here and sent as soon as memlane takes it.`, 'warn');
   } else {
     setStatus(el, `Not saved: ${outcome.error}`, 'bad');
   }
