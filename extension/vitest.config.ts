@@ -6,5 +6,8 @@ export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
     environment: 'node',
+    // One process, modules loaded once: jsdom, Readability and turndown dominate the run's time.
+    isolate: false,
+    fileParallelism: false,
   },
 });
