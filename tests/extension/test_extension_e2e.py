@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import expect
+
 pytestmark = pytest.mark.integration
 
 NEWS = "/news/solar-sail.html"
@@ -251,8 +252,8 @@ def test_quick_search_returns_a_saved_page(configured, pages, memlane, screensho
     screenshot(popup, "popup-search.png")
     # and opening it shows its text (this server has no web app to open /memories/<id> in)
     popup.click(f'#results button.result[data-id="{memory_id}"]')
+    expect(popup.locator("#reader-title")).to_have_text("Solar sail reaches record speed on its first orbit")
     expect(popup.locator("#reader-text")).not_to_have_text("Loading…")
-    assert popup.inner_text("#reader-title") == "Solar sail reaches record speed on its first orbit"
     assert popup.inner_text("#reader-text") == memlane.document(memory_id)["content"]
     popup.close()
     page.close()
@@ -271,7 +272,8 @@ def test_a_server_that_does_not_allow_the_extension_refuses_it_and_the_save_wait
         expect(popup.locator("#save")).to_be_enabled()
         popup.click("#save")
         popup.wait_for_selector("#save-status.warn")
-        assert "origin not allowed: chrome-extension://" in popup.inner_text("#save-status")
+        assert popup.inner_text("#outbox-text") == (
+            f"1 save waiting to be sent. Last try: origin not allowed: {extension_origin}")
         with other_memlane.api() as api:
             assert api.post("/v3/recall", json={"query": ""}).json()["results"] == []
         # When the server is restarted with the extension's origin allowed, Then the kept save arrives
@@ -304,8 +306,9 @@ def test_a_save_made_while_memlane_is_down_arrives_once_it_is_back(configured, p
         popup.click("#save")
         # Then the popup says it is kept, and it waits in the extension
         popup.wait_for_selector("#save-status.warn")
-        assert popup.inner_text("#save-status").startswith("Not sent yet (1 waiting): memlane is not reachable at")
-        assert popup.inner_text("#outbox-text").startswith("1 save waiting to be sent")
+        assert popup.inner_text("#save-status") == "Kept here: it is sent as soon as memlane takes it."
+        assert popup.inner_text("#outbox-text").startswith(
+            f"1 save waiting to be sent. Last try: memlane is not reachable at {memlane.url}")
         screenshot(popup, "popup-offline.png")
         assert configured.call("() => self.memlane.outbox.status()")["pending"] == 1
         # and still waits after a retry while memlane is down

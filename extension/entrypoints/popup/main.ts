@@ -78,7 +78,7 @@ async function showOutbox(): Promise<void> {
   box.hidden = status.pending === 0 && status.failed.length === 0;
   const text = $('outbox-text');
   if (status.pending) {
-    const why = status.lastError ? ` Last answer: ${status.lastError}` : '';
+    const why = status.lastError ? ` Last try: ${status.lastError}` : '';
     setStatus(text, `${status.pending} save${status.pending > 1 ? 's' : ''} waiting to be sent.${why}`, 'warn');
   } else {
     setStatus(text, '');
@@ -107,7 +107,7 @@ function report(outcome: Outcome): void {
     setStatus(el, `Saved ✓ "${outcome.memory.title}"${again}`, 'ok');
     el.dataset.memoryId = outcome.memory.id;
   } else if (outcome.state === 'queued') {
-    setStatus(el, `Not sent yet (${outcome.pending} waiting): ${outcome.error}. Kept here and sent as soon as memlane takes it.`, 'warn');
+    setStatus(el, 'Kept here: it is sent as soon as memlane takes it.', 'warn');
   } else {
     setStatus(el, `Not saved: ${outcome.error}`, 'bad');
   }
