@@ -8,6 +8,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
+import httpx
 import pytest
 from playwright.sync_api import expect
 
@@ -250,12 +251,21 @@ def test_quick_search_returns_a_saved_page(configured, pages, memlane, screensho
     assert results[0][1] == "Solar sail reaches record speed on its first orbit"
     assert memory_id in [r[0] for r in results]
     screenshot(popup, "popup-search.png")
-    # and opening it shows its text (this server has no web app to open /memories/<id> in)
-    popup.click(f'#results button.result[data-id="{memory_id}"]')
-    expect(popup.locator("#reader-title")).to_have_text("Solar sail reaches record speed on its first orbit")
-    expect(popup.locator("#reader-text")).not_to_have_text("Loading…")
-    assert popup.inner_text("#reader-text") == memlane.document(memory_id)["content"]
-    popup.close()
+    # and opening it goes to the web app's page for it when memlane serves the app (its / answers
+    # HTML), or shows its text in the popup when it does not
+    serves_app = "text/html" in httpx.get(f"{memlane.url}/").headers.get("content-type", "")
+    if serves_app:
+        with configured.context.expect_page() as opened:
+            popup.click(f'#results button.result[data-id="{memory_id}"]')
+        assert opened.value.url == f"{memlane.url}/memories/{memory_id}"
+        opened.value.close()
+    else:
+        popup.click(f'#results button.result[data-id="{memory_id}"]')
+        expect(popup.locator("#reader-title")).to_have_text("Solar sail reaches record speed on its first orbit")
+        expect(popup.locator("#reader-text")).not_to_have_text("Loading…")
+        assert popup.inner_text("#reader-text") == memlane.document(memory_id)["content"]
+    if not popup.is_closed():
+        popup.close()
     page.close()
 
 
