@@ -14,6 +14,7 @@ import {
   type RecalledDocument,
   type WhoAmI,
 } from '@/lib/api';
+import { servesWebApp } from '@/lib/app';
 import { platformFor } from '@/lib/extract/platforms';
 import type { Extracted } from '@/lib/extract/types';
 import { linkExtract, memoryBody, type SaveChoices, selectionExtract } from '@/lib/memory';
@@ -199,17 +200,11 @@ async function onCommand(command: string, tab?: Browser.tabs.Tab): Promise<Outco
 
 let appCheck: { url: string; at: number; app: string | null } | undefined;
 
-/** memlane serves its web app at `/` when it has one; memories then open at /memories/<id>. */
+/** The memlane URL when it serves the web app (checked at most once a minute), else null. */
 async function appUrl(): Promise<string | null> {
   const { url } = await loadSettings();
   if (appCheck && appCheck.url === url && Date.now() - appCheck.at < APP_CHECK_TTL_MS) return appCheck.app;
-  let app: string | null = null;
-  try {
-    const response = await fetch(`${url}/`, { headers: { Accept: 'text/html' }, credentials: 'omit', signal: AbortSignal.timeout(5000) });
-    if (response.ok && (response.headers.get('Content-Type') ?? '').includes('text/html')) app = url;
-  } catch {
-    app = null;
-  }
+  const app = (await servesWebApp(url)) ? url : null;
   appCheck = { url, at: Date.now(), app };
   return app;
 }

@@ -2,6 +2,7 @@
  * Everything shown from memlane or the page is set as text, never as HTML: memories are untrusted. */
 import { browser } from 'wxt/browser';
 import type { Project, RecalledDocument } from '@/lib/api';
+import { memoryPageUrl } from '@/lib/app';
 import type { Extracted } from '@/lib/extract/types';
 import { parseTags } from '@/lib/memory';
 import { ask } from '@/lib/messages';
@@ -165,7 +166,7 @@ function resultItem(r: RecalledDocument): HTMLLIElement {
 async function openResult(r: RecalledDocument): Promise<void> {
   appUrl ??= await ask({ type: 'app-url' }).catch(() => null);
   if (appUrl) {
-    await browser.tabs.create({ url: `${appUrl}/memories/${encodeURIComponent(r.document_id)}` });
+    await browser.tabs.create({ url: memoryPageUrl(appUrl, r.document_id) });
     window.close();
     return;
   }
