@@ -48,15 +48,17 @@ class LoadReport:
         }
 
 
-def run_load(base_url: str, keys: list[str], seconds: float) -> LoadReport:
+def run_load(base_url: str, keys: list[str], seconds: float, rounds: int | None = None) -> LoadReport:
+    """Every client saves a note and recalls it, again and again, until `seconds` have passed
+    (a benchmark) or it has done `rounds` of them (a test: the same work however busy the machine)."""
     report = LoadReport(clients=len(keys), seconds=seconds)
     lock = threading.Lock()
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + seconds if rounds is None else float("inf")
 
     def client(n: int, key: str) -> None:
         with httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as c:
             i = 0
-            while time.monotonic() < deadline:
+            while time.monotonic() < deadline and (rounds is None or i < rounds):
                 marker = uuid.uuid4().hex[:10]
                 body = {"content": f"Load client {n} note {i} marker {marker}: the tide was {i % 7} metres."}
                 t = time.perf_counter()

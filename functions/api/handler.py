@@ -14,9 +14,10 @@ from aws_lambda_powertools.logging import correlation_paths
 from functions._tracing import lambda_tracer
 from memlane.api.app import MemlaneApi
 from memlane.lazy import Lazy
+from memlane.observability import metrics_namespace
 
 logger = Logger()
-metrics = Metrics()  # flushed as CloudWatch EMF after each invocation (memlane.observability)
+metrics = Metrics(namespace=metrics_namespace())  # flushed as CloudWatch EMF after each invocation
 tracer = lambda_tracer()
 
 

@@ -11,11 +11,12 @@ from aws_lambda_powertools import Logger, Metrics
 
 from functions._tracing import lambda_tracer
 from functions.schedule import ScheduledJob
+from memlane.observability import metrics_namespace
 from memlane.services.context import Services
 from memlane.services.lifecycle import forget_expired
 
 logger = Logger()
-metrics = Metrics()  # flushed as CloudWatch EMF after each invocation (memlane.observability)
+metrics = Metrics(namespace=metrics_namespace())  # flushed as CloudWatch EMF after each invocation
 tracer = lambda_tracer()
 
 

@@ -18,9 +18,10 @@ from functions._tracing import lambda_tracer
 from memlane.adapters.aws.crawl_queue import PageMessage
 from memlane.docsets.service import DocsetContext, crawl_queued_page
 from memlane.lazy import Lazy
+from memlane.observability import metrics_namespace
 
 logger = Logger()
-metrics = Metrics()  # flushed as CloudWatch EMF after each invocation (memlane.observability)
+metrics = Metrics(namespace=metrics_namespace())  # flushed as CloudWatch EMF after each invocation
 tracer = lambda_tracer()
 
 

@@ -12,10 +12,11 @@ from pydantic import BaseModel
 
 from functions._tracing import lambda_tracer
 from memlane.ingest.steps import StepInput
+from memlane.observability import metrics_namespace
 from memlane.services.context import Services
 
 logger = Logger()
-metrics = Metrics()  # flushed as CloudWatch EMF after each invocation (memlane.observability)
+metrics = Metrics(namespace=metrics_namespace())  # flushed as CloudWatch EMF after each invocation
 tracer = lambda_tracer()
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]

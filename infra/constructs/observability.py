@@ -29,10 +29,11 @@ from memlane import observability
 PERIOD = Duration.minutes(c.ALARM_PERIOD_MINUTES)
 
 
-def app_metric(name: str) -> cloudwatch.Metric:
-    """A count memlane emits (Powertools adds the `service` dimension to every metric)."""
+def app_metric(name: str, *, label: bool = True) -> cloudwatch.Metric:
+    """A count memlane emits (Powertools adds the `service` dimension to every metric). A label
+    makes an alarm a metric-math alarm; only the dashboard wants one."""
     return cloudwatch.Metric(namespace=c.METRICS_NAMESPACE, metric_name=name, dimensions_map={"service": c.SERVICE_NAME},
-                             statistic="Sum", period=PERIOD, label=name)
+                             statistic="Sum", period=PERIOD, label=name if label else None)
 
 
 class Observability(Construct):
@@ -118,7 +119,7 @@ class Observability(Construct):
             (observability.PAGE_ERRORS, f"{c.PAGE_ERRORS_ALARM} or more documentation pages failed to "
              "fetch or write in 5 minutes (each is retried with backoff)", c.PAGE_ERRORS_ALARM),
         ):
-            self._alarm(name, app_metric(name), description, action, threshold=threshold)
+            self._alarm(f"{name}Count", app_metric(name, label=False), description, action, threshold=threshold)
         self._alarm(
             "Api5xx",
             rest_api.metric_server_error(period=PERIOD, statistic="Sum"),

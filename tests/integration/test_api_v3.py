@@ -154,11 +154,13 @@ def test_long_content_is_queued_then_processed(server):
     deadline = time.time() + 120
     status = None
     while time.time() < deadline:
-        doc = server.client.get(f"/v3/documents/{doc_id}").json()
+        r = server.client.get(f"/v3/documents/{doc_id}")
+        assert r.status_code == 200, r.text
+        doc = r.json()
         status = doc["status"]
         if status in ("ready", "failed"):
             break
-        time.sleep(0.2)
+        time.sleep(1.0)  # within the key's 100 requests a minute however long a busy machine takes
     assert status == "ready", doc.get("status_reason")
     assert doc["chunk_count"] >= 10
     # chunks cover the content in order with overlap, each a slice of the content
@@ -284,11 +286,9 @@ def test_chunks_of_one_document_are_grouped_under_it(server):
     doc = server.client.post(
         "/v3/memory", json={"content": "\n\n".join(sections), "title": "Glacier survey"}, params={}
     ).json()
-    deadline = time.time() + 60
-    while (
-        server.client.get(f"/v3/documents/{doc['id']}").json()["status"] != "ready" and time.time() < deadline
-    ):
-        time.sleep(0.2)
+    deadline = time.time() + 120
+    while server.client.get(f"/v3/documents/{doc['id']}").json().get("status") != "ready" and time.time() < deadline:
+        time.sleep(1.0)
     res = recall(server.client, "glacier survey ice retreat")
     assert [r["document_id"] for r in res["results"]] == [doc["id"]]
     chunks = res["results"][0]["chunks"]

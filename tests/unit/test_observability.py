@@ -29,3 +29,9 @@ def test_saves_writes_recalls_cache_and_sweeps_are_counted(stack, who, hash_embe
     assert counts[o.DOCUMENTS_WRITTEN] == 1 and counts[o.WRITES_DEFERRED] == 1 and counts[o.WRITES_FAILED] == 0
     assert (counts[o.RECALLS], counts[o.RECALL_CACHE_MISSES], counts[o.RECALL_CACHE_HITS]) == (2, 1, 1)
     assert counts[o.FORGET_SWEEPS] == 1 and counts[o.DOCUMENTS_FORGOTTEN] == 0
+
+
+def test_the_stack_and_the_code_name_the_same_metrics_namespace():
+    from infra import constants as c
+
+    assert c.METRICS_NAMESPACE == o.NAMESPACE
