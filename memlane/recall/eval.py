@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import os
 import re
@@ -236,10 +237,21 @@ class Run:
 
 
 def _save_conversation(client: httpx.Client, conv: Conversation) -> dict[str, str]:
-    """One project for the conversation, one memory per turn; returns turn id → document id."""
-    r = client.post("/v3/projects", json={"name": f"locomo {conv.sample_id}"})
+    """One project for the conversation, one memory per turn; returns turn id → document id.
+
+    With a kept data directory (--data-dir) the project is found by name and every turn is saved
+    again: identical content is deduplicated before any embedding, so the save answers with the
+    stored document at once and a rerun only re-asks the questions."""
+    name = f"locomo {conv.sample_id}"
+    r = client.get("/v3/projects")
     r.raise_for_status()
-    project_id = r.json()["id"]
+    found = [p["id"] for p in r.json()["projects"] if p["name"] == name]
+    if found:
+        project_id = found[0]
+    else:
+        r = client.post("/v3/projects", json={"name": name})
+        r.raise_for_status()
+        project_id = r.json()["id"]
     documents: dict[str, str] = {}
     queued: list[str] = []
     for turn in conv.turns:
@@ -428,6 +440,8 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, KeyError) as exc:
         print(f"memlane eval: {path}: {exc}", file=sys.stderr)
         return 2
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
@@ -502,7 +516,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m memlane.recall.eval")
     add_arguments(p)
     p.add_argument("--write", metavar="BENCHMARKS.md")
-    p.add_argument("--data-dir", dest="data_dir", default=None)
+    p.add_argument("--data-dir", dest="data_dir", default=None, help="keep the memories here; a rerun reuses them")
     args = p.parse_args(argv)
     if not args.memory:
         p.error("--memory FILE is required")

@@ -347,6 +347,48 @@ class SqliteMetadataStore:
         rows = self.db.connection().execute("".join(sql), args).fetchall()
         return [_row_to_document(r) for r in rows]
 
+    def saved_around(
+        self, org_id: str, document_ids: Sequence[str], window: int, max_gap_seconds: float, now: datetime
+    ) -> dict[str, tuple[list[str], list[str]]]:
+        """Two short walks of the (organization, project, created_at) index per document."""
+        if not document_ids or window <= 0:
+            return {}
+        conn = self.db.connection()
+        rows = conn.execute(
+            f"SELECT id, project_id, created_at FROM documents WHERE +organization_id = ? AND id IN "
+            f"({_placeholders(len(document_ids))})",
+            (org_id, *document_ids),
+        ).fetchall()
+        visible = (
+            " AND status = 'ready' AND superseded_by IS NULL AND (forget_after IS NULL OR forget_after > ?)"
+        )
+        before = (
+            "SELECT id, created_at FROM documents WHERE organization_id = ? AND project_id = ?"
+            " AND (created_at < ? OR (created_at = ? AND id < ?))" + visible +
+            " ORDER BY created_at DESC, id DESC LIMIT ?"
+        )
+        after = (
+            "SELECT id, created_at FROM documents WHERE organization_id = ? AND project_id = ?"
+            " AND (created_at > ? OR (created_at = ? AND id > ?))" + visible +
+            " ORDER BY created_at, id LIMIT ?"
+        )
+        out: dict[str, tuple[list[str], list[str]]] = {}
+        for r in rows:
+            sides: tuple[list[str], list[str]] = ([], [])
+            for sql, found in zip((before, after), sides, strict=True):
+                previous = parse_iso(r["created_at"])
+                for n in conn.execute(
+                    sql,
+                    (org_id, r["project_id"], r["created_at"], r["created_at"], r["id"], iso(now), window),
+                ):
+                    at = parse_iso(n["created_at"])
+                    if abs((at - previous).total_seconds()) > max_gap_seconds:
+                        break  # a pause: what was saved after it is another sitting
+                    found.append(n["id"])
+                    previous = at
+            out[r["id"]] = sides
+        return out
+
     def touch_documents(self, org_id: str, document_ids: Sequence[str], when: datetime) -> None:
         if not document_ids:
             return
