@@ -29,7 +29,7 @@ class Settings(BaseModel):
     weight_text: float = 0.4
     weight_recency: float = 0.1
     # Recall's neighbouring-memories stage (memlane.recall.neighbours): a memory gains this share
-    # of the fused score of the best memory saved next to it in the same sitting; 0 turns it off.
+    # of the fused score of the best memory saved near it in the same sitting; 0 turns it off.
     recall_neighbour_weight: float = 0.3
     recall_neighbour_max_gap_seconds: float = 1800.0
     openai_api_key: str | None = None

@@ -285,15 +285,20 @@ def evaluate(
     embedder: Any,
     progress: Callable[[str], None] = lambda _: None,
 ) -> tuple[dict[str, Scores], list[float], int, float]:
+    """Every conversation saved first, then every question asked, so each question sees the same
+    index whatever the order of the conversations (BM25's statistics span the whole index)."""
     scores = {m: Scores() for m in METHODS}
     latencies: list[float] = []
-    documents_total = 0
-    save_seconds = 0.0
+    saved: list[tuple[Conversation, str, dict[str, str]]] = []
+    started = time.monotonic()
     for conv in conversations:
-        started = time.monotonic()
+        t0 = time.monotonic()
         documents = _save_conversation(client, conv)
-        save_seconds += time.monotonic() - started
-        project_id = documents.pop("__project__")
+        saved.append((conv, documents.pop("__project__"), documents))
+        progress(f"{conv.sample_id}: {len(conv.turns)} turns saved in {time.monotonic() - t0:.0f} s")
+    save_seconds = time.monotonic() - started
+    documents_total = 0
+    for conv, project_id, documents in saved:
         # The baselines rank the documents memlane holds (identical turns share one), same texts.
         texts: dict[str, str] = {}
         for turn in conv.turns:
@@ -303,7 +308,6 @@ def evaluate(
         documents_total += len(doc_ids)
         bm25 = Bm25Baseline(doc_ids, list(texts.values()))
         dense = DenseBaseline(doc_ids, embedder.embed_documents(list(texts.values())), embedder.embed_query)
-        progress(f"{conv.sample_id}: {len(conv.turns)} turns saved in {time.monotonic() - started:.0f} s")
         for q in conv.questions:
             evidence = [documents[e] for e in q.evidence]
             t0 = time.perf_counter()
@@ -493,8 +497,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def recall_stage_settings(settings: Any) -> dict[str, str]:
-    """The recall stages around the fusion, as configured (none yet)."""
-    return {}
+    """The recall stages after the fusion, as configured."""
+    n = settings.neighbours
+    if not n.active:
+        return {"neighbouring memories": "off"}
+    return {
+        "neighbouring memories": f"+ {n.weight} × the best fused score within {n.window} saves "
+        f"(× {n.decay} per further save, pauses over {n.max_gap_seconds:.0f} s end a sitting)"
+    }
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

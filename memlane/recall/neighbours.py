@@ -29,8 +29,8 @@ from memlane.recall.fusion import ScoredDocument
 @dataclass(frozen=True)
 class NeighbourWeights:
     weight: float = 0.3
-    window: int = 1
-    decay: float = 0.5  # a neighbour two saves away counts half as much as the next one
+    window: int = 2
+    decay: float = 0.8  # a neighbour two saves away passes 0.8 of what the next one would
     max_gap_seconds: float = 1800.0
     lookups: int = 100
 

@@ -28,8 +28,8 @@ def test_an_answer_gains_a_share_of_the_question_saved_before_it():
     # Given the turn asking about the topic scores well and its answer, which never names it, less
     # than an unrelated turn
     groups = docs(q=0.8, y=0.5, a=0.4)
-    # When neighbours pass 0.3 of their fused score
-    out = add_neighbour_context(groups, around, NeighbourWeights(weight=0.3))
+    # When the next save on either side passes 0.3 of its fused score
+    out = add_neighbour_context(groups, around, NeighbourWeights(weight=0.3, window=1))
     # Then the answer rises above the unrelated turn: 0.4 + 0.3 × 0.8 = 0.64 > 0.5 + 0.3 × 0.4
     scores = {g.document_id: g.score for g in out}
     assert scores["a"] == pytest.approx(0.64)
@@ -40,7 +40,8 @@ def test_an_answer_gains_a_share_of_the_question_saved_before_it():
 
 def test_only_the_best_neighbour_counts_and_farther_ones_count_less():
     groups = docs(q=0.8, a=0.6, y=0.1, x=0.1)
-    out = {g.document_id: g.score for g in add_neighbour_context(groups, around, NeighbourWeights(weight=0.5))}
+    near = NeighbourWeights(weight=0.5, window=1)
+    out = {g.document_id: g.score for g in add_neighbour_context(groups, around, near)}
     # y's neighbours are a (0.6) and, two saves away, q: within window 1 only a counts
     assert out["y"] == pytest.approx(0.1 + 0.5 * 0.6)
     wide = NeighbourWeights(weight=0.5, window=2, decay=0.5)
