@@ -104,7 +104,7 @@ class SaveOrder(Protocol):
     ) -> dict[str, tuple[list[str], list[str]]]:
         """For each document, the ids of up to `window` documents saved just before it and up to
         `window` just after it in its project (ready, unexpired, current versions; ordered by
-        created_at, then id), each list nearest first and each step within `max_gap_seconds`."""
+        created_at, ties unordered), each list nearest first and each step within `max_gap_seconds`."""
         ...
 
 

@@ -5,7 +5,9 @@ a conversation, the notes of a meeting. A turn like "Yes, last Friday, it was so
 nothing about what it answers; the turn before it ("Did you go to the poetry reading?") does. So a
 memory gains a share of the fused score of the best-scoring memory saved right next to it:
 
-    score = fused + weight · max over neighbours n within `window` saves of decay^(distance−1) · fused(n)
+    score = fused + weight · max over neighbours n within `window` saves of decay^(distance−1) · relevance(n)
+
+where relevance is the neighbour's fused score without its recency bonus.
 
 Every candidate document passes its share to its neighbours among the candidates (up to the
 `lookups` best: a one-sided boost of only the top few favoured their neighbours over everything
@@ -53,6 +55,16 @@ class NeighbourWeights:
 SavedAround = Callable[[list[str]], dict[str, tuple[list[str], list[str]]]]
 
 
+def relevance(g: ScoredDocument) -> float:
+    """What a document passes to its neighbours: its best chunk's fused score without the recency
+    bonus. Recency is about the memory itself, not its topic; passed on, it would lift every memory
+    with a neighbour among the candidates by the same amount whatever the query (with all memories
+    recent, 0.3 × 0.1 was worth more than most differences in relevance)."""
+    if not g.chunks:
+        return g.score
+    return max(c.score - c.recency - c.support for c in g.chunks)
+
+
 def add_neighbour_context(
     groups: list[ScoredDocument], saved_around: SavedAround, w: NeighbourWeights
 ) -> list[ScoredDocument]:
@@ -60,7 +72,7 @@ def add_neighbour_context(
     best first, of the same documents."""
     if not groups or not w.active:
         return groups
-    fused = {g.document_id: g.score for g in groups}
+    fused = {g.document_id: relevance(g) for g in groups}
     top = [g.document_id for g in groups[: w.lookups]]
     around = saved_around(top)
     # Adjacency is symmetric: what a document passes to its neighbours is what each of them would

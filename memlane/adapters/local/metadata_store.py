@@ -362,15 +362,16 @@ class SqliteMetadataStore:
         visible = (
             " AND status = 'ready' AND superseded_by IS NULL AND (forget_after IS NULL OR forget_after > ?)"
         )
+        # Strictly before/after, in the order of the (organization, project, created_at) index, so
+        # each walk stops after `window` visible rows (a tie-break on id would sort the project).
+        # Documents saved at the same instant have no order between them: not neighbours.
         before = (
             "SELECT id, created_at FROM documents WHERE organization_id = ? AND project_id = ?"
-            " AND (created_at < ? OR (created_at = ? AND id < ?))" + visible +
-            " ORDER BY created_at DESC, id DESC LIMIT ?"
+            " AND created_at < ?" + visible + " ORDER BY created_at DESC LIMIT ?"
         )
         after = (
             "SELECT id, created_at FROM documents WHERE organization_id = ? AND project_id = ?"
-            " AND (created_at > ? OR (created_at = ? AND id > ?))" + visible +
-            " ORDER BY created_at, id LIMIT ?"
+            " AND created_at > ?" + visible + " ORDER BY created_at LIMIT ?"
         )
         out: dict[str, tuple[list[str], list[str]]] = {}
         for r in rows:
@@ -379,7 +380,7 @@ class SqliteMetadataStore:
                 previous = parse_iso(r["created_at"])
                 for n in conn.execute(
                     sql,
-                    (org_id, r["project_id"], r["created_at"], r["created_at"], r["id"], iso(now), window),
+                    (org_id, r["project_id"], r["created_at"], iso(now), window),
                 ):
                     at = parse_iso(n["created_at"])
                     if abs((at - previous).total_seconds()) > max_gap_seconds:
