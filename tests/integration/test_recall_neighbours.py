@@ -27,11 +27,11 @@ def test_a_turn_gains_a_share_of_the_turn_saved_next_to_it(hash_server):
         assert r.status_code == 200, r.text
         results = {d["document_id"]: d for d in r.json()["results"]}
 
-    # Then each document's score is its best chunk's fused score plus 0.3 × the best fused score of
-    # the documents saved right next to it (the default weight), and no other project's memory is
-    # returned or counted
+    # Then each document's score is its best chunk's fused score plus 0.3 (the default weight) × the
+    # relevance of the document saved right next to it: its fused score without the recency bonus
+    # (0.1 for a memory saved seconds ago), and no other project's memory is returned or counted
     fused = {d: results[d]["chunks"][0]["score"] for d in results}
     assert asked in results and answer in results
-    assert results[answer]["score"] == pytest.approx(fused[answer] + 0.3 * fused[asked], abs=2e-6)
-    assert results[asked]["score"] == pytest.approx(fused[asked] + 0.3 * fused[answer], abs=2e-6)
+    assert results[answer]["score"] == pytest.approx(fused[answer] + 0.3 * (fused[asked] - 0.1), abs=1e-5)
+    assert results[asked]["score"] == pytest.approx(fused[asked] + 0.3 * (fused[answer] - 0.1), abs=1e-5)
     assert all(d["project_id"] == project_id for d in results.values())

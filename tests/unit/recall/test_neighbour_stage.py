@@ -67,3 +67,14 @@ def test_invalid_settings_are_refused():
     for bad in ({"weight": -0.1}, {"window": 0}, {"decay": 1.5}, {"max_gap_seconds": -1}):
         with pytest.raises(ValueError):
             NeighbourWeights(**bad)
+
+
+def test_neighbours_pass_on_relevance_not_their_recency_bonus():
+    from memlane.recall.fusion import ScoredChunk
+
+    # Given a question turn whose fused 0.9 holds a 0.1 recency bonus
+    q = ScoredDocument("q", 0.9, [ScoredChunk("q:0", "q", 0, 0.9, 1.0, 0.5, recency=0.1)])
+    a = ScoredDocument("a", 0.5, [ScoredChunk("a:0", "a", 0, 0.5, 0.5, 0.0, recency=0.1)])
+    out = {g.document_id: g.score for g in add_neighbour_context([q, a], around, NeighbourWeights(weight=0.5))}
+    # Then the answer gains half of 0.8, not of 0.9
+    assert out["a"] == pytest.approx(0.5 + 0.5 * 0.8)
