@@ -190,6 +190,7 @@ class Bm25Baseline:
     def __init__(self, doc_ids: Sequence[str], texts: Sequence[str]) -> None:
         import bm25s
 
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each index build at DEBUG
         self._bm25s = bm25s
         self.doc_ids = list(doc_ids)
         self.retriever = bm25s.BM25()
