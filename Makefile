@@ -6,8 +6,8 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 7432
 
-.PHONY: run test setup lint synth layers bench bench-concurrency bench-aws-save eval clean extension extension-build \
-	extension-test chromium
+.PHONY: run test setup lint synth layers bench bench-concurrency bench-aws-save eval eval-memory clean extension \
+	extension-build extension-test chromium
 
 # jsii (behind aws-cdk-lib) warns on every run under Node 20; the warning is not actionable here.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
@@ -78,6 +78,12 @@ PYDOCS ?= /usr/share/doc/python3.11/html
 eval: $(STAMP)
 	@test -d $(PYDOCS) || (apt-get update -qq && apt-get install -y -qq python3.11-doc)
 	$(BIN)/memlane eval --docs-dir $(PYDOCS) --queries ../shared/eval/python-docs-queries.jsonl --write BENCHMARKS.md
+
+# Conversation memory recall (LoCoMo dev conversations) through POST /v3/memory and /v3/recall,
+# beside plain BM25 and MiniLM baselines; writes the memory section of BENCHMARKS.md.
+SHARED ?= ../shared
+eval-memory: $(STAMP)
+	$(BIN)/memlane eval --memory $(SHARED)/eval/locomo-dev.json --write BENCHMARKS.md
 
 clean:
 	rm -rf $(VENV) cdk.out .pytest_cache extension/node_modules extension/.output extension/.wxt

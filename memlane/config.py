@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from memlane.recall.fusion import FusionWeights
+from memlane.recall.neighbours import NeighbourWeights
 
 DEFAULT_PORT = 7432
 
@@ -27,12 +28,22 @@ class Settings(BaseModel):
     weight_vector: float = 0.6
     weight_text: float = 0.4
     weight_recency: float = 0.1
+    # Recall's neighbouring-memories stage (memlane.recall.neighbours): a memory gains this share
+    # of the fused score of the best memory saved near it in the same sitting; 0 turns it off.
+    recall_neighbour_weight: float = 0.3
+    recall_neighbour_max_gap_seconds: float = 1800.0
     openai_api_key: str | None = None
     embedder: str = "auto"  # auto | local | openai
 
     @property
     def fusion(self) -> FusionWeights:
         return FusionWeights(vector=self.weight_vector, text=self.weight_text, recency=self.weight_recency)
+
+    @property
+    def neighbours(self) -> NeighbourWeights:
+        return NeighbourWeights(
+            weight=self.recall_neighbour_weight, max_gap_seconds=self.recall_neighbour_max_gap_seconds
+        )
 
     @classmethod
     def from_env(cls, **overrides) -> Settings:
@@ -42,6 +53,8 @@ class Settings(BaseModel):
             ("weight_vector", "MEMLANE_WEIGHT_VECTOR"),
             ("weight_text", "MEMLANE_WEIGHT_TEXT"),
             ("weight_recency", "MEMLANE_WEIGHT_RECENCY"),
+            ("recall_neighbour_weight", "MEMLANE_RECALL_NEIGHBOUR_WEIGHT"),
+            ("recall_neighbour_max_gap_seconds", "MEMLANE_RECALL_NEIGHBOUR_MAX_GAP_SECONDS"),
         ):
             if env.get(key):
                 values[name] = float(env[key])

@@ -93,6 +93,21 @@ class BlobStore(Protocol):
     def delete_prefix(self, prefix: str) -> int: ...
 
 
+@runtime_checkable
+class SaveOrder(Protocol):
+    """Optional for a MetadataStore: the order in which a project's documents were saved, for
+    recall's neighbouring-memories stage (memlane.recall.neighbours). A store without it recalls
+    without that stage."""
+
+    def saved_around(
+        self, org_id: str, document_ids: Sequence[str], window: int, max_gap_seconds: float, now: datetime
+    ) -> dict[str, tuple[list[str], list[str]]]:
+        """For each document, the ids of up to `window` documents saved just before it and up to
+        `window` just after it in its project (ready, unexpired, current versions; ordered by
+        created_at, ties unordered), each list nearest first and each step within `max_gap_seconds`."""
+        ...
+
+
 # --------------------------------------------------------------------------- search
 
 

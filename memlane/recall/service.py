@@ -19,8 +19,9 @@ from memlane import observability
 from memlane.domain.errors import NotFoundError
 from memlane.domain.models import chunk_id_for
 from memlane.domain.requests import RecalledChunk, RecalledDocument, RecallIn, RecallOut
-from memlane.ports import RecallFilters, SearchScope
-from memlane.recall.fusion import fuse_scores, group_by_document, recency_bonus
+from memlane.ports import RecallFilters, SaveOrder, SearchScope
+from memlane.recall.fusion import ScoredDocument, fuse_scores, group_by_document, recency_bonus
+from memlane.recall.neighbours import add_neighbour_context
 from memlane.services.context import Principal, Services
 from memlane.services.lifecycle import project_scope_key
 
@@ -84,6 +85,7 @@ def cache_key(svc: Services, scope: SearchScope, body: RecallIn) -> str | None:
         "filters": body.filters.model_dump(mode="json") if body.filters else None,
         "versions": body.include_versions,
         "weights": [w.vector, w.text, w.recency, w.recency_days],
+        "stages": recall_stages(svc),
         "embedder": svc.embedder.id,
     }
     return "recall:" + hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
@@ -108,12 +110,37 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn) -> list[RankedDocume
     k = max(svc.settings.candidate_k, body.limit * 5)
     legs = svc.index.search(scope, body.query, query_vector, k)
     groups = group_by_document(fuse_scores(legs, now, weights), svc.settings.max_chunks_per_document)
+    groups = after_fusion(svc, scope, groups)
     return [
         RankedDocument(
             g.document_id, g.score, [RankedChunk(c.chunk_id, c.chunk_index, c.score) for c in g.chunks]
         )
         for g in groups[: body.limit * 2]
     ]
+
+
+def recall_stages(svc: Services) -> dict[str, object]:
+    """The stages after the fusion that apply to this composition, with their settings (also part
+    of the cache key: a changed setting never serves an old ranking)."""
+    stages: dict[str, object] = {}
+    n = svc.settings.neighbours
+    if n.active and isinstance(svc.metadata, SaveOrder):
+        stages["neighbours"] = [n.weight, n.window, n.decay, n.max_gap_seconds, n.lookups]
+    return stages
+
+
+def after_fusion(svc: Services, scope: SearchScope, groups: list[ScoredDocument]) -> list[ScoredDocument]:
+    """The spec's fused ranking (§4.5-4.6), then the stages around it."""
+    n = svc.settings.neighbours
+    store = svc.metadata
+    if n.active and isinstance(store, SaveOrder):
+        now = scope.now or svc.clock.now()
+        groups = add_neighbour_context(
+            groups,
+            lambda ids: store.saved_around(scope.organization_id, ids, n.window, n.max_gap_seconds, now),
+            n,
+        )
+    return groups
 
 
 def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:

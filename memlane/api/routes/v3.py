@@ -66,7 +66,18 @@ def save_memory(body: MemoryIn) -> Response[MemoryOut]:
     return Response(status_code=result["status"], content_type="application/json", body=result["body"])
 
 
-@router.post("/v3/recall", tags=["memory"], summary="Hybrid recall")
+@router.post(
+    "/v3/recall",
+    tags=["memory"],
+    summary="Hybrid recall",
+    description=(
+        "Chunks ranked by 0.6 · cosine + 0.4 · BM25 / max BM25 of the batch + 0.1 · exp(−age_days / 30), "
+        "grouped by document (best chunk first). Then neighbouring memories as context: a document gains "
+        "MEMLANE_RECALL_NEIGHBOUR_WEIGHT (0.3) × the fused score of the best document saved within two "
+        "saves of it in the same project and sitting (0.8 of that two saves away). Chunk scores are the "
+        "fused scores; document scores include the neighbours' share."
+    ),
+)
 def recall(body: RecallIn) -> RecallOut:
     return recall_service(services(), principal_of(router), body)
 

@@ -1,0 +1,90 @@
+"""Neighbouring memories as context: a recall stage after the fusion (memlane.recall.fusion).
+
+Memories saved one after another into a project in one sitting are often one thread: the turns of
+a conversation, the notes of a meeting. A turn like "Yes, last Friday, it was so calming!" says
+nothing about what it answers; the turn before it ("Did you go to the poetry reading?") does. So a
+memory gains a share of the fused score of the best-scoring memory saved right next to it:
+
+    score = fused + weight · max over neighbours n within `window` saves of decay^(distance−1) · relevance(n)
+
+where relevance is the neighbour's fused score without its recency bonus.
+
+Every candidate document passes its share to its neighbours among the candidates (up to the
+`lookups` best: a one-sided boost of only the top few favoured their neighbours over everything
+else and ranked worse); a memory the search legs did not return is never added, so the scope and
+filters of the legs hold for every result. A pause longer than
+`max_gap_seconds` between two saves ends a sitting: a note saved the next day is not context.
+Each document's own fused score is unchanged inside the sum, so the spec's formula still orders
+any two memories whose neighbours score alike; the stage is off with `weight` 0
+(MEMLANE_RECALL_NEIGHBOUR_WEIGHT=0), and applies only where the metadata store knows the save
+order (memlane.ports.SaveOrder).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from memlane.recall.fusion import ScoredDocument
+
+
+@dataclass(frozen=True)
+class NeighbourWeights:
+    weight: float = 0.3
+    window: int = 2
+    decay: float = 0.8  # a neighbour two saves away passes 0.8 of what the next one would
+    max_gap_seconds: float = 1800.0
+    lookups: int = 100
+
+    def __post_init__(self) -> None:
+        if self.weight < 0:
+            raise ValueError("neighbour weight must be ≥ 0")
+        if self.window < 1 or self.lookups < 1:
+            raise ValueError("neighbour window and lookups must be ≥ 1")
+        if not 0 <= self.decay <= 1:
+            raise ValueError("neighbour decay must be between 0 and 1")
+        if self.max_gap_seconds < 0:
+            raise ValueError("neighbour max_gap_seconds must be ≥ 0")
+
+    @property
+    def active(self) -> bool:
+        return self.weight > 0
+
+
+# document ids → (saved before, nearest first; saved after, nearest first)
+SavedAround = Callable[[list[str]], dict[str, tuple[list[str], list[str]]]]
+
+
+def relevance(g: ScoredDocument) -> float:
+    """What a document passes to its neighbours: its best chunk's fused score without the recency
+    bonus. Recency is about the memory itself, not its topic; passed on, it would lift every memory
+    with a neighbour among the candidates by the same amount whatever the query (with all memories
+    recent, 0.3 × 0.1 was worth more than most differences in relevance)."""
+    if not g.chunks:
+        return g.score
+    return max(c.score - c.recency - c.support for c in g.chunks)
+
+
+def add_neighbour_context(
+    groups: list[ScoredDocument], saved_around: SavedAround, w: NeighbourWeights
+) -> list[ScoredDocument]:
+    """Re-rank documents (best first) with their neighbours' fused scores; returns a new list,
+    best first, of the same documents."""
+    if not groups or not w.active:
+        return groups
+    fused = {g.document_id: relevance(g) for g in groups}
+    top = [g.document_id for g in groups[: w.lookups]]
+    around = saved_around(top)
+    # Adjacency is symmetric: what a document passes to its neighbours is what each of them would
+    # read from it, so one lookup per document covers both directions.
+    gain: dict[str, float] = {}
+    for doc_id in top:
+        before, after = around.get(doc_id, ([], []))
+        for side in (before, after):
+            for distance, neighbour in enumerate(side[: w.window], 1):
+                share = w.weight * (w.decay ** (distance - 1)) * fused[doc_id]
+                if neighbour in fused and share > gain.get(neighbour, 0.0):
+                    gain[neighbour] = share
+    out = [ScoredDocument(g.document_id, g.score + gain.get(g.document_id, 0.0), g.chunks) for g in groups]
+    out.sort(key=lambda g: (-g.score, g.document_id))
+    return out
