@@ -105,6 +105,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"memlane: listening on {url}", flush=True)
     if key:
         print(f"memlane: API key: {key}", flush=True)
+        if server.webapp.built:
+            code = server.webapp.sign_in.issue(key)
+            print(f"memlane: web app: open {url}/login#code={code} to sign in (the link works once, "
+                  "for 15 minutes)", flush=True)
         print(
             f'memlane: try: curl -s {url}/v3/recall -H "Authorization: Bearer {key}" '
             "-H 'Content-Type: application/json' -d '{\"query\": \"hello\"}'",
@@ -149,7 +153,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
     md = stack.metadata
     try:
         if args.keys_cmd == "create":
-            secret, key, org = create_key(md, args.org, args.name)
+            secret, key, org = create_key(md, args.org, args.name, can_manage_keys=args.manage_keys)
             print(f"created key {key.id} ({key.prefix}…) for organization {org.name} ({org.id})")
             print("store it now: it is shown once")
             print(secret)
@@ -159,7 +163,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
                 state = f"revoked {k.revoked_at:%Y-%m-%d}" if k.revoked_at else "active"
                 print(
                     f"{k.id}  {k.prefix}…  org={orgs.get(k.organization_id, k.organization_id)}  "
-                    f"name={k.name}  {state}"
+                    f"name={k.name}  {state}{'  manages keys' if k.can_manage_keys else ''}"
                 )
         elif args.keys_cmd == "revoke":
             revoke_key(md, args.key_id, datetime.now(UTC))
@@ -564,6 +568,8 @@ def build_parser() -> argparse.ArgumentParser:
     kc = ks.add_parser("create", help="create a key (and the organization when new)")
     kc.add_argument("--org", default="default")
     kc.add_argument("--name", default="default")
+    kc.add_argument("--manage-keys", action="store_true",
+                    help="the key may list, create and revoke its organization's keys (web app settings)")
     ks.add_parser("list", help="list keys")
     kr = ks.add_parser("revoke", help="revoke a key by id or prefix")
     kr.add_argument("key_id")

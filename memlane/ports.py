@@ -6,11 +6,13 @@ Protocols, not base classes: a test hands in an in-memory fake with the same met
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import (
     ApiKey,
     Chunk,
@@ -57,6 +59,8 @@ class MetadataStore(Protocol):
     def find_project_by_slug(self, org_id: str, slug: str) -> Project | None: ...
     def list_projects(self, org_id: str) -> list[Project]: ...
     def count_documents(self, org_id: str) -> dict[str, int]: ...
+    def update_project(self, project: Project) -> None: ...
+    def delete_project(self, org_id: str, project_id: str) -> bool: ...
 
     # documents
     def put_document(self, doc: Document) -> None: ...
@@ -72,14 +76,52 @@ class MetadataStore(Protocol):
     def get_documents(self, org_id: str, document_ids: Sequence[str]) -> list[Document]: ...
     def touch_documents(self, org_id: str, document_ids: Sequence[str], when: datetime) -> None: ...
     def list_documents(self, org_id: str, project_id: str) -> list[Document]: ...
+    def page_documents(
+        self, org_id: str, project_id: str, now: datetime, *, limit: int, cursor: str | None = None,
+        include_superseded: bool = False,
+    ) -> DocumentPage: ...
+    def document_stats(self, org_id: str, since: datetime) -> DocumentStats: ...
     def find_latest_by_source_url(self, org_id: str, project_id: str, source_url: str) -> Document | None: ...
     def expired_documents(self, now: datetime, limit: int) -> list[Document]: ...
     def record_forgotten(self, doc: Document, when: datetime, reason: str) -> None: ...
+    def list_forgotten(self, org_id: str, limit: int | None = None) -> list[dict[str, Any]]: ...
 
     # chunks (the record of what was indexed; the search index is a rebuildable projection)
     def put_chunks(self, org_id: str, document_id: str, chunks: Sequence[Chunk]) -> None: ...
     def get_chunks(self, org_id: str, document_id: str) -> list[Chunk]: ...
     def get_chunks_by_id(self, org_id: str, chunk_ids: Sequence[str]) -> list[Chunk]: ...
+
+
+@dataclass(frozen=True)
+class DocumentPage:
+    """One page of a listing, newest first; `next_cursor` continues it (None at the end)."""
+
+    documents: list[Document]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class DocumentStats:
+    total: int  # every stored document, versions included
+    created_since: int  # of those, created at or after the time asked about
+    content_bytes: int  # UTF-8 bytes of their cleaned text
+
+
+def encode_cursor(created_at: str, document_id: str) -> str:
+    """Where a listing stopped (the last item's sort key), opaque to clients."""
+    return base64.urlsafe_b64encode(f"{created_at}|{document_id}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[str, str]:
+    """(created_at, document_id) of the item a listing stopped at."""
+    try:
+        position = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidInputError("cursor", "is not a cursor this API returned") from exc
+    created_at, sep, document_id = position.partition("|")
+    if not sep or not created_at or not document_id:
+        raise InvalidInputError("cursor", "is not a cursor this API returned")
+    return created_at, document_id
 
 
 class BlobStore(Protocol):

@@ -18,7 +18,8 @@ def principal_of(router: Router) -> Principal:
     key = ctx.get("key_id")
     if not org or not key:
         raise AuthenticationError("missing API key: send `Authorization: Bearer <key>` or `x-api-key: <key>`")
-    return Principal(organization_id=org, key_id=key, user_id=ctx.get("user_id") or "api")
+    return Principal(organization_id=org, key_id=key, user_id=ctx.get("user_id") or "api",
+                     can_manage_keys=str(ctx.get("can_manage_keys", "")).lower() == "true")
 
 
 def authorizer_context(p: Principal) -> dict[str, str]:
@@ -28,4 +29,5 @@ def authorizer_context(p: Principal) -> dict[str, str]:
         "key_id": p.key_id,
         "user_id": p.user_id,
         "rate_limit": str(p.rate_limit_per_minute),
+        "can_manage_keys": "true" if p.can_manage_keys else "false",
     }

@@ -76,6 +76,9 @@ class ApiKey(_Entity):
     created_at: datetime = Field(default_factory=utcnow)
     revoked_at: datetime | None = None
     rate_limit_per_minute: int = 100
+    # May list, create and revoke its organization's keys (the web app's settings page). The local
+    # first-start key and operator-issued keys may; a key created through the API says so itself.
+    can_manage_keys: bool = False
 
     @property
     def active(self) -> bool:

@@ -11,7 +11,7 @@ import uuid
 from datetime import UTC, date, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, HttpUrl, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
 
 from memlane.domain.models import ContentType, DocumentStatus
 
@@ -213,8 +213,151 @@ class WhoAmI(BaseModel):
     organization_id: str
     organization_name: str
     key_id: str
+    can_manage_keys: bool = Field(default=False, description="May this key list, create and revoke keys?")
 
 
 class DeletedOut(BaseModel):
     id: str
     deleted: bool
+
+
+# --------------------------------------------------------------------------- the web app's routes
+
+
+def _clean_tags(tags: list[str]) -> list[str]:
+    if len(tags) > MAX_TAGS:
+        raise ValueError(f"at most {MAX_TAGS} tags")
+    if any(len(t) > 100 for t in tags):
+        raise ValueError("a tag is at most 100 characters")
+    return list(dict.fromkeys(t.strip() for t in tags if t.strip()))
+
+
+class DocumentPatchIn(_Request):
+    """What a person may change on a saved document. A field left out is kept; `forget_after: null`
+    clears the expiry. Title and tags are part of what is embedded and filtered, so changing them
+    reprocesses the document (it is `queued` until it is searchable again)."""
+
+    title: str | None = Field(default=None, min_length=1, max_length=500)
+    tags: list[str] | None = Field(default=None, description=f"Replaces the tags (at most {MAX_TAGS}).")
+    forget_after: datetime | None = Field(default=None, description="ISO 8601, in the future; null clears it.")
+
+    @field_validator("title")
+    @classmethod
+    def _title(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError("must not be empty")
+        return v.strip() if v is not None else v
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, v: list[str] | None) -> list[str] | None:
+        return None if v is None else _clean_tags(v)
+
+    @field_validator("forget_after")
+    @classmethod
+    def _future(cls, v: datetime | None) -> datetime | None:
+        return MemoryIn._future(v)
+
+    @model_validator(mode="after")
+    def _something(self) -> DocumentPatchIn:
+        if not self.model_fields_set:
+            raise ValueError("body: give at least one of title, tags, forget_after")
+        if "title" in self.model_fields_set and self.title is None:
+            raise ValueError("title: must not be null")
+        if "tags" in self.model_fields_set and self.tags is None:
+            raise ValueError("tags: must not be null (send [] to remove every tag)")
+        return self
+
+
+class DocumentListItem(BaseModel):
+    """A document in a listing: everything but its content and chunks."""
+
+    id: str
+    project_id: str
+    title: str
+    summary: str | None
+    content_type: ContentType
+    source_url: str | None
+    tags: list[str]
+    status: DocumentStatus
+    created_at: datetime
+    updated_at: datetime
+    forget_after: datetime | None
+    updates_memory_id: str | None
+    superseded_by: str | None
+
+
+class DocumentListOut(BaseModel):
+    documents: list[DocumentListItem]
+    next_cursor: str | None = Field(description="Pass as ?cursor= for the next page; null at the end.")
+
+
+class RelatedDocument(BaseModel):
+    document_id: str
+    title: str
+    summary: str | None
+    score: float
+    content_type: ContentType
+    project_id: str
+    created_at: datetime
+
+
+class RelatedOut(BaseModel):
+    document_id: str
+    related: list[RelatedDocument]
+
+
+class ProjectPatchIn(_Request):
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    description: str | None = Field(default=None, max_length=2_000, description="null or \"\" clears it.")
+
+    @field_validator("name")
+    @classmethod
+    def _not_blank(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError("must not be empty")
+        return v.strip() if v is not None else v
+
+    @model_validator(mode="after")
+    def _something(self) -> ProjectPatchIn:
+        if not self.model_fields_set:
+            raise ValueError("body: give name or description")
+        if "name" in self.model_fields_set and self.name is None:
+            raise ValueError("name: must not be null")
+        return self
+
+
+class ProjectDeletedOut(BaseModel):
+    id: str
+    deleted: bool
+    documents_deleted: int
+
+
+class StatsOut(BaseModel):
+    total_memories: int = Field(description="Stored documents, every version included.")
+    memories_this_week: int = Field(description="Saved in the last 7 days.")
+    storage_bytes: int = Field(description="UTF-8 bytes of the stored (cleaned) text.")
+    project_count: int
+
+
+class ForgottenRecord(BaseModel):
+    document_id: str
+    project_id: str
+    forgotten_at: datetime
+    reason: str
+
+
+class ForgottenOut(BaseModel):
+    forgotten: list[ForgottenRecord] = Field(description="Newest first. Never the content.")
+
+
+class KeyCreateIn(_Request):
+    name: str = Field(min_length=1, max_length=100)
+    can_manage_keys: bool = Field(default=False, description="May the new key list, create and revoke keys?")
+
+    @field_validator("name")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be empty")
+        return v.strip()

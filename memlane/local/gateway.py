@@ -8,6 +8,7 @@ import ipaddress
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
 from memlane.api.app import PUBLIC_ROUTES, MemlaneApi
@@ -18,6 +19,9 @@ from memlane.ports import MetadataStore
 from memlane.project_memory.cors import OriginPolicy, header
 from memlane.services.context import Principal, Services
 from memlane.services.keys import authenticate, ensure_organization, key_from_headers
+
+if TYPE_CHECKING:
+    from memlane.local.webapp import WebApp
 
 
 @dataclass
@@ -77,8 +81,10 @@ class LocalGateway:
     def __init__(
         self, api: MemlaneApi, services: Services, *, no_auth: bool = False, allow_all_origins: bool = False,
         allowed_origins: Iterable[str] = (),
+        webapp: WebApp | None = None,
     ) -> None:
         self.api = api
+        self.webapp = webapp  # the web app's files and sign-in link (memlane.local.webapp)
         self.services = services
         # Browser origins: the Vidurai seed's allow-list plus --allow-origin, unless --allow-all-origins.
         self.origins = OriginPolicy(allow_all=allow_all_origins, extra=frozenset(allowed_origins))
@@ -94,6 +100,10 @@ class LocalGateway:
         body: bytes,
         source_ip: str = "127.0.0.1",
     ) -> GatewayResponse:
+        if self.webapp is not None:
+            served = self.webapp.handle(method, path, headers, body)
+            if served is not None:
+                return served
         origin = header(headers, "origin")
         refused = self._refuse(origin, headers)
         if refused is not None:

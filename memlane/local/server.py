@@ -25,6 +25,7 @@ from memlane.domain.errors import InvalidInputError
 from memlane.local.compose import LocalStack, build_local
 from memlane.local.gateway import LocalGateway, is_loopback_host
 from memlane.local.periodic import PeriodicJob
+from memlane.local.webapp import WebApp, default_build_dir
 from memlane.local.worker import IngestWorker
 from memlane.services.keys import create_key, hash_key
 from memlane.services.lifecycle import forget_expired
@@ -89,7 +90,7 @@ def first_start_key(stack: LocalStack, data_dir: Path) -> str | None:
     path = data_dir / KEY_FILE
     md = stack.metadata
     if not md.list_api_keys():
-        secret, _, _ = create_key(md, "default", "local")
+        secret, _, _ = create_key(md, "default", "local", can_manage_keys=True)
         path.write_text(secret + "\n")
         os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
         return secret
@@ -97,6 +98,8 @@ def first_start_key(stack: LocalStack, data_dir: Path) -> str | None:
         secret = path.read_text().strip()
         key = md.find_api_key_by_hash(hash_key(secret))
         if key is not None and key.active:
+            if not key.can_manage_keys:  # kept from before keys could manage keys
+                md.put_api_key(key.model_copy(update={"can_manage_keys": True}))
             return secret
     return None
 
@@ -126,8 +129,9 @@ class LocalServer:
         self.docsets = LocalDocsets(self.stack, allow_private_network=allow_private_network,
                                     settings=docset_settings)
         self.api = MemlaneApi(svc, docsets=self.docsets.context)
+        self.webapp = WebApp(default_build_dir())
         self.gateway = LocalGateway(self.api, svc, no_auth=no_auth, allow_all_origins=allow_all_origins,
-                                    allowed_origins=allowed_origins)
+                                    allowed_origins=allowed_origins, webapp=self.webapp)
         self._server = None
         self._thread: threading.Thread | None = None
 

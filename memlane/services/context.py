@@ -26,6 +26,8 @@ from memlane.services.ratelimit import RateLimiter
 if TYPE_CHECKING:  # Powertools' idempotency (and boto3 behind it) loads only where a key is sent
     from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
 
+    from memlane.services.key_admin import KeyRegistry
+
 
 @dataclass(frozen=True)
 class Principal:
@@ -35,6 +37,7 @@ class Principal:
     key_id: str
     user_id: str = "api"
     rate_limit_per_minute: int = 100
+    can_manage_keys: bool = False
 
 
 class SystemClock:
@@ -64,3 +67,6 @@ class Services:
     rate_limiter: RateLimiter | None = None  # unlimited when None
     idempotency: BasePersistenceLayer | None = None  # Idempotency-Key ignored when None
     metrics: Metrics = field(default_factory=NoMetrics)  # memlane.observability names what is counted
+    # The gateway's record of keys (API Gateway's usage plan on AWS), for keys created through
+    # the API; None locally, where no gateway meters keys.
+    key_registry: KeyRegistry | None = None

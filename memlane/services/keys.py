@@ -40,21 +40,33 @@ def create_key(
     org_name: str = "default",
     key_name: str = "default",
     rate_limit_per_minute: int = 100,
+    *,
+    can_manage_keys: bool = False,
 ) -> tuple[str, ApiKey, Organization]:
     """Returns the secret (the only time it exists in clear), the stored key and its organization."""
     if not org_name.strip():
         raise InvalidInputError("org", "must not be empty")
     org, _ = ensure_organization(store, org_name.strip())
+    secret, key = issue_key(store, org.id, key_name, rate_limit_per_minute, can_manage_keys=can_manage_keys)
+    return secret, key, org
+
+
+def issue_key(
+    store: MetadataStore, org_id: str, key_name: str, rate_limit_per_minute: int = 100, *,
+    can_manage_keys: bool = False,
+) -> tuple[str, ApiKey]:
+    """A new key for an existing organization: the secret and the stored key."""
     secret = KEY_PREFIX + secrets.token_urlsafe(32)
     key = ApiKey(
-        organization_id=org.id,
+        organization_id=org_id,
         name=key_name,
         key_hash=hash_key(secret),
         prefix=secret[:12],
         rate_limit_per_minute=rate_limit_per_minute,
+        can_manage_keys=can_manage_keys,
     )
     store.put_api_key(key)
-    return secret, key, org
+    return secret, key
 
 
 def key_from_headers(headers: Mapping[str, str]) -> str | None:
@@ -76,7 +88,8 @@ def authenticate(store: MetadataStore, headers: Mapping[str, str]) -> Principal:
     if key is None or not key.active:
         raise AuthenticationError("invalid or revoked API key")
     return Principal(
-        organization_id=key.organization_id, key_id=key.id, rate_limit_per_minute=key.rate_limit_per_minute
+        organization_id=key.organization_id, key_id=key.id, rate_limit_per_minute=key.rate_limit_per_minute,
+        can_manage_keys=key.can_manage_keys,
     )
 
 

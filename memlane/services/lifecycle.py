@@ -129,3 +129,8 @@ def forget_expired(svc: Services, now: datetime | None = None, batch: int = 500)
         svc.metrics.count(observability.DOCUMENTS_FORGOTTEN, report.forgotten)
         log.info("auto-forget removed %d documents", report.forgotten)
     return report
+
+
+def forgotten_log(svc: Services, org_id: str, limit: int) -> list[dict]:
+    """What the sweep forgot for an organization, newest first: ids, when and why, never content."""
+    return list(reversed(svc.metadata.list_forgotten(org_id, limit)))

@@ -7,7 +7,7 @@ import logging
 from memlane import observability
 from memlane.domain.errors import InvalidInputError, NotFoundError, TransientError
 from memlane.domain.models import Document, DocumentStatus
-from memlane.domain.requests import ChunkOut, DocumentOut, MemoryIn, MemoryOut, VersionOut
+from memlane.domain.requests import ChunkOut, DocumentOut, DocumentPatchIn, MemoryIn, MemoryOut, VersionOut
 from memlane.ingest.pipeline import prepare
 from memlane.ingest.writer import apply_summary
 from memlane.project_memory.salience import apply_salience
@@ -147,3 +147,39 @@ def delete_document(svc: Services, who: Principal, document_id: str) -> None:
     if doc is None:
         raise NotFoundError(f"document {document_id} not found")
     remove_document(svc, doc)
+
+
+def update_document(svc: Services, who: Principal, document_id: str, patch: DocumentPatchIn) -> DocumentOut:
+    """Edit a document's title, tags or forget_after (the web app's memory page).
+
+    Each of these is written into the chunk records and both index legs (the title is embedded and
+    matched, tags and expiry are filtered on), so the edited document goes through the one write
+    path again, exactly like a save: in the request when it is small, by the job queue otherwise.
+    Its content, summary, version links and id stay as they were.
+    """
+    md = svc.metadata
+    now = svc.clock.now()
+    doc = md.get_document(who.organization_id, document_id)
+    if doc is None or doc.is_expired(now):
+        raise NotFoundError(f"document {document_id} not found")
+    changes: dict[str, object] = {}
+    if patch.title is not None and patch.title != doc.title:
+        changes["title"] = patch.title
+    if patch.tags is not None and patch.tags != doc.tags:
+        changes["metadata"] = {**doc.metadata, "tags": patch.tags}
+    if "forget_after" in patch.model_fields_set and patch.forget_after != doc.forget_after:
+        changes["forget_after"] = patch.forget_after
+    if not changes:
+        return get_document(svc, who, document_id)
+    edited = doc.model_copy(update={**changes, "updated_at": now, "status": DocumentStatus.QUEUED,
+                                    "status_reason": "edited: being written again"})
+    if len(edited.content) > svc.settings.inline_max_chars:
+        md.put_document(edited)
+        enqueue(svc, edited)
+        return get_document(svc, who, document_id)
+    (outcome,) = write_in_request(svc, [edited])
+    if outcome.error is not None and not outcome.transient:
+        raise outcome.error
+    if outcome.error is not None:  # the embedder or index is down: queued with the reason, retried
+        log.warning("write of edited %s failed (%s); queued for retry", edited.id, outcome.error)
+    return get_document(svc, who, document_id)

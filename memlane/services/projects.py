@@ -1,12 +1,25 @@
-"""Projects: list with document counts, create, resolve the project a request targets."""
+"""Projects: list with document counts, create, rename, delete, page through their documents,
+resolve the project a request targets; the organization's figures for the dashboard."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from memlane.domain.errors import ConflictError, NotFoundError
-from memlane.domain.models import Project
-from memlane.domain.requests import ProjectIn, ProjectList, ProjectOut
+from memlane.domain.models import Document, Project
+from memlane.domain.requests import (
+    DocumentListItem,
+    DocumentListOut,
+    ProjectIn,
+    ProjectList,
+    ProjectOut,
+    ProjectPatchIn,
+    StatsOut,
+)
+from memlane.ports import DocsetStore
 from memlane.services.context import Principal, Services
 from memlane.services.keys import slugify
+from memlane.services.lifecycle import remove_document
 
 
 def _out(p: Project, count: int) -> ProjectOut:
@@ -77,3 +90,79 @@ def create_project_model(svc: Services, who: Principal, name: str) -> Project:
     return svc.metadata.create_project(
         Project(organization_id=who.organization_id, name=name, slug=slugify(name))
     )
+
+
+# --------------------------------------------------------------------------- the web app's project pages
+
+
+def get_project(svc: Services, who: Principal, project_id: str) -> ProjectOut:
+    project = resolve_project(svc, who, project_id, field="project_id")
+    return _out(project, svc.metadata.count_documents(who.organization_id).get(project.id, 0))
+
+
+def update_project(svc: Services, who: Principal, project_id: str, body: ProjectPatchIn) -> ProjectOut:
+    """Rename (the slug follows the name) and describe a project."""
+    project = resolve_project(svc, who, project_id, field="project_id")
+    changes: dict[str, object] = {"updated_at": svc.clock.now()}
+    if body.name is not None and body.name != project.name:
+        slug = slugify(body.name)
+        other = svc.metadata.find_project_by_slug(who.organization_id, slug)
+        if other is not None and other.id != project.id:
+            raise ConflictError(f"name: a project with slug {slug!r} already exists")
+        changes.update(name=body.name, slug=slug)
+    if "description" in body.model_fields_set:
+        changes["description"] = body.description or None
+    updated = project.model_copy(update=changes)
+    try:
+        svc.metadata.update_project(updated)
+    except ConflictError as exc:  # a concurrent rename took the slug first
+        raise ConflictError(f"name: a project with slug {updated.slug!r} already exists") from exc
+    return _out(updated, svc.metadata.count_documents(who.organization_id).get(project.id, 0))
+
+
+def delete_project(svc: Services, who: Principal, project_id: str, docset_store: DocsetStore | None = None) -> int:
+    """Every document of the project (each through the one removal path: metadata, content, both
+    index legs, cache), then the project. Documents go first, so an interrupted delete leaves a
+    smaller project that a retry finishes, never documents without a project. Returns how many
+    documents were removed."""
+    project = resolve_project(svc, who, project_id, field="project_id")
+    if project.is_default:
+        raise ConflictError("project_id: the default project cannot be deleted (saves without a project go there)")
+    if docset_store is not None:
+        hosted = [d.name for d in docset_store.list_docsets(who.organization_id) if d.project_id == project.id]
+        if hosted:
+            raise ConflictError("project_id: the project holds documentation set(s) "
+                                f"{', '.join(repr(n) for n in hosted)}; delete them first (Settings → "
+                                "Documentation sets, or DELETE /docset/{id})")
+    removed = 0
+    for doc in svc.metadata.list_documents(who.organization_id, project.id):
+        remove_document(svc, doc)
+        removed += 1
+    svc.metadata.delete_project(who.organization_id, project.id)
+    return removed
+
+
+def list_project_documents(svc: Services, who: Principal, project_id: str, *, limit: int, cursor: str | None,
+                           include_versions: bool) -> DocumentListOut:
+    project = resolve_project(svc, who, project_id, field="project_id")
+    page = svc.metadata.page_documents(who.organization_id, project.id, svc.clock.now(), limit=limit,
+                                       cursor=cursor, include_superseded=include_versions)
+    return DocumentListOut(documents=[list_item(d) for d in page.documents], next_cursor=page.next_cursor)
+
+
+def list_item(doc: Document) -> DocumentListItem:
+    return DocumentListItem(
+        id=doc.id, project_id=doc.project_id, title=doc.title, summary=doc.summary,
+        content_type=doc.content_type, source_url=doc.source_url, tags=doc.tags, status=doc.status,
+        created_at=doc.created_at, updated_at=doc.updated_at, forget_after=doc.forget_after,
+        updates_memory_id=doc.updates_memory_id, superseded_by=doc.superseded_by,
+    )
+
+
+def organization_stats(svc: Services, who: Principal) -> StatsOut:
+    """The dashboard's figures: what the organization holds and how much was added this week."""
+    now = svc.clock.now()
+    stats = svc.metadata.document_stats(who.organization_id, now - timedelta(days=7))
+    return StatsOut(total_memories=stats.total, memories_this_week=stats.created_since,
+                    storage_bytes=stats.content_bytes,
+                    project_count=len(svc.metadata.list_projects(who.organization_id)))

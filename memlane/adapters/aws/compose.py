@@ -218,6 +218,9 @@ def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | No
         rate_limiter=DynamoRateLimiter(aws.table),
         idempotency=build_idempotency_layer(aws),
         metrics=PowertoolsMetrics(),
+        # Keys created through POST /v3/keys join the usage plan, as the admin function's do (the
+        # API function knows the plan by name; built on the first key created).
+        key_registry=Lazy(lambda: build_key_registry(aws), "ApiGatewayKeyRegistry"),
     )
 
 

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from memlane.adapters.aws import dynamo_schema as ks
 from memlane.adapters.aws._boto import error_code
 from memlane.adapters.aws.dynamo_table import DynamoTable, _key
-from memlane.domain.errors import InvalidInputError, PayloadTooLargeError
+from memlane.domain.errors import InvalidInputError, NotFoundError, PayloadTooLargeError
 from memlane.domain.models import (
     ApiKey,
     Chunk,
@@ -37,9 +37,10 @@ from memlane.domain.models import (
     Organization,
     Project,
 )
-from memlane.ports import BlobStore, RecallFilters
+from memlane.ports import BlobStore, DocumentPage, DocumentStats, RecallFilters, decode_cursor, encode_cursor
 
 INLINE_CONTENT_LIMIT_BYTES = 100_000
+CONTENT_BYTES = "content_bytes"
 # Unprocessed items are retried with backoff (0.05, 0.1, 0.2 … s); botocore does not do this.
 # Values in one filter expression before the check moves to Python (expressions stop at 4 KB).
 MAX_EXPRESSION_VALUES = 50
@@ -293,6 +294,60 @@ class DynamoMetadataStore(DynamoTable):
             counts[project.id] = total
         return counts
 
+    def update_project(self, project: Project) -> None:
+        """Rewrites the project item; a new slug moves the slug item (the new one must be free)."""
+        org = ks.org_pk(project.organization_id)
+        current = self.get_project(project.organization_id, project.id)
+        if current is None:
+            raise NotFoundError(f"project {project.id} not found")
+        project_item = {ks.PK: org, ks.SK: ks.project_sk(project.id), "entity": "project",
+                        **model_attributes(project)}
+        operations: list[dict[str, Any]] = [{
+            "Put": {"TableName": self.table_name, "Item": serialize(project_item),
+                    "ConditionExpression": "attribute_exists(pk)"},
+        }]
+        if current.slug != project.slug:
+            slug_item = {ks.PK: org, ks.SK: ks.project_slug_sk(project.slug), "project_id": project.id}
+            operations.append(_conditional_put(self.table_name, slug_item))
+            operations.append({"Delete": {"TableName": self.table_name,
+                                          "Key": _key(org, ks.project_slug_sk(current.slug))}})
+        self._transact(operations, conflict=f"project slug '{project.slug}' already exists")
+
+    def delete_project(self, org_id: str, project_id: str) -> bool:
+        """The project item and its slug item; its documents are removed first by the caller."""
+        project = self.get_project(org_id, project_id)
+        if project is None:
+            return False
+        org = ks.org_pk(org_id)
+        self._transact(
+            [{"Delete": {"TableName": self.table_name, "Key": _key(org, ks.project_sk(project_id))}},
+             {"Delete": {"TableName": self.table_name, "Key": _key(org, ks.project_slug_sk(project.slug))}}],
+            conflict=f"project {project_id} could not be deleted",
+        )
+        return True
+
+    def document_stats(self, org_id: str, since: datetime) -> DocumentStats:
+        """One Query per project over GSI1 (its documents by creation time), reading the size
+        attribute rather than the content."""
+        bound = to_iso(since)
+        total = recent = size = 0
+        for project in self.list_projects(org_id):
+            for item in self._query(
+                IndexName=ks.GSI1,
+                KeyConditionExpression="gsi1pk = :pk",
+                ExpressionAttributeValues={":pk": {"S": ks.project_gsi_pk(org_id, project.id)}},
+                ProjectionExpression="#c, #b, #t",
+                ExpressionAttributeNames={"#c": "created_at", "#b": CONTENT_BYTES, "#t": "content"},
+            ):
+                total += 1
+                if item.get("created_at", {}).get("S", "") >= bound:
+                    recent += 1
+                if CONTENT_BYTES in item:
+                    size += int(item[CONTENT_BYTES]["N"])
+                elif "content" in item:  # written before content_bytes existed
+                    size += len(item["content"]["S"].encode("utf-8"))
+        return DocumentStats(total=total, created_since=recent, content_bytes=size)
+
     # ----------------------------------------------------------------- documents
 
     def put_document(self, doc: Document) -> None:
@@ -316,6 +371,7 @@ class DynamoMetadataStore(DynamoTable):
             item[ks.GSI2_SK] = f"{to_iso(doc.forget_after)}#{doc.id}"
 
         encoded = doc.content.encode("utf-8")
+        item[CONTENT_BYTES] = len(encoded)  # storage used, summed without reading the content
         if len(encoded) > INLINE_CONTENT_LIMIT_BYTES:
             if self.blob_store is None:
                 raise PayloadTooLargeError(
@@ -589,6 +645,42 @@ class DynamoMetadataStore(DynamoTable):
         )
         return [doc for item in items if (doc := self._document_from_item(item)) is not None]
 
+    def page_documents(
+        self, org_id: str, project_id: str, now: datetime, *, limit: int, cursor: str | None = None,
+        include_superseded: bool = False,
+    ) -> DocumentPage:
+        """A project's unexpired documents, newest first, from GSI1 (sort key "{created_at}#{id}"),
+        `limit` at a time. Listings carry no content (a large document's blob is not read)."""
+        names = {"#fa": "forget_after"}
+        values: dict[str, Any] = {":pk": {"S": ks.project_gsi_pk(org_id, project_id)}, ":now": {"S": to_iso(now)}}
+        conditions = ["(attribute_not_exists(#fa) OR #fa > :now)"]
+        if not include_superseded:
+            conditions.append("attribute_not_exists(superseded_by)")
+        key_condition = "gsi1pk = :pk"
+        if cursor is not None:
+            created, doc_id = decode_cursor(cursor)
+            key_condition += " AND gsi1sk < :after"
+            values[":after"] = {"S": f"{created}#{doc_id}"}
+        kwargs: dict[str, Any] = {
+            "TableName": self.table_name, "IndexName": ks.GSI1, "KeyConditionExpression": key_condition,
+            "FilterExpression": " AND ".join(conditions), "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values, "ScanIndexForward": False, "Limit": min(max(limit + 1, 25), 500),
+        }
+        found: list[Document] = []
+        more = False
+        while True:
+            page = self._call("query", **kwargs)
+            for item in page.get("Items", []):
+                if len(found) == limit:
+                    more = True
+                    break
+                found.append(model_from_item(Document, {k: v for k, v in item.items() if k != "content"}))
+            if more or "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        next_cursor = encode_cursor(to_iso(found[-1].created_at), found[-1].id) if more and found else None
+        return DocumentPage(documents=found, next_cursor=next_cursor)
+
     def find_latest_by_source_url(self, org_id: str, project_id: str, source_url: str) -> Document | None:
         """The newest version of a page saved from `source_url` that is neither superseded nor
         failed: GSI1 newest first, filtered, stopping at the first match (a save that names a URL
@@ -630,19 +722,20 @@ class DynamoMetadataStore(DynamoTable):
         }
         self._call("put_item", TableName=self.table_name, Item=serialize(item))
 
-    def list_forgotten(self, org_id: str) -> list[dict[str, Any]]:
-        items = self._query(
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues={":pk": {"S": f"{ks.org_pk(org_id)}#FORGOTTEN"}},
-        )
-        return [
-            {
-                k: v
-                for k, v in deserialize(item).items()
-                if k in ("document_id", "project_id", "forgotten_at", "reason")
-            }
-            for item in items
-        ]
+    def list_forgotten(self, org_id: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """Oldest first; with `limit`, the newest `limit` records (still oldest first)."""
+        kwargs: dict[str, Any] = {
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": f"{ks.org_pk(org_id)}#FORGOTTEN"}},
+            "ScanIndexForward": limit is None,
+        }
+        records = []
+        for item in self._query(**kwargs):
+            records.append({k: v for k, v in deserialize(item).items()
+                            if k in ("document_id", "project_id", "forgotten_at", "reason")})
+            if limit is not None and len(records) >= limit:
+                break
+        return records if limit is None else list(reversed(records))
 
     # ----------------------------------------------------------------- chunks
 

@@ -18,7 +18,7 @@ from memlane.domain.models import (
     Organization,
     Project,
 )
-from memlane.ports import RecallFilters
+from memlane.ports import DocumentPage, DocumentStats, RecallFilters, decode_cursor, encode_cursor
 
 _DOC_COLUMNS = (
     "id, organization_id, project_id, user_id, title, content, summary, content_type, source_url, "
@@ -76,6 +76,7 @@ def _row_to_key(row: sqlite3.Row) -> ApiKey:
         created_at=parse_iso_required(row["created_at"]),
         revoked_at=parse_iso(row["revoked_at"]),
         rate_limit_per_minute=row["rate_limit_per_minute"],
+        can_manage_keys=bool(row["can_manage_keys"]),
     )
 
 
@@ -122,7 +123,7 @@ class SqliteMetadataStore:
                 raise ConflictError("an API key with this hash already exists")
             conn.execute(
                 "INSERT OR REPLACE INTO api_keys (id, organization_id, name, key_hash, prefix, created_at,"
-                " revoked_at, rate_limit_per_minute) VALUES (?,?,?,?,?,?,?,?)",
+                " revoked_at, rate_limit_per_minute, can_manage_keys) VALUES (?,?,?,?,?,?,?,?,?)",
                 (
                     key.id,
                     key.organization_id,
@@ -132,6 +133,7 @@ class SqliteMetadataStore:
                     iso(key.created_at),
                     iso(key.revoked_at),
                     key.rate_limit_per_minute,
+                    int(key.can_manage_keys),
                 ),
             )
 
@@ -221,6 +223,38 @@ class SqliteMetadataStore:
             .fetchall()
         )
         return {r["project_id"]: r["n"] for r in rows}
+
+    def update_project(self, project: Project) -> None:
+        """Name, slug, description and updated_at of an existing project."""
+        try:
+            with self.db.transaction() as conn:
+                conn.execute(
+                    "UPDATE projects SET name = ?, slug = ?, description = ?, updated_at = ?"
+                    " WHERE organization_id = ? AND id = ?",
+                    (project.name, project.slug, project.description, iso(project.updated_at),
+                     project.organization_id, project.id),
+                )
+        except sqlite3.IntegrityError as exc:
+            raise ConflictError(f"a project with slug {project.slug!r} already exists") from exc
+
+    def delete_project(self, org_id: str, project_id: str) -> bool:
+        """The project record only: its documents are removed first, one by one, by the caller."""
+        with self.db.transaction() as conn:
+            cur = conn.execute("DELETE FROM projects WHERE organization_id = ? AND id = ?", (org_id, project_id))
+            return cur.rowcount > 0
+
+    def document_stats(self, org_id: str, since: datetime) -> DocumentStats:
+        row = (
+            self.db.connection()
+            .execute(
+                "SELECT COUNT(*) AS total, COALESCE(SUM(created_at >= ?), 0) AS recent,"
+                " COALESCE(SUM(LENGTH(CAST(content AS BLOB))), 0) AS bytes"
+                " FROM documents WHERE organization_id = ?",
+                (iso(since), org_id),
+            )
+            .fetchone()
+        )
+        return DocumentStats(total=row["total"], created_since=row["recent"], content_bytes=row["bytes"])
 
     # ------------------------------------------------------------------ documents
 
@@ -413,6 +447,30 @@ class SqliteMetadataStore:
         )
         return [_row_to_document(r) for r in rows]
 
+    def page_documents(
+        self, org_id: str, project_id: str, now: datetime, *, limit: int, cursor: str | None = None,
+        include_superseded: bool = False,
+    ) -> DocumentPage:
+        """A project's unexpired documents, newest first, `limit` at a time (keyset paging on
+        (created_at, id)). Listings carry no content: `content` is empty."""
+        columns = _DOC_COLUMNS.replace("content, ", "'' AS content, ", 1)
+        sql = [f"SELECT {columns} FROM documents WHERE organization_id = ? AND project_id = ?",
+               " AND (forget_after IS NULL OR forget_after > ?)"]
+        args: list[object] = [org_id, project_id, iso(now)]
+        if not include_superseded:
+            sql.append(" AND superseded_by IS NULL")
+        if cursor is not None:
+            created, doc_id = decode_cursor(cursor)
+            sql.append(" AND (created_at < ? OR (created_at = ? AND id < ?))")
+            args.extend([created, created, doc_id])
+        sql.append(" ORDER BY created_at DESC, id DESC LIMIT ?")
+        args.append(limit + 1)
+        rows = self.db.connection().execute("".join(sql), args).fetchall()
+        docs = [_row_to_document(r) for r in rows[:limit]]
+        more = len(rows) > limit
+        next_cursor = encode_cursor(iso(docs[-1].created_at) or "", docs[-1].id) if more and docs else None
+        return DocumentPage(documents=docs, next_cursor=next_cursor)
+
     def find_latest_by_source_url(self, org_id: str, project_id: str, source_url: str) -> Document | None:
         row = (
             self.db.connection()
@@ -446,17 +504,16 @@ class SqliteMetadataStore:
                 (doc.id, doc.organization_id, doc.project_id, iso(when), reason),
             )
 
-    def list_forgotten(self, org_id: str) -> list[dict]:
-        rows = (
-            self.db.connection()
-            .execute(
-                "SELECT document_id, project_id, forgotten_at, reason FROM forgotten WHERE organization_id = ?"
-                " ORDER BY forgotten_at",
-                (org_id,),
-            )
-            .fetchall()
-        )
-        return [dict(r) for r in rows]
+    def list_forgotten(self, org_id: str, limit: int | None = None) -> list[dict]:
+        """Oldest first; with `limit`, the newest `limit` records (still oldest first)."""
+        sql = ("SELECT document_id, project_id, forgotten_at, reason FROM forgotten WHERE organization_id = ?"
+               " ORDER BY forgotten_at DESC, rowid DESC")
+        args: list[object] = [org_id]
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        rows = self.db.connection().execute(sql, args).fetchall()
+        return [dict(r) for r in reversed(rows)]
 
     def all_document_ids(self, org_id: str | None = None) -> set[str]:
         conn = self.db.connection()

@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS organizations (
 CREATE TABLE IF NOT EXISTS api_keys (
     id TEXT PRIMARY KEY, organization_id TEXT NOT NULL REFERENCES organizations(id),
     name TEXT NOT NULL, key_hash TEXT NOT NULL UNIQUE, prefix TEXT NOT NULL,
-    created_at TEXT NOT NULL, revoked_at TEXT, rate_limit_per_minute INTEGER NOT NULL);
+    created_at TEXT NOT NULL, revoked_at TEXT, rate_limit_per_minute INTEGER NOT NULL,
+    can_manage_keys INTEGER NOT NULL DEFAULT 0);
 
 CREATE TABLE IF NOT EXISTS projects (
     id TEXT PRIMARY KEY, organization_id TEXT NOT NULL REFERENCES organizations(id),
@@ -138,7 +139,8 @@ def epoch(dt: datetime | None) -> float | None:
 # Columns added after a table was first shipped: (table, column, declaration). Data directories
 # created before get them on open; the code that reads them handles NULL (search_rows.terms is
 # backfilled by the search index from the FTS5 text).
-_ADDED_COLUMNS = (("search_rows", "terms", "BLOB"),)
+_ADDED_COLUMNS = (("search_rows", "terms", "BLOB"),
+                  ("api_keys", "can_manage_keys", "INTEGER NOT NULL DEFAULT 0"))
 
 
 def _add_missing_columns(conn: sqlite3.Connection) -> None:

@@ -124,4 +124,5 @@ def whoami() -> WhoAmI:
     org = services().metadata.get_organization(who.organization_id)
     if org is None:
         raise NotFoundError("organization not found")
-    return WhoAmI(user_id=who.user_id, organization_id=org.id, organization_name=org.name, key_id=who.key_id)
+    return WhoAmI(user_id=who.user_id, organization_id=org.id, organization_name=org.name, key_id=who.key_id,
+                  can_manage_keys=who.can_manage_keys)

@@ -1,0 +1,39 @@
+"""Related memories (spec §8.4): a document's semantic neighbours, for the memory page.
+
+The document's own title, summary and opening text are the query, ranked by the recall service's
+legs and the one fusion function, in every project of the organization. The document itself and
+the other versions of it are left out: they are the same memory, shown as its history.
+"""
+
+from __future__ import annotations
+
+from memlane.domain.errors import NotFoundError
+from memlane.domain.requests import RecallIn, RelatedDocument, RelatedOut
+from memlane.ports import RecallFilters, SearchScope
+from memlane.recall.service import materialize, rank
+from memlane.services.context import Principal, Services
+from memlane.services.lifecycle import version_chain
+
+QUERY_CHARS = 1_000  # the embedder reads ~256 tokens; more text only slows the text leg
+
+
+def related_documents(svc: Services, who: Principal, document_id: str, limit: int) -> RelatedOut:
+    now = svc.clock.now()
+    doc = svc.metadata.get_document(who.organization_id, document_id)
+    if doc is None or doc.is_expired(now):
+        raise NotFoundError(f"document {document_id} not found")
+    query = "\n".join(p for p in (doc.title, doc.summary or "", doc.content[:QUERY_CHARS]) if p).strip()
+    same_memory = {v.id for v in version_chain(svc, doc)}
+    projects = tuple(p.id for p in svc.metadata.list_projects(who.organization_id))
+    if not query or not projects:
+        return RelatedOut(document_id=doc.id, related=[])
+    body = RecallIn(query=query[:10_000], limit=min(limit + len(same_memory), 100))
+    scope = SearchScope(organization_id=who.organization_id, project_ids=projects,
+                        filters=RecallFilters(), now=now)
+    ranking = [r for r in rank(svc, scope, body) if r.document_id not in same_memory]
+    found = materialize(svc, who, ranking, body, now)[:limit]
+    return RelatedOut(document_id=doc.id, related=[
+        RelatedDocument(document_id=r.document_id, title=r.title, summary=r.summary, score=r.score,
+                        content_type=r.content_type, project_id=r.project_id, created_at=r.created_at)
+        for r in found
+    ])
