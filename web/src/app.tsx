@@ -1,0 +1,116 @@
+import { lazy, Suspense, useEffect, useState } from 'react'
+import { Link, Redirect, Route, Switch, useLocation } from 'wouter'
+import { api, setUnauthorizedHandler, type WhoAmI } from './api'
+import { clearKey, getKey } from './auth'
+import { ErrorBox, Loading } from './components/feedback'
+import { Dashboard } from './pages/Dashboard'
+import { Login } from './pages/Login'
+import { MemoryPage } from './pages/Memory'
+import { ProjectPage } from './pages/Project'
+import { ProjectSettings } from './pages/ProjectSettings'
+import { Projects } from './pages/Projects'
+import { Search } from './pages/Search'
+import { Settings } from './pages/Settings'
+
+// The graph page carries d3; loaded when first opened.
+const Graph = lazy(() => import('./pages/Graph'))
+
+const NAV = [
+  ['/', 'Dashboard'],
+  ['/projects', 'Projects'],
+  ['/search', 'Search'],
+  ['/graph', 'Graph'],
+  ['/settings', 'Settings'],
+] as const
+
+export function App() {
+  const [location, navigate] = useLocation()
+  const [signedIn, setSignedIn] = useState(() => getKey() !== null)
+
+  useEffect(() => {
+    setUnauthorizedHandler(() => {
+      setSignedIn(false)
+      navigate(`/login?next=${encodeURIComponent(window.location.pathname + window.location.search)}`)
+    })
+  }, [navigate])
+
+  if (location === '/login') {
+    return <Login onSignedIn={() => setSignedIn(true)} />
+  }
+  if (!signedIn) {
+    return <Redirect to={`/login?next=${encodeURIComponent(location + window.location.search)}`} replace />
+  }
+  return (
+    <Shell
+      onSignOut={() => {
+        clearKey()
+        setSignedIn(false)
+        navigate('/login')
+      }}
+    >
+      <Suspense fallback={<Loading what="page" />}>
+        <Switch>
+          <Route path="/" component={Dashboard} />
+          <Route path="/projects" component={Projects} />
+          <Route path="/projects/:id/settings">{(p) => <ProjectSettings id={p.id} />}</Route>
+          <Route path="/projects/:id">{(p) => <ProjectPage id={p.id} />}</Route>
+          <Route path="/search" component={Search} />
+          <Route path="/memories/:id">{(p) => <MemoryPage key={p.id} id={p.id} />}</Route>
+          <Route path="/graph" component={Graph} />
+          <Route path="/settings" component={Settings} />
+          <Route>
+            <main id="main" className="page">
+              <h1>Not found</h1>
+              <p>
+                There is no page at <code>{location}</code>. <Link href="/">Back to the dashboard</Link>
+              </p>
+            </main>
+          </Route>
+        </Switch>
+      </Suspense>
+    </Shell>
+  )
+}
+
+function Shell({ children, onSignOut }: { children: React.ReactNode; onSignOut: () => void }) {
+  const [location] = useLocation()
+  const [who, setWho] = useState<WhoAmI | null>(null)
+  const [error, setError] = useState<Error | null>(null)
+  useEffect(() => {
+    api.whoami().then(setWho, setError)
+  }, [])
+  return (
+    <>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <Link href="/" className="brand">
+          memlane
+        </Link>
+        <nav aria-label="Main">
+          <ul>
+            {NAV.map(([href, label]) => {
+              const current = href === '/' ? location === '/' : location === href || location.startsWith(`${href}/`)
+              return (
+                <li key={href}>
+                  <Link href={href} aria-current={current ? 'page' : undefined}>
+                    {label}
+                  </Link>
+                </li>
+              )
+            })}
+          </ul>
+        </nav>
+        <div className="who">
+          {who && <span title={`key ${who.key_id}`}>{who.organization_name}</span>}
+          <button type="button" className="secondary" onClick={onSignOut}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      {error && <ErrorBox error={error} />}
+      {children}
+    </>
+  )
+}

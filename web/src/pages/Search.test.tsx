@@ -1,0 +1,73 @@
+import { act, fireEvent, render, screen } from '@testing-library/react'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { Router } from 'wouter'
+import { memoryLocation } from 'wouter/memory-location'
+import { setKey } from '../auth'
+import { criteriaFromSearch, recallBody, Search, searchFromCriteria, TYPING_PAUSE_MS } from './Search'
+
+afterEach(() => {
+  vi.unstubAllGlobals()
+  vi.useRealTimers()
+})
+
+describe('search criteria', () => {
+  it('map the URL to the /v3/recall filters and back', () => {
+    const c = criteriaFromSearch('q=cat+meds&projects=p1,p2&types=note,code,bogus&tags=home,+vet&after=2025-01-31')
+    expect(c.types).toEqual(['note', 'code'])
+    expect(recallBody(c)).toEqual({
+      query: 'cat meds',
+      limit: 20,
+      project_ids: ['p1', 'p2'],
+      filters: { content_type: ['note', 'code'], tags: ['home', 'vet'], created_after: '2025-01-31' },
+    })
+    expect(criteriaFromSearch(searchFromCriteria(c))).toEqual(c)
+  })
+
+  it('leave filters out when none are set', () => {
+    expect(recallBody(criteriaFromSearch('q=hello'))).toEqual({ query: 'hello', limit: 20 })
+  })
+})
+
+describe('Search page', () => {
+  it('searches after a pause in typing, once, and shows scores and matched text', async () => {
+    vi.useFakeTimers()
+    setKey('mlk_k')
+    const recalls: unknown[] = []
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async (url: string, init: RequestInit) => {
+        if (url === '/v3/projects') return new Response(JSON.stringify({ projects: [] }))
+        recalls.push(JSON.parse(String(init.body)))
+        return new Response(
+          JSON.stringify({
+            total: 1,
+            query_time_ms: 12.3,
+            results: [
+              {
+                document_id: 'd1', title: 'Miso meds', summary: null, score: 0.8123, source_url: null,
+                content_type: 'note', created_at: '2025-01-01T00:00:00Z', project_id: 'p', chunks: [
+                  { memory_id: 'c1', content: 'Miso needs her thyroid pill', chunk_index: 0, score: 0.8123, heading_path: [] },
+                ],
+              },
+            ],
+          }),
+        )
+      }),
+    )
+    const { hook } = memoryLocation({ path: '/search' })
+    render(
+      <Router hook={hook}>
+        <Search />
+      </Router>,
+    )
+    const box = screen.getByLabelText('Search across your memories')
+    for (const text of ['t', 'th', 'thyroid']) fireEvent.change(box, { target: { value: text } })
+    await act(async () => {
+      await vi.advanceTimersByTimeAsync(TYPING_PAUSE_MS + 10)
+    })
+    expect(recalls).toEqual([{ query: 'thyroid', limit: 20 }])
+    expect(screen.getByText('Miso meds').getAttribute('href')).toBe('/memories/d1')
+    expect(screen.getAllByText('0.812').length).toBeGreaterThan(0)
+    expect(screen.getByText('thyroid').tagName).toBe('MARK')
+  })
+})
