@@ -7,7 +7,8 @@ HOST   ?= 127.0.0.1
 PORT   ?= 7432
 
 .PHONY: run test setup lint synth layers bench bench-concurrency bench-aws-save eval eval-memory clean extension \
-	extension-build extension-test chromium
+	extension-build extension-test chromium \
+	web web-test bench-web screenshots
 
 # jsii (behind aws-cdk-lib) warns on every run under Node 20; the warning is not actionable here.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
@@ -21,10 +22,29 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-run: $(STAMP)
+# The web app (web/): npm ci only when package-lock.json changed (offline after the first install,
+# from npm's cache), the Vite build only when a source is newer than web/dist.
+WEB_MODULES := web/node_modules/.package-lock.json
+WEB_DIST    := web/dist/index.html
+WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/index.html web/vite.config.ts \
+               web/tsconfig.json web/package.json
+
+$(WEB_MODULES): web/package-lock.json
+	cd web && npm ci --no-audit --no-fund --prefer-offline --loglevel=error
+	@touch $(WEB_MODULES)
+
+$(WEB_DIST): $(WEB_MODULES) $(WEB_SOURCES)
+	cd web && npm run --silent build
+
+web: $(WEB_DIST)
+
+web-test: $(WEB_MODULES)
+	cd web && npx vitest run
+
+run: $(STAMP) $(WEB_DIST)
 	$(BIN)/memlane serve --host $(HOST) --port $(PORT)
 
-test: $(STAMP) extension-test extension-build chromium
+test: $(STAMP) extension-test extension-build chromium $(WEB_DIST) web-test
 	$(BIN)/python -m pytest
 
 # The browser extension (extension/, WXT): `make extension` writes the Chrome and Firefox zips to

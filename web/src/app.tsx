@@ -30,6 +30,7 @@ export function App() {
   useEffect(() => {
     setUnauthorizedHandler(() => {
       setSignedIn(false)
+      if (window.location.pathname === '/login') return // the login page reports a refused key itself
       navigate(`/login?next=${encodeURIComponent(window.location.pathname + window.location.search)}`)
     })
   }, [navigate])

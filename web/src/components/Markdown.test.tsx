@@ -16,7 +16,8 @@ const HOSTILE = [
 describe('Markdown', () => {
   it('renders hostile content inert: no script, no handler, no javascript: link, no remote image', () => {
     const { container } = render(<Markdown text={HOSTILE} />)
-    expect(container.querySelector('h1')?.textContent).toBe('Notes')
+    expect(container.querySelector('h1')).toBeNull() // the page's title is the only h1
+    expect(container.querySelector('h2')?.textContent).toBe('Notes')
     expect(container.querySelector('script')).toBeNull()
     expect(container.querySelector('img')).toBeNull()
     for (const el of container.querySelectorAll('*')) {

@@ -25,7 +25,17 @@ function remarkHtmlAsText() {
   }
 }
 
+// A memory's headings sit under the page's own title (its only h1): each moves one level down.
+const demoted = {
+  h1: ({ children }: { children?: React.ReactNode }) => <h2>{children}</h2>,
+  h2: ({ children }: { children?: React.ReactNode }) => <h3>{children}</h3>,
+  h3: ({ children }: { children?: React.ReactNode }) => <h4>{children}</h4>,
+  h4: ({ children }: { children?: React.ReactNode }) => <h5>{children}</h5>,
+  h5: ({ children }: { children?: React.ReactNode }) => <h6>{children}</h6>,
+}
+
 const components: Components = {
+  ...demoted,
   a({ href, children }) {
     const safe = safeHref(href)
     if (!safe) {

@@ -1,0 +1,307 @@
+"""The web app in headless Chromium against a real local server (embedded default, real MiniLM):
+what a person does in the browser, step by step, and what the page must never do."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.web]
+
+KEY_STORAGE = "memlane.apiKey"  # web/src/auth.ts
+WebServer = Any  # tests/web/conftest.py
+
+
+def save(server: WebServer, content: str, **fields) -> dict:
+    r = server.api().post("/v3/memory", json={"content": content, **fields})
+    assert r.status_code in (200, 201), r.text
+    return r.json()
+
+
+def search_for(page: Page, server: WebServer, query: str) -> None:
+    page.goto(f"{server.url}/search")
+    page.get_by_label("Search across your memories").fill(query)
+    expect(page.get_by_test_id("search-status")).to_contain_text("results in")
+
+
+# --------------------------------------------------------------------------- signing in and out
+
+
+def test_the_sign_in_link_signs_in_once_and_leaves_no_code_behind(context, web_server) -> None:
+    # Given the link `make run` prints
+    link = web_server.sign_in_link()
+    code = link.split("#code=")[1]
+    requests: list[str] = []
+    page = context.new_page()
+    page.on("request", lambda r: requests.append(r.url))
+    # When it is opened
+    page.goto(link)
+    # Then the dashboard shows, the address bar holds no code, and the key is in this origin's storage
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    assert page.url == f"{web_server.url}/"
+    assert page.evaluate(f"window.localStorage.getItem({KEY_STORAGE!r})") == web_server.key
+    # and neither the code nor the key was ever part of a URL the browser requested
+    assert not [u for u in requests if code in u or web_server.key in u]
+    # and the same link does not sign anyone in a second time
+    other = context.browser.new_context()
+    try:
+        again = other.new_page()
+        again.goto(link)
+        expect(again.get_by_role("alert")).to_contain_text("already used or has expired")
+        assert again.evaluate(f"window.localStorage.getItem({KEY_STORAGE!r})") is None
+    finally:
+        other.close()
+
+
+def test_signing_in_with_a_key_and_out_again(context, web_server) -> None:
+    page = context.new_page()
+    page.goto(f"{web_server.url}/graph")  # signed out: sent to the login page, and back afterwards
+    expect(page).to_have_url(re.compile(r"/login\?next=%2Fgraph"))
+    page.get_by_label("API key").fill("mlk_not_a_key")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_contain_text("invalid or revoked API key")
+    page.get_by_label("API key").fill(web_server.key)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Memory graph")).to_be_visible()
+    page.get_by_role("button", name="Sign out").click()
+    expect(page).to_have_url(f"{web_server.url}/login")
+    assert page.evaluate(f"window.localStorage.getItem({KEY_STORAGE!r})") is None
+
+
+# --------------------------------------------------------------------------- a memory's whole life
+
+
+def test_a_memory_is_saved_found_versioned_edited_and_deleted_from_the_ui(page, web_server, screenshot) -> None:
+    save(web_server, "The bakery on Elm Street sells rye bread on Saturdays only.", metadata={"tags": ["food"]})
+    save(web_server, "Backups of the photo library run every Sunday night to the NAS.", metadata={"tags": ["home"]})
+    # Save a memory from the dashboard's form
+    page.goto(web_server.url)
+    page.get_by_label("Content").fill("Our cat Miso needs her thyroid pill every morning with food.")
+    page.get_by_label("Title (optional)").fill("Miso meds")
+    page.get_by_label("Tags (comma-separated)").fill("cat, health")
+    page.get_by_role("button", name="Save memory").click()
+    expect(page.get_by_role("status").filter(has_text="Saved")).to_contain_text("Miso meds")
+    expect(page.get_by_test_id("recent-list")).to_contain_text("Miso meds")
+    expect(page.get_by_test_id("stat-total")).to_have_text("3")
+    screenshot(page, "dashboard")
+
+    # Find it by a paraphrase that shares none of its words
+    search_for(page, web_server, "what medication does my pet take daily?")
+    first = page.get_by_test_id("search-results").locator("li").first
+    expect(first.get_by_role("link")).to_have_text("Miso meds")
+    expect(first.locator(".score").first).to_have_text(re.compile(r"^0\.\d{3}$"))
+    expect(first.locator("blockquote")).to_contain_text("thyroid pill every morning")
+    screenshot(page, "search")
+
+    # Open it: content, details, tags
+    first.get_by_role("link", name="Miso meds").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Miso meds")
+    expect(page.get_by_role("article")).to_contain_text("thyroid pill every morning with food")
+    expect(page.get_by_test_id("doc-tags")).to_have_text("cathealth")
+    first_id = page.url.rsplit("/", 1)[1]
+
+    # Save a new version: the page moves to it, and both versions are listed
+    page.get_by_text("Save a new version").click()
+    page.get_by_label("Content of the new version").fill(
+        "Our cat Miso needs her thyroid pill every morning and evening with food (vet, March).")
+    page.get_by_role("button", name="Save new version").click()
+    expect(page).not_to_have_url(re.compile(first_id))
+    versions = page.get_by_test_id("versions-list")
+    expect(versions.locator("li")).to_have_count(2)
+    expect(versions.get_by_role("link", name="Version 1: Miso meds")).to_have_attribute("href", f"/memories/{first_id}")
+    expect(page.get_by_role("article")).to_contain_text("morning and evening")
+    latest_id = page.url.rsplit("/", 1)[1]
+    screenshot(page, "memory")
+
+    # Edit its tags
+    page.get_by_text("Edit title, tags and expiry").click()
+    page.get_by_label("Tags (comma-separated)").fill("cat, vet, medication")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.get_by_test_id("doc-tags")).to_have_text("catvetmedication")
+    expect(page.get_by_test_id("doc-status")).to_have_text("ready")
+    stored = web_server.api().get(f"/v3/documents/{latest_id}").json()
+    assert stored["metadata"]["tags"] == ["cat", "vet", "medication"]
+
+    # Delete it, and it is gone from search (the older version is what remains of that memory)
+    page.get_by_role("button", name="Delete this memory…").click()
+    page.get_by_role("button", name="Delete memory").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Default")
+    search_for(page, web_server, "what medication does my pet take daily?")
+    results = page.get_by_test_id("search-results")
+    expect(results.get_by_role("link", name="Miso meds")).to_have_count(1)
+    expect(results.get_by_role("link", name="Miso meds")).to_have_attribute("href", f"/memories/{first_id}")
+    assert web_server.api().get(f"/v3/documents/{latest_id}").status_code == 404
+
+
+def test_the_graph_draws_nodes_and_a_click_searches_for_one(page, web_server, screenshot) -> None:
+    for text, tags in (("Rust borrow checker notes: lifetimes and references.", ["rust", "programming"]),
+                       ("Python typing: Protocols and generics.", ["python", "programming"]),
+                       ("Sourdough: feed the starter with rye.", ["baking"])):
+        save(web_server, text, metadata={"tags": tags})
+    page.goto(f"{web_server.url}/graph")
+    nodes = page.get_by_test_id("graph-node")
+    expect(nodes.first).to_be_visible()
+    assert nodes.count() >= 4
+    expect(page.get_by_role("button", name=re.compile(r"^programming \(concept, 2 memories\)"))).to_be_visible()
+    assert page.locator("[data-testid=graph] line").count() >= 1
+    # pan and zoom move the drawing
+    layer = page.locator("[data-testid=graph] > g").first
+    page.get_by_role("button", name="Zoom in").click()
+    expect(layer).to_have_attribute("transform", re.compile(r"scale\(1\.3"))
+    screenshot(page, "graph")
+    page.get_by_role("button", name=re.compile(r"^programming ")).click()
+    expect(page).to_have_url(f"{web_server.url}/search?q=programming")
+    expect(page.get_by_test_id("search-results")).to_contain_text("borrow checker")
+
+
+# --------------------------------------------------------------------------- keys
+
+
+def test_a_key_created_in_settings_works_until_it_is_revoked(page, web_server) -> None:
+    page.goto(f"{web_server.url}/settings")
+    page.get_by_label("New key name").fill("e2e laptop")
+    page.get_by_role("button", name="Create key").click()
+    secret = page.get_by_test_id("new-secret").input_value()
+    assert secret.startswith("mlk_")
+    assert httpx.get(f"{web_server.url}/v3/whoami", headers={"Authorization": f"Bearer {secret}"}).status_code == 200
+    row = page.get_by_test_id("keys-table").locator("tr", has_text="e2e laptop")
+    expect(row).to_contain_text("active")
+    row.get_by_role("button", name="Revoke e2e laptop").click()
+    row.get_by_role("button", name="Revoke e2e laptop").click()  # the confirmation names the key
+    expect(row).to_contain_text("revoked")
+    refused = httpx.get(f"{web_server.url}/v3/whoami", headers={"Authorization": f"Bearer {secret}"})
+    assert refused.status_code == 401 and refused.json() == {"error": "invalid or revoked API key"}
+    # the key itself is not in the page any more once dismissed, nor in the list
+    page.get_by_role("button", name="Done").click()
+    assert secret not in page.content()
+
+
+# --------------------------------------------------------------------------- untrusted content
+
+
+HOSTILE = "\n\n".join([
+    "# Field notes",
+    "<script>window.__pwned = 'script'</script>",
+    '<img src="x" onerror="window.__pwned = \'img\'">',
+    "[click me](javascript:window.__pwned='link')",
+    "<a href=\"javascript:window.__pwned='anchor'\">raw anchor</a>",
+    "![pixel](https://tracker.invalid/pixel.png)",
+])
+
+
+def test_a_memory_holding_script_handlers_and_javascript_links_renders_inert(page, web_server) -> None:
+    doc = save(web_server, HOSTILE, title="Hostile <b>title</b>", content_type="markdown")
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(f"{web_server.url}/memories/{doc['id']}")
+    article = page.get_by_role("article")
+    expect(article.get_by_role("heading", name="Field notes")).to_be_visible()
+    # the raw HTML is shown as text, never as elements
+    expect(article).to_contain_text("<script>window.__pwned = 'script'</script>")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Hostile <b>title</b>")
+    assert page.evaluate("document.querySelectorAll('main script, main img, main iframe, main object').length") == 0
+    handlers = page.evaluate("""[...document.querySelectorAll('*')].flatMap(
+        el => el.getAttributeNames().filter(n => n.startsWith('on')))""")
+    assert handlers == []
+    protocols = page.evaluate("[...document.querySelectorAll('a[href]')].map(a => new URL(a.href).protocol)")
+    assert set(protocols) <= {"http:", "https:", "mailto:"}
+    # the javascript: link is not a link: clicking it goes nowhere and runs nothing
+    refused = article.locator(".refused-link", has_text="click me")
+    expect(refused).to_be_visible()
+    url_before = page.url
+    refused.click()
+    page.wait_for_timeout(200)  # a navigation or script would have happened by now
+    assert page.url == url_before
+    assert page.evaluate("window.__pwned") is None and dialogs == []
+    # no remote image was fetched
+    assert not [u for u in requests if "tracker.invalid" in u]
+
+
+def test_the_page_policy_forbids_inline_script_and_html_sinks(page, web_server) -> None:
+    response = page.goto(web_server.url)
+    csp = response.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp and "require-trusted-types-for 'script'" in csp
+    assert response.headers["x-frame-options"] == "DENY"
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    # Even script already in the page cannot turn a string into HTML (Trusted Types)
+    outcome = page.evaluate("""() => {
+        try { document.body.insertAdjacentHTML('beforeend', '<img src=x onerror="window.__pwned=1">'); return 'inserted' }
+        catch (e) { return e.name }
+    }""")
+    assert outcome == "TypeError"
+    # and an inline script added to the page does not run
+    page.evaluate("""() => { const s = document.createElement('script');
+        s.appendChild(document.createTextNode('window.__inline = 1')); document.body.appendChild(s) }""")
+    assert page.evaluate("window.__inline") is None
+
+
+# --------------------------------------------------------------------------- projects
+
+
+def test_a_project_is_renamed_and_deleted_after_a_confirmation_naming_what_goes(page, web_server) -> None:
+    project = web_server.api().post("/v3/projects", json={"name": "Garden"}).json()
+    save(web_server, "Tomatoes need staking in June.", project_id=project["id"])
+    save(web_server, "Water the basil every other day.", project_id=project["id"])
+    page.goto(f"{web_server.url}/projects/{project['id']}")
+    expect(page.get_by_test_id("document-list").locator("li")).to_have_count(2)
+    page.get_by_role("link", name="Project settings").click()
+    name = page.get_by_label("Name", exact=True)
+    expect(name).to_have_value("Garden")
+    name.fill("Vegetable garden")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.get_by_role("status")).to_contain_text("Saved: Vegetable garden")
+    page.get_by_role("button", name="Delete project…").click()
+    expect(page.get_by_role("alertdialog")).to_contain_text("Delete the project Vegetable garden and its 2 documents")
+    page.get_by_role("button", name="Delete Vegetable garden and 2 documents").click()
+    expect(page).to_have_url(f"{web_server.url}/projects")
+    expect(page.get_by_role("link", name="Vegetable garden")).to_have_count(0)
+    assert web_server.api().get(f"/v3/projects/{project['id']}").status_code == 404
+
+
+# --------------------------------------------------------------------------- accessibility
+
+
+def test_every_page_has_no_serious_or_critical_accessibility_violation(page, web_server, axe_source) -> None:
+    project = web_server.api().post("/v3/projects", json={"name": "Axe checks"}).json()
+    doc = save(web_server, "## Checklist\n\n- contrast\n- labels\n\n```python\nprint('ok')\n```",
+               project_id=project["id"], metadata={"tags": ["a11y"]})
+    pages = {
+        "/": ("heading", "Dashboard"),
+        "/projects": ("heading", "Projects"),
+        f"/projects/{project['id']}": ("heading", "Axe checks"),
+        f"/projects/{project['id']}/settings": ("heading", "Project settings"),
+        "/search?q=checklist": ("testid", "search-results"),
+        f"/memories/{doc['id']}": ("heading", "Checklist"),
+        "/graph": ("testid", "graph"),
+        "/settings": ("heading", "API keys"),
+    }
+    failures = {}
+    for path, (kind, name) in pages.items():
+        page.goto(f"{web_server.url}{path}")
+        target = page.get_by_role("heading", name=name).first if kind == "heading" else page.get_by_test_id(name)
+        expect(target).to_be_visible()
+        failures[path] = _serious_violations(page, axe_source)
+    # the login page, signed out
+    signed_out = page.context.browser.new_context()
+    try:
+        login = signed_out.new_page()
+        login.goto(f"{web_server.url}/login")
+        expect(login.get_by_label("API key")).to_be_visible()
+        failures["/login"] = _serious_violations(login, axe_source)
+    finally:
+        signed_out.close()
+    assert {p: v for p, v in failures.items() if v} == {}
+
+
+def _serious_violations(page: Page, axe_source: str) -> list[str]:
+    page.evaluate(axe_source)  # through the debugging protocol: the page's policy still holds for its own scripts
+    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    return [f"{v['id']} ({v['impact']}): {json.dumps([n['target'] for n in v['nodes']])[:300]}"
+            for v in result["violations"] if v["impact"] in ("serious", "critical")]
