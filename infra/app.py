@@ -11,6 +11,7 @@ from aws_cdk import Annotations, App, Tags
 
 from infra import constants as c
 from infra.config import DeploymentConfig
+from infra.constructs.webapp import CONTEXT_WEBAPP_ASSET, resolve_webapp_dir
 from infra.nag import enable_aws_solutions_checks
 from infra.packaging import REPO_ROOT, handler_module_path, resolve_layer_dir, stage_function_code
 from infra.stack import MemlaneStack
@@ -36,7 +37,10 @@ def build_app(
     layer_dir = resolve_layer_dir(config.lambda_architecture, config.layer_asset)
     code_dir = stage_function_code(code_staging_dir or REPO_ROOT / c.FUNCTION_ASSET_STAGING_DIR)
 
-    stack = MemlaneStack(app, config.stack_name, config=config, code_dir=code_dir, layer_dir=layer_dir)
+    webapp_dir = resolve_webapp_dir(app.node.try_get_context(CONTEXT_WEBAPP_ASSET), REPO_ROOT)
+
+    stack = MemlaneStack(app, config.stack_name, config=config, code_dir=code_dir, layer_dir=layer_dir,
+                         webapp_dir=webapp_dir)
     missing = [spec.handler for spec in c.ALL_FUNCTIONS if handler_module_path(spec.handler) is None]
     if missing:
         Annotations.of(stack).add_warning_v2(

@@ -18,6 +18,7 @@ from infra.constructs.observability import Observability
 from infra.constructs.schedules import Schedules
 from infra.constructs.search import create_search
 from infra.constructs.storage import Storage
+from infra.constructs.webapp import WebApp
 from memlane.adapters.aws import dynamo_schema as schema
 
 FIRST_KEY_PAYLOAD = '{"action":"create","org":"default"}'
@@ -32,6 +33,7 @@ class MemlaneStack(Stack):
         config: DeploymentConfig,
         code_dir: Path,
         layer_dir: Path,
+        webapp_dir: Path,
         **kwargs,
     ) -> None:
         super().__init__(
@@ -90,6 +92,14 @@ class MemlaneStack(Stack):
             models=self.models,
             ingest_queue=self.ingestion.ingest.queue,
             page_queue=self.crawl.pages.queue,
+        )
+        self.webapp = WebApp(
+            self,
+            "WebApp",
+            config=config,
+            rest_api=self.api.rest_api,
+            app_dir=webapp_dir,
+            access_log_bucket=self.storage.access_log_bucket,
         )
         self.schedules = Schedules(
             self,

@@ -40,7 +40,10 @@ def synthesize(tmp_dir: Path) -> Synthesized:
 
     layer = tmp_dir / "layer"
     (layer / "python").mkdir(parents=True)
-    app, stack = build_app({"layer_asset": str(layer)}, outdir=str(tmp_dir / "cdk.out"),
+    webapp = tmp_dir / "webapp"  # stands in for the built web app (web/dist)
+    webapp.mkdir()
+    (webapp / "index.html").write_text("<!doctype html>\n")
+    app, stack = build_app({"layer_asset": str(layer), "webapp_asset": str(webapp)}, outdir=str(tmp_dir / "cdk.out"),
                            code_staging_dir=tmp_dir / "lambda-src")
     assembly = app.synth()
     template = json.loads(Path(assembly.get_stack_by_name(stack.stack_name).template_full_path).read_text())

@@ -53,7 +53,15 @@ def fake_layer(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def synth_variant(tmp_path_factory, fake_layer):
+def fake_webapp(tmp_path_factory) -> Path:
+    """Stands in for the built web app (web/dist): the tests check templates, not the app."""
+    app = tmp_path_factory.mktemp("webapp")
+    (app / "index.html").write_text("<!doctype html><title>memlane</title>\n")
+    return app
+
+
+@pytest.fixture(scope="session")
+def synth_variant(tmp_path_factory, fake_layer, fake_webapp):
     cache: dict[str, Synth] = {}
 
     def synth(name: str) -> Synth:
@@ -61,7 +69,7 @@ def synth_variant(tmp_path_factory, fake_layer):
             from infra.app import build_app
 
             outdir = tmp_path_factory.mktemp(f"cdk-{name}")
-            context = {"layer_asset": str(fake_layer), **VARIANTS[name]}
+            context = {"layer_asset": str(fake_layer), "webapp_asset": str(fake_webapp), **VARIANTS[name]}
             app, stack = build_app(
                 context, outdir=str(outdir / "cdk.out"), code_staging_dir=outdir / "lambda-src"
             )

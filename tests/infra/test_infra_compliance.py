@@ -31,6 +31,13 @@ EXPECTED_ACKNOWLEDGMENTS = [
     r"AwsSolutions-APIG4",  # public health/spec routes and CORS preflights
     r"AwsSolutions-COG4",  # memlane API keys, not Cognito
     r"AwsSolutions-SQS3",  # the schedule DLQs are DLQs themselves
+    # the web app's distribution: no geo restriction, no WAF, no standard logs, default certificate
+    r"AwsSolutions-CFR[1-4]",
+    # CDK's BucketDeployment handler (copies the built app into its bucket, invalidates the distribution)
+    r"AwsSolutions-IAM4\[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole\]",
+    r"AwsSolutions-IAM5\[Action::s3:(GetBucket|GetObject|List|Abort|DeleteObject)\*\]",
+    r"AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/\*\]",
+    r"AwsSolutions-IAM5\[Resource::<WebAppAppBucket\w+\.Arn>/\*\]",
 ]
 MIN_REASON_LENGTH = 40
 
@@ -84,14 +91,15 @@ def test_zone_awareness_is_only_waived_for_a_single_node(dev, prod):
     assert "AwsSolutions-OS7" not in _acknowledgments(prod)
 
 
-def test_the_nag_plugin_stops_synthesis_on_an_unacknowledged_finding(tmp_path, fake_layer):
+def test_the_nag_plugin_stops_synthesis_on_an_unacknowledged_finding(tmp_path, fake_layer, fake_webapp):
     from aws_cdk import aws_s3 as s3
 
     from infra.app import build_app
 
     # Given the app with one extra bucket that has neither access logs nor a TLS-only policy
     app, stack = build_app(
-        {"layer_asset": str(fake_layer)}, outdir=str(tmp_path / "cdk.out"), code_staging_dir=tmp_path / "src"
+        {"layer_asset": str(fake_layer), "webapp_asset": str(fake_webapp)}, outdir=str(tmp_path / "cdk.out"),
+        code_staging_dir=tmp_path / "src",
     )
     s3.Bucket(stack, "UnreviewedBucket")
     # When it is synthesized, Then cdk-nag's findings stop it
@@ -142,6 +150,12 @@ COMMON_RESOURCE_TYPES = {
     "AWS::SQS::QueuePolicy",
     "AWS::Scheduler::Schedule",
     "AWS::StepFunctions::StateMachine",
+    # the web app: CloudFront in front of its bucket and the API, and CDK's deployment of the build
+    "AWS::CloudFront::Distribution",
+    "AWS::CloudFront::OriginAccessControl",
+    "AWS::CloudFront::ResponseHeadersPolicy",
+    "AWS::CloudFront::Function",
+    "Custom::CDKBucketDeployment",
 }
 MANAGED_SEARCH_TYPES = {"AWS::OpenSearchService::Domain", "AWS::Logs::ResourcePolicy"}
 SERVERLESS_SEARCH_TYPES = {

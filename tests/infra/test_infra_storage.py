@@ -55,7 +55,7 @@ def test_dev_table_is_deleted_with_the_stack_and_prod_table_is_retained_and_prot
 
 def test_every_bucket_is_encrypted_private_and_tls_only(every_variant):
     buckets = every_variant.of_type("AWS::S3::Bucket")
-    assert len(buckets) == 2  # content + access logs
+    assert len(buckets) == 3  # content, access logs, the web app
     for bucket in buckets.values():
         props = bucket["Properties"]
         assert props["BucketEncryption"]["ServerSideEncryptionConfiguration"][0][
@@ -72,7 +72,7 @@ def test_every_bucket_is_encrypted_private_and_tls_only(every_variant):
         assert any(
             s.get("Condition", {}).get("Bool", {}).get("aws:SecureTransport") == "false" for s in denies
         )
-    assert len(every_variant.of_type("AWS::S3::BucketPolicy")) == 2
+    assert len(every_variant.of_type("AWS::S3::BucketPolicy")) == 3
 
 
 def test_content_bucket_is_versioned_expires_old_versions_and_logs_access(dev):
@@ -115,4 +115,4 @@ def test_prod_buckets_are_retained(prod):
 def test_dev_buckets_are_emptied_and_deleted_with_the_stack(dev):
     for bucket in dev.of_type("AWS::S3::Bucket").values():
         assert bucket["DeletionPolicy"] == "Delete"
-    assert len(dev.of_type("Custom::S3AutoDeleteObjects")) == 2
+    assert len(dev.of_type("Custom::S3AutoDeleteObjects")) == 3

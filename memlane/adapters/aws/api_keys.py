@@ -14,18 +14,41 @@ from botocore.exceptions import ClientError
 
 from memlane.adapters.aws import dynamo_schema as ks
 from memlane.adapters.aws._boto import call, error_code, lazy_client
+from memlane.domain.errors import DependencyUnavailableError
 from memlane.domain.models import ApiKey
 
 GATEWAY_KEY_ATTRIBUTE = "gateway_key_id"
 
 
 class ApiGatewayKeyRegistry:
-    def __init__(self, usage_plan_id: str, table_name: str, *, apigateway: Any | None = None,
-                 dynamodb: Any | None = None) -> None:
-        self.usage_plan_id = usage_plan_id
+    def __init__(self, usage_plan_id: str | None, table_name: str, *, usage_plan_name: str | None = None,
+                 apigateway: Any | None = None, dynamodb: Any | None = None) -> None:
+        if not usage_plan_id and not usage_plan_name:
+            raise ValueError("usage_plan_id or usage_plan_name is required")
+        self._usage_plan_id = usage_plan_id
+        self.usage_plan_name = usage_plan_name
         self.table_name = table_name
         self.apigateway = lazy_client(apigateway, "apigateway")
         self.dynamodb = lazy_client(dynamodb, "dynamodb")
+
+    @property
+    def usage_plan_id(self) -> str:
+        """Given, or found by name on first use (the API function's plan is deployed after it, so
+        the stack can only tell it the name)."""
+        if not self._usage_plan_id:
+            self._usage_plan_id = self._find_plan(str(self.usage_plan_name))
+        return self._usage_plan_id
+
+    def _find_plan(self, name: str) -> str:
+        kwargs: dict[str, Any] = {"limit": 500}
+        while True:
+            page = self._call(self.apigateway, "get_usage_plans", **kwargs)
+            for plan in page.get("items", []):
+                if plan.get("name") == name:
+                    return str(plan["id"])
+            if not page.get("position"):
+                raise DependencyUnavailableError(f"usage plan {name!r} not found: is the stack deployed?")
+            kwargs["position"] = page["position"]
 
     def _call(self, client: Any, operation: str, **kwargs: Any) -> Any:
         return call(client, operation, client.meta.service_model.service_name, **kwargs)

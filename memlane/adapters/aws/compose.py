@@ -37,6 +37,7 @@ from memlane.services.context import Services, SystemClock
 # infra imports memlane, never the other way round).
 ENV_BEDROCK_MODEL_ID = "MEMLANE_BEDROCK_MODEL_ID"
 ENV_USAGE_PLAN_ID = "MEMLANE_USAGE_PLAN_ID"
+ENV_USAGE_PLAN_NAME = "MEMLANE_USAGE_PLAN_NAME"  # the API function's: the plan's id is looked up by name
 ENV_INLINE_MAX_CHARS = "MEMLANE_INLINE_MAX_CHARS"
 DEFAULT_SEARCH_INDEX_ALIAS = "memlane-chunks"
 DEFAULT_BEDROCK_MODEL_ID = "amazon.titan-embed-text-v2:0"
@@ -66,6 +67,7 @@ class AwsSettings(BaseModel):
     bedrock_model_id: str = DEFAULT_BEDROCK_MODEL_ID
     openai_secret_name: str = ""
     usage_plan_id: str = ""
+    usage_plan_name: str = ""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> AwsSettings:
@@ -87,6 +89,7 @@ class AwsSettings(BaseModel):
             "bedrock_model_id": env.get(ENV_BEDROCK_MODEL_ID),
             "openai_secret_name": env.get(schema.ENV_OPENAI_SECRET_NAME),
             "usage_plan_id": env.get(ENV_USAGE_PLAN_ID),
+            "usage_plan_name": env.get(ENV_USAGE_PLAN_NAME),
         }
         return cls.model_validate({k: v for k, v in values.items() if v})
 
@@ -256,6 +259,8 @@ def build_key_registry(aws: AwsSettings | None = None) -> Any:
     from memlane.adapters.aws.api_keys import ApiGatewayKeyRegistry
 
     aws = aws or aws_settings()
+    if not aws.usage_plan_id and aws.usage_plan_name:
+        return ApiGatewayKeyRegistry(None, aws.table, usage_plan_name=aws.usage_plan_name)
     return ApiGatewayKeyRegistry(aws.require("usage_plan_id"), aws.table)
 
 
