@@ -92,6 +92,11 @@ bench-concurrency: $(STAMP)
 bench-aws-save: $(STAMP)
 	$(BIN)/python -m memlane.bench_aws_save --write BENCHMARKS.md
 
+# The web app's figures (first load, typing to results, JavaScript size) at 10,000 memories, in
+# headless Chromium against a local server; writes the web app section of BENCHMARKS.md.
+bench-web: $(STAMP) $(WEB_DIST) chromium
+	$(BIN)/python tests/web/bench_web.py --write BENCHMARKS.md
+
 # Retrieval quality and crawl throughput on the Python 3.11 docs (Debian python3.11-doc), served on
 # loopback and crawled through POST /index; writes the docsets section of BENCHMARKS.md.
 PYDOCS ?= /usr/share/doc/python3.11/html

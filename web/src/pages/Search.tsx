@@ -7,7 +7,7 @@ import { formatDate, formatScore, parseTags } from '../format'
 import { useAsync, useTitle } from '../hooks'
 
 // Typing searches by itself after this pause; each new keystroke cancels the request before it.
-export const TYPING_PAUSE_MS = 120
+export const TYPING_PAUSE_MS = 100
 const LIMIT = 20
 
 interface Criteria {
