@@ -41,6 +41,11 @@ def services() -> Services:
     return router.context["services"]
 
 
+def _json(status: int, model: BaseModel, headers: dict[str, str] | None = None) -> Response:
+    return Response(status_code=status, content_type="application/json", body=model.model_dump(mode="json"),
+                    headers=headers)
+
+
 class KeyList(BaseModel):
     keys: list[key_admin.KeyOut]
 
@@ -134,9 +139,8 @@ def list_keys() -> KeyList:
 def create_key(body: KeyCreateIn) -> Response[KeyCreatedOut]:
     secret, key = key_admin.create_organization_key(services(), principal_of(router), body.name,
                                                     body.can_manage_keys)
-    out = KeyCreatedOut(key=key, secret=secret)
-    return Response(status_code=201, content_type="application/json", body=out.model_dump(mode="json"),
-                    headers={"Cache-Control": "no-store"})
+    # The secret exists in clear in this answer only: no cache may keep it.
+    return _json(201, KeyCreatedOut(key=key, secret=secret), headers={"Cache-Control": "no-store"})
 
 
 @router.delete("/v3/keys/<key_id>", tags=["identity"], summary="Revoke an API key of the organization")
