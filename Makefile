@@ -41,6 +41,10 @@ web: $(WEB_DIST)
 web-test: $(WEB_MODULES)
 	cd web && npx vitest run
 
+# The README's pictures of the app, taken by its end-to-end tests.
+screenshots: $(STAMP) $(WEB_DIST) chromium
+	MEMLANE_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest tests/web -q -k "saved_found or graph_draws"
+
 run: $(STAMP) $(WEB_DIST)
 	$(BIN)/memlane serve --host $(HOST) --port $(PORT)
 
@@ -74,7 +78,7 @@ lint: $(STAMP)
 
 # Synthesizes the CloudFormation templates into cdk.out/ (no Docker; the layer is built from
 # manylinux wheels on first use).
-synth: $(STAMP)
+synth: $(STAMP) $(WEB_DIST)
 	@test -f layers/build/deps.json || $(BIN)/python layers/build.py --arch arm64
 	$(BIN)/python app.py
 

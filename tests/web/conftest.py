@@ -115,6 +115,7 @@ def key_storage() -> str:
 
 def _screenshot(page, name: str, tmp_path: Path) -> Path:
     target = tmp_path / f"{name}.png"
+    page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(target), full_page=False)
     assert target.stat().st_size > 10_000  # a rendered page, not a blank one
     out_dir = os.environ.get(SCREENSHOT_DIR_ENV)

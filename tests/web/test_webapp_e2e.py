@@ -149,11 +149,11 @@ def test_the_graph_draws_nodes_and_a_click_searches_for_one(page, web_server, sc
     assert nodes.count() >= 4
     expect(page.get_by_role("button", name=re.compile(r"^programming \(concept, 2 memories\)"))).to_be_visible()
     assert page.locator("[data-testid=graph] line").count() >= 1
+    screenshot(page, "graph")
     # pan and zoom move the drawing
     layer = page.locator("[data-testid=graph] > g").first
     page.get_by_role("button", name="Zoom in").click()
     expect(layer).to_have_attribute("transform", re.compile(r"scale\(1\.3"))
-    screenshot(page, "graph")
     page.get_by_role("button", name=re.compile(r"^programming ")).click()
     expect(page).to_have_url(f"{web_server.url}/search?q=programming")
     expect(page.get_by_test_id("search-results")).to_contain_text("borrow checker")

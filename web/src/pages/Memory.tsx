@@ -59,7 +59,7 @@ export function MemoryPage({ id }: { id: string }) {
       )}
       <div className="columns">
         <article className="content" aria-label="Content">
-          {d.summary && <p className="summary">{d.summary}</p>}
+          {d.summary && !d.content.startsWith(d.summary.replace(/…$/, '')) && <p className="summary">{d.summary}</p>}
           <Suspense fallback={<Loading what="content" />}>
             {d.content_type === 'code' || d.content_type === 'json' ? (
               <CodeView code={d.content} language={d.content_type === 'json' ? 'json' : languageOf(d)} />
