@@ -42,7 +42,17 @@ from memlane.domain.models import (
     Organization,
     Project,
 )
-from memlane.ports import Candidate, IndexedChunk, LegResults, RecallFilters, SearchScope
+from memlane.ports import (
+    Candidate,
+    DocumentPage,
+    DocumentStats,
+    IndexedChunk,
+    LegResults,
+    RecallFilters,
+    SearchScope,
+    decode_cursor,
+    encode_cursor,
+)
 from memlane.services.ratelimit import InMemoryRateLimiter
 
 # The local server's limiter is already in memory (memlane.services.ratelimit): it is the fake.
@@ -157,10 +167,46 @@ class MemoryMetadataStore:
             ordered = sorted(mine, key=lambda p: (not p.is_default, p.created_at, p.id))
             return [p.model_copy(deep=True) for p in ordered]
 
-    def delete_project(self, org_id: str, project_id: str) -> None:
-        """Not a port method: what the docset store does to the project of a deleted docset."""
+    def delete_project(self, org_id: str, project_id: str) -> bool:
+        """The project record only (its documents are removed first by the caller); also what the
+        docset store does to the project of a deleted docset."""
         with self._lock:
-            self._projects.pop((org_id, project_id), None)
+            return self._projects.pop((org_id, project_id), None) is not None
+
+    def update_project(self, project: Project) -> None:
+        with self._lock:
+            key = (project.organization_id, project.id)
+            other = self._project_by_slug(project.organization_id, project.slug)
+            if other is not None and other.id != project.id:
+                raise ConflictError(f"a project with slug {project.slug!r} already exists")
+            if key in self._projects:
+                self._projects[key] = project.model_copy(deep=True)
+
+    def document_stats(self, org_id: str, since: datetime) -> DocumentStats:
+        with self._lock:
+            docs = [d for (o, _), d in self._docs.items() if o == org_id]
+            return DocumentStats(total=len(docs), created_since=sum(_utc(d.created_at) >= _utc(since) for d in docs),
+                                 content_bytes=sum(len(d.content.encode()) for d in docs))
+
+    def page_documents(self, org_id: str, project_id: str, now: datetime, *, limit: int, cursor: str | None = None,
+                       include_superseded: bool = False) -> DocumentPage:
+        with self._lock:
+            docs = [d for d in reversed(self._project_docs(org_id, project_id))
+                    if not d.is_expired(now) and (include_superseded or d.superseded_by is None)]
+            if cursor is not None:
+                created, doc_id = decode_cursor(cursor)
+                after = (datetime.fromisoformat(created), doc_id)
+                docs = [d for d in docs if (_utc(d.created_at), d.id) < after]
+            page = [d.model_copy(update={"content": ""}, deep=True) for d in docs[:limit]]
+            more = len(docs) > limit
+            return DocumentPage(documents=page, next_cursor=encode_cursor(_utc(page[-1].created_at).isoformat(),
+                                                                          page[-1].id) if more and page else None)
+
+    def list_forgotten(self, org_id: str, limit: int | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            mine = [{k: v for k, v in r.items() if k != "organization_id"} for r in self.forgotten
+                    if r["organization_id"] == org_id]
+            return mine if limit is None else mine[-limit:]
 
     def count_documents(self, org_id: str) -> dict[str, int]:
         with self._lock:

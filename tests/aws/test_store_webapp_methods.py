@@ -1,5 +1,6 @@
-"""The metadata store methods behind the web app's routes, run against both adapters: SQLite (the
-embedded default) and DynamoDB (moto). Same inputs, same answers."""
+"""The metadata store methods behind the web app's routes, run against both adapters, SQLite (the
+embedded default) and DynamoDB (moto), and the in-memory fake of tests/memory_stores.py. Same
+inputs, same answers."""
 
 from __future__ import annotations
 
@@ -19,10 +20,14 @@ from memlane.ports import MetadataStore
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 
 
-@pytest.fixture(params=["sqlite", "dynamodb"])
+@pytest.fixture(params=["sqlite", "dynamodb", "memory"])
 def any_store(request, tmp_path) -> MetadataStore:
     if request.param == "sqlite":
         return SqliteMetadataStore(SqliteDatabase(tmp_path / "meta.db"))
+    if request.param == "memory":
+        from memory_stores import MemoryMetadataStore
+
+        return MemoryMetadataStore()
     return request.getfixturevalue("store")
 
 
