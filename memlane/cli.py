@@ -109,6 +109,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             code = server.webapp.sign_in.issue(key)
             print(f"memlane: web app: open {url}/login#code={code} to sign in (the link works once, "
                   "for 15 minutes)", flush=True)
+        else:
+            print("memlane: the web app is not built (`make web`, which `make run` does)", flush=True)
         print(
             f'memlane: try: curl -s {url}/v3/recall -H "Authorization: Bearer {key}" '
             "-H 'Content-Type: application/json' -d '{\"query\": \"hello\"}'",
