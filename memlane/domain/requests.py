@@ -255,8 +255,9 @@ class DocumentPatchIn(_Request):
 
     @field_validator("forget_after")
     @classmethod
-    def _future(cls, v: datetime | None) -> datetime | None:
-        return MemoryIn._future(v)
+    def _aware(cls, v: datetime | None) -> datetime | None:
+        # "In the future" is checked by the service, against the injected clock (as for saves).
+        return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
 
     @model_validator(mode="after")
     def _something(self) -> DocumentPatchIn:

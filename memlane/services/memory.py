@@ -162,6 +162,8 @@ def update_document(svc: Services, who: Principal, document_id: str, patch: Docu
     doc = md.get_document(who.organization_id, document_id)
     if doc is None or doc.is_expired(now):
         raise NotFoundError(f"document {document_id} not found")
+    if patch.forget_after is not None and patch.forget_after <= now:
+        raise InvalidInputError("forget_after", "must be in the future")
     changes: dict[str, object] = {}
     if patch.title is not None and patch.title != doc.title:
         changes["title"] = patch.title
