@@ -506,7 +506,11 @@ def cmd_invoke(args: argparse.Namespace) -> int:
     except ModuleNotFoundError:
         return _err("functions/ not found: run `memlane invoke` from a memlane checkout")
     event = json.loads(sys.stdin.read() if args.event == "-" else Path(args.event).read_text())
-    print(json.dumps(invoke(args.function, event), indent=2, default=str))
+    # A handler prints its logs and metrics (CloudWatch EMF lines) to stdout, as Lambda expects;
+    # here stdout carries only the result, so `memlane invoke ... | jq` works.
+    with contextlib.redirect_stdout(sys.stderr):
+        result = invoke(args.function, event)
+    print(json.dumps(result, indent=2, default=str))
     return 0
 
 
