@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 7432
 
-.PHONY: run test setup lint synth layers bench bench-concurrency bench-aws-save eval eval-memory clean extension \
+.PHONY: run test setup ocr lint synth layers bench bench-concurrency bench-aws-save eval eval-memory clean extension \
 	extension-build extension-test chromium \
 	web web-test bench-web screenshots
 
@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-setup: $(STAMP)
+setup: $(STAMP) ocr
 
 # The web app (web/): npm ci only when package-lock.json changed (offline after the first install,
 # from npm's cache), the Vite build only when a source is newer than web/dist.
@@ -45,11 +45,15 @@ web-test: $(WEB_MODULES)
 screenshots: $(STAMP) $(WEB_DIST) chromium
 	MEMLANE_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest tests/web -q -k "saved_found or graph_draws"
 
-run: $(STAMP) $(WEB_DIST)
+run: $(STAMP) $(WEB_DIST) ocr
 	$(BIN)/memlane serve --host $(HOST) --port $(PORT)
 
-test: $(STAMP) extension-test extension-build chromium $(WEB_DIST) web-test
+test: $(STAMP) ocr extension-test extension-build chromium $(WEB_DIST) web-test
 	$(BIN)/python -m pytest
+
+# OCR of images and scanned PDFs on this machine (the embedded default): Debian's Tesseract.
+ocr:
+	@command -v tesseract >/dev/null || (apt-get update -qq && apt-get install -y -qq tesseract-ocr)
 
 # The browser extension (extension/, WXT): `make extension` writes the Chrome and Firefox zips to
 # extension/.output/; `extension-build` the unpacked Chrome build the end-to-end tests load.

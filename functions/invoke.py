@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-STEP_NAMES = ("prepare", "embed", "write", "mark_failed")
+STEP_NAMES = ("extract", "transcribed", "prepare", "embed", "write", "mark_failed")
 
 
 @dataclass

@@ -127,8 +127,30 @@ PAGE_WORKER_FUNCTION = FunctionSpec(
     120,
 )
 
-# The ingestion workflow, in order: (state name, function).
+EXTRACT_FUNCTION = FunctionSpec(
+    "ExtractFunction",
+    "functions.steps.extract.handler",
+    "Ingestion step: read media (Textract OCR here, or hand a recording to Amazon Transcribe)",
+    1536,
+    900,
+)
+TRANSCRIBED_FUNCTION = FunctionSpec(
+    "TranscribedFunction",
+    "functions.steps.transcribed.handler",
+    "Ingestion: store the transcript an Amazon Transcribe job wrote",
+    512,
+    120,
+)
+# How often the workflow asks Amazon Transcribe whether a job is done (no Lambda waits on it).
+TRANSCRIBE_POLL_SECONDS = 20
+# Transcribe job names memlane starts (memlane.ingest.steps.transcription_job_name): the IAM scope.
+TRANSCRIBE_JOB_PATTERN = "memlane-*"
+MEDIA_PREFIX = "media/"
+
+# The ingestion workflow, in order: (state name, function). Extract is followed by the Transcribe
+# job's states when a recording needs one (infra/constructs/ingestion.py).
 INGESTION_STEPS = (
+    ("Extract", EXTRACT_FUNCTION),
     ("Prepare", PREPARE_FUNCTION),
     ("Embed", EMBED_FUNCTION),
     ("Write", WRITE_FUNCTION),
@@ -140,6 +162,7 @@ ALL_FUNCTIONS = (
     KEYS_FUNCTION,
     INGEST_CONSUMER_FUNCTION,
     *(spec for _, spec in INGESTION_STEPS),
+    TRANSCRIBED_FUNCTION,
     MARK_FAILED_FUNCTION,
     FORGET_FUNCTION,
     REFRESH_FUNCTION,

@@ -147,6 +147,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------- keys
 
 
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if not 1 <= number <= 100_000:
+        raise argparse.ArgumentTypeError("must be between 1 and 100000")
+    return number
+
+
 def cmd_keys(args: argparse.Namespace) -> int:
     from memlane.local.compose import build_local
     from memlane.services.keys import create_key, revoke_key
@@ -155,7 +165,8 @@ def cmd_keys(args: argparse.Namespace) -> int:
     md = stack.metadata
     try:
         if args.keys_cmd == "create":
-            secret, key, org = create_key(md, args.org, args.name, can_manage_keys=args.manage_keys)
+            secret, key, org = create_key(md, args.org, args.name, args.rate_limit,
+                                          can_manage_keys=args.manage_keys)
             print(f"created key {key.id} ({key.prefix}…) for organization {org.name} ({org.id})")
             print("store it now: it is shown once")
             print(secret)
@@ -165,7 +176,8 @@ def cmd_keys(args: argparse.Namespace) -> int:
                 state = f"revoked {k.revoked_at:%Y-%m-%d}" if k.revoked_at else "active"
                 print(
                     f"{k.id}  {k.prefix}…  org={orgs.get(k.organization_id, k.organization_id)}  "
-                    f"name={k.name}  {state}{'  manages keys' if k.can_manage_keys else ''}"
+                    f"name={k.name}  rate={k.rate_limit_per_minute}/min  {state}"
+                    f"{'  manages keys' if k.can_manage_keys else ''}"
                 )
         elif args.keys_cmd == "revoke":
             revoke_key(md, args.key_id, datetime.now(UTC))
@@ -576,6 +588,8 @@ def build_parser() -> argparse.ArgumentParser:
     kc.add_argument("--name", default="default")
     kc.add_argument("--manage-keys", action="store_true",
                     help="the key may list, create and revoke its organization's keys (web app settings)")
+    kc.add_argument("--rate-limit", dest="rate_limit", type=_positive_int, default=100,
+                    help="requests per minute for this key (a bulk save counts each item; default 100)")
     ks.add_parser("list", help="list keys")
     kr = ks.add_parser("revoke", help="revoke a key by id or prefix")
     kr.add_argument("key_id")

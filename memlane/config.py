@@ -21,6 +21,9 @@ class Settings(BaseModel):
     data_dir: Path = Field(default_factory=default_data_dir)
     # Saves up to this size are processed in the request (201); larger ones are queued (202).
     inline_max_chars: int = 20_000
+    # Images (and scans) of up to this many pages are read by OCR in the request; longer ones, and
+    # every recording, are read by the job that writes them (202).
+    ocr_inline_pages: int = 4
     chunk_max_tokens: int = 512
     chunk_overlap_tokens: int = 50
     candidate_k: int = 50  # per search leg (spec §4: limit 50)

@@ -85,6 +85,15 @@ class MetadataStore(Protocol):
     def expired_documents(self, now: datetime, limit: int) -> list[Document]: ...
     def record_forgotten(self, doc: Document, when: datetime, reason: str) -> None: ...
     def list_forgotten(self, org_id: str, limit: int | None = None) -> list[dict[str, Any]]: ...
+    def mark_source_changed(self, org_id: str, source_url: str, when: datetime,
+                            exclude_project_id: str | None = None) -> int:
+        """Set source_changed_at on the organization's documents saved from `source_url` (except
+        in `exclude_project_id`, the docset's own pages); returns how many."""
+        ...
+
+    # deletion receipts (memlane.services.receipts): what a delete removed and how that was checked
+    def put_receipt(self, org_id: str, receipt_id: str, body: str, when: datetime) -> None: ...
+    def get_receipt(self, org_id: str, receipt_id: str) -> str | None: ...
 
     # chunks (the record of what was indexed; the search index is a rebuildable projection)
     def put_chunks(self, org_id: str, document_id: str, chunks: Sequence[Chunk]) -> None: ...
@@ -133,6 +142,10 @@ class BlobStore(Protocol):
     def delete(self, key: str) -> None: ...
     def keys(self, prefix: str = "") -> list[str]: ...
     def delete_prefix(self, prefix: str) -> int: ...
+    def versions(self, prefix: str) -> int:
+        """How many stored versions of keys under `prefix` exist, noncurrent versions and delete
+        markers included (a deletion receipt reads this: zero means nothing is left)."""
+        ...
 
 
 @runtime_checkable
@@ -190,6 +203,14 @@ class LegResults:
 
 
 @dataclass(frozen=True)
+class IndexHoldings:
+    """What the search index still holds of one document (a deletion receipt reads this)."""
+
+    text: int  # entries the text (BM25) leg can match
+    vector: int  # vectors the k-NN leg can return
+
+
+@dataclass(frozen=True)
 class IndexedChunk:
     chunk: Chunk
     vector: Sequence[float]
@@ -205,6 +226,10 @@ class SearchIndex(Protocol):
         self, scope: SearchScope, query_text: str, query_vector: Sequence[float] | None, k: int
     ) -> LegResults: ...
     def document_ids(self, org_id: str | None = None) -> set[str]: ...
+    def holdings(self, document_id: str) -> IndexHoldings:
+        """Read from the index itself (any organization: a document id is unique), not from what
+        memlane believes it wrote."""
+        ...
 
 
 # --------------------------------------------------------------------------- models
@@ -234,6 +259,43 @@ class Summarizer(Protocol):
     def summarize(self, title: str, text: str, content_type: ContentType, language: str | None) -> Summary: ...
 
 
+# --------------------------------------------------------------------------- reading media
+
+
+class ImageReader(Protocol):
+    """OCR: the text of one page image (PNG bytes; memlane.ingest.media normalises every format
+    first). Tesseract locally, an OpenAI vision model, Amazon Textract on AWS."""
+
+    @property
+    def id(self) -> str: ...
+
+    def read_text(self, png: bytes) -> str: ...
+
+
+@dataclass(frozen=True)
+class TranscriptSegment:
+    start: float  # seconds from the start of the recording
+    end: float
+    text: str
+
+
+@dataclass(frozen=True)
+class Transcript:
+    segments: list[TranscriptSegment]
+    language: str | None = None
+    duration: float | None = None
+
+
+class Transcriber(Protocol):
+    """Speech to text with timestamps. OpenAI's transcription API in-process; Amazon Transcribe
+    runs as an asynchronous job the ingestion workflow waits for (memlane.adapters.aws.transcribe)."""
+
+    @property
+    def id(self) -> str: ...
+
+    def transcribe(self, data: bytes, mime: str) -> Transcript: ...
+
+
 # --------------------------------------------------------------------------- queue and cache
 
 
@@ -255,6 +317,7 @@ class Cache(Protocol):
     def generations(self, scope_keys: Sequence[str]) -> dict[str, int]: ...
     def bump_generation(self, scope_key: str) -> int: ...
     def purge_document(self, document_id: str) -> int: ...
+    def entries_naming(self, document_id: str) -> int: ...
 
 
 # --------------------------------------------------------------------------- documentation sets

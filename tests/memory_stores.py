@@ -47,6 +47,7 @@ from memlane.ports import (
     DocumentPage,
     DocumentStats,
     IndexedChunk,
+    IndexHoldings,
     LegResults,
     RecallFilters,
     SearchScope,
@@ -87,6 +88,7 @@ class MemoryMetadataStore:
         self._docs: dict[tuple[str, str], Document] = {}
         self._chunks: dict[tuple[str, str], list[Chunk]] = {}
         self.forgotten: list[dict[str, Any]] = []
+        self.receipts: dict[tuple[str, str], str] = {}
 
     # organizations and keys
 
@@ -333,6 +335,23 @@ class MemoryMetadataStore:
                 }
             )
 
+    def mark_source_changed(self, org_id: str, source_url: str, when: datetime,
+                            exclude_project_id: str | None = None) -> int:
+        with self._lock:
+            marked = [key for key, d in self._docs.items() if key[0] == org_id and d.source_url == source_url
+                      and d.project_id != exclude_project_id]
+            for key in marked:
+                self._docs[key] = self._docs[key].model_copy(update={"source_changed_at": when})
+            return len(marked)
+
+    def put_receipt(self, org_id: str, receipt_id: str, body: str, when: datetime) -> None:
+        with self._lock:
+            self.receipts[(org_id, receipt_id)] = body
+
+    def get_receipt(self, org_id: str, receipt_id: str) -> str | None:
+        with self._lock:
+            return self.receipts.get((org_id, receipt_id))
+
     def all_document_ids(self, org_id: str | None = None) -> set[str]:
         with self._lock:
             return {d for (o, d) in self._docs if org_id is None or o == org_id}
@@ -388,6 +407,10 @@ class MemoryBlobStore:
             for key in doomed:
                 del self._blobs[key]
             return len(doomed)
+
+    def versions(self, prefix: str) -> int:
+        """One version per key, like the embedded store."""
+        return len(self.keys(prefix))
 
 
 # --------------------------------------------------------------------------- search
@@ -527,6 +550,11 @@ class MemorySearchIndex:
         with self._lock:
             return len(self._rows)
 
+    def holdings(self, document_id: str) -> IndexHoldings:
+        with self._lock:
+            rows = sum(1 for r in self._rows.values() if r.chunk.document_id == document_id)
+            return IndexHoldings(text=rows, vector=rows)
+
 
 def _top(scored: list[tuple[float, _Row]], k: int) -> list[Candidate]:
     best = sorted(scored, key=lambda s: (-s[0], s[1].seq))[: max(0, k)]
@@ -583,6 +611,10 @@ class MemoryCache:
             for key in doomed:
                 del self._entries[key]
             return len(doomed)
+
+    def entries_naming(self, document_id: str) -> int:
+        with self._lock:
+            return sum(1 for (_, _, docs) in self._entries.values() if document_id in docs)
 
     def purge_expired(self, now: datetime) -> int:
         with self._lock:

@@ -38,6 +38,7 @@ from infra import constants as c
 from infra.config import DeploymentConfig
 from infra.constructs.embeddings import ModelAccess
 from infra.constructs.functions import FunctionFactory, log_removal_policy, retention_days
+from infra.constructs.ingestion import grant_textract
 from infra.constructs.search import Search
 from infra.constructs.storage import Storage
 from infra.nag import acknowledge, wildcard_resource_finding
@@ -131,6 +132,7 @@ class Api(Construct):
         storage.grant_content_read(self.api_function)
         storage.grant_content_write(self.api_function)
         storage.grant_content_delete(self.api_function)
+        grant_textract(self.api_function)  # images of a few pages are read in the save request
         # Recall reads; delete removes a document from the index at once (write includes read).
         search.grant_write(self.api_function.role)
         # Saves up to the inline limit are written in the request: embedded, summarized, indexed.

@@ -1,8 +1,14 @@
 """Ingestion: SQS ingest queue (+ DLQ) → consumer Lambda → Step Functions workflow, for documents
 too large to write in the API request and for saves whose inline write failed transiently.
 
-    Start → Prepare → Embed → Write
-              └── any error (after retries) ──┘→ MarkFailed → IngestionFailed
+    Start → Extract ─┬──────────────────────────────────────────────────┬→ Prepare → Embed → Write
+                     └→ StartTranscription → Wait ⇄ GetTranscription → Transcribed ┘
+              └── any error (after retries), or a failed Transcribe job ──→ MarkFailed → IngestionFailed
+
+Extract reads media saved without its text: OCR with Amazon Textract inside the step, or, for a
+recording, the name and keys of an Amazon Transcribe job. That job runs asynchronously: the state
+machine starts it and polls it with the Step Functions SDK integration (a Wait state between polls,
+so no Lambda is billed while Transcribe works); Transcribed stores the transcript it wrote.
 
 Each task is one stage of memlane's one write path (memlane.ingest.writer, see memlane.ingest.steps).
 The workflow state carries identifiers and S3 keys, never content (Step Functions payloads are
@@ -20,7 +26,8 @@ from __future__ import annotations
 
 import inspect
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_logs as logs
@@ -42,6 +49,10 @@ from memlane.domain import errors as domain_errors
 STATE_MACHINE_LOGS_REASON = (
     "Step Functions log delivery (logs:CreateLogDelivery, PutResourcePolicy, DescribeLogGroups, ...) and "
     "X-Ray tracing do not support resource-level permissions; CDK grants them on '*' as AWS documents."
+)
+TEXTRACT_REASON = (
+    "textract:DetectDocumentText supports no resource-level permissions (the image is sent in the request); "
+    "the grant is that one action."
 )
 INVOKE_VERSIONS_REASON = (
     "lambda:InvokeFunction is granted on the function ARN and on '<arn>:*' so that qualified "
@@ -93,6 +104,13 @@ class Ingestion(Construct):
         models.grant_embed(steps["Embed"])
         models.grant_summarize(steps["Prepare"])
         search.grant_write(steps["Write"].role)
+        grant_textract(steps["Extract"])
+
+        self.transcribed_function = factory.create(self, c.TRANSCRIBED_FUNCTION)
+        storage.grant_table_read_write(self.transcribed_function)
+        storage.grant_content_read(self.transcribed_function)
+        storage.grant_content_write(self.transcribed_function)
+        self._storage = storage
 
         self.mark_failed_function = factory.create(self, c.MARK_FAILED_FUNCTION)
         storage.grant_table_read_write(self.mark_failed_function)
@@ -119,7 +137,11 @@ class Ingestion(Construct):
             ),
         )
         acknowledge(self.state_machine.role, "AwsSolutions-IAM5[Resource::*]", STATE_MACHINE_LOGS_REASON)
-        for function in (*steps.values(), self.mark_failed_function):
+        self._grant_transcribe(self.state_machine.role, storage)
+        acknowledge(self.state_machine.role, wildcard_resource_finding(self, self._transcribe_job_arn),
+                    "Transcribe jobs are named per document and execution (memlane-<document>-<execution>): "
+                    "the grant covers memlane's job names only.")
+        for function in (*steps.values(), self.transcribed_function, self.mark_failed_function):
             acknowledge(
                 self.state_machine.role,
                 wildcard_resource_finding(self, f"{function.function_arn}:*"),
@@ -158,7 +180,7 @@ class Ingestion(Construct):
             sfn.Fail(self, "IngestionFailed", error_path="$.error.Error", cause_path="$.error.Cause")
         )
 
-        chain: sfn.Chain = sfn.Chain.start(start)
+        tasks_by_name = {}
         for state_name, spec in c.INGESTION_STEPS:
             task = self._task(
                 state_name,
@@ -167,8 +189,82 @@ class Ingestion(Construct):
                 result_path=f"$.artifacts.{state_name.lower()}",
             )
             task.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
-            chain = chain.next(task)
-        return chain
+            tasks_by_name[state_name] = task
+        prepare = tasks_by_name["Prepare"]
+        prepare.next(tasks_by_name["Embed"]).next(tasks_by_name["Write"])
+        transcription = self._transcription(mark_failed, prepare)
+        route = (
+            sfn.Choice(self, "NeedsTranscription", comment="A recording with no transcriber in-process")
+            .when(sfn.Condition.string_equals("$.artifacts.extract.mode", "transcribe"), transcription)
+            .otherwise(prepare)
+        )
+        return sfn.Chain.start(start).next(tasks_by_name["Extract"]).next(route)
+
+    def _transcription(self, mark_failed: sfn.IChainable, then: sfn.IChainable) -> sfn.IChainable:
+        """Start an Amazon Transcribe job, then Wait ⇄ GetTranscriptionJob until it is done."""
+        bucket = self._storage.content_bucket.bucket_name
+        job_arn = Stack.of(self).format_arn(service="transcribe", resource="transcription-job",
+                                            resource_name=c.TRANSCRIBE_JOB_PATTERN)
+        extract = "$.artifacts.extract"
+        start = tasks.CallAwsService(
+            self, "StartTranscription", service="transcribe", action="startTranscriptionJob",
+            iam_action="transcribe:StartTranscriptionJob", iam_resources=[job_arn],
+            parameters={
+                "TranscriptionJobName": sfn.JsonPath.string_at(f"{extract}.job_name"),
+                "Media": {"MediaFileUri": sfn.JsonPath.format("s3://{}/{}", bucket,
+                                                              sfn.JsonPath.string_at(f"{extract}.media_key"))},
+                "IdentifyLanguage": True,
+                "OutputBucketName": bucket,
+                "OutputKey": sfn.JsonPath.string_at(f"{extract}.output_key"),
+            },
+            result_path=sfn.JsonPath.DISCARD,
+        )
+        wait = sfn.Wait(self, "WaitForTranscription",
+                        time=sfn.WaitTime.duration(Duration.seconds(c.TRANSCRIBE_POLL_SECONDS)))
+        poll = tasks.CallAwsService(
+            self, "GetTranscription", service="transcribe", action="getTranscriptionJob",
+            iam_action="transcribe:GetTranscriptionJob", iam_resources=[job_arn],
+            parameters={"TranscriptionJobName": sfn.JsonPath.string_at(f"{extract}.job_name")},
+            # Only the status: the job description is not needed, and the state stays small.
+            result_selector={"status": sfn.JsonPath.string_at("$.TranscriptionJob.TranscriptionJobStatus")},
+            result_path="$.transcription",
+        )
+        transient = ["Transcribe.LimitExceededException", "Transcribe.InternalFailureException"]
+        for task in (start, poll):
+            task.add_retry(errors=transient, interval=Duration.seconds(c.STEP_RETRY_INTERVAL_S),
+                           backoff_rate=c.STEP_RETRY_BACKOFF_RATE, max_attempts=c.STEP_RETRY_MAX_ATTEMPTS)
+        # A retried start finds its job already there (the same name): poll it.
+        start.add_catch(wait, errors=["Transcribe.ConflictException"], result_path=sfn.JsonPath.DISCARD)
+        start.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
+        poll.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
+        failed = sfn.Pass(self, "TranscriptionFailed", result=sfn.Result.from_object(
+            {"Error": "TranscriptionFailed", "Cause": "Amazon Transcribe could not transcribe the recording"}),
+            result_path="$.error").next(mark_failed)
+        transcribed = self._task("Transcribed", self.transcribed_function, c.TRANSCRIBED_FUNCTION,
+                                 result_path="$.artifacts.transcribed")
+        transcribed.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
+        transcribed.next(then)
+        done = (
+            sfn.Choice(self, "TranscriptionDone")
+            .when(sfn.Condition.string_equals("$.transcription.status", "COMPLETED"), transcribed)
+            .when(sfn.Condition.string_equals("$.transcription.status", "FAILED"), failed)
+            .otherwise(wait)
+        )
+        self._transcribe_job_arn = job_arn
+        return start.next(wait).next(poll).next(done)
+
+    def _grant_transcribe(self, role: iam.IGrantable, storage: Storage) -> None:
+        """Transcribe reads the recording and writes its output with the caller's permissions."""
+        bucket = storage.content_bucket
+        iam.Grant.add_to_principal(grantee=role, actions=["s3:GetObject"],
+                                   resource_arns=[bucket.arn_for_objects(f"{c.MEDIA_PREFIX}*")])
+        iam.Grant.add_to_principal(grantee=role, actions=["s3:PutObject"],
+                                   resource_arns=[bucket.arn_for_objects(f"{c.WORK_PREFIX}*")])
+        acknowledge(role, wildcard_resource_finding(self, bucket.arn_for_objects(f"{c.MEDIA_PREFIX}*")),
+                    "Transcribe reads any recording memlane stored under media/ (one key per document).")
+        acknowledge(role, wildcard_resource_finding(self, bucket.arn_for_objects(f"{c.WORK_PREFIX}*")),
+                    "Transcribe writes each job's transcript under work/ (one key per execution).")
+
 
     def _task(
         self, state_name: str, function: lambda_.Function, spec: c.FunctionSpec, *, result_path: str
@@ -200,3 +296,9 @@ class Ingestion(Construct):
             max_attempts=c.STEP_RETRY_MAX_ATTEMPTS,
         )
         return task
+
+
+def grant_textract(grantee: iam.IGrantable) -> None:
+    """DetectDocumentText has no resource-level permissions: the action alone, on '*'."""
+    iam.Grant.add_to_principal(grantee=grantee, actions=["textract:DetectDocumentText"], resource_arns=["*"])
+    acknowledge(grantee, "AwsSolutions-IAM5[Resource::*]", TEXTRACT_REASON)

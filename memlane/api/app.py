@@ -167,6 +167,12 @@ def _normalize_content_type(event: dict[str, Any]) -> dict[str, Any] | None:
                                "(Content-Type: application/json)")}
 
 
+# Routes that count as more than one request against the rate limit: (method, path) → weight.
+REQUEST_WEIGHTS: dict[tuple[str, str], Callable[[dict[str, Any]], int]] = {
+    ("POST", "/v3/memories"): v3.bulk_request_weight,
+}
+
+
 def _rate_limit(svc: Services | None, event: dict[str, Any]):
     ctx = (event.get("requestContext") or {}).get("authorizer") or {}
     if svc is None or svc.rate_limiter is None or not ctx.get("key_id"):
@@ -175,7 +181,9 @@ def _rate_limit(svc: Services | None, event: dict[str, Any]):
         limit = int(ctx.get("rate_limit") or 100)
     except ValueError:
         limit = 100
-    return svc.rate_limiter.hit(ctx["key_id"], limit, svc.clock.now())
+    weigh = REQUEST_WEIGHTS.get((str(event.get("httpMethod", "")).upper(), str(event.get("path", ""))))
+    weight = weigh(event) if weigh is not None else 1
+    return svc.rate_limiter.hit(ctx["key_id"], limit, svc.clock.now(), weight)
 
 
 def _too_large() -> dict[str, Any]:

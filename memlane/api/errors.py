@@ -15,6 +15,7 @@ STATUS_BY_ERROR: dict[type[e.MemlaneError], int] = {
     e.NotFoundError: 404,
     e.ConflictError: 409,
     e.PayloadTooLargeError: 413,
+    e.UnprocessableError: 422,
     e.RateLimitedError: 429,
     e.EmbedderMismatchError: 409,
     e.DependencyUnavailableError: 503,

@@ -111,6 +111,8 @@ class PageWork:
     # A page that redirected to another URL of the docset is recorded as skipped; the content is
     # processed under the target page (`page`).
     redirected: DocsetPage | None = None
+    # The page was indexed before with other content: memories saved from it learn that it changed.
+    changed: bool = False
 
 
 # --------------------------------------------------------------------------- content
@@ -257,8 +259,9 @@ def _prepare(ctx: CrawlContext, docset: Docset, page: DocsetPage, result: FetchR
     pieces = chunk_document(document, ctx.settings.chunk_max_tokens, ctx.settings.chunk_overlap_tokens)
     if not pieces:
         return PageWork(page, "skipped", message="no text content", fetched=result)
+    changed = page.content_hash is not None and page.document_id is not None
     page = page.model_copy(update={"title": title, "content_hash": digest})
-    return PageWork(page, "index", document=document, pieces=pieces, fetched=result)
+    return PageWork(page, "index", document=document, pieces=pieces, fetched=result, changed=changed)
 
 
 def _document(ctx: CrawlContext, docset: Docset, page: DocsetPage, title: str, text: str,
@@ -345,8 +348,22 @@ def index_pages(ctx: CrawlContext, works: Sequence[PageWork]) -> list[DocsetPage
         if w.redirected is not None:
             _save_redirected(ctx, w.redirected)
         ctx.svc.metrics.count(observability.PAGES_CRAWLED)
+        if w.changed:
+            _note_change(ctx, page, now)
         recorded.append(page)
     return recorded
+
+
+def _note_change(ctx: CrawlContext, page: DocsetPage, now: int) -> None:
+    from memlane.docsets.freshness import mark_memories_of_changed_page
+
+    docset = ctx.store.get_docset(page.organization_id, page.docset_id)
+    if docset is None:
+        return
+    try:
+        mark_memories_of_changed_page(ctx.svc, docset, page.url, now)
+    except Exception:  # noqa: BLE001 - the page is indexed; a missed mark is not worth failing it
+        log.warning("could not mark memories saved from %s", page.url, exc_info=True)
 
 
 def _validators(result: FetchResult | None) -> dict[str, str | None]:

@@ -10,7 +10,8 @@ room left (when a useful amount is left) and `truncated` says so.
 from __future__ import annotations
 
 from memlane.docsets import schemas as s
-from memlane.docsets.models import Docset
+from memlane.docsets.freshness import is_stale, refresh_pages
+from memlane.docsets.models import Docset, DocsetPage
 from memlane.docsets.service import DocsetContext
 from memlane.domain.errors import NotFoundError
 from memlane.domain.models import Chunk
@@ -89,9 +90,32 @@ def _cut(text: str, limit: int) -> str:
 
 
 def retrieve(dctx: DocsetContext, who: Principal, body: s.RetrieveIn) -> s.RetrieveOut:
+    """Ranked snippets with their pages' freshness; with refreshStale, the stale pages among them
+    are re-fetched first (within refreshBudgetMs) and, when any changed, ranked again."""
     docsets = _docsets(dctx, who, body.docsetIds)
     if not docsets:
         return s.RetrieveOut(query=body.query, results=[], totalChars=0, truncated=False)
+    out = _retrieve(dctx, who, body, docsets)
+    if not body.refreshStale:
+        return out
+    by_id = {d.id: d for d in docsets}
+    stale: dict[str, tuple[Docset, DocsetPage]] = {}
+    for result in out.results:
+        page = dctx.store.get_page(result.docsetId, result.pageId)
+        if result.stale and page is not None and page.id not in stale:
+            stale[page.id] = (by_id[result.docsetId], page)
+    if not stale:
+        return out
+    refreshed, changed = refresh_pages(dctx, list(stale.values()), body.refreshBudgetMs)
+    if changed:
+        out = _retrieve(dctx, who, body, docsets)
+    for result in out.results:
+        result.refreshed = result.pageId in refreshed
+    out.refreshedPages, out.changedPages = len(refreshed), len(changed)
+    return out
+
+
+def _retrieve(dctx: DocsetContext, who: Principal, body: s.RetrieveIn, docsets: list[Docset]) -> s.RetrieveOut:
     by_project = {d.project_id: d for d in docsets}
     # Over-fetch a little: a chunk may have been deleted since it was indexed.
     ranked = diversify(rank_chunks(dctx, who, docsets, body), body.topK + 5, body.maxChunksPerPage)
@@ -100,6 +124,8 @@ def retrieve(dctx: DocsetContext, who: Principal, body: s.RetrieveIn) -> s.Retri
     results: list[s.RetrieveResult] = []
     total = 0
     truncated = False
+    pages: dict[str, DocsetPage | None] = {}
+    now = dctx.crawl.clock_ms()
     for scored in ranked:
         chunk = chunks.get(scored.chunk_id)
         docset = by_project.get(chunk.project_id) if chunk else None
@@ -107,7 +133,11 @@ def retrieve(dctx: DocsetContext, who: Principal, body: s.RetrieveIn) -> s.Retri
             continue
         if len(results) == body.topK:
             break
+        page = pages.get(chunk.document_id)
+        if page is None:
+            page = pages[chunk.document_id] = dctx.store.get_page(docset.id, chunk.document_id)
         result, size = _result(chunk, docset, scored.score, chunk.content, body.formatSnippets)
+        result = _with_freshness(dctx, result, docset, page, now)
         if total + size > body.maxTotalChars:
             truncated = True
             room = body.maxTotalChars - total - (size - len(chunk.content))
@@ -115,12 +145,20 @@ def retrieve(dctx: DocsetContext, who: Principal, body: s.RetrieveIn) -> s.Retri
                 break
             cut = _cut(chunk.content, room)
             result, size = _result(chunk, docset, scored.score, cut, body.formatSnippets)
-            results.append(result)
+            results.append(_with_freshness(dctx, result, docset, page, now))
             total += size
             break
         results.append(result)
         total += size
     return s.RetrieveOut(query=body.query, results=results, totalChars=total, truncated=truncated)
+
+
+def _with_freshness(dctx: DocsetContext, result: s.RetrieveResult, docset: Docset, page: DocsetPage | None,
+                    now: int) -> s.RetrieveResult:
+    if page is None:
+        return result
+    return result.model_copy(update={"fetchedAt": page.fetched_at, "lastModified": page.last_modified,
+                                     "etag": page.etag, "stale": is_stale(dctx, docset, page, now)})
 
 
 def _result(chunk: Chunk, docset: Docset, score: float, content: str,

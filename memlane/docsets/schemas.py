@@ -80,6 +80,12 @@ class RetrieveIn(_Request):
     mode: Literal["hybrid", "bm25", "vector"] = Field(
         default="hybrid", description="memlane: rank with both search legs (default) or one alone"
     )
+    refreshStale: bool = Field(
+        default=False, description="memlane: re-fetch stale result pages (conditionally: ETag, "
+                                   "Last-Modified) before answering, within refreshBudgetMs")
+    refreshBudgetMs: int = Field(default=3_000, ge=0, le=20_000,
+                                 description="memlane: time for refreshing stale pages; pages not reached "
+                                             "in time are answered as they are, marked stale")
 
     _query = field_validator("query")(_not_blank)
 
@@ -118,6 +124,12 @@ class RetrieveResult(_Schema):
     heading: str | None
     score: float
     snippet: Snippet | None = None
+    fetchedAt: int | None = Field(default=None, description="memlane: when the page was last fetched (epoch ms)")
+    lastModified: str | None = Field(default=None, description="memlane: the page's Last-Modified header")
+    etag: str | None = Field(default=None, description="memlane: the page's ETag")
+    stale: bool = Field(default=False, description="memlane: fetched longer ago than the docset's refresh "
+                                                    "interval")
+    refreshed: bool = Field(default=False, description="memlane: re-fetched by this request (refreshStale)")
 
 
 class RetrieveOut(_Schema):
@@ -125,6 +137,8 @@ class RetrieveOut(_Schema):
     results: list[RetrieveResult]
     totalChars: int
     truncated: bool
+    refreshedPages: int = Field(default=0, description="memlane: stale pages re-fetched by this request")
+    changedPages: int = Field(default=0, description="memlane: of those, pages whose content had changed")
 
 
 # --------------------------------------------------------------------------- docsets and status
@@ -190,6 +204,10 @@ class PagesOut(_Schema):
 class DeleteOut(_Schema):
     success: bool
     docsetId: str
+    receiptId: str | None = Field(default=None, description="memlane: the deletion receipt of the docset's "
+                                                             "pages (GET /v3/deletions/{receiptId}).")
+    verified: bool | None = Field(default=None, description="memlane: every store read back holds nothing "
+                                                             "of the pages.")
 
 
 # --------------------------------------------------------------------------- refresh

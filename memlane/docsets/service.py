@@ -25,11 +25,12 @@ from memlane.docsets.models import (
     PageStatus,
     page_id_for,
 )
-from memlane.docsets.pages import CrawlContext, admissible, crawl_page, delete_page_document
+from memlane.docsets.pages import CrawlContext, admissible, crawl_page
 from memlane.domain.errors import InvalidInputError, NotFoundError
 from memlane.domain.models import Project
 from memlane.ports import DocsetStore
 from memlane.services.context import Principal, Services
+from memlane.services.receipts import delete_with_receipt
 
 HOUR_MS = 3_600_000
 
@@ -251,11 +252,13 @@ def delete_docset(dctx: DocsetContext, who: Principal, docset_id: str) -> s.Dele
     docset = _docset_or_404(dctx, who, docset_id, "id")
     if dctx.dispatcher is not None:
         dctx.dispatcher.docset_deleted(docset.id)
-    for _, document_id in dctx.store.page_ids(docset.id):
-        if document_id:
-            delete_page_document(dctx.crawl, who.organization_id, document_id)
+    requested = dctx.svc.clock.now()
+    pages = [doc for _, document_id in dctx.store.page_ids(docset.id) if document_id
+             and (doc := dctx.svc.metadata.get_document(who.organization_id, document_id)) is not None]
+    receipt = delete_with_receipt(dctx.svc, who.organization_id, pages, "docset", subject=docset.id,
+                                  requested_at=requested)
     dctx.store.delete_docset(who.organization_id, docset.id)
-    return s.DeleteOut(success=True, docsetId=docset.id)
+    return s.DeleteOut(success=True, docsetId=docset.id, receiptId=receipt.id, verified=receipt.verified)
 
 
 # --------------------------------------------------------------------------- refresh

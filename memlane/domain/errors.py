@@ -20,6 +20,11 @@ class InvalidInputError(MemlaneError):
         self.field = field
 
 
+class UnprocessableError(MemlaneError):
+    """422: the request is well formed but cannot be done here, e.g. media with no engine configured
+    to read it. The message says what to configure."""
+
+
 class PayloadTooLargeError(MemlaneError):
     """413: the body as a whole is too big."""
 

@@ -39,6 +39,7 @@ class ContentType(StrEnum):
     PDF = "pdf"
     IMAGE = "image"
     VIDEO = "video"
+    AUDIO = "audio"
     CODE = "code"
     JSON = "json"
     TWEET = "tweet"
@@ -96,6 +97,28 @@ class Project(_Entity):
     updated_at: datetime = Field(default_factory=utcnow)
 
 
+class MediaInfo(_Entity):
+    """The original of a document saved as media (an image, a scanned PDF, audio or video). The
+    bytes stay in the content store under `blob_key`; the text read from them (OCR, transcript) is
+    the document's content. `extracted_by` is empty until that text exists (a queued media save)."""
+
+    kind: str  # image | pdf | audio | video
+    mime: str
+    bytes: int
+    blob_key: str
+    extracted_by: str | None = None  # the engine that read it: tesseract, openai:…, textract, transcribe
+    pages: int | None = None  # images in a TIFF, pages of a scanned PDF
+    duration_s: float | None = None
+    language: str | None = None
+    # Transcripts: where each segment starts in `content` and the time range it covers, so every
+    # chunk can say which part of the recording it comes from.
+    segments: list[tuple[int, float, float]] = Field(default_factory=list)
+
+    @property
+    def pending(self) -> bool:
+        return self.extracted_by is None
+
+
 class Document(_Entity):
     """A saved piece of content (spec §2 Document) plus its processing state."""
 
@@ -120,6 +143,9 @@ class Document(_Entity):
     chunk_count: int = 0
     embedder: str | None = None  # which embedder produced this document's vectors
     superseded_by: str | None = None  # the newer version of this document, when one exists
+    media: MediaInfo | None = None  # saved as an image, a scan, audio or video
+    # A refresh of the documentation page this memory was saved from changed the page since.
+    source_changed_at: datetime | None = None
 
     @property
     def tags(self) -> list[str]:
@@ -151,6 +177,9 @@ class Chunk(_Entity):
     created_at: datetime = Field(default_factory=utcnow)
     forget_after: datetime | None = None
     superseded: bool = False  # a newer version of the document exists
+    # Transcripts: the part of the recording this chunk covers, in seconds from its start.
+    start_seconds: float | None = None
+    end_seconds: float | None = None
 
     def indexed_text(self) -> str:
         """What the text leg indexes: the chunk with its title and section path, so a query

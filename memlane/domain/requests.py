@@ -9,13 +9,25 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, date, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    HttpUrl,
+    SkipValidation,
+    field_validator,
+    model_validator,
+)
 
 from memlane.domain.models import ContentType, DocumentStatus
 
 MAX_CONTENT_CHARS = 500_000
+# Media (images, recordings, PDFs) arrives base64-encoded: up to what a 10 MB body can carry.
+MAX_ENCODED_CONTENT_CHARS = 10 * 1024 * 1024
+BINARY_CONTENT_TYPES = frozenset({ContentType.PDF, ContentType.IMAGE, ContentType.AUDIO, ContentType.VIDEO})
 MAX_TAGS = 100
 MAX_LIMIT = 100
 
@@ -37,8 +49,13 @@ class _Request(BaseModel):
 class MemoryIn(_Request):
     content: str = Field(
         min_length=1,
-        max_length=MAX_CONTENT_CHARS,
-        description="The content to remember. PDFs are sent base64-encoded with content_type pdf.",
+        max_length=MAX_ENCODED_CONTENT_CHARS,
+        description=(
+            f"The content to remember: text up to {MAX_CONTENT_CHARS} characters. PDFs, images (PNG, JPEG, "
+            "WebP, GIF, TIFF), audio and video are sent base64-encoded (or as a data: URL) with content_type "
+            "pdf, image, audio or video; images and scans are read by OCR, recordings transcribed. For "
+            "image, audio and video, text is taken as the OCR result or transcript."
+        ),
     )
     title: str | None = Field(default=None, max_length=500)
     source_url: HttpUrl | None = None
@@ -58,6 +75,17 @@ class MemoryIn(_Request):
         if not v.strip():
             raise ValueError("must not be empty")
         return v
+
+    @model_validator(mode="after")
+    def _text_size(self) -> MemoryIn:
+        # Only base64 media may be longer than text: its size is checked again once decoded.
+        binary = self.content_type in BINARY_CONTENT_TYPES or self.content.lstrip()[:5].lower() == "data:"
+        if len(self.content) > MAX_CONTENT_CHARS and not binary:
+            raise ValueError(
+                f"content: at most {MAX_CONTENT_CHARS} characters of text (media goes base64 with "
+                "content_type pdf, image, audio or video)"
+            )
+        return self
 
     @field_validator("forget_after")
     @classmethod
@@ -119,6 +147,8 @@ class RecalledChunk(BaseModel):
     chunk_index: int
     score: float
     heading_path: list[str] = Field(default_factory=list)
+    start_seconds: float | None = Field(default=None, description="Transcripts: where this part begins.")
+    end_seconds: float | None = None
 
 
 class RecalledDocument(BaseModel):
@@ -131,6 +161,8 @@ class RecalledDocument(BaseModel):
     created_at: datetime
     project_id: str
     chunks: list[RecalledChunk]
+    source_changed_at: datetime | None = Field(
+        default=None, description="The page at source_url changed after this memory was saved from it.")
 
 
 class RecallOut(BaseModel):
@@ -173,6 +205,20 @@ class ChunkOut(BaseModel):
     start_offset: int
     end_offset: int
     heading_path: list[str]
+    start_seconds: float | None = None
+    end_seconds: float | None = None
+
+
+class MediaOut(BaseModel):
+    """The original a document was read from (kept in the content store)."""
+
+    kind: str
+    mime: str
+    bytes: int
+    extracted_by: str | None = Field(default=None, description="The engine that read it; null while queued.")
+    pages: int | None = None
+    duration_s: float | None = None
+    language: str | None = None
 
 
 class VersionOut(BaseModel):
@@ -201,6 +247,9 @@ class DocumentOut(BaseModel):
     status_reason: str | None
     chunk_count: int
     superseded_by: str | None = None
+    media: MediaOut | None = None
+    source_changed_at: datetime | None = Field(
+        default=None, description="A refresh found the page at source_url changed since this was saved.")
     chunks: list[ChunkOut]
     versions: list[VersionOut] | None = Field(
         default=None, description="With ?include_versions=true: every version, oldest first."
@@ -216,9 +265,30 @@ class WhoAmI(BaseModel):
     can_manage_keys: bool = Field(default=False, description="May this key list, create and revoke keys?")
 
 
+class StoreCheck(BaseModel):
+    store: str
+    read: str = Field(description="What was read back after the delete.")
+    remaining: int = Field(description="Items of the deleted documents the store still holds.")
+    holding: list[str] = Field(default_factory=list, description="Documents the store still holds something of.")
+    clean: bool
+
+
+class DeletionReceipt(BaseModel):
+    id: str
+    reason: str = Field(description="api | auto-forget | docset | project | connection")
+    subject: str | None = Field(default=None, description="What was deleted when it was more than a "
+                                                            "document: the docset or connection id.")
+    documents: list[str]
+    requested_at: datetime
+    verified_at: datetime
+    verified: bool = Field(description="True only when every store read back holds nothing of them.")
+    checks: list[StoreCheck]
+
+
 class DeletedOut(BaseModel):
     id: str
     deleted: bool
+    receipt: DeletionReceipt | None = None
 
 
 # --------------------------------------------------------------------------- the web app's routes
@@ -362,3 +432,81 @@ class KeyCreateIn(_Request):
         if not v.strip():
             raise ValueError("must not be empty")
         return v.strip()
+
+
+MAX_BULK_ITEMS = 100
+
+
+class BulkMemoriesIn(_Request):
+    # SkipValidation: each item is checked on its own, so one bad item is that item's error and
+    # the other 99 are still saved (the schema still documents each item as a POST /v3/memory body).
+    items: list[SkipValidation[MemoryIn]] = Field(
+        min_length=1, max_length=MAX_BULK_ITEMS,
+        description=f"Up to {MAX_BULK_ITEMS} memories, each a POST /v3/memory body. Each item counts as one "
+                    "request against the key's rate limit.")
+
+
+class BulkItemOut(BaseModel):
+    index: int = Field(description="The item's position in the request.")
+    status_code: int = Field(description="What POST /v3/memory would have answered for this item: 201 "
+                                         "processed, 202 queued, 200 duplicate, 4xx its error.")
+    id: str | None = None
+    status: DocumentStatus | None = None
+    duplicate: bool = False
+    chunk_count: int = 0
+    error: str | None = None
+
+
+class BulkMemoriesOut(BaseModel):
+    results: list[BulkItemOut]
+    saved: int = Field(description="Items stored (processed or queued), duplicates excluded.")
+    duplicates: int
+    failed: int
+
+
+class ContextIn(_Request):
+    query: str = Field(min_length=1, max_length=10_000)
+    budget: int = Field(default=8_000, ge=200, le=400_000,
+                        description="The most the pack's `text` may take, in `budget_unit`.")
+    budget_unit: Literal["chars", "tokens"] = Field(
+        default="chars", description="tokens: memlane's estimate (about 4 characters a token).")
+    projects: list[UUIDStr] | None = Field(default=None, max_length=100,
+                                          description="Memory projects to draw from; default all (docsets' "
+                                                      "projects excluded); [] for none.")
+    docsets: list[Annotated[str, Field(max_length=100)]] | None = Field(
+        default=None, max_length=100, description="Docsets to draw from; default all; [] for none.")
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be empty")
+        return v
+
+
+class ContextPiece(BaseModel):
+    kind: Literal["memory", "docs"]
+    title: str
+    source: str = Field(description="Where the piece comes from: the page URL, or the memory's id (and the "
+                                    "URL it was saved from), with its section or time range.")
+    url: str | None = None
+    document_id: str
+    chunk_id: str
+    project_id: str
+    docset_id: str | None = None
+    score: float
+    created_at: datetime
+    source_changed_at: datetime | None = None
+    content: str
+    cut: bool = Field(default=False, description="Shortened to fit the budget.")
+
+
+class ContextOut(BaseModel):
+    query: str
+    budget: int
+    budget_unit: str
+    used: int = Field(description="What `text` takes, in budget_unit (never more than budget).")
+    pieces: list[ContextPiece]
+    text: str = Field(description="The pieces with their sources, every stored line quoted, ready to paste.")
+    truncated: bool = Field(description="Something relevant did not fit the budget.")
+    dropped: int = Field(description="Relevant pieces left out for the budget.")

@@ -640,6 +640,20 @@ def _pdf_bytes(raw: str | bytes) -> bytes:
     return data
 
 
+class ScannedPdfError(InvalidInputError):
+    """A PDF with pages that are pictures of text (no text layer): those pages need OCR, which is
+    not extraction's job (memlane.services.media reads them). Carries what extraction found."""
+
+    def __init__(self, data: bytes, page_texts: list[str], scanned: list[int], title: str | None,
+                 metadata: dict[str, Any]) -> None:
+        super().__init__("content", "has no text after extraction (a scanned PDF needs OCR)")
+        self.data = data
+        self.page_texts = page_texts
+        self.scanned = scanned
+        self.title = title
+        self.metadata = metadata
+
+
 def _extract_pdf(raw: str | bytes) -> Extracted:
     from pypdf import PdfReader  # imported lazily: only PDFs need it
 
@@ -652,11 +666,19 @@ def _extract_pdf(raw: str | bytes) -> Extracted:
         info = reader.metadata
         pdf_title = str(info.title).strip() if info and info.title else ""
         pdf_author = str(info.author).strip() if info and info.author else ""
+        # Pages without a text layer that carry a picture are scans of text.
+        scanned = [i for i, text in enumerate(pages) if not text and _has_images(reader.pages[i])]
     except InvalidInputError:
         raise
     except Exception as exc:  # pypdf raises many unrelated types for damaged files
         raise InvalidInputError("content", f"is not a readable PDF: {exc}") from exc
 
+    metadata: dict[str, Any] = {"pages": len(pages)}
+    if pdf_author:
+        metadata["author"] = pdf_author
+    title = pdf_title if pdf_title and not _JUNK_PDF_TITLES.match(pdf_title) else None
+    if scanned:
+        raise ScannedPdfError(data, pages, scanned, _clean_title(title) if title else None, metadata)
     parts: list[str] = []
     offsets: list[int] = []
     length = 0
@@ -670,11 +692,7 @@ def _extract_pdf(raw: str | bytes) -> Extracted:
             length += len(page_text)
     text = "".join(parts)
     if not text.strip():
-        raise InvalidInputError("content", "has no text after extraction (a scanned PDF needs OCR)")
-    metadata: dict[str, Any] = {"pages": len(pages)}
-    if pdf_author:
-        metadata["author"] = pdf_author
-    title = pdf_title if pdf_title and not _JUNK_PDF_TITLES.match(pdf_title) else None
+        raise InvalidInputError("content", "has no text after extraction")
     return Extracted(
         text=text,
         content_type=ContentType.PDF,
@@ -682,6 +700,15 @@ def _extract_pdf(raw: str | bytes) -> Extracted:
         metadata=metadata,
         page_offsets=offsets,
     )
+
+
+def _has_images(page: Any) -> bool:
+    try:
+        resources = page["/Resources"].get_object() if "/Resources" in page else {}
+        xobjects = resources["/XObject"].get_object() if "/XObject" in resources else {}
+        return any(xobjects[name].get_object().get("/Subtype") == "/Image" for name in xobjects)
+    except Exception:  # noqa: BLE001 - a page whose resources cannot be read has no usable picture
+        return False
 
 
 # --------------------------------------------------------------------------- email

@@ -1,12 +1,17 @@
 """The write path as workflow steps (the Step Functions state machine on AWS), for documents too
 large to write in the request:
 
-    Prepare → Embed → Write            (any failure, after retries → MarkFailed)
+    Extract → [Transcribe job: start, wait, poll] → Prepare → Embed → Write
+                                          (any failure, after retries → MarkFailed)
 
 Each step is one stage of memlane.ingest.writer.DocumentWriter, the same code every other caller
 runs in one process, so a document comes out of the workflow with the same chunks, vectors,
 summary and status as from a local save:
 
+- Extract: a media document saved without its text (memlane.services.media) is read first: OCR
+  (Textract) in this Lambda, or for audio and video an Amazon Transcribe job that the state
+  machine starts and polls with its SDK integration (no Lambda waits on it); Transcribed stores
+  the transcript the job wrote. Any other document passes through.
 - Prepare: `begin` (the document says `processing`, and gets its summary and tags) and `cut`;
   the chunk records are staged in the blob store.
 - Embed: `embed`, resumable: batches that succeed are kept, so a retried step embeds only the
@@ -26,6 +31,8 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,8 +41,10 @@ from memlane import observability
 from memlane.domain.errors import MemlaneError, NotFoundError, TransientError
 from memlane.domain.models import Chunk, Document, DocumentStatus, IngestJob
 from memlane.ingest.writer import DocumentWriter, already_written, pieces_of
+from memlane.ports import Transcript
 from memlane.services.context import Services
 from memlane.services.lifecycle import work_prefix
+from memlane.services.media import apply_transcript, complete_pending
 
 log = logging.getLogger(__name__)
 
@@ -83,11 +92,23 @@ class StepInput(BaseModel):
 
     @property
     def skipped(self) -> str | None:
-        return (self.artifacts.get("prepare") or {}).get("skip")
+        return (self.artifacts.get("extract") or {}).get("skip") or (self.artifacts.get("prepare") or {}).get("skip")
 
 
 class StepResult(BaseModel):
     skip: str | None = None
+
+
+class ExtractResult(StepResult):
+    # "none": nothing to read; "done": read in this step; "transcribe": the workflow runs a job
+    mode: str = "none"
+    job_name: str | None = None
+    media_key: str | None = None
+    output_key: str | None = None
+
+
+class TranscribedResult(StepResult):
+    segments: int = 0
 
 
 class PrepareResult(StepResult):
@@ -118,8 +139,42 @@ def work_key(ref: DocumentRef, execution: str, name: str) -> str:
 
 # --------------------------------------------------------------------------- steps
 
+TRANSCRIBE_JOB_PREFIX = "memlane-"
+
+
+def transcription_job_name(document_id: str, execution: str) -> str:
+    """One Transcribe job per document and execution: a retried state asks for the same job."""
+    return re.sub(r"[^0-9a-zA-Z._-]", "-", f"{TRANSCRIBE_JOB_PREFIX}{document_id}-{execution}")[:200]
+
+
+def extract(svc: Services, inp: StepInput) -> ExtractResult:
+    ref = inp.document
+    doc = svc.metadata.get_document(ref.organization_id, ref.document_id)
+    if doc is None:
+        return ExtractResult(skip="document not found (deleted before processing)")
+    if doc.status == DocumentStatus.READY:
+        return ExtractResult(skip="document already ready")
+    if doc.media is None or not doc.media.pending:
+        return ExtractResult()
+    if doc.media.kind in ("audio", "video") and svc.transcriber is None and svc.transcribe_in_workflow:
+        return ExtractResult(mode="transcribe", job_name=transcription_job_name(doc.id, inp.execution),
+                             media_key=doc.media.blob_key, output_key=work_key(ref, inp.execution, "transcript.json"))
+    complete_pending(svc, doc)
+    return ExtractResult(mode="done")
+
+
+def transcribed(svc: Services, inp: StepInput, *, parse: Callable[[dict[str, Any]], Transcript]) -> TranscribedResult:
+    """The job's output (`parse`: the provider's JSON → Transcript) becomes the document's text."""
+    doc = _document(svc, inp.document)
+    output = json.loads(_read(svc, inp.artifact("extract", "output_key")))
+    transcript = parse(output)
+    apply_transcript(svc, doc, transcript, "transcribe")
+    return TranscribedResult(segments=len(transcript.segments))
+
 
 def prepare(svc: Services, inp: StepInput) -> PrepareResult:
+    if inp.skipped:
+        return PrepareResult(skip=inp.skipped)
     ref = inp.document
     doc = svc.metadata.get_document(ref.organization_id, ref.document_id)
     if doc is None:
@@ -195,7 +250,7 @@ def failure_reason(error: StepError | None) -> str:
     return text[:MAX_REASON_CHARS]
 
 
-STEPS = {"prepare": prepare, "embed": embed, "write": write}
+STEPS = {"extract": extract, "prepare": prepare, "embed": embed, "write": write}
 
 
 # --------------------------------------------------------------------------- starting the workflow

@@ -31,6 +31,7 @@ from memlane import observability
 from memlane.domain.errors import MemlaneError, TransientError
 from memlane.domain.models import Chunk, Document, DocumentStatus, chunk_id_for
 from memlane.ingest.chunking import TextChunk, chunk_document
+from memlane.ingest.media import chunk_times
 from memlane.ingest.progress import EmbeddingProgress, embedding_key
 from memlane.ports import IndexedChunk, Summary
 from memlane.services.context import Services
@@ -68,6 +69,7 @@ def make_chunks(doc: Document, pieces: Sequence[TextChunk]) -> list[Chunk]:
             created_at=doc.created_at,
             forget_after=doc.forget_after,
             superseded=doc.superseded_by is not None,
+            **chunk_times(doc, p.start_offset, p.end_offset),
         )
         for i, p in enumerate(pieces)
     ]

@@ -41,6 +41,18 @@ def make_summarizer(settings: Settings):
     return LocalSummarizer()
 
 
+def make_media_readers(settings: Settings):
+    """(ImageReader, Transcriber): OpenAI when a key is configured (a vision model, the
+    transcription API); otherwise Tesseract when it is installed, and no transcriber."""
+    if settings.openai_api_key:
+        from memlane.adapters.openai.media import OpenAITranscriber, OpenAIVisionReader
+
+        return OpenAIVisionReader(api_key=settings.openai_api_key), OpenAITranscriber(api_key=settings.openai_api_key)
+    from memlane.adapters.local.tesseract import TesseractReader
+
+    return (TesseractReader() if TesseractReader.available() else None), None
+
+
 @dataclass
 class LocalStack:
     db: SqliteDatabase
@@ -54,7 +66,7 @@ class LocalStack:
         self.db.close()
 
 
-def build_local(settings: Settings, embedder=None, summarizer=None) -> LocalStack:
+def build_local(settings: Settings, embedder=None, summarizer=None, media_readers=None) -> LocalStack:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     db = SqliteDatabase(settings.data_dir / DB_FILE)
     embedder = embedder or make_embedder(settings)
@@ -62,6 +74,7 @@ def build_local(settings: Settings, embedder=None, summarizer=None) -> LocalStac
     index = SqliteSearchIndex(db, embedder.dimension)
     queue = SqliteJobQueue(db)
     cache = SqliteCache(db)
+    ocr, transcriber = media_readers if media_readers is not None else make_media_readers(settings)
     svc = Services(
         settings=settings,
         metadata=metadata,
@@ -73,5 +86,7 @@ def build_local(settings: Settings, embedder=None, summarizer=None) -> LocalStac
         cache=cache,
         idempotency=SqliteIdempotencyLayer(db),
         metrics=CountingMetrics(),
+        ocr=ocr,
+        transcriber=transcriber,
     )
     return LocalStack(db=db, services=svc, queue=queue, index=index, metadata=metadata, cache=cache)

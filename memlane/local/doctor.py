@@ -35,8 +35,9 @@ class LocalInventory:
 
     def blobs(self) -> Iterator[StoredBlob]:
         # raw/{org}/{doc} (queued payloads) and work/{org}/{doc}/… (embedding progress, and the
-        # workflow's staging when the Step Functions steps run here through `memlane invoke`).
-        for kind in ("raw", "work"):
+        # workflow's staging when the Step Functions steps run here through `memlane invoke`), and
+        # media/{org}/{doc} (the originals of images, scans and recordings).
+        for kind in ("raw", "work", "media"):
             for key in self.stack.services.blobs.keys(f"{kind}/"):
                 if (blob := doctor.stored_blob(key)) is not None:
                     yield blob

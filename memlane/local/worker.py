@@ -14,6 +14,7 @@ from memlane.domain.errors import TransientError
 from memlane.domain.models import DocumentStatus, IngestJob
 from memlane.ingest.writer import DocumentWriter, already_written
 from memlane.services.context import Services
+from memlane.services.media import complete_pending
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,13 @@ class IngestWorker:
             if doc is None or already_written(doc, job.created_at):  # deleted meanwhile, or done
                 self.queue.complete(job.id)
                 continue
+            if doc.media is not None and doc.media.pending:
+                # Media is read before it is written: OCR of a long scan, a transcript.
+                try:
+                    doc = complete_pending(self.svc, doc)
+                except Exception as exc:  # noqa: BLE001 - recorded on the document, the job follows
+                    self._settle(job, DocumentWriter(self.svc).hold(doc, exc), now)
+                    continue
             todo.append((job, doc))
         outcomes = DocumentWriter(self.svc).write_many([doc for _, doc in todo], resumable=True)
         for (job, _), outcome in zip(todo, outcomes, strict=True):

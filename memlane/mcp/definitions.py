@@ -136,7 +136,30 @@ PROJECT_MEMORY_TOOLS: list[dict[str, Any]] = [
     },
 ]
 
-ALL_TOOLS = [*SPEC_TOOLS, *DOCS_TOOLS, *PROJECT_MEMORY_TOOLS]
+CONTEXT_TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "context_pack",
+        "description": ("Get memories and documentation relevant to a query in one block, deduplicated, ranked, "
+                        "packed to a size budget, with a source for every piece. Use it to gather context "
+                        "before answering a question or starting a task."),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What the context is for"},
+                "budget": {"type": "integer", "description": "Size of the pack (default 8000)"},
+                "budget_unit": {"type": "string", "enum": ["chars", "tokens"],
+                                "description": "Unit of the budget (default chars)"},
+                "projects": {"type": "array", "items": {"type": "string"},
+                             "description": "Memory projects by name or id (default: all); [] for none"},
+                "docsets": {"type": "array", "items": {"type": "string"},
+                            "description": "Docset ids (default: all); [] for none"},
+            },
+            "required": ["query"],
+        },
+    },
+]
+
+ALL_TOOLS = [*SPEC_TOOLS, *DOCS_TOOLS, *PROJECT_MEMORY_TOOLS, *CONTEXT_TOOLS]
 TOOL_NAMES = frozenset(t["name"] for t in ALL_TOOLS)
 
 

@@ -87,6 +87,14 @@ class ContextArgs(_Args):
     max_results: int | None = None
 
 
+class ContextPackArgs(_Args):
+    query: str = Field(min_length=1)
+    budget: int | None = None
+    budget_unit: str | None = None
+    projects: list[str] | None = None
+    docsets: list[str] | None = None
+
+
 class SearchMemoriesArgs(_Args):
     project: str | None = None
     query: str | None = None
@@ -130,6 +138,7 @@ class MemlaneTools:
             "docs_status": (DocsStatusArgs, self.docs_status),
             "get_project_context": (ContextArgs, self.project_context),
             "search_memories": (SearchMemoriesArgs, self.search_memories),
+            "context_pack": (ContextPackArgs, self.context_pack),
         }
 
     def names(self) -> frozenset[str]:
@@ -256,3 +265,14 @@ class MemlaneTools:
     def search_memories(self, args: SearchMemoriesArgs) -> ToolOutput:
         memories = self._vidurai("search_memories", _drop_none(args.model_dump()))
         return ToolOutput(fmt.memories_text(args.project, memories), {"result": memories})
+
+    # ----------------------------------------------------------------------------------- context pack
+
+    def context_pack(self, args: ContextPackArgs) -> ToolOutput:
+        body = _drop_none(args.model_dump(exclude={"projects"}))
+        if args.projects is not None:
+            body["projects"] = [self._project_id(name) for name in args.projects]
+        out = self.backend.request("POST", "/v3/context", body)
+        if not out.get("pieces"):
+            return ToolOutput(f"No memories or documentation found for {fmt.q(args.query)}.", out)
+        return ToolOutput(out["text"], out)

@@ -202,6 +202,8 @@ def materialize(
                 chunk_index=c.chunk_index,
                 score=round(c.score, 6),
                 heading_path=chunks[c.chunk_id].heading_path,
+                start_seconds=chunks[c.chunk_id].start_seconds,
+                end_seconds=chunks[c.chunk_id].end_seconds,
             )
             for c in r.chunks
             if c.chunk_id in chunks
@@ -217,6 +219,7 @@ def materialize(
                 created_at=d.created_at,
                 project_id=d.project_id,
                 chunks=shown,
+                source_changed_at=d.source_changed_at,
             )
         )
         if len(results) == body.limit:

@@ -15,11 +15,13 @@ from memlane.ports import (
     Cache,
     Clock,
     Embedder,
+    ImageReader,
     JobQueue,
     MetadataStore,
     Metrics,
     SearchIndex,
     Summarizer,
+    Transcriber,
 )
 from memlane.services.ratelimit import RateLimiter
 
@@ -70,3 +72,8 @@ class Services:
     # The gateway's record of keys (API Gateway's usage plan on AWS), for keys created through
     # the API; None locally, where no gateway meters keys.
     key_registry: KeyRegistry | None = None
+    ocr: ImageReader | None = None  # images and scanned PDFs; a media save answers 422 when None
+    transcriber: Transcriber | None = None  # audio and video; likewise
+    # On AWS, Amazon Transcribe runs as a workflow job rather than in-process (`transcriber` None):
+    # saves of audio and video are accepted and queued for it.
+    transcribe_in_workflow: bool = False

@@ -22,7 +22,8 @@ from memlane.services.context import Services
 from memlane.services.writing import write_in_request
 
 # Workflow staging (work/…) and queued payloads (raw/…) outlive nothing: once the document is
-# ready or failed they are leftovers. Stored content (content/…) belongs to a document while it exists.
+# ready or failed they are leftovers. Stored content (content/…) and originals (media/…: an image,
+# a scan, a recording) belong to a document while it exists.
 _TRANSIENT_KINDS = frozenset({"work", "raw"})
 _FINISHED = frozenset({DocumentStatus.READY.value, DocumentStatus.FAILED.value})
 
@@ -38,15 +39,15 @@ class StoredDocument:
 class StoredBlob:
     key: str
     document_id: str
-    kind: str  # "content" | "work" | "raw"
+    kind: str  # "content" | "work" | "raw" | "media"
 
 
-BLOB_KINDS = ("content", "work", "raw")
+BLOB_KINDS = ("content", "work", "raw", "media")
 
 
 def stored_blob(key: str) -> StoredBlob | None:
     """What a blob key says about its document: content/{org}/{doc}.txt, work/{org}/{doc}/…,
-    raw/{org}/{doc}. None for keys of no document."""
+    raw/{org}/{doc}, media/{org}/{doc}. None for keys of no document."""
     parts = key.split("/")
     if len(parts) < 3 or parts[0] not in BLOB_KINDS:
         return None

@@ -95,11 +95,15 @@ class SweepReport:
     by_organization: dict[str, int] = field(default_factory=dict)
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    receipts: list[str] = field(default_factory=list)  # one deletion receipt per forgotten document
+    unverified: list[str] = field(default_factory=list)  # receipts where a store still held something
 
     def as_dict(self) -> dict:
         return {
             "forgotten": self.forgotten,
             "by_organization": self.by_organization,
+            "receipts": len(self.receipts),
+            "unverified_receipts": self.unverified,
             "started_at": self.started_at.isoformat() if self.started_at else None,
             "finished_at": self.finished_at.isoformat() if self.finished_at else None,
         }
@@ -108,6 +112,8 @@ class SweepReport:
 def forget_expired(svc: Services, now: datetime | None = None, batch: int = 500) -> SweepReport:
     """The auto-forget sweep (spec §10). Idempotent: a second run (a schedule firing twice) finds
     nothing; a missed run is caught up by the next, since it selects by forget_after ≤ now."""
+    from memlane.services.receipts import delete_with_receipt  # receipts builds on this module
+
     now = now or svc.clock.now()
     report = SweepReport(started_at=svc.clock.now())
     while True:
@@ -115,8 +121,11 @@ def forget_expired(svc: Services, now: datetime | None = None, batch: int = 500)
         if not expired:
             break
         for doc in expired:
-            remove_document(svc, doc)
-            svc.metadata.record_forgotten(doc, svc.clock.now(), "forget_after reached")
+            receipt = delete_with_receipt(svc, doc.organization_id, [doc], "auto-forget",
+                                          forgotten="forget_after reached")
+            report.receipts.append(receipt.id)
+            if not receipt.verified:
+                report.unverified.append(receipt.id)
             report.forgotten += 1
             report.by_organization[doc.organization_id] = (
                 report.by_organization.get(doc.organization_id, 0) + 1

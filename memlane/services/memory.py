@@ -3,18 +3,31 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from typing import Any
 
 from memlane import observability
 from memlane.domain.errors import InvalidInputError, NotFoundError, TransientError
-from memlane.domain.models import Document, DocumentStatus
-from memlane.domain.requests import ChunkOut, DocumentOut, DocumentPatchIn, MemoryIn, MemoryOut, VersionOut
-from memlane.ingest.pipeline import prepare
-from memlane.ingest.writer import apply_summary
+from memlane.domain.models import ContentType, Document, DocumentStatus, IngestJob, new_id
+from memlane.domain.requests import (
+    ChunkOut,
+    DocumentOut,
+    DocumentPatchIn,
+    MediaOut,
+    MemoryIn,
+    MemoryOut,
+    VersionOut,
+)
+from memlane.ingest.media import decode_media
+from memlane.ingest.pipeline import Prepared, content_hash, derive_title, prepare
+from memlane.ingest.writer import WriteOutcome, apply_summary
 from memlane.project_memory.salience import apply_salience
 from memlane.services.context import Principal, Services
-from memlane.services.lifecycle import latest_version, remove_document, version_chain
+from memlane.services.lifecycle import latest_version, version_chain
+from memlane.services.media import MediaSave, original_hash, prepare_media, text_of_scan_without_ocr
 from memlane.services.projects import resolve_project
-from memlane.services.writing import enqueue, write_in_request
+from memlane.services.receipts import DeletionReceipt, delete_with_receipt
+from memlane.services.writing import enqueue, protect, write_in_request
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +52,43 @@ def save_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool |
 
     Returns the document; its `status` says which: `ready` (processed, 201) or `queued` (202).
     """
+    staged = stage_memory(svc, who, body, inline=inline)
+    if staged.document is None:
+        assert staged.answer is not None
+        return staged.answer
+    (outcome,) = write_in_request(svc, [staged.document])
+    return settle(svc, staged.document, outcome)
+
+
+@dataclass
+class Staged:
+    """A save checked and stored as `queued`: either answered already (`answer`: a duplicate, or
+    queued for the job worker) or to be written in this request (`document`)."""
+
+    answer: MemoryOut | None = None
+    document: Document | None = None
+    job: IngestJob | None = None  # its safety net, when staged with protect=True
+
+
+def settle(svc: Services, doc: Document, outcome: WriteOutcome) -> MemoryOut:
+    """The answer for a document written in the request (raises what failed it for good)."""
+    if outcome.document is not None:
+        return _out(outcome.document)
+    if not outcome.transient:
+        assert outcome.error is not None
+        raise outcome.error
+    # The embedder or index is down: the document is kept, queued with the reason, and the job
+    # worker writes it once they are back.
+    log.warning("inline write of %s failed (%s); queued for retry", doc.id, outcome.error)
+    return _out(svc.metadata.get_document(doc.organization_id, doc.id) or doc)
+
+
+def stage_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool | None = None,
+                 protect_write: bool = False) -> Staged:
+    """Everything of a save up to the write: validation, extraction (or reading media), dedupe,
+    versions, and the document stored as `queued`. `protect_write`: a document to be written in
+    the request gets its safety-net job before it is stored (callers that store several before
+    writing them together)."""
     md = svc.metadata
     now = svc.clock.now()
     if body.forget_after is not None and body.forget_after <= now:
@@ -51,43 +101,81 @@ def save_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool |
             raise NotFoundError(f"updates_memory_id: document {body.updates_memory_id} not found")
         previous = latest_version(svc, target)  # an update of an old version extends the chain's end
 
-    source_url = str(body.source_url) if body.source_url else None
-    prepared = prepare(body.content, body.content_type, body.title, source_url)
+    # imported here: extraction pulls in bs4/lxml/pypdf, which only a save needs (Lambda cold start)
+    from memlane.ingest.extract import Extracted, ScannedPdfError
 
-    existing = md.find_document_by_hash(who.organization_id, project.id, prepared.content_hash)
+    source_url = str(body.source_url) if body.source_url else None
+    document_id = new_id()
+    media_save: MediaSave | None = None
+    payload = decode_media(body.content, body.content_type)
+    scan: ScannedPdfError | None = None
+    prepared: Prepared | None = None
+    if payload is None:
+        try:
+            prepared = prepare(body.content, body.content_type, body.title, source_url)
+        except ScannedPdfError as exc:
+            scan = exc
     svc.metrics.count(observability.MEMORY_SAVED)
-    if existing is not None:
-        svc.metrics.count(observability.MEMORY_DUPLICATE)
-        return _out(existing, duplicate=True)
+    if payload is not None or scan is not None:
+        # Deduplicated by the original's bytes, before any of it is read.
+        digest = original_hash(payload.data if payload is not None else scan.data)  # type: ignore[union-attr]
+        if (existing := md.find_document_by_hash(who.organization_id, project.id, digest)) is not None:
+            svc.metrics.count(observability.MEMORY_DUPLICATE)
+            return Staged(_out(existing, duplicate=True))
+        media_save = prepare_media(svc, who.organization_id, document_id, body.title, body.content_type,
+                                   payload=payload, scan=scan)
+        if media_save is None:  # scanned pages nobody here can read: the PDF's other pages
+            assert scan is not None
+            text, _ = text_of_scan_without_ocr(scan)
+            prepared = Prepared(Extracted(text=text, content_type=ContentType.PDF, title=scan.title,
+                                          metadata=dict(scan.metadata)),
+                                derive_title(Extracted(text=text, content_type=ContentType.PDF, title=scan.title),
+                                             body.title), content_hash(text))
+
+    if prepared is not None:
+        existing = md.find_document_by_hash(who.organization_id, project.id, prepared.content_hash)
+        if existing is not None:
+            svc.metrics.count(observability.MEMORY_DUPLICATE)
+            return Staged(_out(existing, duplicate=True))
     if previous is None and source_url:
         # Same URL, changed content: a new version of that page (spec §9.1).
         previous = md.find_latest_by_source_url(who.organization_id, project.id, source_url)
 
     # A salience (Vidurai's CRITICAL…NOISE) sets forget_after from its retention unless one is given.
     metadata, forget_after = apply_salience(dict(body.metadata), now, body.forget_after)
-    if prepared.extracted.language:
+    extra = prepared.extracted.metadata if prepared is not None else media_save.metadata  # type: ignore[union-attr]
+    if prepared is not None and prepared.extracted.language:
         metadata.setdefault("language", prepared.extracted.language)
-    for k, v in prepared.extracted.metadata.items():
+    for k, v in extra.items():
         metadata.setdefault(k, v)
+    fields: dict[str, Any]
+    if prepared is not None:
+        fields = dict(title=prepared.title, content=prepared.extracted.text,
+                      content_type=prepared.extracted.content_type, content_hash=prepared.content_hash)
+    else:
+        assert media_save is not None
+        fields = dict(title=media_save.title, content=media_save.text, content_type=media_save.content_type,
+                      content_hash=media_save.content_hash, media=media_save.media)
     doc = Document(
+        id=document_id,
         organization_id=who.organization_id,
         project_id=project.id,
         user_id=who.user_id,
-        title=prepared.title,
-        content=prepared.extracted.text,
-        content_type=prepared.extracted.content_type,
         source_url=source_url,
         metadata=metadata,
-        content_hash=prepared.content_hash,
         updates_memory_id=previous.id if previous else None,
         forget_after=forget_after,
         created_at=now,
         updated_at=now,
         status=DocumentStatus.QUEUED,
+        **fields,
     )
+    if media_save is not None:
+        svc.blobs.put(media_save.media.blob_key, media_save.original)  # before the document names it
+    deferred = media_save is not None and media_save.deferred  # the job reads the original first
     if inline is None:
         inline = len(doc.content) <= svc.settings.inline_max_chars
-    if inline:
+    if inline and not deferred:
         # Summarized before it is first stored, so the write that follows stores it once more
         # (ready), not twice. A summarizer that is down leaves it to the writer's retry.
         try:
@@ -95,20 +183,12 @@ def save_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool |
                                                               doc.metadata.get("language")))
         except TransientError as exc:
             log.warning("summary of %s deferred: %s", doc.id, exc.message)
+    job = protect(svc, doc) if protect_write and inline and not deferred else None
     md.put_document(doc)
-    if not inline:
+    if deferred or not inline:
         enqueue(svc, doc)
-        return _out(doc)
-    (outcome,) = write_in_request(svc, [doc])
-    if outcome.document is not None:
-        return _out(outcome.document)
-    if not outcome.transient:
-        assert outcome.error is not None
-        raise outcome.error
-    # The embedder or index is down: the document is kept, queued with the reason, and the job
-    # worker writes it once they are back.
-    log.warning("inline write of %s failed (%s); queued for retry", doc.id, outcome.error)
-    return _out(md.get_document(doc.organization_id, doc.id) or doc)
+        return Staged(_out(doc))
+    return Staged(document=doc, job=job)
 
 
 def get_document(
@@ -125,7 +205,8 @@ def get_document(
             for v in version_chain(svc, doc)
         ]
     return DocumentOut(
-        **doc.model_dump(exclude={"organization_id", "user_id", "embedder"}),
+        **doc.model_dump(exclude={"organization_id", "user_id", "embedder", "media"}),
+        media=MediaOut.model_validate(doc.media.model_dump()) if doc.media else None,
         versions=versions,
         chunks=[
             ChunkOut(
@@ -136,17 +217,20 @@ def get_document(
                 start_offset=c.start_offset,
                 end_offset=c.end_offset,
                 heading_path=c.heading_path,
+                start_seconds=c.start_seconds,
+                end_seconds=c.end_seconds,
             )
             for c in chunks
         ],
     )
 
 
-def delete_document(svc: Services, who: Principal, document_id: str) -> None:
+def delete_document(svc: Services, who: Principal, document_id: str) -> DeletionReceipt:
+    """Removes the document everywhere and returns the receipt that says so, store by store."""
     doc = svc.metadata.get_document(who.organization_id, document_id)
     if doc is None:
         raise NotFoundError(f"document {document_id} not found")
-    remove_document(svc, doc)
+    return delete_with_receipt(svc, who.organization_id, [doc], "api")
 
 
 def update_document(svc: Services, who: Principal, document_id: str, patch: DocumentPatchIn) -> DocumentOut:

@@ -19,7 +19,7 @@ from memlane.domain.requests import (
 from memlane.ports import DocsetStore
 from memlane.services.context import Principal, Services
 from memlane.services.keys import slugify
-from memlane.services.lifecycle import remove_document
+from memlane.services.receipts import delete_with_receipt
 
 
 def _out(p: Project, count: int) -> ProjectOut:
@@ -134,12 +134,11 @@ def delete_project(svc: Services, who: Principal, project_id: str, docset_store:
             raise ConflictError("project_id: the project holds documentation set(s) "
                                 f"{', '.join(repr(n) for n in hosted)}; delete them first (Settings → "
                                 "Documentation sets, or DELETE /docset/{id})")
-    removed = 0
-    for doc in svc.metadata.list_documents(who.organization_id, project.id):
-        remove_document(svc, doc)
-        removed += 1
+    docs = svc.metadata.list_documents(who.organization_id, project.id)
+    # recorded (GET /v3/deletions/{id}): every store read back after the documents went
+    delete_with_receipt(svc, who.organization_id, docs, "project", subject=project.id)
     svc.metadata.delete_project(who.organization_id, project.id)
-    return removed
+    return len(docs)
 
 
 def list_project_documents(svc: Services, who: Principal, project_id: str, *, limit: int, cursor: str | None,

@@ -36,7 +36,9 @@ class RateDecision:
 
 
 class RateLimiter(Protocol):
-    def hit(self, key_id: str, limit: int, now: datetime) -> RateDecision: ...
+    def hit(self, key_id: str, limit: int, now: datetime, weight: int = 1) -> RateDecision:
+        """Count `weight` requests (a bulk save counts each of its items)."""
+        ...
 
 
 def decide(count: int, limit: int, window_start: float, now: float) -> RateDecision:
@@ -52,14 +54,14 @@ class InMemoryRateLimiter:
         self._windows: dict[str, tuple[float, int]] = {}
         self._lock = threading.Lock()
 
-    def hit(self, key_id: str, limit: int, now: datetime) -> RateDecision:
+    def hit(self, key_id: str, limit: int, now: datetime, weight: int = 1) -> RateDecision:
         ts = now.timestamp()
         start = ts - (ts % WINDOW_SECONDS)
         with self._lock:
             window, count = self._windows.get(key_id, (start, 0))
             if window != start:
                 window, count = start, 0
-            count += 1
+            count += weight
             self._windows[key_id] = (window, count)
             if len(self._windows) > 10_000:  # forget idle keys
                 self._windows = {k: v for k, v in self._windows.items() if v[0] == start}

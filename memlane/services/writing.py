@@ -29,11 +29,23 @@ SAFETY_NET = timedelta(minutes=10)
 
 def write_in_request(svc: Services, requests: Sequence[WriteRequest | Document]) -> list[WriteOutcome]:
     reqs = [r if isinstance(r, WriteRequest) else WriteRequest(r) for r in requests]
+    return write_protected(svc, reqs, [protect(svc, r.document) for r in reqs])
+
+
+def protect(svc: Services, doc: Document) -> IngestJob:
+    """The safety-net job of a document about to be written in the request. A caller that stores
+    several documents before writing them together (a bulk save) protects each before storing it,
+    so a crash between two of them leaves none without a job."""
     now = svc.clock.now()
-    jobs = [IngestJob(document_id=r.document.id, organization_id=r.document.organization_id,
-                      not_before=now + SAFETY_NET, created_at=now) for r in reqs]
-    for job in jobs:
-        svc.queue.enqueue(job)
+    job = IngestJob(document_id=doc.id, organization_id=doc.organization_id, not_before=now + SAFETY_NET,
+                    created_at=now)
+    svc.queue.enqueue(job)
+    return job
+
+
+def write_protected(svc: Services, reqs: Sequence[WriteRequest], jobs: Sequence[IngestJob]) -> list[WriteOutcome]:
+    """Write documents whose safety-net jobs (`protect`) are queued; each job follows its outcome."""
+    now = svc.clock.now()
     outcomes = DocumentWriter(svc).write_many(reqs)
     retry = False
     for job, outcome in zip(jobs, outcomes, strict=True):

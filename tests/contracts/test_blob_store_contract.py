@@ -104,3 +104,15 @@ def test_deleting_a_prefix_removes_every_key_and_version_under_it(store: Store) 
     with pytest.raises(ValueError):
         store.blobs.delete_prefix("")
     assert len(store.blobs.keys()) == 2
+
+
+def test_versions_counts_what_is_still_stored_until_the_key_is_deleted(store: Store) -> None:
+    # A deletion receipt reads this: zero only when no version of anything under the prefix is left
+    store.blobs.put("media/org-a/doc-1", b"v1")
+    store.blobs.put("media/org-a/doc-1", b"v2")
+    store.blobs.put("media/org-a/doc-2", b"other")
+    assert store.blobs.versions("media/org-a/doc-1") == len(store.versions("media/org-a/doc-1")) >= 1
+    store.blobs.delete("media/org-a/doc-1")
+    assert store.blobs.versions("media/org-a/doc-1") == 0
+    assert store.blobs.versions("media/org-a/doc-2") == 1
+    assert store.blobs.versions("media/org-a/never") == 0

@@ -75,3 +75,11 @@ def test_purging_a_document_drops_every_entry_naming_it_and_only_those(cache: An
     # An entry written after a purge is cached again
     cache.set("q1", b"again", 60, T0, document_ids=["doc-1"])
     assert cache.get("q1", T0) == b"again"
+
+
+def test_entries_naming_a_document_are_counted_until_purged(cache: Any) -> None:
+    cache.set("q1", b"1", 60, T0, document_ids=["doc-1", "doc-2"])
+    cache.set("q2", b"2", 60, T0, document_ids=["doc-1"])
+    assert (cache.entries_naming("doc-1"), cache.entries_naming("doc-2"), cache.entries_naming("doc-3")) == (2, 1, 0)
+    cache.purge_document("doc-1")
+    assert cache.entries_naming("doc-1") == 0 and cache.entries_naming("doc-2") == 0

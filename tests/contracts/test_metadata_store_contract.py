@@ -414,3 +414,31 @@ def test_chunks_are_replaced_as_a_whole_and_read_in_index_order(store: Any) -> N
     assert store.get_chunks(A, doc.id) == second
     found = store.get_chunks_by_id(A, [c.id for c in first] + ["no-such-chunk"])
     assert sorted(found, key=lambda c: c.chunk_index) == second
+
+
+def test_receipts_are_read_back_by_their_organization_only(store: Any) -> None:
+    store.put_receipt(A, "receipt-1", '{"verified": true}', T0)
+    assert store.get_receipt(A, "receipt-1") == '{"verified": true}'
+    assert store.get_receipt(B, "receipt-1") is None
+    assert store.get_receipt(A, "receipt-2") is None
+
+
+def test_media_and_source_changes_are_kept_and_marked_by_url_outside_the_excluded_project(store: Any) -> None:
+    from memlane.domain.models import MediaInfo
+
+    org(store, A), org(store, B, slug="b")
+    project(store, A, "proj-a"), project(store, A, "docs-a"), project(store, B, "proj-b")
+    url = "https://docs.example/page"
+    media = MediaInfo(kind="audio", mime="audio/mpeg", bytes=12, blob_key="media/org-a/doc-1",
+                      extracted_by="transcribe", duration_s=9.5, segments=[(0, 0.0, 4.5), (30, 4.5, 9.5)])
+    store.put_document(document(A, "doc-1", source_url=url, media=media))
+    store.put_document(document(A, "page-1", project_id="docs-a", source_url=url))
+    store.put_document(document(A, "doc-2", source_url="https://docs.example/other"))
+    store.put_document(document(B, "doc-b", project_id="proj-b", source_url=url))
+    assert store.get_document(A, "doc-1").media == media
+    # When the page at url changed, memories of org A saved from it (not the docset's page) are marked
+    assert store.mark_source_changed(A, url, NOW, exclude_project_id="docs-a") == 1
+    assert store.get_document(A, "doc-1").source_changed_at == NOW
+    assert store.get_document(A, "page-1").source_changed_at is None
+    assert store.get_document(A, "doc-2").source_changed_at is None
+    assert store.get_document(B, "doc-b").source_changed_at is None

@@ -59,3 +59,10 @@ def test_concurrent_hits_are_each_counted_once(limiter: Any) -> None:
         decisions = list(pool.map(lambda _: limiter.hit("key-1", 10, MINUTE), range(15)))
     assert sum(d.allowed for d in decisions) == 10
     assert sorted(d.remaining for d in decisions) == [0] * 6 + list(range(1, 10))
+
+
+def test_a_weighted_hit_counts_as_that_many_requests(limiter: Any) -> None:
+    # A bulk save of 40 items against a limit of 50: 10 left, and the next bulk of 40 is refused
+    first = limiter.hit("key-1", 50, MINUTE, 40)
+    assert (first.allowed, first.remaining) == (True, 10)
+    assert limiter.hit("key-1", 50, MINUTE, 40).allowed is False

@@ -317,3 +317,16 @@ def test_the_vector_leg_returns_the_nearest_chunks_first_with_their_cosine(idx: 
     assert [c.document_id for c in results] == ["near", "far"]
     assert [round(c.score, 4) for c in results] == [1.0, 0.6]
     assert [c.document_id for c in idx.search("", NEAR, k=10).vector] == ["near", "far", "orthogonal"]
+
+
+def test_holdings_count_what_each_leg_still_has_of_a_document(idx: Index) -> None:
+    idx.write([chunk("doc-1", "circuit breaker", i=i) for i in range(3)])
+    idx.write([chunk("doc-2", "circuit breaker")])
+    idx.settle()
+    held = idx.index.holdings("doc-1")
+    assert held.text >= 3 and held.vector >= 3
+    idx.index.delete_document(A, "doc-1")
+    idx.settle()
+    assert (idx.index.holdings("doc-1").text, idx.index.holdings("doc-1").vector) == (0, 0)
+    assert idx.index.holdings("doc-2").vector >= 1
+    assert (idx.index.holdings("never-indexed").text, idx.index.holdings("never-indexed").vector) == (0, 0)

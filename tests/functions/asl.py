@@ -1,5 +1,9 @@
 """A small interpreter for the ingestion state machine as synthesized by infra (the states and
-fields it uses: Pass with Parameters, Task with Parameters / ResultPath / Retry / Catch, Fail).
+fields it uses: Pass with Parameters or Result, Task with Parameters / ResultSelector / ResultPath /
+Retry / Catch, Choice with StringEquals, Wait, Fail). AWS SDK integration tasks
+("arn:aws:states:::aws-sdk:<service>:<action>") are handed to `invoke` as "aws-sdk:<service>:<action>";
+an error raised there is named by its `sfn_error` attribute ("Transcribe.ConflictException"), as
+Step Functions names SDK errors.
 
 moto's Step Functions cannot run our Lambda code (it would need Docker), so the test feeds each
 step handler exactly the payload Step Functions would build from the definition and stores the
@@ -56,7 +60,8 @@ def synthesize(tmp_dir: Path) -> Synthesized:
     handlers = {}
     for name, state in definition["States"].items():
         if state["Type"] == "Task":
-            handlers[name] = resources[state["Resource"]]["Properties"]["Handler"]
+            sdk = re.search(r":states:::(aws-sdk:[\w-]+:\w+)$", state["Resource"])
+            handlers[name] = sdk.group(1) if sdk else resources[state["Resource"]]["Properties"]["Handler"]
     return Synthesized(definition=definition, handlers=handlers)
 
 
@@ -68,12 +73,26 @@ def read_path(data: Any, path: str, context: dict[str, Any]) -> Any:
     return copy.deepcopy(value)
 
 
+_FORMAT_ARG = re.compile(r"\s*(?:'((?:[^'\\]|\\.)*)'|(\$[\w.$]*))\s*(?:,|$)")
+
+
+def intrinsic(expression: str, data: Any, context: dict[str, Any]) -> Any:
+    """States.Format('…{}…', 'literal' | $.path, …): the one intrinsic memlane's workflow uses."""
+    match = re.fullmatch(r"States\.Format\((.*)\)", expression.strip(), re.DOTALL)
+    if match is None:
+        return read_path(data, expression, context)
+    args = [m.group(1) if m.group(1) is not None else str(read_path(data, m.group(2), context))
+            for m in _FORMAT_ARG.finditer(match.group(1)) if m.group(0).strip()]
+    template, values = args[0], iter(args[1:])
+    return re.sub(r"\{\}", lambda _: next(values), template)
+
+
 def build_parameters(template: Any, data: Any, context: dict[str, Any]) -> Any:
     if isinstance(template, dict):
         out = {}
         for key, value in template.items():
             if key.endswith(".$"):
-                out[key[:-2]] = read_path(data, value, context)
+                out[key[:-2]] = intrinsic(value, data, context)
             else:
                 out[key] = build_parameters(value, data, context)
         return out
@@ -105,6 +124,16 @@ class Run:
     visited: list[str] = field(default_factory=list)
     payloads: dict[str, dict[str, Any]] = field(default_factory=dict)
     attempts: dict[str, int] = field(default_factory=dict)
+    waits: int = 0
+
+
+def _matches(rule: dict[str, Any], data: Any, context: dict[str, Any]) -> bool:
+    if "StringEquals" in rule:
+        try:
+            return read_path(data, rule["Variable"], context) == rule["StringEquals"]
+        except (KeyError, TypeError):
+            return False
+    raise AssertionError(f"choice rule {rule} is not used by memlane's workflow")
 
 
 def execute(synth: Synthesized, execution_input: dict[str, Any], execution_name: str, invoke: Invoke) -> Run:
@@ -118,13 +147,26 @@ def execute(synth: Synthesized, execution_input: dict[str, Any], execution_name:
         run.visited.append(state_name)
         kind = state["Type"]
         if kind == "Pass":
-            result = build_parameters(state["Parameters"], data, context) if "Parameters" in state else data
+            if "Result" in state:
+                result = copy.deepcopy(state["Result"])
+            else:
+                result = build_parameters(state["Parameters"], data, context) if "Parameters" in state else data
             data = write_result(data, state.get("ResultPath", "$"), result)
+        elif kind == "Choice":
+            state_name = next((rule["Next"] for rule in state["Choices"] if _matches(rule, data, context)),
+                              state.get("Default"))
+            assert state_name is not None, f"no choice matched and {run.visited[-1]} has no Default"
+            continue
+        elif kind == "Wait":
+            run.waits += 1
+            assert run.waits < 1000, "a Wait loop that never ends"
         elif kind == "Task":
             payload = build_parameters(state["Parameters"], data, context)
             run.payloads[state_name] = payload
             handler = synth.handlers[state_name]
             outcome = _invoke_with_retries(state, handler, payload, invoke, run, state_name)
+            if not isinstance(outcome, _Failure) and "ResultSelector" in state:
+                outcome = build_parameters(state["ResultSelector"], outcome, context)
             if isinstance(outcome, _Failure):
                 catchers = state.get("Catch", [])
                 names = ("States.ALL", outcome.error)
@@ -169,7 +211,7 @@ def _invoke_with_retries(state: dict[str, Any], handler: str, payload: dict[str,
         try:
             return json.loads(json.dumps(invoke(handler, copy.deepcopy(payload))))  # what Lambda returns
         except Exception as exc:  # noqa: BLE001 - reported like Lambda does
-            error = type(exc).__name__
+            error = getattr(exc, "sfn_error", type(exc).__name__)
             cause = json.dumps({"errorMessage": str(exc), "errorType": error, "stackTrace": []})
         rules = state.get("Retry", [])
         matching = next((i for i, rule in enumerate(rules)

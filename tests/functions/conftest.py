@@ -104,3 +104,12 @@ def org(deployment: Deployment) -> Organization:
     store.create_project(Project(organization_id=ORG_ID, name="Default", slug="default", is_default=True,
                                  created_at=T0, updated_at=T0))
     return organization
+
+
+@pytest.fixture(scope="session")
+def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The default deployment's state machine, synthesized once for every workflow test (a synth
+    takes most of a minute)."""
+    from asl import synthesize
+
+    return synthesize(tmp_path_factory.mktemp("workflow-synth"))

@@ -110,8 +110,11 @@ def test_after_a_delete_nothing_of_the_document_remains_anywhere(svc, deployment
     deployment.s3.put_object(
         Bucket=BUCKET, Key=f"{work_prefix(ORG_ID, doc_id)}exec-1/chunks.json", Body=b"[]"
     )
-    delete_document(svc, WHO, doc_id)
+    receipt = delete_document(svc, WHO, doc_id)
     assert doctor(capsys)[1]["total"] == 0
     assert deployment.s3.list_objects_v2(Bucket=BUCKET).get("KeyCount", 0) == 0
+    # Only the record of the deletion names it: the receipt (ids and counts, never content)
     items = deployment.dynamodb.scan(TableName=svc.metadata.table_name)["Items"]
-    assert not [i for i in items if doc_id in json.dumps(i)]
+    naming = [i for i in items if doc_id in json.dumps(i)]
+    assert [i["entity"]["S"] for i in naming] == ["deletion_receipt"]
+    assert receipt.verified and "harbour" not in json.dumps(naming).lower()

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from asl import Synthesized, execute, synthesize
+from asl import Synthesized, execute
 from fakes import FixedClock, HashEmbedder
 from fn_support import ORG_ID, T0, Deployment, context, load_event
 
@@ -40,11 +40,6 @@ DEPLOYMENT: dict = {}
 @pytest.fixture(autouse=True)
 def _deployment(deployment: Deployment) -> None:
     DEPLOYMENT["current"] = deployment
-
-
-@pytest.fixture(scope="module")
-def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
-    return synthesize(tmp_path_factory.mktemp("workflow-synth"))
 
 
 class CapturingStarter:
@@ -92,9 +87,14 @@ def test_every_task_runs_a_handler_that_exists_with_the_retries_the_code_raises(
         synthesized: Synthesized) -> None:
     definition = synthesized.definition
     assert definition["StartAt"] == "Start"
-    assert synthesized.handlers == {name: spec.handler for name, spec in
-                                    (*c.INGESTION_STEPS, ("MarkFailed", c.MARK_FAILED_FUNCTION))}
-    for state_name, handler in synthesized.handlers.items():
+    lambdas = {name: handler for name, handler in synthesized.handlers.items() if not handler.startswith("aws-sdk:")}
+    assert lambdas == {name: spec.handler for name, spec in
+                       (*c.INGESTION_STEPS, ("Transcribed", c.TRANSCRIBED_FUNCTION), ("MarkFailed", c.MARK_FAILED_FUNCTION))}
+    # Amazon Transcribe is driven by the state machine itself (SDK integration), not by a Lambda
+    assert {name: h for name, h in synthesized.handlers.items() if h.startswith("aws-sdk:")} == {
+        "StartTranscription": "aws-sdk:transcribe:startTranscriptionJob",
+        "GetTranscription": "aws-sdk:transcribe:getTranscriptionJob"}
+    for state_name, handler in lambdas.items():
         module, _, attr = handler.rpartition(".")
         assert callable(getattr(importlib.import_module(module), attr)), handler
         state = definition["States"][state_name]
@@ -130,20 +130,21 @@ def test_each_step_gets_what_it_reads_and_its_result_lands_where_the_next_reads_
     run = execute(synthesized, execution_input, name, deployment.run_handler)
     # Then it succeeds through every step in order
     assert run.status == "SUCCEEDED", (run.error, run.cause)
-    assert run.visited == ["Start", "Prepare", "Embed", "Write"]
+    assert run.visited == ["Start", "Extract", "NeedsTranscription", "Prepare", "Embed", "Write"]
     # each payload is the contract {step, document, artifacts, execution}, artifacts of earlier steps only
-    for i, state in enumerate(run.visited[1:]):
+    tasks = [s for s in run.visited if s in synthesized.handlers]
+    for i, state in enumerate(tasks):
         payload = run.payloads[state]
         assert set(payload) == {"step", "document", "artifacts", "execution"}
         assert payload["step"] == state.lower() and payload["execution"] == name
         assert payload["document"] == execution_input
-        assert list(payload["artifacts"]) == [s.lower() for s in run.visited[1:1 + i]]
+        assert list(payload["artifacts"]) == [s.lower() for s in tasks[:i]]
         steps.StepInput.model_validate(payload)
     # every field a step reads was written by the step before it, under $.artifacts.<step>
     assert sorted(set(reads)) == sorted({
         ("embed", "prepare", "chunks_key"), ("write", "prepare", "chunks_key"), ("write", "embed", "vectors_key")})
     artifacts = run.output["artifacts"]
-    assert set(artifacts) == {"prepare", "embed", "write"}
+    assert set(artifacts) == {"extract", "prepare", "embed", "write"}
     # states carry keys and counts, never content: the whole state stays tiny
     assert len(json.dumps(run.output)) < 4_000
     assert "feed it flour and water" not in json.dumps(run.output).lower()
@@ -180,7 +181,8 @@ def test_a_failing_step_is_caught_and_mark_failed_records_why(
     monkeypatch.setattr(deployment.embedder, "embed_documents", refuse)
     run = execute(synthesized, execution_input, name, deployment.run_handler)
     # Catch → MarkFailed (with $.error) → Fail with the step's error name
-    assert run.visited == ["Start", "Prepare", "Embed", "MarkFailed", "IngestionFailed"]
+    assert run.visited == ["Start", "Extract", "NeedsTranscription", "Prepare", "Embed", "MarkFailed",
+                           "IngestionFailed"]
     assert run.attempts["Embed"] == 1  # not a retryable error
     error = run.payloads["MarkFailed"]["error"]
     assert error["Error"] == "EmbedderMismatchError"

@@ -17,6 +17,10 @@ EXPECTED_ACKNOWLEDGMENTS = [
     # X-Ray and Step Functions log delivery (no resource-level permissions)
     r"AwsSolutions-IAM5\[Resource::\*\]",
     r"AwsSolutions-IAM5\[Resource::<StorageContentBucket\w+\.Arn>/\*\]",  # S3 object keys
+    # Amazon Transcribe reads recordings (media/*) and writes transcripts (work/*) as the workflow
+    r"AwsSolutions-IAM5\[Resource::<StorageContentBucket\w+\.Arn>/(media|work)/\*\]",
+    r"AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:transcribe:<AWS::Region>:<AWS::AccountId>:"
+    r"transcription-job/memlane-\*\]",
     r"AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:es:<AWS::Region>:<AWS::AccountId>:domain/memlane-\w+/\*\]",
     r"AwsSolutions-IAM5\[Resource::<\w+Function\w+\.Arn>:\*\]",  # qualified invocations of one function
     r"AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/\*\]",

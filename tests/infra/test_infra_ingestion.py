@@ -20,7 +20,7 @@ from memlane.adapters.aws import dynamo_schema as schema
 
 pytestmark = pytest.mark.infra
 
-STEPS = ["Prepare", "Embed", "Write"]
+STEPS = ["Extract", "Prepare", "Embed", "Write"]
 
 
 def _queue_id(reference) -> str:
@@ -92,7 +92,7 @@ def test_page_worker_limits_concurrency_towards_crawled_sites(dev):
     assert mapping["Properties"]["ScalingConfig"] == {"MaximumConcurrency": c.PAGE_WORKER_MAX_CONCURRENCY}
 
 
-def test_workflow_runs_the_three_steps_in_order_then_ends(dev):
+def test_workflow_runs_the_steps_in_order_then_ends(dev):
     definition = state_machine_definition(dev)
     states = definition["States"]
     assert definition["StartAt"] == "Start"
@@ -101,8 +101,36 @@ def test_workflow_runs_the_three_steps_in_order_then_ends(dev):
         order.append(state)
         if states[state].get("End"):
             break
-        state = states[state]["Next"]
-    assert order == STEPS
+        # a document that needs no transcript takes the Choice's default
+        state = states[state]["Default"] if states[state]["Type"] == "Choice" else states[state]["Next"]
+    assert order == ["Extract", "NeedsTranscription", "Prepare", "Embed", "Write"]
+    assert [name for name in order if states[name]["Type"] == "Task"] == STEPS
+
+
+def test_a_recording_waits_for_its_transcribe_job_without_a_lambda(dev):
+    states = state_machine_definition(dev)["States"]
+    (rule,) = states["NeedsTranscription"]["Choices"]
+    assert rule == {"Variable": "$.artifacts.extract.mode", "StringEquals": "transcribe",
+                    "Next": "StartTranscription"}
+    start, poll = states["StartTranscription"], states["GetTranscription"]
+    assert start["Resource"].endswith(":states:::aws-sdk:transcribe:startTranscriptionJob")
+    assert poll["Resource"].endswith(":states:::aws-sdk:transcribe:getTranscriptionJob")
+    assert start["Next"] == "WaitForTranscription" and states["WaitForTranscription"]["Type"] == "Wait"
+    assert states["WaitForTranscription"]["Seconds"] == c.TRANSCRIBE_POLL_SECONDS
+    assert states["WaitForTranscription"]["Next"] == "GetTranscription"
+    # only the job's status is kept in the state
+    assert poll["ResultSelector"] == {"status.$": "$.TranscriptionJob.TranscriptionJobStatus"}
+    done = states["TranscriptionDone"]
+    assert {r["StringEquals"]: r["Next"] for r in done["Choices"]} == {
+        "COMPLETED": "Transcribed", "FAILED": "TranscriptionFailed"}
+    assert done["Default"] == "WaitForTranscription" and states["Transcribed"]["Next"] == "Prepare"
+    # the role may run memlane's Transcribe jobs only, and Transcribe reads media/ and writes work/
+    (machine,) = dev.of_type("AWS::StepFunctions::StateMachine").values()
+    granted = {a: json.dumps(s["Resource"]) for s in role_policies(dev, machine["Properties"]["RoleArn"]["Fn::GetAtt"][0])
+               for a in as_list(s["Action"])}
+    assert "transcription-job/memlane-*" in granted["transcribe:StartTranscriptionJob"]
+    assert "transcription-job/memlane-*" in granted["transcribe:GetTranscriptionJob"]
+    assert "/media/*" in granted["s3:GetObject"] and "/work/*" in granted["s3:PutObject"]
 
 
 def test_every_step_retries_with_backoff_and_catches_into_mark_failed(dev):
@@ -190,7 +218,8 @@ def test_only_step_functions_are_invoked_by_the_state_machine(dev):
             for resource in as_list(statement["Resource"]):
                 ref = resource.get("Fn::GetAtt") or resource["Fn::Join"][1][0]["Fn::GetAtt"]
                 invoked.add(ref[0])
-    step_handlers = {spec.handler for _, spec in c.INGESTION_STEPS} | {c.MARK_FAILED_FUNCTION.handler}
+    step_handlers = {spec.handler for _, spec in c.INGESTION_STEPS} | {c.MARK_FAILED_FUNCTION.handler,
+                                                                     c.TRANSCRIBED_FUNCTION.handler}
     expected = {k for k, f in memlane_functions(dev).items() if f["Properties"]["Handler"] in step_handlers}
     assert invoked == expected
 

@@ -267,7 +267,10 @@ def test_delete_removes_document_chunks_and_vectors(server):
     doc = save(server.client, "The spare key is under the blue flowerpot.")
     assert recall(server.client, "spare key flowerpot")["results"][0]["document_id"] == doc["id"]
     r = server.client.delete(f"/v3/documents/{doc['id']}")
-    assert r.status_code == 200 and r.json() == {"id": doc["id"], "deleted": True}
+    assert r.status_code == 200 and r.json()["id"] == doc["id"] and r.json()["deleted"] is True
+    receipt = r.json()["receipt"]
+    assert receipt["verified"] is True and receipt["documents"] == [doc["id"]]
+    assert server.client.get(f"/v3/deletions/{receipt['id']}").json() == receipt
     assert server.client.get(f"/v3/documents/{doc['id']}").status_code == 404
     assert recall(server.client, "spare key flowerpot")["results"] == []
     stack = server.server.stack

@@ -71,6 +71,10 @@ class S3BlobStore:
             raise _translate(exc, f"s3 list {prefix}") from exc
         return found
 
+    def versions(self, prefix: str) -> int:
+        """Every version and delete marker under the prefix, current or not."""
+        return sum(1 for _ in self._versions(prefix))
+
     def _versions(self, prefix: str) -> Iterator[dict[str, str]]:
         try:
             pages = self.client.get_paginator("list_object_versions").paginate(

@@ -111,3 +111,16 @@ class DynamoCache(DynamoTable):
             deletes.append({"DeleteRequest": {"Key": _key(pointer_pk(document_id), pointer_sk(key))}})
         self._batch_write(deletes)
         return len(keys)
+
+    def entries_naming(self, document_id: str) -> int:
+        """Cached entries that still exist and name the document, read consistently: its pointers
+        lead to the entries (a pointer can outlive its entry when another document's purge
+        dropped that entry; such a pointer holds nothing)."""
+        pointers = self._query(
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": pointer_pk(document_id)}},
+            ProjectionExpression="pk, sk",
+            ConsistentRead=True,
+        )
+        keys = [_key(entry_pk(item[ks.SK]["S"].removeprefix("CACHE#")), SK_ENTRY) for item in pointers]
+        return len(self._batch_get(keys)) if keys else 0

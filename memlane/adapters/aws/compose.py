@@ -27,6 +27,7 @@ from memlane.adapters.aws.job_queue import SqsIngestQueue, StepFunctionsStarter
 from memlane.adapters.aws.metadata_store import DynamoMetadataStore
 from memlane.adapters.aws.metrics import PowertoolsMetrics
 from memlane.adapters.aws.ratelimit import DynamoRateLimiter
+from memlane.adapters.aws.textract import TextractReader
 from memlane.config import Settings
 from memlane.domain.errors import MemlaneError
 from memlane.lazy import Lazy
@@ -224,6 +225,10 @@ def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | No
         # Keys created through POST /v3/keys join the usage plan, as the admin function's do (the
         # API function knows the plan by name; built on the first key created).
         key_registry=Lazy(lambda: build_key_registry(aws), "ApiGatewayKeyRegistry"),
+        # Images: Amazon Textract (in the request, or the workflow's Extract step). Recordings:
+        # an Amazon Transcribe job the workflow runs, so no transcriber in-process.
+        ocr=TextractReader(),
+        transcribe_in_workflow=True,
     )
 
 

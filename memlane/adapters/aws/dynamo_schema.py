@@ -29,6 +29,7 @@ One table, `pk`/`sk` strings, two sparse GSIs, TTL on `expires_at` (epoch second
 | pages claimed by a worker (stuck when old)       | GSI2 gsi2pk=PAGECLAIMED#{shard 0-9}                  |
 |                                                  |      gsi2sk={claimed_at}                             |
 | an organization's docset client sessions         | pk=ORG#{org}  sk=DOCSESSION#{session}                |
+| a deletion receipt (tenant in the key)           | pk=ORG#{org}#RECEIPT#{receipt}  sk=RECEIPT           |
 
 [added] rows were added with the AWS adapter: the MetadataStore port revokes a key by its id and
 loads chunks by id, and neither was addressable before. A KEYID item points at the key's hash; a
@@ -74,6 +75,7 @@ SK_KEY_ID = "KEYID"
 SK_DOC = "DOC"
 SK_HASH = "HASH"
 SK_CHUNK_REF = "CHUNKREF"
+SK_RECEIPT = "RECEIPT"
 PROJECT_SK_PREFIX = "PROJECT#"
 CHUNK_SK_PREFIX = "CHUNK#"
 DOCSET_SK_PREFIX = "DOCSET#"
@@ -142,6 +144,10 @@ def project_slug_sk(slug: str) -> str:
 
 def chunk_ref_pk(org_id: str, chunk_id: str) -> str:
     return f"ORG#{org_id}#CHUNK#{chunk_id}"
+
+
+def receipt_pk(org_id: str, receipt_id: str) -> str:
+    return f"ORG#{org_id}#RECEIPT#{receipt_id}"
 
 
 def forget_shard(document_id: str) -> int:

@@ -67,6 +67,8 @@ def _plain(value: Any) -> Any:
         return value.value
     if isinstance(value, dict):
         return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+    if isinstance(value, BaseModel):  # a nested record (Document.media): one JSON string attribute
+        return value.model_dump_json()
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     if isinstance(value, float):
@@ -106,8 +108,9 @@ def deserialize(item: dict[str, Any]) -> dict[str, Any]:
 def model_from_item(cls: type[M], item: dict[str, Any]) -> M:
     data = deserialize(item)
     fields = {k: v for k, v in data.items() if k in cls.model_fields}
-    if isinstance(fields.get("metadata"), str):
-        fields["metadata"] = json.loads(fields["metadata"])
+    for name in ("metadata", "media"):
+        if isinstance(fields.get(name), str):
+            fields[name] = json.loads(fields[name])
     return cls.model_validate(fields)
 
 
@@ -721,6 +724,45 @@ class DynamoMetadataStore(DynamoTable):
             "reason": reason,
         }
         self._call("put_item", TableName=self.table_name, Item=serialize(item))
+
+    def mark_source_changed(self, org_id: str, source_url: str, when: datetime,
+                            exclude_project_id: str | None = None) -> int:
+        """One GSI1 query per project of the organization, filtered by the URL (a refresh changes
+        few pages; no index is kept by URL for this), then one conditional update per document."""
+        marked = 0
+        for project in self.list_projects(org_id):
+            if project.id == exclude_project_id:
+                continue
+            items = self._query(
+                IndexName=ks.GSI1,
+                KeyConditionExpression="gsi1pk = :pk",
+                FilterExpression="source_url = :url",
+                ExpressionAttributeValues={":pk": {"S": ks.project_gsi_pk(org_id, project.id)},
+                                           ":url": {"S": source_url}},
+                ProjectionExpression="id",
+            )
+            for item in items:
+                try:
+                    self._call("update_item", TableName=self.table_name,
+                               Key=_key(ks.doc_pk(org_id, item["id"]["S"]), ks.SK_DOC),
+                               UpdateExpression="SET source_changed_at = :when",
+                               ConditionExpression="attribute_exists(pk)",
+                               ExpressionAttributeValues={":when": {"S": to_iso(when)}})
+                    marked += 1
+                except ClientError as exc:
+                    if error_code(exc) != "ConditionalCheckFailedException":  # deleted meanwhile
+                        raise
+        return marked
+
+    def put_receipt(self, org_id: str, receipt_id: str, body: str, when: datetime) -> None:
+        """pk=ORG#{org}#RECEIPT#{id}: the tenant is in the key, so another tenant's id reads nothing."""
+        item = {ks.PK: ks.receipt_pk(org_id, receipt_id), ks.SK: ks.SK_RECEIPT, "entity": "deletion_receipt",
+                "created_at": to_iso(when), "body": body}
+        self._call("put_item", TableName=self.table_name, Item=serialize(item))
+
+    def get_receipt(self, org_id: str, receipt_id: str) -> str | None:
+        item = self._get(ks.receipt_pk(org_id, receipt_id), ks.SK_RECEIPT)
+        return str(deserialize(item)["body"]) if item is not None else None
 
     def list_forgotten(self, org_id: str, limit: int | None = None) -> list[dict[str, Any]]:
         """Oldest first; with `limit`, the newest `limit` records (still oldest first)."""

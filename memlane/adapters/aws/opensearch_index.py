@@ -43,7 +43,7 @@ from urllib.parse import urlparse
 from opensearchpy import exceptions as os_errors
 
 from memlane.domain.errors import DependencyUnavailableError, EmbedderMismatchError, MemlaneError
-from memlane.ports import Candidate, IndexedChunk, LegResults, SearchScope
+from memlane.ports import Candidate, IndexedChunk, IndexHoldings, LegResults, SearchScope
 
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
@@ -526,6 +526,23 @@ class OpenSearchIndex:
                     )
                 )
         return LegResults(vector=found["vector"], text=found["text"])
+
+    def holdings(self, document_id: str) -> IndexHoldings:
+        """Chunks of the document the index holds: with text (the BM25 leg), and at all (each holds
+        a vector, for the k-NN leg). Counted after a refresh so a delete that has not become visible yet is not
+        mistaken for one that happened (Serverless refreshes on its own; its counts may lag ~1 s)."""
+        base = {"term": {"document_id": document_id}}
+        try:
+            if not self.serverless:
+                self._call(self.client.indices.refresh, index=self.alias)
+            text = self._call(self.client.count, index=self.alias, body={"query": {"bool": {"filter": [
+                base, {"exists": {"field": "text"}}]}}})["count"]
+            # Every chunk document carries its vector (upsert writes both in one document).
+            vector = self._call(self.client.count, index=self.alias, body={"query": {"bool": {"filter": [
+                base]}}})["count"]
+        except os_errors.NotFoundError:
+            return IndexHoldings(text=0, vector=0)  # no index at all holds nothing
+        return IndexHoldings(text=int(text), vector=int(vector))
 
     def document_ids(self, org_id: str | None = None) -> set[str]:
         """Every document id in the index (optionally one tenant's), by a paginated composite

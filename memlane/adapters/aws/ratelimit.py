@@ -1,7 +1,7 @@
 """Per-key rate limits on AWS (memlane.services.ratelimit.RateLimiter) in the metadata table.
 
 One item per key and minute: pk=RATE#{key_id}#{window_start}, sk=RATE. Each request is one
-UpdateItem `ADD count 1` returning the new count, so concurrent Lambdas share the window exactly
+UpdateItem `ADD count <weight>` (1, or a bulk save's item count) returning the new count, so concurrent Lambdas share the window exactly
 (no read-modify-write). Windows are aligned to the minute, like the local limiter, and the item
 carries `expires_at` (TTL) two windows ahead so old windows clean themselves up.
 
@@ -38,7 +38,7 @@ class DynamoRateLimiter:
         self.table_name = table_name
         self.client = lazy_client(client, "dynamodb")
 
-    def hit(self, key_id: str, limit: int, now: datetime) -> RateDecision:
+    def hit(self, key_id: str, limit: int, now: datetime, weight: int = 1) -> RateDecision:
         ts = now.timestamp()
         start = int(ts - (ts % WINDOW_SECONDS))
         try:
@@ -48,7 +48,7 @@ class DynamoRateLimiter:
                 UpdateExpression="ADD #count :one SET #ttl = if_not_exists(#ttl, :expires)",
                 ExpressionAttributeNames={"#count": "count", "#ttl": ks.TTL_ATTRIBUTE},
                 ExpressionAttributeValues={
-                    ":one": {"N": "1"},
+                    ":one": {"N": str(weight)},
                     ":expires": {"N": str(start + 2 * WINDOW_SECONDS)},
                 },
                 ReturnValues="UPDATED_NEW",

@@ -38,3 +38,7 @@ class SqliteBlobStore:
             .fetchall()
         )
         return [r["key"] for r in rows]
+
+    def versions(self, prefix: str) -> int:
+        """The embedded store keeps one version per key."""
+        return len(self.keys(prefix))

@@ -73,6 +73,11 @@ class SqliteCache:
                 conn.execute("DELETE FROM cache_documents WHERE key = ?", (key,))
             return len(keys)
 
+    def entries_naming(self, document_id: str) -> int:
+        row = self.db.connection().execute(
+            "SELECT COUNT(*) AS n FROM cache_documents WHERE document_id = ?", (document_id,)).fetchone()
+        return int(row["n"])
+
     def purge_expired(self, now: datetime) -> int:
         with self.db.transaction() as conn:
             keys = [

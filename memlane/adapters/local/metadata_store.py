@@ -15,6 +15,7 @@ from memlane.domain.models import (
     ContentType,
     Document,
     DocumentStatus,
+    MediaInfo,
     Organization,
     Project,
 )
@@ -23,7 +24,7 @@ from memlane.ports import DocumentPage, DocumentStats, RecallFilters, decode_cur
 _DOC_COLUMNS = (
     "id, organization_id, project_id, user_id, title, content, summary, content_type, source_url, "
     "metadata, content_hash, updates_memory_id, forget_after, created_at, updated_at, last_accessed_at, "
-    "status, status_reason, chunk_count, embedder, superseded_by"
+    "status, status_reason, chunk_count, embedder, superseded_by, media, source_changed_at"
 )
 
 
@@ -50,6 +51,8 @@ def _row_to_document(row: sqlite3.Row) -> Document:
         chunk_count=row["chunk_count"],
         embedder=row["embedder"],
         superseded_by=row["superseded_by"],
+        media=MediaInfo.model_validate_json(row["media"]) if row["media"] else None,
+        source_changed_at=parse_iso(row["source_changed_at"]),
     )
 
 
@@ -261,7 +264,7 @@ class SqliteMetadataStore:
     def put_document(self, doc: Document) -> None:
         with self.db.transaction() as conn:
             conn.execute(
-                f"INSERT OR REPLACE INTO documents ({_DOC_COLUMNS}) VALUES ({_placeholders(21)})",
+                f"INSERT OR REPLACE INTO documents ({_DOC_COLUMNS}) VALUES ({_placeholders(23)})",
                 (
                     doc.id,
                     doc.organization_id,
@@ -284,6 +287,8 @@ class SqliteMetadataStore:
                     doc.chunk_count,
                     doc.embedder,
                     doc.superseded_by,
+                    doc.media.model_dump_json() if doc.media else None,
+                    iso(doc.source_changed_at),
                 ),
             )
             conn.execute("DELETE FROM document_tags WHERE document_id = ?", (doc.id,))
@@ -503,6 +508,28 @@ class SqliteMetadataStore:
                 " VALUES (?,?,?,?,?)",
                 (doc.id, doc.organization_id, doc.project_id, iso(when), reason),
             )
+
+    def mark_source_changed(self, org_id: str, source_url: str, when: datetime,
+                            exclude_project_id: str | None = None) -> int:
+        with self.db.transaction() as conn:
+            return conn.execute(
+                "UPDATE documents SET source_changed_at = ? WHERE organization_id = ? AND source_url = ?"
+                " AND project_id IS NOT ?",
+                (iso(when), org_id, source_url, exclude_project_id),
+            ).rowcount
+
+    def put_receipt(self, org_id: str, receipt_id: str, body: str, when: datetime) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO deletion_receipts (id, organization_id, created_at, body) VALUES (?,?,?,?)",
+                (receipt_id, org_id, iso(when), body),
+            )
+
+    def get_receipt(self, org_id: str, receipt_id: str) -> str | None:
+        row = self.db.connection().execute(
+            "SELECT body FROM deletion_receipts WHERE organization_id = ? AND id = ?", (org_id, receipt_id)
+        ).fetchone()
+        return row["body"] if row else None
 
     def list_forgotten(self, org_id: str, limit: int | None = None) -> list[dict]:
         """Oldest first; with `limit`, the newest `limit` records (still oldest first)."""

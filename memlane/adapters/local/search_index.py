@@ -28,7 +28,7 @@ except ImportError:  # an optimisation only (it comes with the local extra)
 from memlane.adapters.local import bm25
 from memlane.adapters.local.sqlite_db import SqliteDatabase, epoch
 from memlane.domain.errors import EmbedderMismatchError
-from memlane.ports import Candidate, IndexedChunk, LegResults, SearchScope
+from memlane.ports import Candidate, IndexedChunk, IndexHoldings, LegResults, SearchScope
 
 log = logging.getLogger(__name__)
 
@@ -659,6 +659,23 @@ class SqliteSearchIndex:
                 "SELECT DISTINCT document_id FROM search_rows WHERE organization_id = ?", (org_id,)
             ).fetchall()
         return {r["document_id"] for r in rows}
+
+    def holdings(self, document_id: str) -> IndexHoldings:
+        """Stored rows (vectors, BM25 terms, FTS5 text) and the live rows of this process's
+        in-memory projection, which is what both legs actually search."""
+        conn = self.db.connection()
+        rows = [r["rowid"] for r in conn.execute(
+            "SELECT rowid FROM search_rows WHERE document_id = ?", (document_id,))]
+        fts = 0
+        if rows:
+            marks = ",".join("?" * len(rows))
+            fts = conn.execute(f"SELECT COUNT(*) AS n FROM search_fts WHERE rowid IN ({marks})", rows).fetchone()["n"]
+        m = self._sync()
+        code = m.doc_codes.get(document_id)
+        live = 0
+        if code >= 0:
+            live = int(np.count_nonzero(m.alive[: m.size] & (m.document[: m.size] == code)))
+        return IndexHoldings(text=fts + live, vector=len(rows) + live)
 
     def chunk_count(self) -> int:
         return self.db.connection().execute("SELECT COUNT(*) AS n FROM search_rows").fetchone()["n"]

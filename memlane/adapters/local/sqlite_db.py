@@ -103,6 +103,10 @@ CREATE TABLE IF NOT EXISTS docset_sessions (
 CREATE TABLE IF NOT EXISTS forgotten (
     document_id TEXT NOT NULL, organization_id TEXT NOT NULL, project_id TEXT NOT NULL,
     forgotten_at TEXT NOT NULL, reason TEXT NOT NULL);
+-- Deletion receipts (memlane.services.receipts): which stores were read after a delete and what
+-- each still held. Ids and counts only, never content.
+CREATE TABLE IF NOT EXISTS deletion_receipts (
+    id TEXT PRIMARY KEY, organization_id TEXT NOT NULL, created_at TEXT NOT NULL, body TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS cache_entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires_at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS cache_entries_expiry ON cache_entries (expires_at);
 CREATE TABLE IF NOT EXISTS cache_documents (key TEXT NOT NULL, document_id TEXT NOT NULL,
@@ -139,8 +143,12 @@ def epoch(dt: datetime | None) -> float | None:
 # Columns added after a table was first shipped: (table, column, declaration). Data directories
 # created before get them on open; the code that reads them handles NULL (search_rows.terms is
 # backfilled by the search index from the FTS5 text).
-_ADDED_COLUMNS = (("search_rows", "terms", "BLOB"),
-                  ("api_keys", "can_manage_keys", "INTEGER NOT NULL DEFAULT 0"))
+_ADDED_COLUMNS = (
+    ("search_rows", "terms", "BLOB"),
+    ("api_keys", "can_manage_keys", "INTEGER NOT NULL DEFAULT 0"),
+    ("documents", "media", "TEXT"),  # memlane.domain.models.MediaInfo as JSON
+    ("documents", "source_changed_at", "TEXT"),
+)
 
 
 def _add_missing_columns(conn: sqlite3.Connection) -> None:

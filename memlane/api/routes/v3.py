@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.router import Router
+from pydantic import ValidationError
 
 from memlane.api.auth import principal_of
-from memlane.domain.errors import NotFoundError
+from memlane.api.errors import describe_validation_errors, status_for
+from memlane.domain.errors import MemlaneError, NotFoundError
 from memlane.domain.models import DocumentStatus
 from memlane.domain.requests import (
+    BulkItemOut,
+    BulkMemoriesIn,
+    BulkMemoriesOut,
+    ContextIn,
+    ContextOut,
     DeletedOut,
     DocumentOut,
     MemoryIn,
@@ -25,8 +33,9 @@ from memlane.domain.requests import (
     WhoAmI,
 )
 from memlane.recall.service import recall as recall_service
-from memlane.services import graph, memory, projects
+from memlane.services import bulk, graph, memory, projects, receipts
 from memlane.services.context import Services
+from memlane.services.receipts import DeletionReceipt
 
 router = Router()
 
@@ -67,6 +76,50 @@ def save_memory(body: MemoryIn) -> Response[MemoryOut]:
 
 
 @router.post(
+    "/v3/memories",
+    tags=["memory"],
+    summary="Save up to 100 memories, each answered on its own",
+    description="Each item is a POST /v3/memory body and counts as one request against the key's rate limit. "
+                "Items are written together (their chunks embedded in shared batches); one item's error "
+                "does not stop the others.",
+)
+def save_memories(body: BulkMemoriesIn) -> BulkMemoriesOut:
+    svc, who = services(), principal_of(router)
+    results = []
+    for outcome in bulk.save_memories(svc, who, body):
+        if outcome.saved is not None:
+            out = outcome.saved
+            code = 200 if out.duplicate else 201 if out.status == DocumentStatus.READY else 202
+            results.append(BulkItemOut(index=outcome.index, status_code=code, id=out.id, status=out.status,
+                                       duplicate=out.duplicate, chunk_count=out.chunk_count))
+        else:
+            code, message = describe_item_error(outcome.error)
+            results.append(BulkItemOut(index=outcome.index, status_code=code, error=message))
+    return BulkMemoriesOut(
+        results=results,
+        saved=sum(1 for r in results if r.id and not r.duplicate),
+        duplicates=sum(1 for r in results if r.duplicate),
+        failed=sum(1 for r in results if r.error),
+    )
+
+
+def describe_item_error(exc: Exception | None) -> tuple[int, str]:
+    if isinstance(exc, ValidationError):
+        return 400, describe_validation_errors([dict(e) for e in exc.errors()])
+    if isinstance(exc, MemlaneError):
+        return status_for(exc), exc.message
+    return 500, "internal error"
+
+
+def bulk_request_weight(event: dict) -> int:
+    """A bulk save counts once per item against the rate limit (memlane.api.app)."""
+    try:
+        return bulk.item_count(json.loads(event.get("body") or "null"))
+    except ValueError:
+        return 1
+
+
+@router.post(
     "/v3/recall",
     tags=["memory"],
     summary="Hybrid recall",
@@ -80,6 +133,17 @@ def save_memory(body: MemoryIn) -> Response[MemoryOut]:
 )
 def recall(body: RecallIn) -> RecallOut:
     return recall_service(services(), principal_of(router), body)
+
+
+@router.post(
+    "/v3/context",
+    tags=["memory"],
+    summary="A context pack: memories and documentation for a query, packed to a budget with sources",
+)
+def context(body: ContextIn) -> ContextOut:
+    from memlane.services.context_pack import build_context  # the docs ranking loads on first use
+
+    return build_context(services(), principal_of(router), body, router.context.get("docsets"))
 
 
 @router.get("/v3/projects", tags=["projects"], summary="List projects with document counts")
@@ -100,11 +164,20 @@ def get_document(
 
 
 @router.delete(
-    "/v3/documents/<document_id>", tags=["documents"], summary="Delete a document, its chunks and vectors"
+    "/v3/documents/<document_id>",
+    tags=["documents"],
+    summary="Delete a document everywhere, with a receipt",
+    description="The receipt lists every store read back after the delete and what each still holds; "
+                "`verified` is true only when none holds anything. GET /v3/deletions/{receipt.id} reads it again.",
 )
 def delete_document(document_id: Annotated[UUIDStr, Path()]) -> DeletedOut:
-    memory.delete_document(services(), principal_of(router), document_id)
-    return DeletedOut(id=document_id, deleted=True)
+    receipt = memory.delete_document(services(), principal_of(router), document_id)
+    return DeletedOut(id=document_id, deleted=True, receipt=receipt)
+
+
+@router.get("/v3/deletions/<receipt_id>", tags=["documents"], summary="A deletion receipt")
+def get_deletion(receipt_id: Annotated[UUIDStr, Path()]) -> DeletionReceipt:
+    return receipts.get_receipt(services(), principal_of(router), receipt_id)
 
 
 @router.get("/v3/memory-graph", tags=["memory"], summary="Topics and entities with their co-occurrence")

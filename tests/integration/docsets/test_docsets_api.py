@@ -83,12 +83,14 @@ def test_retrieve_response_fields_and_snippet_format(docs_server, site):
     docs_server.wait_ready(docset_id)
     out = retrieve(docs_server, "quux timeout variable", topK=5, docsetIds=[docset_id], maxChunksPerPage=2,
                    maxTotalChars=16000, formatSnippets=True)
-    assert set(out) == {"query", "results", "totalChars", "truncated"}
+    # the seed's fields, and memlane's additions (freshness, refresh on read)
+    assert set(out) == {"query", "results", "totalChars", "truncated", "refreshedPages", "changedPages"}
     assert out["query"] == "quux timeout variable" and out["truncated"] is False
     assert 1 <= len(out["results"]) <= 5
     top = out["results"][0]
     assert set(top) == {"chunkId", "pageId", "docsetId", "content", "url", "title", "heading", "score",
-                        "snippet"}
+                        "snippet", "fetchedAt", "lastModified", "etag", "stale", "refreshed"}
+    assert top["stale"] is False and top["fetchedAt"] > 0 and top["refreshed"] is False
     assert top["url"] == f"{site.url}/docs/config" and top["title"] == "Configuration"
     assert top["docsetId"] == docset_id and uuid.UUID(top["chunkId"]) and uuid.UUID(top["pageId"])
     assert top["pageId"] == pages_by_path(docs_server, docset_id)["/docs/config"]["id"]
@@ -275,7 +277,11 @@ def test_delete_removes_pages_chunks_and_vectors(docs_server, site):
     doc_ids = {p["id"] for p in pages_by_path(docs_server, docset_id).values() if p["status"] == "indexed"}
     assert doc_ids <= stack.index.document_ids()
     r = c.delete(f"/docset/{docset_id}")
-    assert r.status_code == 200 and r.json() == {"success": True, "docsetId": docset_id}
+    assert r.status_code == 200 and r.json()["success"] is True and r.json()["docsetId"] == docset_id
+    # memlane adds the deletion receipt of the pages: every store read back, nothing left
+    assert r.json()["verified"] is True
+    receipt = c.get(f"/v3/deletions/{r.json()['receiptId']}").json()
+    assert receipt["reason"] == "docset" and set(receipt["documents"]) == doc_ids
     assert not doc_ids & stack.index.document_ids()
     org = stack.metadata.list_organizations()[0].id
     assert all(stack.metadata.get_document(org, d) is None for d in doc_ids)

@@ -1,6 +1,6 @@
 """A failure between any two stores of the write path, for every caller of it.
 
-For each caller (a save in the request, the job worker, the Step Functions steps, a docs page,
+For each caller (a save in the request, a bulk save, the job worker, the Step Functions steps, a docs page,
 raged ingest, reindex, import and the doctor's repair) a clean run first lists the store calls a
 write makes; then, for each of them, a fresh store fails at exactly that call. Right after the
 failure the document must be either fully searchable (`ready`, its chunks in the index once) or
@@ -29,7 +29,7 @@ from memlane.docsets.models import Docset, DocsetPage, DocsetSettings, PageStatu
 from memlane.docsets.pages import CrawlContext, RobotsCache, crawl_page
 from memlane.domain.errors import TransientError
 from memlane.domain.models import Document, DocumentStatus, Project
-from memlane.domain.requests import MemoryIn, RecallIn
+from memlane.domain.requests import BulkMemoriesIn, MemoryIn, RecallIn
 from memlane.ingest import steps
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import LocalStack, build_local
@@ -38,6 +38,7 @@ from memlane.local.worker import IngestWorker
 from memlane.ports import SearchScope
 from memlane.recall.service import recall
 from memlane.services import doctor
+from memlane.services.bulk import save_memories
 from memlane.services.context import Principal, Services
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
@@ -138,6 +139,17 @@ def _save(world: World, inline: bool, **extra: Any) -> str | None:
     except TransientError:
         return None
     return out.id
+
+
+BULK_COMPANION = "The shed roof needs two new tiles."
+
+
+def _bulk_save(world: World) -> str | None:
+    """POST /v3/memories: the document under test and a small one, written together."""
+    outcomes = save_memories(world.svc, world.who, BulkMemoriesIn(items=[
+        {"content": TEXT, "title": "Greenhouse"}, {"content": BULK_COMPANION}]))
+    first = outcomes[0]
+    return first.saved.id if first.saved is not None else None  # an item error: the client sends it again
 
 
 def _save_retry(world: World, doc_id: str | None) -> str:
@@ -371,6 +383,7 @@ def _doctor_retry(world: World, doc_id: str | None) -> str:
 CALLERS = [
     Caller("save", lambda w: None, lambda w: _save(w, inline=True),
            lambda w, d: w.job_pending(d or ""), _save_retry),
+    Caller("bulk-save", lambda w: None, _bulk_save, lambda w, d: w.job_pending(d or ""), _save_retry),
     Caller("save-new-version", _versioned_setup, _save_version,
            lambda w, d: w.job_pending(d or ""), _save_retry),
     Caller("worker", _worker_setup, _worker_attempt, lambda w, d: w.job_pending(d or ""), _drained),
@@ -463,7 +476,8 @@ def test_the_faults_harness_reaches_every_store_of_a_versioned_save(tmp_path):
 def _stored(world: World) -> list[Document]:
     md = world.stack.metadata
     return [d for p in md.list_projects(world.who.organization_id)
-            for d in md.list_documents(world.who.organization_id, p.id) if d.id != world.extra.get("first")]
+            for d in md.list_documents(world.who.organization_id, p.id)
+            if d.id != world.extra.get("first") and not d.content.startswith(BULK_COMPANION)]
 
 
 def _restart(world: World) -> None:
@@ -489,6 +503,7 @@ def _recover_docs(world: World) -> None:
 CRASH_RECOVERY: dict[str, Callable[[World], None]] = {
     "save": _restart,
     "save-new-version": _restart,
+    "bulk-save": _restart,
     "worker": _restart,
     "worker-long-document": _restart,
     "step-functions": lambda w: _run_steps(w, w.stack.services),  # the Lambda's error is retried
@@ -524,7 +539,8 @@ def test_a_process_dying_between_any_two_stores_leaves_nothing_stuck(tmp_path, c
         # Then the document is written exactly once, or (killed before anything was stored) absent
         stored = _stored(world)
         if not stored:
-            assert position == 0 and caller.name in ("save", "save-new-version", "raged-ingest", "import"), \
+            assert position == 0 and caller.name in ("save", "bulk-save", "save-new-version", "raged-ingest",
+                                                     "import"), \
                 f"{caller.name}: the document vanished after a crash at {call}"
             continue
         (doc,) = stored

@@ -1,0 +1,64 @@
+"""Bulk saves (POST /v3/memories): up to 100 memories in one request, each answered on its own.
+
+Each item goes through the same steps as a single save (memlane.services.memory.stage_memory:
+validation, extraction, dedupe, versions); the items to write in the request are then written
+together through the one write path (memlane.services.writing: each gets its safety-net job before
+it is stored, so a crash between two items leaves none stuck), so their chunks share embedding
+batches. An item that fails (bad input, a media type nothing here can read) is
+that item's error; the others are saved. Items saved earlier in the same request count for
+dedupe: the same content twice is saved once, and the second answers as the duplicate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from memlane.domain.errors import MemlaneError
+from memlane.domain.models import Document, IngestJob
+from memlane.domain.requests import BulkMemoriesIn, MemoryIn, MemoryOut
+from memlane.ingest.writer import WriteRequest
+from memlane.services.context import Principal, Services
+from memlane.services.memory import settle, stage_memory
+from memlane.services.writing import write_protected
+
+
+@dataclass
+class ItemOutcome:
+    index: int
+    saved: MemoryOut | None = None
+    error: Exception | None = None
+
+
+def save_memories(svc: Services, who: Principal, body: BulkMemoriesIn) -> list[ItemOutcome]:
+    outcomes = [ItemOutcome(i) for i in range(len(body.items))]
+    to_write: list[tuple[int, Document, IngestJob]] = []
+    for i, raw in enumerate(body.items):
+        try:
+            item = raw if isinstance(raw, MemoryIn) else MemoryIn.model_validate(raw)
+            staged = stage_memory(svc, who, item, protect_write=True)
+        except (MemlaneError, ValidationError) as exc:
+            outcomes[i].error = exc
+            continue
+        if staged.document is None:
+            outcomes[i].saved = staged.answer
+        else:
+            assert staged.job is not None
+            to_write.append((i, staged.document, staged.job))
+    if to_write:
+        written = write_protected(svc, [WriteRequest(doc) for _, doc, _ in to_write], [job for *_, job in to_write])
+        for (i, doc, _), outcome in zip(to_write, written, strict=True):
+            try:
+                outcomes[i].saved = settle(svc, doc, outcome)
+            except Exception as exc:  # noqa: BLE001 - that item's error; the route says which kind
+                outcomes[i].error = exc
+    return outcomes
+
+
+def item_count(body: Any) -> int:
+    """How many items a bulk body holds, for the rate limit (1 when it is not a bulk body at all:
+    the route then answers 400 and the request counts once)."""
+    items = body.get("items") if isinstance(body, dict) else None
+    return max(1, len(items)) if isinstance(items, list) else 1

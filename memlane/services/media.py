@@ -1,0 +1,216 @@
+"""Saving images, scanned PDFs, audio and video: the original is kept in the content store, the
+text read from it is what is chunked.
+
+Where the reading happens:
+- an image (or a scan of a few pages: Settings.ocr_inline_pages) is read in the request, so the
+  save answers 201 with a searchable document, like a text save;
+- longer scans, and every recording (a transcript takes about a tenth of the recording's length),
+  are queued (202): the document waits as `queued` with its original stored, and the job that
+  writes it reads it first (`complete_pending`): the local worker, or on AWS the ingestion
+  workflow's Extract step (Amazon Transcribe runs there as an asynchronous job the workflow
+  polls; see memlane.ingest.steps).
+
+With no engine for the kind of media, the save is refused with a 422 that says what to configure;
+text sent as the OCR result or the transcript (content_type image, audio or video) is saved as
+before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memlane.domain.errors import InvalidInputError, MemlaneError, UnprocessableError
+from memlane.domain.models import ContentType, Document, MediaInfo
+from memlane.ingest.media import (
+    MediaPayload,
+    content_type_for,
+    join_pages,
+    media_key,
+    page_images,
+    placeholder_title,
+    transcript_text,
+)
+from memlane.ingest.pipeline import content_hash, derive_title
+from memlane.ports import Transcript
+from memlane.services.context import Services
+
+if TYPE_CHECKING:  # extraction loads bs4/lxml/pypdf: imported where a save needs it (cold start)
+    from memlane.ingest.extract import ScannedPdfError
+
+MAX_TEXT_CHARS = 500_000  # memlane.ingest.extract.DEFAULT_MAX_CHARS
+
+OCR_HELP = ("reading text from images needs an OCR engine: install Tesseract (apt-get install tesseract-ocr) "
+            "and restart memlane, or set OPENAI_API_KEY (a vision model reads it); a deployment on AWS uses "
+            "Amazon Textract. Or send the text of the image as content with content_type image")
+TRANSCRIBE_HELP = ("transcribing audio and video needs OPENAI_API_KEY (OpenAI's transcription API) or the AWS "
+                   "deployment (Amazon Transcribe). Or send the transcript as content with content_type {kind}")
+
+
+@dataclass
+class MediaSave:
+    """What a media save stores: the original (for the content store), the text read from it now
+    (empty when the job reads it later), and the document's fields."""
+
+    original: bytes
+    media: MediaInfo
+    content_type: ContentType
+    content_hash: str
+    title: str
+    text: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def deferred(self) -> bool:
+        return self.media.pending
+
+
+def original_hash(data: bytes) -> str:
+    """Media is deduplicated by its bytes: the same photo saved twice is one document, whichever
+    engine read it and however its OCR came out."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def can_read(svc: Services, kind: str) -> bool:
+    if kind in ("image", "pdf"):
+        return svc.ocr is not None
+    return svc.transcriber is not None or svc.transcribe_in_workflow
+
+
+def _refuse(kind: str, declared: ContentType | None) -> UnprocessableError:
+    if kind in ("image", "pdf"):
+        return UnprocessableError(f"content: {OCR_HELP}")
+    shown = declared.value if declared in (ContentType.AUDIO, ContentType.VIDEO) else kind
+    return UnprocessableError(f"content: {TRANSCRIBE_HELP.format(kind=shown)}")
+
+
+def prepare_media(
+    svc: Services, org_id: str, document_id: str, title: str | None, declared: ContentType | None,
+    *, payload: MediaPayload | None = None, scan: ScannedPdfError | None = None,
+) -> MediaSave | None:
+    """Check that the media can be read here and read it now when it is small. None: a PDF with
+    scanned pages and no OCR engine, but text on its other pages, which is saved as that text."""
+    key = media_key(org_id, document_id)
+    if scan is not None:
+        if svc.ocr is None:
+            if any(t.strip() for t in scan.page_texts):
+                return None
+            raise _refuse("pdf", declared)
+        media = MediaInfo(kind="pdf", mime="application/pdf", bytes=len(scan.data), blob_key=key,
+                          pages=len(scan.page_texts))
+        save = MediaSave(scan.data, media, ContentType.PDF, original_hash(scan.data),
+                         title or scan.title or placeholder_title("pdf", media.mime), metadata=dict(scan.metadata))
+        if len(scan.scanned) <= svc.settings.ocr_inline_pages:
+            save.text, save.media = _read_scan(svc, scan, media)
+            save.title = title or scan.title or derive_title_from(save.text, media)
+        return save
+    assert payload is not None
+    if not can_read(svc, payload.kind):
+        raise _refuse(payload.kind, declared)
+    media = MediaInfo(kind=payload.kind, mime=payload.mime, bytes=len(payload.data), blob_key=key)
+    save = MediaSave(payload.data, media, content_type_for(payload, declared), original_hash(payload.data),
+                     title or placeholder_title(payload.kind, payload.mime))
+    if payload.kind == "image":
+        pages = page_images(payload)  # a bad image is a 400 now, whenever it is read
+        if len(pages) <= svc.settings.ocr_inline_pages:
+            save.text, save.media = _read_images(svc, pages, media)
+            save.title = title or derive_title_from(save.text, media)
+    return save
+
+
+def derive_title_from(text: str, media: MediaInfo) -> str:
+    from memlane.ingest.extract import Extracted
+
+    title = derive_title(Extracted(text=text, content_type=ContentType.TEXT), None)
+    return title if title != "Untitled" else placeholder_title(media.kind, media.mime)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _ocr(svc: Services):  # noqa: ANN202 - the ImageReader port
+    if svc.ocr is None:
+        raise MemlaneError(OCR_HELP)
+    return svc.ocr
+
+
+def _read_images(svc: Services, pages: list[bytes], media: MediaInfo) -> tuple[str, MediaInfo]:
+    reader = _ocr(svc)
+    text, _ = join_pages([reader.read_text(page) for page in pages])
+    if not text.strip():
+        raise InvalidInputError("content", "no text could be read from the image")
+    return _trim(text), media.model_copy(update={"extracted_by": reader.id, "pages": len(pages)})
+
+
+def _read_scan(svc: Services, scan: ScannedPdfError, media: MediaInfo) -> tuple[str, MediaInfo]:
+    reader = _ocr(svc)
+    images = page_images(scan.data, pdf_pages=scan.scanned)
+    texts = list(scan.page_texts)
+    for number, image in zip(scan.scanned, images, strict=False):
+        texts[number] = reader.read_text(image)
+    text, _ = join_pages(texts)
+    if not text.strip():
+        raise InvalidInputError("content", "no text could be read from the scanned PDF")
+    return _trim(text), media.model_copy(update={"extracted_by": reader.id})
+
+
+def _trim(text: str) -> str:
+    return text[:MAX_TEXT_CHARS]
+
+
+def complete_pending(svc: Services, doc: Document) -> Document:
+    """Read a queued media document's original and store the text (the job's first stage; the
+    writer then summarizes, chunks and indexes it). Raises what stopped it: TransientError when
+    the engine is down (the job retries), MemlaneError otherwise (the document fails)."""
+    media = doc.media
+    if media is None or not media.pending:
+        return doc
+    data = svc.blobs.get(media.blob_key)
+    if data is None:
+        raise MemlaneError(f"the original of document {doc.id} is missing from the content store")
+    if media.kind == "image":
+        text, media = _read_images(svc, page_images(MediaPayload(data, media.mime, media.kind)), media)
+    elif media.kind == "pdf":
+        from memlane.ingest.extract import ScannedPdfError, extract
+
+        try:
+            extract(data, ContentType.PDF)
+        except ScannedPdfError as scan:
+            text, media = _read_scan(svc, scan, media)
+        else:  # nothing left to OCR (cannot happen for a document saved as a scan)
+            text = extract(data, ContentType.PDF).text
+            media = media.model_copy(update={"extracted_by": "pdf"})
+    else:
+        if svc.transcriber is None:
+            raise MemlaneError(TRANSCRIBE_HELP.format(kind=doc.content_type.value))
+        return apply_transcript(svc, doc, svc.transcriber.transcribe(data, media.mime), svc.transcriber.id)
+    return _store_text(svc, doc, text, media)
+
+
+def apply_transcript(svc: Services, doc: Document, transcript: Transcript, engine: str) -> Document:
+    """A transcript becomes the document's text; its segments keep their times (chunk time ranges)."""
+    assert doc.media is not None
+    text, segments = transcript_text(transcript)
+    if not text.strip():
+        raise InvalidInputError("content", "the recording has no speech to transcribe")
+    media = doc.media.model_copy(update={"extracted_by": engine, "segments": segments,
+                                         "duration_s": transcript.duration, "language": transcript.language})
+    return _store_text(svc, doc, _trim(text), media)
+
+
+def _store_text(svc: Services, doc: Document, text: str, media: MediaInfo) -> Document:
+    title = doc.title
+    if title == placeholder_title(media.kind, media.mime):
+        title = derive_title_from(text, media)
+    updated = doc.model_copy(update={"content": text, "title": title, "media": media})
+    svc.metadata.put_document(updated)
+    return updated
+
+
+def text_of_scan_without_ocr(scan: ScannedPdfError) -> tuple[str, list[int]]:
+    """A PDF whose scanned pages cannot be read here: the text of its other pages."""
+    return join_pages(scan.page_texts)
+
+
+__all__ = ["MediaSave", "apply_transcript", "can_read", "complete_pending", "content_hash", "prepare_media"]

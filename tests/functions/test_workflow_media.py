@@ -1,0 +1,129 @@
+"""A recording saved through the API on AWS: queued, then transcribed by an Amazon Transcribe job
+that the synthesized state machine starts and polls (Wait ⇄ GetTranscriptionJob, no Lambda
+waiting), then written like any document. The SDK tasks are answered by a botocore Stubber, so
+the requests the definition builds are validated against Transcribe's service model."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+import wave
+from typing import Any
+
+import pytest
+from asl import execute
+from botocore.stub import Stubber
+from fn_support import BUCKET, ORG_ID, T0, Deployment, context, load_event
+from test_workflow import CapturingStarter
+
+from memlane.adapters.aws._boto import new_client
+from memlane.domain.models import Document, DocumentStatus, IngestJob
+from memlane.ingest import steps
+
+pytestmark = pytest.mark.infra
+
+
+def wav() -> bytes:
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(8000)
+        w.writeframes(b"\x00\x00" * 800)
+    return out.getvalue()
+
+
+def save_recording(deployment: Deployment) -> Document:
+    event = load_event("api_post_memory.json")
+    event["body"] = json.dumps({"content": base64.b64encode(wav()).decode(), "content_type": "audio",
+                                "title": "Standup"})
+    result = deployment.invoke("api", event, context("api"))
+    assert result["statusCode"] == 202, result["body"]
+    return deployment.services().metadata.get_document(ORG_ID, json.loads(result["body"])["id"])
+
+
+def start_for(deployment: Deployment, doc: Document) -> tuple[str, dict[str, Any]]:
+    starter = CapturingStarter()
+    steps.start_ingestion(starter, deployment.services(),
+                          IngestJob(document_id=doc.id, organization_id=doc.organization_id, created_at=T0))
+    return starter.started[0]
+
+
+OUTPUT = {"jobName": "j", "accountId": "123456789012", "status": "COMPLETED", "results": {
+    "language_code": "en-US", "transcripts": [{"transcript": "The release train leaves on Tuesday."}],
+    "items": [], "audio_segments": [{"id": 0, "transcript": "The release train leaves on Tuesday.",
+                                     "start_time": "0.2", "end_time": "2.9", "items": []}]}}
+
+
+class TranscribeService:
+    """Answers the workflow's SDK tasks through a stubbed Transcribe client; on start, the "job"
+    writes its output where the request asked, as Transcribe does."""
+
+    def __init__(self, deployment: Deployment, statuses: list[str]) -> None:
+        self.deployment = deployment
+        self.client = new_client("transcribe")
+        self.stub = Stubber(self.client)
+        self.s3 = deployment.s3
+        self.statuses = statuses
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+
+    def __call__(self, handler: str, payload: dict[str, Any]) -> Any:
+        if not handler.startswith("aws-sdk:transcribe:"):
+            return self.deployment.run_handler(handler, payload)
+        action = handler.rsplit(":", 1)[1]
+        # The definition names the content bucket by a CloudFormation reference: resolve it.
+        payload = json.loads(re.sub(r"<StorageContentBucket[^<>]*>", BUCKET, json.dumps(payload)))
+        self.requests.append((action, payload))
+        job = {"TranscriptionJobName": payload["TranscriptionJobName"]}
+        if action == "startTranscriptionJob":
+            self.stub.add_response("start_transcription_job", {"TranscriptionJob": {
+                **job, "TranscriptionJobStatus": "IN_PROGRESS"}}, payload)
+            with self.stub:  # validates the request against Transcribe's model
+                response = self.client.start_transcription_job(**payload)
+            self.s3.put_object(Bucket=payload["OutputBucketName"], Key=payload["OutputKey"],
+                               Body=json.dumps(OUTPUT).encode())
+            return response
+        status = self.statuses.pop(0)
+        self.stub.add_response("get_transcription_job", {"TranscriptionJob": {
+            **job, "TranscriptionJobStatus": status}}, payload)
+        with self.stub:
+            return self.client.get_transcription_job(**payload)
+
+
+def test_a_recording_is_transcribed_by_a_job_the_workflow_polls(synthesized, deployment, org) -> None:
+    # Given a recording saved through the API (queued: it needs a transcript) and its execution
+    doc = save_recording(deployment)
+    assert doc.status == DocumentStatus.QUEUED and doc.media.pending
+    name, execution_input = start_for(deployment, doc)
+    transcribe = TranscribeService(deployment, ["IN_PROGRESS", "COMPLETED"])
+    # When the synthesized state machine runs
+    run = execute(synthesized, execution_input, name, transcribe)
+    # Then it starts one job on the stored recording, waits and polls until done, then writes
+    assert run.status == "SUCCEEDED", (run.error, run.cause)
+    assert run.visited[:4] == ["Start", "Extract", "NeedsTranscription", "StartTranscription"]
+    assert run.visited.count("GetTranscription") == 2 and run.waits == 2
+    assert run.visited[-4:] == ["Transcribed", "Prepare", "Embed", "Write"]
+    (start_action, start), *_ = transcribe.requests
+    assert start_action == "startTranscriptionJob"
+    assert start["Media"]["MediaFileUri"] == f"s3://{BUCKET}/media/{ORG_ID}/{doc.id}"
+    assert start["OutputBucketName"] == BUCKET and start["OutputKey"].startswith(f"work/{ORG_ID}/{doc.id}/")
+    assert start["TranscriptionJobName"].startswith("memlane-")
+    # the state carries the job's status only, never the job description or the transcript
+    assert "release train" not in json.dumps(run.output)
+    ready = deployment.services().metadata.get_document(ORG_ID, doc.id)
+    assert ready.status == DocumentStatus.READY and ready.content == "The release train leaves on Tuesday."
+    assert ready.media.extracted_by == "transcribe"
+    (chunk,) = deployment.services().metadata.get_chunks(ORG_ID, doc.id)
+    assert (chunk.start_seconds, chunk.end_seconds) == (0.2, 2.9)
+
+
+def test_a_failed_transcription_job_fails_the_document_with_the_reason(synthesized, deployment, org) -> None:
+    doc = save_recording(deployment)
+    name, execution_input = start_for(deployment, doc)
+    run = execute(synthesized, execution_input, name, TranscribeService(deployment, ["FAILED"]))
+    assert run.status == "FAILED" and run.error == "TranscriptionFailed"
+    failed = deployment.services().metadata.get_document(ORG_ID, doc.id)
+    assert failed.status == DocumentStatus.FAILED
+    assert "Amazon Transcribe could not transcribe" in failed.status_reason
