@@ -184,3 +184,52 @@ def test_the_export_is_checked_against_torch(minilm):
     # When it is verified, the export is refused
     with pytest.raises(minilm_onnx.ModelExportError, match="disagrees"):
         minilm_onnx._verify(model, wrong, path, "fp32")
+
+
+@pytest.mark.slow
+def test_a_changed_embedder_is_refused_until_reindex_migrates(tmp_path, monkeypatch, minilm):
+    from memlane.cli import main
+    from memlane.config import Settings
+    from memlane.domain.errors import EmbedderMismatchError
+    from memlane.domain.requests import MemoryIn, RecallIn
+    from memlane.ingest.summarize import LocalSummarizer
+    from memlane.local.compose import build_local
+    from memlane.recall.service import recall
+    from memlane.services.context import Principal
+    from memlane.services.keys import ensure_organization
+    from memlane.services.memory import save_memory
+
+    data = tmp_path / "data"
+
+    def open_stack(embedder):
+        stack = build_local(Settings(data_dir=data), embedder=embedder, summarizer=LocalSummarizer())
+        org, _ = ensure_organization(stack.metadata, "acme")
+        return stack, Principal(organization_id=org.id, key_id="k")
+
+    # Given a data directory indexed with the default (fp32) embedder
+    stack, who = open_stack(minilm)
+    first = save_memory(stack.services, who, MemoryIn(content="The staging database listens on port 5433."))
+    stack.close()
+    # When the int8 embedder (another representation, another id) saves into it, it is refused
+    int8 = MiniLMEmbedder("int8")
+    assert int8.id == "local/all-MiniLM-L6-v2-int8/384" != minilm.id
+    stack, who = open_stack(int8)
+    with pytest.raises(EmbedderMismatchError, match="memlane reindex"):
+        save_memory(stack.services, who, MemoryIn(content="Deploys happen on Tuesdays."))
+    stack.close()
+    # When `memlane reindex` runs with the int8 embedder
+    monkeypatch.setenv("MEMLANE_EMBEDDER", "local-int8")
+    assert main(["reindex", "--data-dir", str(data)]) == 0
+    # Then the index and the document are int8's, recall finds the memory, and saves work again
+    stack, who = open_stack(int8)
+    assert stack.index.embedder_id() == int8.id
+    assert stack.metadata.get_document(who.organization_id, first.id).embedder == int8.id
+    found = recall(stack.services, who, RecallIn(query="which port does staging's database use", limit=3))
+    assert found.results[0].document_id == first.id
+    save_memory(stack.services, who, MemoryIn(content="Deploys happen on Tuesdays."))
+    stack.close()
+    # and the old embedder is the one refused now
+    stack, who = open_stack(minilm)
+    with pytest.raises(EmbedderMismatchError):
+        save_memory(stack.services, who, MemoryIn(content="Backups run nightly."))
+    stack.close()
