@@ -421,7 +421,7 @@ def _reading(ing: dict, rec: list[dict], load: dict | None) -> list[str]:
         text.append(
             f"At {r['chunks']:,} chunks the miss targets are {_met(r['p50_ms'] <= 50 and r['p95_ms'] <= 150)} "
             f"(p50 {r['p50_ms']:.1f} ms, p95 {r['p95_ms']:.1f} ms). Of a miss, embedding the query takes "
-            f"{r['embed_p50_ms']:.1f} ms (all-MiniLM-L6-v2 on one thread; the bench's queries of random "
+            f"{r['embed_p50_ms']:.1f} ms (all-MiniLM-L6-v2 on ONNX Runtime, one thread; the bench's queries of random "
             f"words split into many word pieces) and both search legs {r['legs_p50_ms']:.1f} ms, mostly "
             "the exact k-NN product over the 100k × 384 float32 matrix (memory-bound; on one BLAS thread, "
             "since a second one waits for a time slice whenever the other core is busy). The BM25 leg "
@@ -439,8 +439,8 @@ def _reading(ing: dict, rec: list[dict], load: dict | None) -> list[str]:
     if load is not None:
         text.append(
             f"Under {load['clients']} concurrent clients the latency is queueing: requests are serialised on the "
-            "resolver and on the one embedder, so each waits for the requests per second the two "
-            "cores sustain."
+            "resolver and on the embedder (saves on its document session, recalls on its query session), so "
+            "each waits for the requests per second the two cores sustain."
         )
     return [line for para in [" ".join(text)] for line in textwrap.wrap(para, 100)]
 
@@ -471,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
         "| ingestion | value |",
         "| --- | --- |",
         f"| documents / chunks | {ing['documents']} / {ing['chunks']} |",
-        f"| embedder alone (all-MiniLM-L6-v2, CPU) | {ing['embedder_chunks_per_s']:.1f} chunks/s |",
+        f"| embedder alone (all-MiniLM-L6-v2 on ONNX Runtime, CPU) | {ing['embedder_chunks_per_s']:.1f} chunks/s |",
         f"| whole pipeline (save service → queue → worker: extract, dedupe, summarize, chunk, embed, store, "
         f"index) | {ing['pipeline_chunks_per_s']:.1f} chunks/s |",
         f"| pipeline overhead over the embedder (target ≤ 15%) | {ing['overhead_pct']:.1f}% |",

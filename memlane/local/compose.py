@@ -23,14 +23,21 @@ DB_FILE = "memlane.sqlite3"
 
 
 def make_embedder(settings: Settings):
+    """`MEMLANE_EMBEDDER`: auto (OpenAI when a key is set, else local) | openai | local (MiniLM
+    on ONNX Runtime) | local-int8 (the same, weights quantized: its own embedder id) |
+    local-torch (MiniLM through sentence-transformers: the same vectors and id as local)."""
     choice = settings.embedder
     if choice == "openai" or (choice == "auto" and settings.openai_api_key):
         from memlane.adapters.openai.embedder import OpenAIEmbedder
 
         return OpenAIEmbedder(api_key=settings.openai_api_key)
+    if choice == "local-torch":
+        from memlane.adapters.local.embedder_torch import MiniLMTorchEmbedder
+
+        return MiniLMTorchEmbedder()
     from memlane.adapters.local.embedder import MiniLMEmbedder
 
-    return MiniLMEmbedder()
+    return MiniLMEmbedder("int8" if choice == "local-int8" else "fp32")
 
 
 def make_summarizer(settings: Settings):

