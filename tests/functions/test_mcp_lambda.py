@@ -104,6 +104,16 @@ def test_keys_save_recall_isolation_and_refusal_through_the_api_function(deploym
             assert meta.json() == {"resource": MCP_URL, "resource_name": "memlane",
                                    "bearer_methods_supported": ["header"]}
 
+        # Browser origins: the allow-list holds on AWS too (the API function checks it, preflights included)
+        async with gateway.client(key) as http:
+            ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+            evil = await http.post("/mcp", json=ping, headers={"Origin": "https://evil.example"})
+            assert evil.status_code == 403
+            pre = await http.options("/mcp", headers={"Origin": "http://localhost:6274",
+                                                      "Access-Control-Request-Method": "POST"})
+            assert pre.status_code == 204 and pre.headers["Access-Control-Allow-Origin"] == "http://localhost:6274"
+            assert "MCP-Protocol-Version" in pre.headers["Access-Control-Allow-Headers"]
+
     anyio.run(scenario)
     # and the API function itself, reached without an authorizer context, answers the same way
     event = load_event("api_recall.json")
