@@ -17,7 +17,7 @@ from oauth_fakes import TokenIssuer
 
 from functions.invoke import invoke
 from memlane.domain.models import Organization
-from memlane.ingest.pipeline import IngestPipeline
+from memlane.ingest.writer import DocumentWriter
 from memlane.mcp.definitions import BEHAVIOUR
 from memlane.mcp.formatting import DATA_NOTICE
 from memlane.services.keys import create_key
@@ -73,7 +73,8 @@ def test_keys_save_recall_isolation_and_refusal_through_the_api_function(deploym
                                                  "title": "Boiler", "project": "House"})
             assert "queued; searchable once processed" in text(saved)
             # (the workflow's work, done here as its steps would)
-            IngestPipeline(deployment.services()).process(ORG_ID, saved.structured_content["id"])
+            svc = deployment.services()
+            DocumentWriter(svc).write(svc.metadata.get_document(ORG_ID, saved.structured_content["id"]))
             # Then it is recalled, quoted, for the same organization
             found = await c.call_tool("recall", {"query": "when is the boiler service due"})
             assert text(found).startswith(f'Found 1 memory for "when is the boiler service due". {DATA_NOTICE}')

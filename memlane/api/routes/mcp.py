@@ -27,6 +27,7 @@ from memlane.api.auth import (
     public_base_url,
     www_authenticate,
 )
+from memlane.api.resolver import ConcurrentRestResolver
 from memlane.domain.errors import AuthenticationError
 from memlane.project_memory.cors import OriginPolicy, header
 from memlane.services.oauth import OAuthSettings
