@@ -70,7 +70,14 @@ def handle(method: str, headers: Mapping[str, str], body: bytes, backend: Backen
         return jsonrpc_error(405, f"Method Not Allowed: {what}", headers={"Allow": ALLOWED_METHODS})
     if method != "POST":
         return jsonrpc_error(405, f"Method Not Allowed: {method}", headers={"Allow": ALLOWED_METHODS})
-    return _post(headers, body, backend, max_body_bytes, output_limit)
+    content_type = (header(headers, "content-type") or "").split(";")[0].strip().lower()
+    if content_type != "application/json":
+        return jsonrpc_error(415, "Unsupported Media Type: send the JSON-RPC message as application/json")
+    reply = _post(headers, body, backend, max_body_bytes, output_limit)
+    if reply.status >= 400 and not reply.headers.get("content-type", "").startswith("application/json"):
+        # The transport answers a few refusals in plain text; keep every error JSON-RPC shaped.
+        return jsonrpc_error(reply.status, reply.body.decode("utf-8", "replace").strip() or "request refused")
+    return reply
 
 
 def _post(headers: Mapping[str, str], body: bytes, backend: Backend, max_body_bytes: int,

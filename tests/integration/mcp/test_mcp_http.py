@@ -189,6 +189,25 @@ def test_a_second_organization_sees_nothing_of_the_first(running: Running, site:
     anyio.run(scenario)
 
 
+def test_concurrent_mcp_requests_of_two_organizations_never_mix(running: Running) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    keys = {"default": running.key, "Parallel org": running.new_key("Parallel org")}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whoAmI", "arguments": {}}}
+
+    def who(org: str) -> tuple[str, str]:
+        r = running.post(call, key=keys[org])
+        return org, r.json()["result"]["content"][0]["text"]
+
+    # Given requests of both organizations at once (the server resolves them concurrently, and each
+    # tool's own API request is resolved inside its /mcp request)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(who, ["default", "Parallel org"] * 12))
+    # Then every answer names the organization of its own key
+    for org, answer in answers:
+        assert answer.startswith(f'Organization "{org}" (id '), (org, answer)
+
+
 def test_the_newer_protocol_the_sdk_prefers_works_too(running: Running) -> None:
     async def scenario() -> None:
         # mode="auto": the SDK's client probes for its newest protocol and uses whatever it finds
@@ -301,6 +320,8 @@ def test_notifications_are_accepted_with_202_and_bad_messages_are_json_rpc_error
     assert result["content"][0]["text"] == "Error: recall: invalid arguments: query: is required"
     not_acceptable = running.post({"jsonrpc": "2.0", "id": 6, "method": "ping"}, Accept="text/html")
     assert not_acceptable.status_code == 406
+    empty = httpx.post(running.url, headers={"Authorization": f"Bearer {running.key}", "Accept": ACCEPT})
+    assert empty.status_code == 415 and empty.json()["error"]["message"].startswith("Unsupported Media Type")
 
 
 def test_get_and_delete_are_405_for_a_stateless_server(running: Running) -> None:
