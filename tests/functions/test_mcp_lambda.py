@@ -4,6 +4,7 @@ authorizer first, with API keys and with OAuth access tokens."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import anyio
@@ -116,6 +117,10 @@ def test_keys_save_recall_isolation_and_refusal_through_the_api_function(deploym
             assert "MCP-Protocol-Version" in pre.headers["Access-Control-Allow-Headers"]
 
     anyio.run(scenario)
+    # The sample event (events/api_mcp_tools_list.json, as API Gateway passes it after the authorizer)
+    listed = invoke("api", load_event("api_mcp_tools_list.json"), context("api"))
+    assert listed["statusCode"] == 200
+    assert len(json.loads(listed["body"])["result"]["tools"]) == len(BEHAVIOUR)
     # and the API function itself, reached without an authorizer context, answers the same way
     event = load_event("api_recall.json")
     event.update(path="/mcp", body='{"jsonrpc": "2.0", "id": 1, "method": "ping"}')
