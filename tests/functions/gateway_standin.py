@@ -1,6 +1,6 @@
 """API Gateway between an HTTP client and memlane's Lambda functions, for the function tests: an
-httpx2 transport that, for each request, runs the REQUEST authorizer function with the event API
-Gateway builds, answers a refusal with the UNAUTHORIZED gateway response the stack configures
+httpx2 transport that, for each request, runs the REQUEST authorizer function (with the test's
+moto deployment as its dependencies) with the event API Gateway builds, answers a refusal with the UNAUTHORIZED gateway response the stack configures
 (401 + WWW-Authenticate), checks the returned policy allows the route, and hands the API function
 the REST proxy event with the authorizer's context. So the official MCP client can talk to the
 API Lambda handler exactly as it would to the deployed stack."""
@@ -14,9 +14,8 @@ from typing import Any
 
 import anyio
 import httpx2
-from fn_support import context, load_event
+from fn_support import Deployment, context, load_event
 
-from functions.invoke import invoke
 from memlane.api.app import PUBLIC_ROUTES
 from memlane.api.auth import www_authenticate
 
@@ -28,7 +27,11 @@ ARN = f"arn:aws:execute-api:us-east-1:123456789012:{API_ID}/{STAGE}"
 
 
 class ApiGatewayStandIn:
-    def __init__(self) -> None:
+    def __init__(self, deployment: Deployment, **authorizer_dependencies: Any) -> None:
+        """`authorizer_dependencies`: what the stack would give the authorizer beyond the store
+        (with OAuth: the token validator)."""
+        self.deployment = deployment
+        self.authorizer_dependencies = authorizer_dependencies
         self.api_calls = 0
 
     def transport(self) -> httpx2.MockTransport:
@@ -57,7 +60,7 @@ class ApiGatewayStandIn:
         event["requestContext"].update(path=f"/{STAGE}{path}", httpMethod=method, authorizer=authorizer,
                                        requestId=f"req-{self.api_calls}")
         self.api_calls += 1
-        result = invoke("api", event, context("api"))
+        result = self.deployment.invoke("api", event, context("api"))
         out_headers = dict(result.get("headers") or {})
         for k, values in (result.get("multiValueHeaders") or {}).items():
             out_headers[k] = ", ".join(values)
@@ -72,7 +75,8 @@ class ApiGatewayStandIn:
                      multiValueHeaders={k: [v] for k, v in headers.items()},
                      methodArn=f"{ARN}/{method}{path}")
         try:
-            response = invoke("authorizer", event, context("authorizer"))
+            response = self.deployment.invoke("authorizer", event, context("authorizer"),
+                                              **self.authorizer_dependencies)
         except Exception as exc:
             if str(exc) != "Unauthorized":
                 raise

@@ -16,33 +16,22 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
 from oauth_fakes import TokenIssuer
 
-from functions.invoke import invoke
 from memlane.domain.models import Organization
-from memlane.ingest.writer import DocumentWriter
 from memlane.mcp.definitions import BEHAVIOUR
 from memlane.mcp.formatting import DATA_NOTICE
 from memlane.services.keys import create_key
+from memlane.services.oauth import OAuthSettings, TokenValidator
 
 MCP_URL = f"{BASE_URL}/mcp"
 OAUTH_ENV = ("MEMLANE_OAUTH_ISSUER", "MEMLANE_OAUTH_CLIENT_IDS", "MEMLANE_OAUTH_DOMAIN",
              "MEMLANE_OAUTH_RATE_LIMIT_PER_MINUTE", "MEMLANE_PUBLIC_URL")
 
 
-def _reset_oauth_caches() -> None:
-    import functions.authorizer.handler as authorizer
-    from memlane.api.routes import mcp as mcp_routes
-
-    authorizer._validator.cache_clear()
-    mcp_routes._oauth.cache_clear()
-
-
 @pytest.fixture
-def gateway(deployment: Deployment, org: Organization, monkeypatch: pytest.MonkeyPatch) -> Iterator[ApiGatewayStandIn]:
+def gateway(deployment: Deployment, org: Organization, monkeypatch: pytest.MonkeyPatch) -> ApiGatewayStandIn:
     for name in OAUTH_ENV:
         monkeypatch.delenv(name, raising=False)
-    _reset_oauth_caches()
-    yield ApiGatewayStandIn()
-    _reset_oauth_caches()
+    return ApiGatewayStandIn(deployment)
 
 
 @pytest.fixture
@@ -69,13 +58,10 @@ def test_keys_save_recall_isolation_and_refusal_through_the_api_function(deploym
             tools = (await c.list_tools()).tools
             assert {t.name: t.annotations.read_only_hint for t in tools} == {
                 name: b.read_only for name, b in BEHAVIOUR.items()}
-            # When a memory is saved: on AWS the save is queued for the ingestion workflow
+            # When a memory is saved (a small save is written in the request, on AWS too)
             saved = await c.call_tool("memory", {"content": "The boiler service is due every October.",
                                                  "title": "Boiler", "project": "House"})
-            assert "queued; searchable once processed" in text(saved)
-            # (the workflow's work, done here as its steps would)
-            svc = deployment.services()
-            DocumentWriter(svc).write(svc.metadata.get_document(ORG_ID, saved.structured_content["id"]))
+            assert "searchable now" in text(saved)
             # Then it is recalled, quoted, for the same organization
             found = await c.call_tool("recall", {"query": "when is the boiler service due"})
             assert text(found).startswith(f'Found 1 memory for "when is the boiler service due". {DATA_NOTICE}')
@@ -118,14 +104,14 @@ def test_keys_save_recall_isolation_and_refusal_through_the_api_function(deploym
 
     anyio.run(scenario)
     # The sample event (events/api_mcp_tools_list.json, as API Gateway passes it after the authorizer)
-    listed = invoke("api", load_event("api_mcp_tools_list.json"), context("api"))
+    listed = deployment.invoke("api", load_event("api_mcp_tools_list.json"), context("api"))
     assert listed["statusCode"] == 200
     assert len(json.loads(listed["body"])["result"]["tools"]) == len(BEHAVIOUR)
     # and the API function itself, reached without an authorizer context, answers the same way
     event = load_event("api_recall.json")
     event.update(path="/mcp", body='{"jsonrpc": "2.0", "id": 1, "method": "ping"}')
     event["requestContext"]["authorizer"] = None
-    result = invoke("api", event, context("api"))
+    result = deployment.invoke("api", event, context("api"))
     assert result["statusCode"] == 401
     assert result["multiValueHeaders"]["WWW-Authenticate"] == [
         f'Bearer resource_metadata="{BASE_URL}/.well-known/oauth-protected-resource"']
@@ -135,17 +121,25 @@ def test_keys_save_recall_isolation_and_refusal_through_the_api_function(deploym
 
 
 @pytest.fixture
-def issuer(gateway, monkeypatch: pytest.MonkeyPatch) -> Iterator[TokenIssuer]:
+def issuer(monkeypatch: pytest.MonkeyPatch) -> Iterator[TokenIssuer]:
     """The stack with OAuth on: the functions' environment names the (stand-in) user pool."""
     i = TokenIssuer()
     for name, value in i.environment(public_url=BASE_URL).items():
         monkeypatch.setenv(name, value)
-    _reset_oauth_caches()
     yield i
     i.close()
 
 
-def test_an_access_token_from_the_pool_works_at_mcp_only_and_discovery_names_the_pool(issuer: TokenIssuer, gateway) -> None:
+@pytest.fixture
+def oauth_gateway(deployment: Deployment, org: Organization, issuer: TokenIssuer) -> ApiGatewayStandIn:
+    settings = OAuthSettings.from_env()
+    assert settings is not None
+    return ApiGatewayStandIn(deployment, validator=TokenValidator(settings))
+
+
+def test_an_access_token_from_the_pool_works_at_mcp_only_and_discovery_names_the_pool(
+        issuer: TokenIssuer, oauth_gateway: ApiGatewayStandIn) -> None:
+    gateway = oauth_gateway
     token = issuer.token(audience=MCP_URL)
 
     async def scenario() -> None:
@@ -193,7 +187,7 @@ def test_a_cognito_token_without_resource_binding_is_refused(deployment: Deploym
     import requests
 
     from memlane.domain.errors import AuthenticationError
-    from memlane.services.oauth import OAuthSettings, TokenValidator, authenticate_token
+    from memlane.services.oauth import authenticate_token
 
     cognito = boto3.client("cognito-idp", region_name="us-east-1")  # moto, started by `deployment`
     pool = cognito.create_user_pool(PoolName="memlane-dev-users")["UserPool"]["Id"]

@@ -14,7 +14,6 @@ there the credential is an API key.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -47,8 +46,8 @@ MCP_DESCRIPTION = (
 )
 
 
-@cache
 def _oauth() -> OAuthSettings | None:
+    """Read per request (a few environment variables): discovery documents are rare."""
     return OAuthSettings.from_env()
 
 
