@@ -97,15 +97,16 @@ def _handle(method: str) -> Response:
     from memlane.mcp.backend import ResolverBackend
 
     headers = _headers()
-    origin = header(headers, "origin")
     origins = OriginPolicy()
+    origin = header(headers, "origin")
+    allowed_origin = origin if origin is not None and origins.allows(origin) else None
     if method in ("POST", "GET", "DELETE"):
         try:
             principal_of(router)
         except AuthenticationError as exc:
             challenge = {"WWW-Authenticate": www_authenticate(_base_url())}
             reply = http.jsonrpc_error(401, f"Unauthorized: {exc.message}", headers=challenge)
-            return _reply(reply.status, reply.headers, reply.body, origin if origin and origins.allows(origin) else None)
+            return _reply(reply.status, reply.headers, reply.body, allowed_origin)
     event = router.current_event.raw_event
     request_context = event.get("requestContext") or {}
     backend = ResolverBackend(
@@ -114,7 +115,6 @@ def _handle(method: str) -> Response:
         source_ip=(request_context.get("identity") or {}).get("sourceIp") or "127.0.0.1")
     body = (router.current_event.body or "").encode("utf-8")
     reply = http.handle(method, headers, body, backend, origins=origins, max_body_bytes=MAX_BODY_BYTES)
-    allowed_origin = origin if origin is not None and origins.allows(origin) else None
     return _reply(reply.status, reply.headers, reply.body, allowed_origin)
 
 
@@ -125,7 +125,9 @@ def _handle(method: str) -> Response:
                         401: {"description": "Missing or invalid credential (WWW-Authenticate names the "
                                              "protected resource metadata)"},
                         403: {"description": "Origin not allowed"},
-                        406: {"description": "Accept does not include application/json"}})
+                        406: {"description": "Accept does not include application/json"},
+                        413: {"description": "Body over 10 MB"},
+                        415: {"description": "Body not sent as application/json"}})
 def mcp_post():  # noqa: ANN201 - a bare Response has no schema
     return _handle("POST")
 
