@@ -49,7 +49,7 @@ def text(result) -> str:
 
 
 def test_keys_save_recall_isolation_and_refusal_through_the_api_function(deployment: Deployment, gateway,
-                                                                          key) -> None:
+                                                                          key, monkeypatch) -> None:
     other = create_key(deployment.services().metadata, "Other org", "bot")[0]
 
     async def scenario() -> None:
@@ -101,6 +101,12 @@ def test_keys_save_recall_isolation_and_refusal_through_the_api_function(deploym
                                                       "Access-Control-Request-Method": "POST"})
             assert pre.status_code == 204 and pre.headers["Access-Control-Allow-Origin"] == "http://localhost:6274"
             assert "MCP-Protocol-Version" in pre.headers["Access-Control-Allow-Headers"]
+            # origins configured for the deployment (MEMLANE_ALLOWED_ORIGINS) are accepted too
+            extension = "chrome-extension://" + "abcdefghijklmnopabcdefghijklmnop"
+            assert (await http.post("/mcp", json=ping, headers={"Origin": extension})).status_code == 403
+            monkeypatch.setenv("MEMLANE_ALLOWED_ORIGINS", extension)
+            allowed = await http.post("/mcp", json=ping, headers={"Origin": extension})
+            assert allowed.status_code == 200 and allowed.headers["Access-Control-Allow-Origin"] == extension
 
     anyio.run(scenario)
     # The sample event (events/api_mcp_tools_list.json, as API Gateway passes it after the authorizer)

@@ -13,6 +13,7 @@ there the credential is an API key.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +29,7 @@ from memlane.api.auth import (
 )
 from memlane.api.resolver import ConcurrentRestResolver
 from memlane.domain.errors import AuthenticationError
-from memlane.project_memory.cors import OriginPolicy, header
+from memlane.project_memory.cors import ALLOWED_ORIGINS_ENV, OriginPolicy, header, parse_origins
 from memlane.services.oauth import OAuthSettings
 
 router = Router()
@@ -44,6 +45,19 @@ MCP_DESCRIPTION = (
     "`Accept: application/json, text/event-stream`. The tools are those of `memlane mcp`. GET and DELETE "
     "answer 405 (no server stream, no sessions)."
 )
+
+
+LOCAL_GATEWAY_STAGE = "local"  # the stage memlane.local.gateway.build_event names
+
+
+def _origins(request_context: dict[str, Any]) -> OriginPolicy:
+    """The browser origins /mcp answers (the specification requires the check: DNS rebinding).
+    Behind the local server the gateway has already refused every origin off the server's policy
+    (the allow-list, --allow-origin, --allow-all-origins) before the resolver ran; behind API
+    Gateway nothing has, so the allow-list and MEMLANE_ALLOWED_ORIGINS apply here."""
+    if request_context.get("stage") == LOCAL_GATEWAY_STAGE:
+        return OriginPolicy(allow_all=True)
+    return OriginPolicy(extra=parse_origins([os.environ.get(ALLOWED_ORIGINS_ENV, "")], ALLOWED_ORIGINS_ENV))
 
 
 def _oauth() -> OAuthSettings | None:
@@ -97,7 +111,9 @@ def _handle(method: str) -> Response:
     from memlane.mcp.backend import ResolverBackend
 
     headers = _headers()
-    origins = OriginPolicy()
+    event = router.current_event.raw_event
+    request_context = event.get("requestContext") or {}
+    origins = _origins(request_context)
     origin = header(headers, "origin")
     allowed_origin = origin if origin is not None and origins.allows(origin) else None
     if method in ("POST", "GET", "DELETE"):
@@ -107,8 +123,6 @@ def _handle(method: str) -> Response:
             challenge = {"WWW-Authenticate": www_authenticate(_base_url())}
             reply = http.jsonrpc_error(401, f"Unauthorized: {exc.message}", headers=challenge)
             return _reply(reply.status, reply.headers, reply.body, allowed_origin)
-    event = router.current_event.raw_event
-    request_context = event.get("requestContext") or {}
     backend = ResolverBackend(
         _nested_dispatch(), dict(request_context.get("authorizer") or {}), "memlane API",
         docs_unavailable=None if router.context.get("docsets") is not None else DOCS_NOT_SERVED,
