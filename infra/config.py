@@ -36,6 +36,14 @@ DEFAULT_CONTEXT: dict[str, Any] = {
     "api_gateway_account_role": True,
     "alarm_email": "",
     "xray_sdk_on_request_path": False,
+    # OAuth 2.1 for /mcp (claude.ai connectors and other hosted MCP clients): a Cognito user pool as
+    # the authorization server. Off by default: API keys work everywhere without it.
+    "oauth": False,
+    "oauth_callback_urls": ",".join(c.DEFAULT_OAUTH_CALLBACK_URLS),
+    "oauth_domain_prefix": "",
+    # The URL clients use when it is not the API's execute-api URL (a custom domain); tokens are bound
+    # to <public_url>/mcp.
+    "public_url": "",
 }
 
 SEARCH_BACKENDS = ("managed", "serverless")
@@ -44,6 +52,8 @@ STANDBY_REPLICAS = ("auto", "ENABLED", "DISABLED")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 # Stage names end up in resource names with tight limits (OpenSearch domain ≤ 28 characters,
 # OpenSearch Serverless collection and policy names ≤ 32).
+DOMAIN_PREFIX_PATTERN = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+RESERVED_IN_DOMAIN = re.compile(r"aws|amazon|cognito")
 STAGE_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,11}$")
 # CloudWatch Logs accepts only these retention periods.
 LOG_RETENTION_CHOICES = (
@@ -100,6 +110,10 @@ class DeploymentConfig:
     alarm_email: str
     xray_sdk_on_request_path: bool
     layer_asset: str | None
+    oauth: bool = False
+    oauth_callback_urls: tuple[str, ...] = c.DEFAULT_OAUTH_CALLBACK_URLS
+    oauth_domain_prefix: str = ""
+    public_url: str = ""
 
     @property
     def stack_name(self) -> str:
@@ -173,6 +187,10 @@ class DeploymentConfig:
             alarm_email=str(value("alarm_email") or ""),
             xray_sdk_on_request_path=_as_bool("xray_sdk_on_request_path", value("xray_sdk_on_request_path")),
             layer_asset=str(layer_asset) if layer_asset else None,
+            oauth=_as_bool("oauth", value("oauth")),
+            oauth_callback_urls=_callback_urls(value("oauth_callback_urls")),
+            oauth_domain_prefix=_domain_prefix(value("oauth_domain_prefix")),
+            public_url=_public_url(value("public_url")),
         )
 
     @classmethod
@@ -213,3 +231,33 @@ def _as_bool(key: str, raw: Any) -> bool:
     if text in ("false", "0", "no"):
         return False
     raise ConfigError(f"{key}={raw!r}: expected true or false")
+
+
+def _callback_urls(raw: Any) -> tuple[str, ...]:
+    """A comma-separated string (as `-c` passes it) or a list (cdk.json). Cognito accepts https
+    callbacks, and http only for localhost (RFC 8252 native apps such as Claude Code)."""
+    items = raw if isinstance(raw, list | tuple) else str(raw).split(",")
+    urls = tuple(u.strip() for u in items if str(u).strip())
+    if not urls:
+        raise ConfigError("oauth_callback_urls: name at least one redirect URI")
+    for url in urls:
+        if not (url.startswith("https://") or re.match(r"^http://localhost(:\d+)?/", url)):
+            raise ConfigError(f"oauth_callback_urls: {url!r} must be https:// (or http://localhost:<port>/...)")
+    return urls
+
+
+def _domain_prefix(raw: Any) -> str:
+    text = str(raw or "").strip()
+    if text and (not DOMAIN_PREFIX_PATTERN.match(text) or RESERVED_IN_DOMAIN.search(text)):
+        raise ConfigError(
+            f"oauth_domain_prefix={text!r}: use lowercase letters, digits and '-' (at most 63, not starting or "
+            "ending with '-'), without 'aws', 'amazon' or 'cognito'"
+        )
+    return text
+
+
+def _public_url(raw: Any) -> str:
+    text = str(raw or "").strip().rstrip("/")
+    if text and not re.match(r"^https://[^/\s]+(/[^\s]*)?$", text):
+        raise ConfigError(f"public_url={text!r}: expected https://host[/base-path]")
+    return text

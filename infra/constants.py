@@ -221,11 +221,24 @@ STAGE_THROTTLE_BURST_LIMIT = 100
 # Routes that answer without a key (each seed's documented health/spec route).
 AUTHORIZER_REFUSALS_ALARM = 50  # refused keys per 5 minutes before the authorizer alarm fires
 PAGE_ERRORS_ALARM = 20  # documentation pages that failed per 5 minutes (a site down, not one broken link)
-PUBLIC_ROUTES = (("GET", "health"), ("GET", "openapi.json"), ("GET", "healthz"), ("GET", "capabilities"))
+PUBLIC_ROUTES = (("GET", "health"), ("GET", "openapi.json"), ("GET", "healthz"), ("GET", "capabilities"),
+                 # OAuth discovery for /mcp (RFC 9728, RFC 8414 and OpenID Connect discovery locations)
+                 ("GET", ".well-known/oauth-protected-resource"), ("GET", ".well-known/oauth-protected-resource/mcp"),
+                 ("GET", ".well-known/oauth-authorization-server"), ("GET", ".well-known/openid-configuration"))
+MCP_RESOURCE = "mcp"
 BINARY_MEDIA_TYPES = ("application/pdf", "application/octet-stream", "multipart/form-data")
 MIN_COMPRESSION_BYTES = 1024
 HEADER_AUTHORIZATION = "Authorization"
 HEADER_API_KEY = "x-api-key"
+
+# --------------------------------------------------------------------------- OAuth (Cognito) for /mcp
+
+# Where claude.ai's connectors and Claude Code (`--callback-port 8765`) send the user back.
+DEFAULT_OAUTH_CALLBACK_URLS = ("https://claude.ai/api/mcp/auth_callback", "https://claude.com/api/mcp/auth_callback",
+                               "http://localhost:8765/callback")
+OAUTH_ACCESS_TOKEN_MINUTES = 60
+OAUTH_REFRESH_TOKEN_DAYS = 30
+OAUTH_PASSWORD_MIN_LENGTH = 12
 
 # --------------------------------------------------------------------------- schedules
 

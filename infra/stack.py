@@ -145,6 +145,15 @@ class MemlaneStack(Stack):
                 ],
             ),
         )
+        CfnOutput(self, "McpUrl", value=Fn.join("", [self.api.public_url, "/mcp"]),
+                  description="MCP over Streamable HTTP: claude mcp add --transport http memlane $URL ...")
+        if self.api.oauth is not None:
+            oauth = self.api.oauth
+            CfnOutput(self, "OAuthClientId", value=oauth.client.user_pool_client_id,
+                      description="The OAuth client id MCP clients use (claude.ai: Advanced settings)")
+            CfnOutput(self, "OAuthUserPoolId", value=oauth.user_pool.user_pool_id,
+                      description="Add users here, each to one group org:<organization slug>")
+            CfnOutput(self, "OAuthLoginDomain", value=oauth.domain.base_url())
         CfnOutput(self, "KeysFunctionName", value=keys_function)
         CfnOutput(self, "MetadataTableName", value=self.storage.table.table_name)
         CfnOutput(self, "ContentBucketName", value=self.storage.content_bucket.bucket_name)

@@ -19,14 +19,22 @@ quota) before the API Lambda runs, and answers 429 with Retry-After.
 Routes. `ANY /` and `ANY /{proxy+}` go to the API Lambda (one resolver serves every seed's paths).
 `GET /health`, `GET /openapi.json` and `GET /healthz` answer without a key, as the seeds document,
 and so do CORS preflights (`OPTIONS`): browsers never send credentials on a preflight, and the
-resolver answers them from memlane's origin allow-list.
+resolver answers them from memlane's origin allow-list. So do the OAuth discovery documents for
+`/mcp` (`/.well-known/...`), which MCP clients read before they have a credential.
+
+MCP and OAuth. `/mcp` (MCP over Streamable HTTP) is a route of the same resolver. A refused request
+gets 401 with `WWW-Authenticate: Bearer resource_metadata="<URL>/.well-known/oauth-protected-resource"`
+(the UNAUTHORIZED gateway response), on every route. With context `oauth=true` the stack adds a
+Cognito user pool (infra/constructs/oauth.py) and `/mcp` also accepts its access tokens: `/mcp`
+then has a method of its own that needs no API Gateway API key (OAuth users have none; the API
+function's per-caller rate limiter, DynamoDB-backed, meters them and keys alike there).
 """
 
 from __future__ import annotations
 
 import json
 
-from aws_cdk import Aws, Duration, RemovalPolicy, Size, Stack
+from aws_cdk import Aws, Duration, Fn, RemovalPolicy, Size, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -39,10 +47,12 @@ from infra.config import DeploymentConfig
 from infra.constructs.embeddings import ModelAccess
 from infra.constructs.functions import FunctionFactory, log_removal_policy, retention_days
 from infra.constructs.ingestion import grant_textract
+from infra.constructs.oauth import OAuth
 from infra.constructs.search import Search
 from infra.constructs.storage import Storage
 from infra.nag import acknowledge, wildcard_resource_finding
 from memlane.adapters.aws import dynamo_schema as schema
+from memlane.api.auth import ENV_PUBLIC_URL, PROTECTED_RESOURCE_PATH
 
 ACCESS_LOG_FORMAT = {
     "requestId": "$context.requestId",
@@ -83,15 +93,17 @@ GATEWAY_RESPONSES: tuple[tuple[str, apigw.ResponseType, str | None, dict[str, st
 
 PUBLIC_ROUTE_REASON = (
     "Documented as unauthenticated by the seeds memlane serves verbatim (health checks and the OpenAPI "
-    "document); the API Lambda returns no tenant data on these paths."
+    "document) or by OAuth (RFC 9728/8414 discovery documents, read before a client has a credential); "
+    "the API Lambda returns no tenant data on these paths."
 )
 PREFLIGHT_REASON = (
     "CORS preflight: browsers never send credentials on OPTIONS, so an authorizer would break every "
     "browser client; the API Lambda answers preflights from memlane's origin allow-list only."
 )
 NO_COGNITO_REASON = (
-    "memlane authenticates with its own API keys (hashed, per organization) through a Lambda REQUEST "
-    "authorizer; there are no end-user accounts for a Cognito user pool."
+    "memlane authenticates its own API keys (hashed, per organization) and, with OAuth on, Cognito access "
+    "tokens in one Lambda REQUEST authorizer: a Cognito authorizer cannot accept memlane keys, and tokens "
+    "must also be bound to /mcp (audience) and mapped to an organization."
 )
 REQUEST_VALIDATION_REASON = (
     "Requests are validated by the pydantic models of memlane's resolver (shared with the local server, "
@@ -145,9 +157,24 @@ class Api(Construct):
         storage.grant_table_get_item(self.authorizer_function)
 
         self.rest_api = self._rest_api(config)
+        # Built from the API's id, not rest_api.url: that names the stage, which depends on every
+        # method, and so on the functions whose environment this URL goes into.
+        self.public_url = config.public_url or Fn.join("", [
+            "https://", self.rest_api.rest_api_id, ".execute-api.", Aws.REGION, ".", Aws.URL_SUFFIX, "/",
+            config.stage])
+        self.oauth: OAuth | None = None
+        if config.oauth:
+            self.oauth = OAuth(self, "OAuth", config=config, resource_url=Fn.join("", [self.public_url, "/mcp"]))
+        for function in (self.api_function, self.authorizer_function):
+            function.add_environment(ENV_PUBLIC_URL, self.public_url)
+            for name, value in (self.oauth.environment if self.oauth else {}).items():
+                function.add_environment(name, value)
         self.usage_plan = self._usage_plan(config)
         self._routes(config)
+        challenge = Fn.join("", ["'Bearer resource_metadata=\"", self.public_url, PROTECTED_RESOURCE_PATH, "\"'"])
         for name, response_type, status, headers in GATEWAY_RESPONSES:
+            if response_type.response_type == apigw.ResponseType.UNAUTHORIZED.response_type:
+                headers = {**headers, "WWW-Authenticate": challenge}
             self.rest_api.add_gateway_response(
                 name,
                 type=response_type,
@@ -263,8 +290,14 @@ class Api(Construct):
             )
             preflight = resource.add_method("OPTIONS", integration)
             acknowledge(preflight, "AwsSolutions-APIG4", PREFLIGHT_REASON)
+        if config.oauth:
+            mcp = root.add_resource(c.MCP_RESOURCE)
+            mcp.add_method("ANY", integration, authorizer=authorizer,
+                           authorization_type=apigw.AuthorizationType.CUSTOM, api_key_required=False)
+            preflight = mcp.add_method("OPTIONS", integration)
+            acknowledge(preflight, "AwsSolutions-APIG4", PREFLIGHT_REASON)
         for http_method, path in c.PUBLIC_ROUTES:
-            public = root.add_resource(path).add_method(http_method, integration)
+            public = root.resource_for_path(path).add_method(http_method, integration)
             acknowledge(public, "AwsSolutions-APIG4", PUBLIC_ROUTE_REASON)
 
     def _api_key_arns(self) -> tuple[str, str, str, str]:

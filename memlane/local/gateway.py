@@ -4,7 +4,6 @@ same logic as the Lambda authorizer, then build the REST proxy event and call th
 from __future__ import annotations
 
 import base64
-import ipaddress
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
 from memlane.api.app import PUBLIC_ROUTES, MemlaneApi
-from memlane.api.auth import authorizer_context
+from memlane.api.auth import authorizer_context, is_loopback_host, public_base_url, www_authenticate
 from memlane.api.errors import error_body
 from memlane.domain.errors import AuthenticationError
 from memlane.ports import MetadataStore
@@ -115,9 +114,11 @@ class LocalGateway:
             try:
                 authorizer = authorizer_context(self._authenticate(headers))
             except AuthenticationError as exc:
+                # API keys only here: the protected resource metadata names no authorization server.
+                challenge = www_authenticate(public_base_url(headers))
                 return GatewayResponse(
                     401,
-                    {"Content-Type": "application/json", "WWW-Authenticate": 'Bearer realm="memlane"'},
+                    {"Content-Type": "application/json", "WWW-Authenticate": challenge},
                     error_body(exc.message).encode(),
                 )
         received_at_ms = int(self.services.clock.now().timestamp() * 1000)
@@ -162,21 +163,6 @@ class LocalGateway:
 
 def _json_error(status: int, message: str) -> GatewayResponse:
     return GatewayResponse(status, {"Content-Type": "application/json"}, error_body(message).encode())
-
-
-def is_loopback_host(host_header: str) -> bool:
-    """`localhost[:port]`, `127.x.x.x[:port]` or `[::1][:port]`."""
-    host = host_header.strip().lower()
-    if host.startswith("["):
-        host = host[1 : host.find("]")] if "]" in host else host
-    else:
-        host = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def local_principal(store: MetadataStore) -> Principal:

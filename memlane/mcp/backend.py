@@ -1,10 +1,11 @@
-"""Where the MCP tools send their requests: a memlane HTTP API, or a local data directory.
+"""Where the MCP tools send their requests: a memlane HTTP API, or memlane's resolver in process.
 
-Both backends speak the same HTTP API (paths, bodies, `{"error": ...}` answers), so every tool is
-written once. The direct backend runs each request through the very resolver `memlane serve` uses
-(the same routes, validation and services), in process, as the data directory's default
-organization; it only skips the socket and the key.
-"""
+Every backend speaks the same HTTP API (paths, bodies, `{"error": ...}` answers), so every tool is
+written once. `HttpBackend` calls a memlane server over the network (`memlane mcp` with
+MEMLANE_API_URL). `ResolverBackend` runs each request through the very resolver `memlane serve`
+and Lambda use (the same routes, validation and services), in process, as a given caller: the
+stdio server over a data directory (`DirectBackend`, as the directory's default organization) and
+the Streamable HTTP endpoint (memlane.api.routes.mcp, as the caller of `POST /mcp`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import importlib.util
 import json
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlencode
@@ -99,23 +101,66 @@ class HttpBackend:
         self.client.close()
 
 
-class DirectBackend:
-    """A local data directory, opened in this process (no server needed). Saves too large to
-    process in the request are finished by an ingestion worker running alongside, and documentation
-    sets are crawled by their runner here too (the queue is durable, so a crawl the MCP client's
-    exit interrupts resumes in the next `memlane mcp` or `memlane serve`)."""
+class ResolverBackend:
+    """Requests answered in this process by memlane's resolver (the routes, validation and
+    services `memlane serve` and Lambda use), on behalf of the caller named by `authorizer` (the
+    request context an authorizer writes). Only the socket and the key check are skipped.
+
+    `dispatch` takes the API Gateway proxy event and returns the proxy result. `docs_unavailable`
+    is what the documentation tools answer where documentation sets are not composed."""
+
+    def __init__(self, dispatch: Callable[[dict[str, Any]], dict[str, Any]], authorizer: dict[str, str],
+                 description: str, docs_unavailable: str | None = None, source_ip: str = "127.0.0.1") -> None:
+        self.dispatch = dispatch
+        self.authorizer = authorizer
+        self.description = description
+        self.docs_unavailable = docs_unavailable
+        self.source_ip = source_ip
+
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None,
+                query: dict[str, str] | None = None) -> Any:
+        from memlane.local.gateway import build_event
+
+        if path in DOCS_PATHS and self.docs_unavailable is not None:
+            raise ApiError(501, self.docs_unavailable)
+        raw = json.dumps(body).encode() if body is not None else b""
+        event = build_event(method, path, urlencode(query or {}), {"Content-Type": "application/json"}, raw,
+                            self.authorizer, self.source_ip)
+        result = self.dispatch(event)
+        status = int(result["statusCode"])
+        text = result.get("body") or ""
+        if status >= 400:
+            message = _error_message(status, text)
+            if status == 404 and message.startswith("no route") and path in DOCS_PATHS:
+                message = self.docs_unavailable or DOCS_NEED_A_SERVER
+            raise ApiError(status, message)
+        return json.loads(text) if text else {}
+
+    def memory_graph(self, project_id: str | None) -> dict[str, Any]:
+        return self.request("GET", "/v3/memory-graph", query={"project_id": project_id} if project_id else None)
+
+    def close(self) -> None:
+        pass
+
+
+class DirectBackend(ResolverBackend):
+    """A local data directory, opened in this process (no server needed), as the directory's
+    default organization. Saves too large to process in the request are finished by an ingestion
+    worker running alongside, and documentation sets are crawled by their runner here too (the
+    queue is durable, so a crawl the MCP client's exit interrupts resumes in the next `memlane mcp`
+    or `memlane serve`)."""
 
     def __init__(self, settings: Settings, org_name: str = "default", embedder: Any = None,
                  docsets: bool | None = None) -> None:
         """`docsets`: run documentation sets (their crawler included) in this process; None means
         whenever memlane.docsets is installed."""
         from memlane.api.app import MemlaneApi
+        from memlane.api.auth import authorizer_context
         from memlane.local.compose import build_local
         from memlane.local.worker import IngestWorker
         from memlane.services.context import Principal
         from memlane.services.keys import ensure_organization
 
-        self.description = f"memlane data directory {settings.data_dir}"
         self.stack = build_local(settings, embedder=embedder)
         svc = self.stack.services
         self.worker = IngestWorker(svc, self.stack.queue)
@@ -133,37 +178,9 @@ class DirectBackend:
             self.docsets = LocalDocsets(self.stack, allow_private_network=private)
             self.docsets.start()
         self.api = MemlaneApi(svc, docsets=self.docsets.context if self.docsets else None)
-
-    def request(self, method: str, path: str, body: dict[str, Any] | None = None,
-                query: dict[str, str] | None = None) -> Any:
-        from memlane.api.auth import authorizer_context
-        from memlane.local.gateway import build_event
-
-        if path in DOCS_PATHS and self.docsets is None:
-            raise ApiError(501, DOCS_NEED_A_SERVER)
-        raw = json.dumps(body).encode() if body is not None else b""
-        event = build_event(method, path, urlencode(query or {}), {"Content-Type": "application/json"}, raw,
-                            authorizer_context(self.who))
-        result = self.api.handle(event, None)
-        status = int(result["statusCode"])
-        text = result.get("body") or ""
-        if status >= 400:
-            message = _error_message(status, text)
-            if status == 404 and message.startswith("no route") and path in DOCS_PATHS:
-                message = DOCS_NEED_A_SERVER
-            raise ApiError(status, message)
-        return json.loads(text) if text else {}
-
-    def memory_graph(self, project_id: str | None) -> dict[str, Any]:
-        from memlane.domain.errors import MemlaneError
-        from memlane.services.graph import build_memory_graph
-
-        try:
-            return build_memory_graph(self.stack.services, self.who, project_id).model_dump(mode="json")
-        except MemlaneError as exc:
-            from memlane.api.errors import status_for
-
-            raise ApiError(status_for(exc), exc.message) from exc
+        super().__init__(self.api.handle, authorizer_context(self.who),
+                         f"memlane data directory {settings.data_dir}",
+                         docs_unavailable=None if self.docsets else DOCS_NEED_A_SERVER)
 
     def close(self) -> None:
         if self.docsets is not None:

@@ -1,8 +1,11 @@
-"""The tools the MCP server lists. The five of spec §6 keep its names, descriptions and input
-schemas exactly; the others describe the Mem-Oracle and Vidurai operations they call."""
+"""The tools every memlane MCP server lists (stdio and Streamable HTTP alike). The five of spec §6
+keep its names, descriptions and input schemas exactly; the others describe the Mem-Oracle and
+Vidurai operations they call. Each tool also carries a title and behaviour annotations (MCP
+2025-11-25 `ToolAnnotations`), written next to the tool so they cannot drift from what it does."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
@@ -163,6 +166,48 @@ ALL_TOOLS = [*SPEC_TOOLS, *DOCS_TOOLS, *PROJECT_MEMORY_TOOLS, *CONTEXT_TOOLS]
 TOOL_NAMES = frozenset(t["name"] for t in ALL_TOOLS)
 
 
+@dataclass(frozen=True)
+class Behaviour:
+    """What a tool does to the world, as MCP clients read it (they may ask before a non-read-only
+    call, and warn before a destructive one). `destructive` and `idempotent` only mean something
+    when the tool writes."""
+
+    title: str
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool = True
+    open_world: bool = False  # reaches outside memlane's own store (the web)
+
+
+BEHAVIOUR: dict[str, Behaviour] = {
+    # Saves are additive: a save never replaces or removes anything, and the same content saved
+    # again is reported as a duplicate with nothing new stored, so repeating a call changes nothing.
+    # A project named in `project` is created on first use, also once.
+    "memory": Behaviour("Save to memory", read_only=False),
+    "recall": Behaviour("Recall memories", read_only=True),
+    "listProjects": Behaviour("List memory projects", read_only=True),
+    "memory-graph": Behaviour("Memory topic graph", read_only=True),
+    "whoAmI": Behaviour("Who am I", read_only=True),
+    # Creates the docset (or returns the existing one for the same site) and crawls public web
+    # pages: additive, the same call twice gives the same docset, and it reaches the open web.
+    "index_docs": Behaviour("Index a documentation site", read_only=False, open_world=True),
+    # Searches what was crawled earlier; it fetches nothing.
+    "search_docs": Behaviour("Search indexed documentation", read_only=True),
+    "docs_status": Behaviour("Documentation indexing status", read_only=True),
+    "get_project_context": Behaviour("Project context", read_only=True),
+    "search_memories": Behaviour("Search project memories", read_only=True),
+    # Reads memories and crawled documentation; it never fetches a page.
+    "context_pack": Behaviour("Pack context for a query", read_only=True),
+}
+
+
+def tool_annotations(name: str) -> types.ToolAnnotations:
+    b = BEHAVIOUR[name]
+    return types.ToolAnnotations(title=b.title, read_only_hint=b.read_only, destructive_hint=b.destructive,
+                                 idempotent_hint=b.idempotent, open_world_hint=b.open_world)
+
+
 def tool_list() -> list[types.Tool]:
-    return [types.Tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"])
+    return [types.Tool(name=t["name"], title=BEHAVIOUR[t["name"]].title, description=t["description"],
+                       input_schema=t["inputSchema"], annotations=tool_annotations(t["name"]))
             for t in ALL_TOOLS]

@@ -92,3 +92,36 @@ def docs_text(query: str, out: dict[str, Any]) -> str:
         parts.append(f"{header}\n{where}\n{quote(str(r.get('content') or snippet.get('content') or ''))}")
     tail = "\n\n(More results were cut to stay within the character budget.)" if out.get("truncated") else ""
     return intro + "\n\n" + "\n\n---\n\n".join(parts) + tail
+
+
+# ------------------------------------------------------------------------------------ output cap
+
+MAX_OUTPUT_CHARS = 25_000  # what one tool answer may put into the assistant's context
+RESULT_SEPARATOR = "\n\n---\n\n"  # between the results of recall_text, memories_text, docs_text
+_NOTICE_ROOM = 300
+
+
+def limit_output(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """`text` if it fits in `limit` characters; otherwise its start, cut after the last whole
+    result (or, failing that, the last whole line) that fits, and a notice saying how much was
+    left out, so the assistant knows the answer is partial and how to get the rest.
+
+    Cutting at a line keeps the quoting intact: every stored line that is shown still starts with
+    `> `, and the notice is on a line of its own outside the quote."""
+    if len(text) <= limit:
+        return text
+    budget = max(limit - _NOTICE_ROOM, limit // 2)
+    head = text[:budget]
+    at_result = head.rfind(RESULT_SEPARATOR)
+    if at_result > budget // 2:
+        head = head[:at_result]
+    elif head.rfind("\n") > 0:
+        head = head[: head.rfind("\n")]
+    left_out = len(text) - len(head)
+    total = text.count(RESULT_SEPARATOR) + 1
+    notice = f"[Output cut to stay within {limit:,} characters: the last {left_out:,} characters were left out"
+    if total > 1:
+        whole = head.count(RESULT_SEPARATOR) + (1 if text.startswith(RESULT_SEPARATOR, len(head)) else 0)
+        notice += f"; {whole} of {total} results are shown in full"
+    notice += ". Ask for fewer results or a narrower query to see the rest.]"
+    return f"{head}\n\n{notice}"

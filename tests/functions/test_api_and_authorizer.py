@@ -157,7 +157,7 @@ def test_authorizer_allows_a_valid_key_on_every_route(deployment: Deployment, se
     store = deployment.services().metadata
     key = store.find_api_key_by_hash(hashlib.sha256(secret.encode()).hexdigest())
     assert response["context"] == {"organization_id": ORG_ID, "key_id": key.id, "user_id": "api",
-                                   "rate_limit": "250", "can_manage_keys": "false"}
+                                   "rate_limit": "250", "can_manage_keys": "false", "via": "key"}
     assert response["principalId"] == key.id
     # and the usage plan's key value: the SHA-256 of the memlane key
     assert response["usageIdentifierKey"] == hashlib.sha256(secret.encode()).hexdigest()

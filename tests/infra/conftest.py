@@ -31,10 +31,12 @@ VARIANTS: dict[str, dict[str, str]] = {
         "embedding_provider": "openai",
         "api_daily_quota": "10000",
     },
-    # A production-like stage: data retained, two search nodes, x86_64, e-mail alarms, values as the
-    # CLI passes them (strings).
+    # A production-like stage: data retained, two search nodes, x86_64, e-mail alarms, OAuth for /mcp
+    # (a Cognito user pool), values as the CLI passes them (strings).
     "prod": {
         "stage": "prod",
+        "oauth": "true",
+        "oauth_callback_urls": "https://claude.ai/api/mcp/auth_callback,http://localhost:8765/callback",
         "search_instance_count": "2",
         "lambda_architecture": "x86_64",
         "api_gateway_account_role": "false",

@@ -33,7 +33,8 @@ EXPECTED_ACKNOWLEDGMENTS = [
     r"AwsSolutions-APIG2",  # validation by the resolver's pydantic models
     r"AwsSolutions-APIG3",  # no WAF by default
     r"AwsSolutions-APIG4",  # public health/spec routes and CORS preflights
-    r"AwsSolutions-COG4",  # memlane API keys, not Cognito
+    r"AwsSolutions-COG4",  # memlane API keys and bound Cognito tokens, in one Lambda authorizer
+    r"AwsSolutions-COG8",  # Essentials, not Plus (oauth=true only)
     r"AwsSolutions-SQS3",  # the schedule DLQs are DLQs themselves
     # the web app's distribution: no geo restriction, no WAF, no standard logs, default certificate
     r"AwsSolutions-CFR[1-4]",
@@ -167,6 +168,15 @@ SERVERLESS_SEARCH_TYPES = {
     "AWS::OpenSearchServerless::SecurityPolicy",
     "AWS::OpenSearchServerless::AccessPolicy",
 }
+# oauth=true: the Cognito user pool that issues tokens for /mcp
+OAUTH_TYPES = {
+    "AWS::Cognito::UserPool",
+    "AWS::Cognito::UserPoolClient",
+    "AWS::Cognito::UserPoolResourceServer",
+    "AWS::Cognito::UserPoolDomain",
+    "AWS::Cognito::ManagedLoginBranding",
+    "AWS::Cognito::UserPoolGroup",
+}
 DEV_ONLY_TYPES = {"Custom::S3AutoDeleteObjects"}  # empties the dev buckets on destroy
 
 
@@ -178,7 +188,7 @@ DEV_ONLY_TYPES = {"Custom::S3AutoDeleteObjects"}  # empties the dev buckets on d
             "serverless",
             COMMON_RESOURCE_TYPES | SERVERLESS_SEARCH_TYPES | DEV_ONLY_TYPES | {"AWS::ApiGateway::Account"},
         ),
-        ("prod", COMMON_RESOURCE_TYPES | MANAGED_SEARCH_TYPES | {"AWS::SNS::Subscription"}),
+        ("prod", COMMON_RESOURCE_TYPES | MANAGED_SEARCH_TYPES | OAUTH_TYPES | {"AWS::SNS::Subscription"}),
     ],
 )
 def test_the_stack_is_made_of_exactly_these_resource_types(synth_variant, variant, expected):

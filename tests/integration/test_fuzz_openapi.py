@@ -44,7 +44,11 @@ def test_no_route_answers_500_and_errors_are_json(case, running):
     assert response.status_code < 500, (case.method, case.path, response.status_code, response.text[:300])
     if response.status_code >= 400:
         body = json.loads(response.text)
-        assert isinstance(body.get("error"), str) and body["error"], body
+        error = body.get("error")
+        if case.path == "/mcp" and isinstance(error, dict):
+            # MCP speaks JSON-RPC: its transport's errors are JSON-RPC error objects
+            error = error.get("message")
+        assert isinstance(error, str) and error, body
 
 
 @pytest.mark.parametrize(

@@ -49,7 +49,11 @@ async def _against_server(url: str, key: str, other_key: str) -> None:
         assert [t.name for t in listed.tools] == ALL_TOOLS
         by_name = {t.name: t.model_dump(by_alias=True, exclude_none=True) for t in listed.tools}
         for spec in SPEC_TOOLS:  # spec §6: same names, descriptions and input schemas
-            assert by_name[spec["name"]] == spec
+            assert {k: by_name[spec["name"]][k] for k in spec} == spec
+        # with the same annotations as over HTTP (one definition)
+        assert by_name["recall"]["annotations"] == {"title": "Recall memories", "readOnlyHint": True,
+                                                    "destructiveHint": False, "idempotentHint": True,
+                                                    "openWorldHint": False}
         assert by_name["recall"]["inputSchema"]["properties"]["limit"] == {
             "type": "number", "description": "Maximum number of results (default: 5)"}
         assert by_name["memory"]["inputSchema"]["required"] == ["content"]
