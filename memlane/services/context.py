@@ -26,6 +26,8 @@ from memlane.services.ratelimit import RateLimiter
 if TYPE_CHECKING:  # Powertools' idempotency (and boto3 behind it) loads only where a key is sent
     from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
 
+    from memlane.connections.ports import ConnectionPorts
+
 
 @dataclass(frozen=True)
 class Principal:
@@ -64,3 +66,4 @@ class Services:
     rate_limiter: RateLimiter | None = None  # unlimited when None
     idempotency: BasePersistenceLayer | None = None  # Idempotency-Key ignored when None
     metrics: Metrics = field(default_factory=NoMetrics)  # memlane.observability names what is counted
+    connections: ConnectionPorts | None = None  # synced outside services (spec §11); routes answer 503 when None
