@@ -72,7 +72,7 @@ class ProviderSession:
         try:
             self.tokens = oauth.refresh(self.client, self.spec, self.app, self.tokens, self.clock.now())
         except OAuthError as exc:
-            raise ProviderAuthError(f"{self.provider}: {exc.message}") from exc
+            raise ProviderAuthError(f"{self.provider}: {exc.message}; connect again") from exc
         if self.on_tokens is not None:
             self.on_tokens(self.tokens)
 
@@ -91,6 +91,8 @@ class ProviderSession:
     def request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
                 json: Any = None, headers: Mapping[str, str] | None = None) -> httpx.Response:
         refreshed = False
+        # httpx replaces a URL's query with `params` even when it is empty: a `next` link keeps its own.
+        params = params or None
         while True:
             response = self._send(method, path, params=params, json=json, headers=headers)
             if self.auth_failed(response) and not refreshed and self.tokens is not None \

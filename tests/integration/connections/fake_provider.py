@@ -88,6 +88,7 @@ class FakeProvider:
         self.faults: list[Fault] = []
         self.log: list[tuple[str, str]] = []
         self.token_requests: list[dict[str, str]] = []
+        self.errors: list[str] = []
         self._lock = threading.Lock()
         fake = self
 
@@ -102,7 +103,14 @@ class FakeProvider:
                 length = int(self.headers.get("Content-Length") or 0)
                 request = Request(self.command, parts.path, parse_qs(parts.query, keep_blank_values=True),
                                   dict(self.headers.items()), self.rfile.read(length) if length else b"")
-                reply = fake.dispatch(request)
+                try:
+                    reply = fake.dispatch(request)
+                except Exception as exc:  # a bug in a fake must fail the test, not hang it
+                    import traceback
+
+                    traceback.print_exc()
+                    fake.errors.append(repr(exc))
+                    reply = json_reply({"error": f"fake crashed: {exc!r}"}, 500)
                 self.send_response(reply.status)
                 for k, v in reply.headers.items():
                     self.send_header(k, v)
