@@ -6,8 +6,8 @@ redirect URI with `code` and `state`; a token endpoint that exchanges a code (ch
 the redirect URI and the PKCE verifier) and refreshes (rotating the refresh token: the old one
 stops working); bearer tokens that expire or can be revoked early. Each provider's fake adds its
 API routes (`route`), written from that provider's API reference, and tests inject failures:
-`fail(path_prefix, status, headers, times)` answers the next `times` matching requests with that
-status (a 429 with Retry-After, a 503).
+`fail(path_prefix, status, headers, times, after=n)` answers `times` matching requests (after
+letting `n` through) with that status (a 429 with Retry-After, a 503).
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ class Fault:
     headers: dict[str, str]
     times: int
     body: Any = None
+    after: int = 0  # matching requests let through first
 
 
 Handler = Callable[[Request], Reply]
@@ -153,9 +154,9 @@ class FakeProvider:
         self.routes.append((method, re.compile(f"^{pattern}$"), handler))
 
     def fail(self, prefix: str, status: int, headers: dict[str, str] | None = None, times: int = 1,
-             body: Any = None) -> None:
+             body: Any = None, after: int = 0) -> None:
         with self._lock:
-            self.faults.append(Fault(prefix, status, headers or {}, times, body))
+            self.faults.append(Fault(prefix, status, headers or {}, times, body, after))
 
     def hits(self, prefix: str) -> int:
         return sum(1 for _, p in self.log if p.startswith(prefix))
@@ -165,6 +166,9 @@ class FakeProvider:
             self.log.append((request.method, request.path))
             for fault in self.faults:
                 if fault.times > 0 and request.path.startswith(fault.prefix):
+                    if fault.after > 0:
+                        fault.after -= 1
+                        continue
                     fault.times -= 1
                     return json_reply(fault.body if fault.body is not None else {"error": "injected"},
                                       fault.status, fault.headers)
