@@ -4,14 +4,16 @@ token_vault (SQLite, a key file), memlane.adapters.aws.connection_store and toke
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memlane.connections.models import Connection, ConnectionItem, PendingAuthorization
+
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class ConnectionStore(Protocol):
@@ -90,8 +92,6 @@ class ConnectionPorts:
     dispatcher: SyncDispatcher | None = None
     # The transport every provider request goes through (tests hand in one bound to loopback).
     transport: httpx.BaseTransport | None = None
-    api_overrides: dict[str, str] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def callback_url(self) -> str:
         return self.public_url.rstrip("/") + "/oauth/callback"
@@ -99,5 +99,3 @@ class ConnectionPorts:
     def webhook_url(self, provider: str, connection_id: str) -> str:
         return f"{self.public_url.rstrip('/')}/webhooks/{provider}?connection={connection_id}"
 
-
-Items = Sequence[ConnectionItem]

@@ -206,6 +206,7 @@ class SyncRun:
         except _OutOfTime:
             self.result.complete = False
             self.finish(sync_requested=True)
+            self.continue_later()
             return self.result
         except BaseException as exc:
             self.stopped(exc)
@@ -223,6 +224,7 @@ class SyncRun:
         except _OutOfTime:
             self.result.complete = False
             self.finish(sync_requested=True, synced=False)
+            self.continue_later()
             return self.result
         except BaseException as exc:
             self.stopped(exc, synced=False)
@@ -231,6 +233,11 @@ class SyncRun:
             return self.result
         self.finish(synced=False)
         return self.result
+
+    def continue_later(self) -> None:
+        """Out of time: the next run (the local runner's next pass, another SQS message) goes on."""
+        if self.ports.dispatcher is not None:
+            self.ports.dispatcher.request_sync(self.conn.organization_id, self.conn.id)
 
     # ------------------------------------------------------------------ items
 
@@ -440,7 +447,8 @@ def sync_connection(svc: Services, org_id: str, connection_id: str, *, budget_s:
     if conn is None:
         return None
     if conn.status == ConnectionStatus.DELETING:
-        purge_connection(svc, conn, budget_s=budget_s)
+        if not purge_connection(svc, conn, budget_s=budget_s).finished and ports.dispatcher is not None:
+            ports.dispatcher.request_sync(org_id, connection_id)
         return None
     if conn.status != ConnectionStatus.ACTIVE:
         ports.store.release(org_id, connection_id)
