@@ -36,6 +36,8 @@ DEFAULT_CONTEXT: dict[str, Any] = {
     "api_gateway_account_role": True,
     "alarm_email": "",
     "xray_sdk_on_request_path": False,
+    "connections_secret_name": c.DEFAULT_CONNECTIONS_SECRET_NAME,
+    "public_url": "",
 }
 
 SEARCH_BACKENDS = ("managed", "serverless")
@@ -99,6 +101,8 @@ class DeploymentConfig:
     api_gateway_account_role: bool
     alarm_email: str
     xray_sdk_on_request_path: bool
+    connections_secret_name: str  # the OAuth clients of the connection providers (docs/deploy.md)
+    public_url: str  # where providers send users back and deliver webhooks; "" = the API's own URL
     layer_asset: str | None
 
     @property
@@ -172,12 +176,21 @@ class DeploymentConfig:
             api_gateway_account_role=_as_bool("api_gateway_account_role", value("api_gateway_account_role")),
             alarm_email=str(value("alarm_email") or ""),
             xray_sdk_on_request_path=_as_bool("xray_sdk_on_request_path", value("xray_sdk_on_request_path")),
+            connections_secret_name=_non_empty("connections_secret_name", value("connections_secret_name")),
+            public_url=_public_url(str(value("public_url") or "")),
             layer_asset=str(layer_asset) if layer_asset else None,
         )
 
     @classmethod
     def from_mapping(cls, context: Mapping[str, Any]) -> DeploymentConfig:
         return cls.from_context(context.get)
+
+
+def _public_url(raw: str) -> str:
+    url = raw.strip().rstrip("/")
+    if url and not url.startswith("https://"):
+        raise ConfigError(f"public_url={raw!r}: use the https:// URL of a custom domain in front of the API")
+    return url
 
 
 def _choice(key: str, raw: Any, choices: tuple[str, ...]) -> str:

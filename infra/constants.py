@@ -127,6 +127,21 @@ PAGE_WORKER_FUNCTION = FunctionSpec(
     120,
 )
 
+CONNECTION_SCHEDULE_FUNCTION = FunctionSpec(
+    "ConnectionScheduleFunction",
+    "functions.connection_schedule.handler.handler",
+    "Every 15 minutes: send due connections to the sync queue",
+    256,
+    60,
+)
+CONNECTION_SYNC_FUNCTION = FunctionSpec(
+    "ConnectionSyncFunction",
+    "functions.connection_sync.handler.handler",
+    "Connections: sync one connection (GitHub, Notion, Google Drive, Slack, X) into memory",
+    1024,
+    900,
+)
+
 # The ingestion workflow, in order: (state name, function).
 INGESTION_STEPS = (
     ("Prepare", PREPARE_FUNCTION),
@@ -144,6 +159,8 @@ ALL_FUNCTIONS = (
     FORGET_FUNCTION,
     REFRESH_FUNCTION,
     PAGE_WORKER_FUNCTION,
+    CONNECTION_SCHEDULE_FUNCTION,
+    CONNECTION_SYNC_FUNCTION,
 )
 
 # --------------------------------------------------------------------------- environment
@@ -197,7 +214,9 @@ STAGE_THROTTLE_BURST_LIMIT = 100
 # Routes that answer without a key (each seed's documented health/spec route).
 AUTHORIZER_REFUSALS_ALARM = 50  # refused keys per 5 minutes before the authorizer alarm fires
 PAGE_ERRORS_ALARM = 20  # documentation pages that failed per 5 minutes (a site down, not one broken link)
-PUBLIC_ROUTES = (("GET", "health"), ("GET", "openapi.json"), ("GET", "healthz"), ("GET", "capabilities"))
+PUBLIC_ROUTES = (("GET", "health"), ("GET", "openapi.json"), ("GET", "healthz"), ("GET", "capabilities"),
+                 # connections: the provider's redirect (bound by its state), GitHub's signed webhooks
+                 ("GET", "oauth/callback"), ("POST", "webhooks/github"))
 BINARY_MEDIA_TYPES = ("application/pdf", "application/octet-stream", "multipart/form-data")
 MIN_COMPRESSION_BYTES = 1024
 HEADER_AUTHORIZATION = "Authorization"
@@ -210,6 +229,13 @@ REFRESH_SCHEDULE_DAYS = 1
 SCHEDULE_RETRY_ATTEMPTS = 3
 SCHEDULE_MAX_EVENT_AGE_HOURS = 1
 JOB_ASYNC_RETRY_ATTEMPTS = 2
+CONNECTION_SYNC_SCHEDULE_MINUTES = 15  # spec §11.3: every 15 minutes for active connections
+
+# --------------------------------------------------------------------------- connections
+
+CONNECTION_SYNC_BATCH_SIZE = 1  # one connection per invocation: a sync may use the whole timeout
+CONNECTION_SYNC_MAX_CONCURRENCY = 5  # bounds provider API use and Lambda spend
+DEFAULT_CONNECTIONS_SECRET_NAME = "memlane/connections"
 
 # --------------------------------------------------------------------------- storage and search
 

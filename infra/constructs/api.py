@@ -82,7 +82,8 @@ GATEWAY_RESPONSES: tuple[tuple[str, apigw.ResponseType, str | None, dict[str, st
 
 PUBLIC_ROUTE_REASON = (
     "Documented as unauthenticated by the seeds memlane serves verbatim (health checks and the OpenAPI "
-    "document); the API Lambda returns no tenant data on these paths."
+    "document), or called by a connection provider without a memlane key: the OAuth callback is bound to "
+    "its organization by a single-use, expiring state, a GitHub webhook by its HMAC signature."
 )
 PREFLIGHT_REASON = (
     "CORS preflight: browsers never send credentials on OPTIONS, so an authorizer would break every "
@@ -251,7 +252,7 @@ class Api(Construct):
             preflight = resource.add_method("OPTIONS", integration)
             acknowledge(preflight, "AwsSolutions-APIG4", PREFLIGHT_REASON)
         for http_method, path in c.PUBLIC_ROUTES:
-            public = root.add_resource(path).add_method(http_method, integration)
+            public = root.resource_for_path(path).add_method(http_method, integration)
             acknowledge(public, "AwsSolutions-APIG4", PUBLIC_ROUTE_REASON)
 
     def _grant_api_key_admin(self, function: lambda_.Function) -> None:
