@@ -6,7 +6,7 @@ all (malformed, a store outage) are retried by SQS and end in the DLQ."""
 
 from __future__ import annotations
 
-from functools import cache
+from functools import partial
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -17,6 +17,7 @@ from pydantic import Json
 from functions._tracing import lambda_tracer
 from memlane.adapters.aws.sync_queue import SyncMessage
 from memlane.connections.sync import sync_connection
+from memlane.services.context import Services
 
 logger = Logger()
 tracer = lambda_tracer()
@@ -24,6 +25,7 @@ tracer = lambda_tracer()
 # What the sync leaves of the function's time for recording its result and the batch's reply.
 SAFETY_MARGIN_S = 90.0
 MIN_BUDGET_S = 30.0
+DEFAULT_REMAINING_S = 600.0
 
 
 class SyncRecord(SqsRecordModel):
@@ -31,21 +33,13 @@ class SyncRecord(SqsRecordModel):
 
 
 processor = BatchProcessor(event_type=EventType.SQS, model=SyncRecord, raise_on_entire_batch_failure=False)
-_remaining_s: list[float] = [600.0]
 
 
-@cache
-def _services() -> Any:
-    from memlane.adapters.aws.compose import build_aws_services
-
-    return build_aws_services()
-
-
-def record_handler(record: SyncRecord) -> dict[str, Any]:
+def record_handler(record: SyncRecord, services: Services, remaining_s: float) -> dict[str, Any]:
     logger.set_correlation_id(record.messageId)
     message = record.body
-    budget = max(_remaining_s[0] - SAFETY_MARGIN_S, MIN_BUDGET_S)
-    result = sync_connection(_services(), message.organization_id, message.connection_id, budget_s=budget)
+    budget = max(remaining_s - SAFETY_MARGIN_S, MIN_BUDGET_S)
+    result = sync_connection(services, message.organization_id, message.connection_id, budget_s=budget)
     summary: dict[str, Any] = {"connection_id": message.connection_id, "ran": result is not None}
     if result is not None:
         summary.update(added=result.added, updated=result.updated, deleted=result.deleted,
@@ -56,8 +50,12 @@ def record_handler(record: SyncRecord) -> dict[str, Any]:
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    if context is not None and hasattr(context, "get_remaining_time_in_millis"):
-        _remaining_s[0] = context.get_remaining_time_in_millis() / 1000
-    return process_partial_response(event=event, record_handler=record_handler, processor=processor,
-                                    context=context)
+def handler(event: dict[str, Any], context: Any, services: Services | None = None) -> dict[str, Any]:
+    if services is None:
+        from memlane.adapters.aws.compose import build_aws_services
+
+        services = build_aws_services()
+    remaining = (context.get_remaining_time_in_millis() / 1000
+                 if context is not None and hasattr(context, "get_remaining_time_in_millis") else DEFAULT_REMAINING_S)
+    handle = partial(record_handler, services=services, remaining_s=remaining)
+    return process_partial_response(event=event, record_handler=handle, processor=processor, context=context)

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 from aws_cdk import Aws, Duration, RemovalPolicy
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
@@ -77,7 +78,7 @@ class Connections(Construct):
         search.grant_write(self.sync_function.role)
         models.grant_embed(self.sync_function)
         models.grant_summarize(self.sync_function)
-        self.key.grant_encrypt_decrypt(self.sync_function)  # a refreshed token is sealed again
+        self.grant_seal(self.sync_function)  # a refreshed token is sealed again
         self.clients.grant_read(self.sync_function)  # refreshing needs the OAuth client
         self.sync.queue.grant_send_messages(self.sync_function)  # its continuation
         ingest_queue.grant_send_messages(self.sync_function)  # the write path's safety net
@@ -103,6 +104,10 @@ class Connections(Construct):
             config,
         )
 
+    def grant_seal(self, grantee: iam.IGrantable) -> None:
+        """Encrypt and Decrypt with the token key, nothing else (no re-encrypt, no data keys)."""
+        self.key.grant(grantee, "kms:Encrypt", "kms:Decrypt")
+
     def grant_api(self, api_function: lambda_.Function, config: DeploymentConfig, rest_api_id: str) -> None:
         """The API starts connections (seals the PKCE verifier and webhook secret), completes them at
         the OAuth callback, verifies webhooks, asks for syncs and deletes connections."""
@@ -112,6 +117,6 @@ class Connections(Construct):
         public_url = config.public_url or \
             f"https://{rest_api_id}.execute-api.{Aws.REGION}.{Aws.URL_SUFFIX}/{config.stage}"
         api_function.add_environment(ENV_PUBLIC_URL, public_url)
-        self.key.grant_encrypt_decrypt(api_function)
+        self.grant_seal(api_function)
         self.clients.grant_read(api_function)
         self.sync.queue.grant_send_messages(api_function)

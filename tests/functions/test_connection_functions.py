@@ -42,8 +42,9 @@ def fake():
 
 
 @pytest.fixture
-def connections(deployment: Deployment, monkeypatch: pytest.MonkeyPatch, fake) -> dict[str, str]:
-    """What the stack adds for connections: the KMS key, the sync queue, the OAuth clients' secret."""
+def connections(deployment: Deployment, monkeypatch: pytest.MonkeyPatch, fake) -> dict:
+    """What the stack adds for connections (the KMS key, the sync queue, the OAuth clients' secret)
+    and the services the functions would compose from that environment."""
     key = new_client("kms").create_key(Description="memlane connections")["KeyMetadata"]["Arn"]
     queue = deployment.sqs.create_queue(QueueName="memlane-dev-SyncQueue")["QueueUrl"]
     new_client("secretsmanager").create_secret(Name="memlane/connections", SecretString=json.dumps({"github": {
@@ -53,11 +54,9 @@ def connections(deployment: Deployment, monkeypatch: pytest.MonkeyPatch, fake) -
                         "MEMLANE_CONNECTIONS_SECRET": "memlane/connections",
                         "MEMLANE_PUBLIC_URL": "https://abc123.execute-api.us-east-1.amazonaws.com/dev/"}.items():
         monkeypatch.setenv(name, value)
-    compose.reset_aws_services()
-    import functions.connection_sync.handler as sync_fn
-
-    sync_fn._services.cache_clear()
-    return {"key": key, "queue": queue}
+    services = compose.compose_aws(compose.AwsSettings.from_env(), compose.memlane_settings(),
+                                   embedder=deployment.embedder, index=deployment.search, clock=deployment.clock)
+    return {"key": key, "queue": queue, "services": services}
 
 
 def drain(deployment: Deployment, queue: str) -> list[dict]:
@@ -71,7 +70,7 @@ def drain(deployment: Deployment, queue: str) -> list[dict]:
 
 def test_schedule_and_sync_function_sync_a_connection_on_aws(deployment: Deployment, org: Organization,
                                                             connections, fake) -> None:
-    svc = deployment.services()
+    svc = connections["services"]
     who = Principal(organization_id=ORG_ID, key_id="k1")
 
     # Given a GitHub connection made through the AWS adapters (KMS-sealed tokens, clients from Secrets Manager)
@@ -92,7 +91,8 @@ def test_schedule_and_sync_function_sync_a_connection_on_aws(deployment: Deploym
         "the callback asked for a first sync"
 
     # When the 15-minute schedule fires
-    report = invoke("connection_schedule", load_event("connection_schedule.json"), context("connection-schedule"))
+    report = invoke("connection_schedule", load_event("connection_schedule.json"), context("connection-schedule"),
+                    services=svc)
 
     # Then exactly the due connection is on the sync queue
     assert (report["due"], report["sent"]) == (1, 1)
@@ -103,7 +103,7 @@ def test_schedule_and_sync_function_sync_a_connection_on_aws(deployment: Deploym
     event = load_event("connection_sync_batch.json")
     record = copy.deepcopy(event["Records"][0])
     event["Records"] = [{**record, "messageId": m["MessageId"], "body": m["Body"]} for m in messages]
-    answer = invoke("connection_sync", event, context("connection-sync"))
+    answer = invoke("connection_sync", event, context("connection-sync"), services=svc)
 
     # Then the repository's files and its issue are documents in DynamoDB and the search index
     assert answer == {"batchItemFailures": []}
@@ -114,7 +114,8 @@ def test_schedule_and_sync_function_sync_a_connection_on_aws(deployment: Deploym
     assert len(deployment.search.document_ids(ORG_ID)) == 3
 
     # and a schedule right after finds nothing due
-    again = invoke("connection_schedule", load_event("connection_schedule.json"), context("connection-schedule"))
+    again = invoke("connection_schedule", load_event("connection_schedule.json"), context("connection-schedule"),
+                   services=svc)
     assert again["due"] == 0 and drain(deployment, connections["queue"]) == []
 
 
@@ -124,5 +125,5 @@ def test_a_malformed_sync_message_is_the_only_one_retried(deployment: Deployment
     good = event["Records"][0]  # names a connection that does not exist: nothing to do, not an error
     bad = {**good, "messageId": "bad-1", "body": "{\"connection\": 1}"}
     event["Records"] = [good, bad]
-    answer = invoke("connection_sync", event, context("connection-sync"))
+    answer = invoke("connection_sync", event, context("connection-sync"), services=connections["services"])
     assert answer == {"batchItemFailures": [{"itemIdentifier": "bad-1"}]}

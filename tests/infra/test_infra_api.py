@@ -43,7 +43,8 @@ def test_authorizer_is_a_request_authorizer_that_accepts_either_header(dev):
 def test_every_method_requires_the_authorizer_and_a_key_except_the_public_routes(dev):
     methods = _methods(dev)
     (authorizer_id,) = dev.of_type("AWS::ApiGateway::Authorizer")
-    public = {("GET", "health"), ("GET", "openapi.json"), ("GET", "healthz"), ("GET", "capabilities")}
+    public = {("GET", "health"), ("GET", "openapi.json"), ("GET", "healthz"), ("GET", "capabilities"),
+              ("GET", "callback"), ("POST", "github")}  # /oauth/callback, /webhooks/github (connections)
     preflight = {("OPTIONS", "/"), ("OPTIONS", "{proxy+}")}
     assert set(methods) == {("ANY", "/"), ("ANY", "{proxy+}")} | public | preflight
     for key, props in methods.items():

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from memlane.adapters.aws._boto import LazyClient, call
+from memlane.adapters.aws._boto import call, lazy_client
 
 SQS_BATCH = 10  # SendMessageBatch's maximum
 
@@ -30,11 +30,9 @@ class SyncMessage(BaseModel):
 
 
 class SqsSyncDispatcher:
-    client = LazyClient("sqs")
-
     def __init__(self, queue_url: str, client: Any | None = None) -> None:
         self.queue_url = queue_url
-        self._client = client
+        self.client = lazy_client(client, "sqs")
 
     def request_sync(self, org_id: str, connection_id: str) -> None:
         self.send_many([SyncMessage(organization_id=org_id, connection_id=connection_id)])

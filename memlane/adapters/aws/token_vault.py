@@ -14,7 +14,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from memlane.adapters.aws._boto import LazyClient, call, error_code
+from memlane.adapters.aws._boto import call, error_code, lazy_client
 from memlane.domain.errors import MemlaneError
 
 _PREFIX = "kms1."
@@ -22,13 +22,11 @@ MAX_PLAINTEXT_BYTES = 4096  # KMS Encrypt's limit
 
 
 class KmsTokenVault:
-    client = LazyClient("kms")
-
     def __init__(self, key_id: str, client: Any | None = None) -> None:
         if not key_id:
             raise MemlaneError("connections: no KMS key configured (MEMLANE_CONNECTIONS_KEY)")
         self.key_id = key_id
-        self._client = client
+        self.client = lazy_client(client, "kms")
 
     def seal(self, context: Mapping[str, str], plaintext: bytes) -> str:
         if len(plaintext) > MAX_PLAINTEXT_BYTES:
