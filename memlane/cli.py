@@ -506,7 +506,8 @@ def cmd_connect(args: argparse.Namespace) -> int:
                       f"{len(result.errors)} errors", file=sys.stderr)
                 for error in result.errors:
                     print(f"  {error}", file=sys.stderr)
-        current = client.stack.services.connections.store.get_connection(conn.organization_id, conn.id)
+        ports = client.stack.services.connections
+        current = ports.store.get_connection(conn.organization_id, conn.id) if ports else None
         print(json.dumps(connection_out(current or conn).model_dump(mode="json")))
     finally:
         client.close()

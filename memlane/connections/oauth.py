@@ -89,17 +89,17 @@ def needs_refresh(tokens: TokenSet, now: datetime) -> bool:
 def _token_request(client: httpx.Client, spec: OAuthSpec, app: OAuthApp, body: dict[str, str], now: datetime,
                    previous: TokenSet | None) -> TokenSet:
     headers = {"Accept": "application/json"}
-    auth = None
     if spec.client_auth == "basic":
-        auth = httpx.BasicAuth(app.client_id, app.client_secret)
+        credentials = f"{app.client_id}:{app.client_secret}".encode()
+        headers["Authorization"] = "Basic " + base64.b64encode(credentials).decode("ascii")
     else:
         body = {**body, "client_id": app.client_id, "client_secret": app.client_secret}
     url = app.token_url or spec.token_url
     try:
         if spec.body_format == "json":
-            response = client.post(url, json=body, headers=headers, auth=auth)
+            response = client.post(url, json=body, headers=headers)
         else:
-            response = client.post(url, data=body, headers=headers, auth=auth)
+            response = client.post(url, data=body, headers=headers)
     except httpx.TransportError as exc:
         raise ProviderUnavailable(f"token endpoint unreachable: {type(exc).__name__}") from exc
     if response.status_code == 429:

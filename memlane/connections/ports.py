@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from memlane.connections.models import Connection, ConnectionItem, PendingAuthorization
-
 
 if TYPE_CHECKING:
     import httpx

@@ -54,7 +54,7 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
 def github_changes(conn: Connection, event: str, payload: dict[str, Any]) -> Changes | None:
     """What a delivery changes in this connection; None when it is not about anything it syncs."""
     repo = (payload.get("repository") or {}).get("full_name")
-    if repo not in conn.options.get("repositories", []):
+    if not isinstance(repo, str) or repo not in conn.options.get("repositories", []):
         return None
     changes = Changes()
     if event == "push":

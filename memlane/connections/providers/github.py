@@ -273,7 +273,7 @@ class GitHubProvider:
             comments += [{**c, "review": True} for c in self._paged(session, f"/repos/{repo}/pulls/{number}/comments")]
             comments.sort(key=lambda c: c.get("created_at") or "")
         kind = "Pull request" if pull else "Issue"
-        labels = [lb.get("name") for lb in issue.get("labels") or [] if isinstance(lb, dict) and lb.get("name")]
+        labels = [str(lb["name"]) for lb in issue.get("labels") or [] if isinstance(lb, dict) and lb.get("name")]
         lines = [f"# {issue.get('title') or ''}".rstrip(), "",
                  f"{kind} #{number} in {repo} · {issue.get('state')} · opened by "
                  f"@{(issue.get('user') or {}).get('login', 'unknown')} on {issue.get('created_at')}"

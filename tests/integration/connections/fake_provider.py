@@ -176,7 +176,7 @@ class FakeProvider:
             match = pattern.match(request.path)
             if method == request.method and match:
                 request.match = match
-                if not handler.__name__ in ("authorize", "token") and not self.authorized(request):
+                if handler.__name__ not in ("authorize", "token") and not self.authorized(request):
                     return self.unauthorized(request)
                 return handler(request)
         return json_reply({"message": "Not Found"}, 404)

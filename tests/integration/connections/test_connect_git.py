@@ -17,6 +17,7 @@ from memlane.collections.service import query as raged_query
 from memlane.connections import service
 from memlane.connections.models import Provider
 
+
 def _function(name: str, n: int) -> str:
     body = "\n".join(f"    step_{i} = lines[{i}].amount * rate  # apply the {name} rule to line {i}" for i in range(n))
     return f'def {name}(lines, rate):\n    """{name.replace("_", " ")}."""\n{body}\n    return rate\n'
