@@ -245,14 +245,15 @@ def delete_connection(svc: Services, who: Principal, connection_id: str,
 def connect_git(svc: Services, who: Principal, path: str, *, project_id: str | None = None,
                 repo_id: str | None = None, branch: str | None = None) -> Connection:
     """`memlane connect git PATH`: a connection to a clone on this machine (no OAuth), active at
-    once. Connecting the same clone again returns the existing connection."""
+    once. Connecting the same clone (same repo id, same project) again returns the existing one."""
     ports = ports_of(svc)
     adapter = adapter_for(Provider.GIT)
     options = adapter.validate_options({"path": path, "repo_id": repo_id, "branch": branch})
     project = resolve_project(svc, who, project_id)
     for existing in ports.store.list_connections(who.organization_id):
         if existing.provider == Provider.GIT and existing.options.get("path") == options["path"] \
-                and existing.project_id == project.id and existing.status != ConnectionStatus.DELETING:
+                and existing.options.get("repo_id") == options["repo_id"] and existing.project_id == project.id \
+                and existing.status != ConnectionStatus.DELETING:
             return existing
     now = svc.clock.now()
     conn = Connection(organization_id=who.organization_id, provider=Provider.GIT, project_id=project.id,

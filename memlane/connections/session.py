@@ -86,7 +86,13 @@ class ProviderSession:
     # ------------------------------------------------------------------ requests
 
     def url(self, path: str) -> str:
-        return path if path.startswith(("http://", "https://")) else f"{self.base_url}/{path.lstrip('/')}"
+        if not path.startswith(("http://", "https://")):
+            return f"{self.base_url}/{path.lstrip('/')}"
+        # A `next` link from the provider: followed only on the provider's own host, so the token
+        # is never sent anywhere else whatever an answer says.
+        if httpx.URL(path).netloc != httpx.URL(self.base_url).netloc:
+            raise ProviderItemError(f"{self.provider}: refusing to follow a link off {httpx.URL(self.base_url).host}")
+        return path
 
     def request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
                 json: Any = None, headers: Mapping[str, str] | None = None) -> httpx.Response:

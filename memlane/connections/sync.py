@@ -64,6 +64,7 @@ SYNC_EVERY = timedelta(minutes=15)
 LEASE = timedelta(minutes=20)  # longer than any sync's time budget; a dead sync's lease expires
 DEFAULT_BUDGET_S = 600.0  # then the sync stops, asks for another run, and the next one goes on
 WRITE_BATCH = 16  # items embedded together
+MANY_ITEMS = 50  # a batch naming more items reads all item records at once instead of one by one
 MAX_ITEM_ATTEMPTS = 5
 FIRST_BACKOFF = timedelta(minutes=1)
 MAX_BACKOFF = timedelta(hours=1)
@@ -186,6 +187,7 @@ class SyncRun:
         self.deadline = time.monotonic() + (budget_s if budget_s is not None else DEFAULT_BUDGET_S)
         self.result = SyncResult(started_at=svc.clock.now())
         self.pending = dict(conn.pending_items)
+        self._known: dict[str, ConnectionItem] | None = None  # every item record, read once when many are needed
 
     # ------------------------------------------------------------------ the whole sync
 
@@ -245,14 +247,25 @@ class SyncRun:
         if self.pending:
             self.upsert([ItemRef(external_id=ext_id) for ext_id in list(self.pending)])
 
+    def _record_of(self, external_id: str, many: bool) -> ConnectionItem | None:
+        """One item's record: from one listing of them all when a batch names many items (a
+        repository's tree), by a single read otherwise (a webhook's few)."""
+        if many and self._known is None:
+            self._known = {r.external_id: r for r in self.store.list_items(self.conn.id)}
+        if self._known is not None:
+            return self._known.get(external_id)
+        return self.store.get_item(self.conn.id, external_id)
+
     def upsert(self, refs: Iterable[ItemRef]) -> None:
+        refs = list(refs)
+        many = len(refs) > MANY_ITEMS
         todo: list[tuple[ItemRef, ConnectionItem | None]] = []
         seen: set[str] = set()
         for ref in refs:
             if ref.external_id in seen:
                 continue
             seen.add(ref.external_id)
-            record = self.store.get_item(self.conn.id, ref.external_id)
+            record = self._record_of(ref.external_id, many)
             unchanged = (record is not None and ref.version is not None and record.version == ref.version
                          and not ref.hint.get("recheck") and ref.external_id not in self.pending)
             if not unchanged:
@@ -325,9 +338,12 @@ class SyncRun:
                 self.result.added += 1
             else:
                 self.result.updated += 1
-        self.store.put_item(ConnectionItem(
+        stored = ConnectionItem(
             connection_id=self.conn.id, organization_id=self.conn.organization_id, external_id=item.external_id,
-            document_ids=ids, version=item.version, content_hash=content_hash, updated_at=self.svc.clock.now()))
+            document_ids=ids, version=item.version, content_hash=content_hash, updated_at=self.svc.clock.now())
+        self.store.put_item(stored)
+        if self._known is not None:
+            self._known[item.external_id] = stored
         self.pending.pop(item.external_id, None)
 
     def delete_many(self, external_ids: Iterable[str]) -> None:
@@ -340,6 +356,8 @@ class SyncRun:
     def delete(self, external_id: str) -> int:
         """Every version of the item, oldest first (a newer one never resurfaces an older one)."""
         removed = remove_item_documents(self.svc, self.ports, self.conn, external_id)
+        if self._known is not None:
+            self._known.pop(external_id, None)
         if removed is not None:
             self.result.deleted += 1
         return removed or 0

@@ -70,7 +70,7 @@ class GitHubProvider:
         if len(repos) > MAX_REPOSITORIES:
             raise InvalidInputError("options.repositories", f"at most {MAX_REPOSITORIES} per connection")
         for r in repos:
-            if not isinstance(r, str) or not _REPO.match(r):
+            if not isinstance(r, str) or not _REPO.match(r) or any(p in (".", "..") for p in r.split("/")):
                 raise InvalidInputError("options.repositories", f"{r!r} is not owner/name")
         out: dict[str, Any] = {"repositories": list(dict.fromkeys(repos))}
         for key in ("files", "issues", "pull_requests"):

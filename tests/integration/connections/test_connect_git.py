@@ -122,3 +122,39 @@ def test_connect_git_command_syncs_a_clone_into_a_named_project(tmp_path, repo, 
     # and connecting a path that is no repository is a clear error naming the option
     assert main(["--data-dir", str(tmp_path / "cli-data"), "connect", "git", str(tmp_path)]) == 1
     assert "options.path" in capsys.readouterr().err
+
+
+def test_deleting_a_connection_keeps_or_removes_what_it_brought_in(tmp_path, repo):
+    from memlane.connections.sync import LEASE, run_due
+
+    world = World(tmp_path, None, Provider.GIT)
+    try:
+        kept = service.connect_git(world.svc, world.a, str(repo))
+        world.sync(kept)
+        kept_docs = [d.id for d in world.documents(world.a, kept)]
+        # When a connection is deleted without its memories, they stay (and are no longer synced)
+        out, finished = service.delete_connection(world.svc, world.a, kept.id)
+        assert finished and out.documents_removed == 0
+        assert world.ports.store.get_connection(world.a.organization_id, kept.id) is None
+        assert world.ports.store.list_items(kept.id) == []
+        assert sorted(d.id for d in world.documents(world.a)) == sorted(kept_docs)
+
+        # When a connection is deleted with its memories while a sync holds its lease
+        other = service.connect_git(world.svc, world.a, str(repo), project_id=None, repo_id="billing-2")
+        assert other.id != kept.id  # another repo id, same clone: another connection
+        world.sync(other)
+        other_docs = [d.id for d in world.documents(world.a, other)]
+        now = world.clock.now()
+        assert world.ports.store.claim(world.a.organization_id, other.id, now, now + LEASE)
+        out, finished = service.delete_connection(world.svc, world.a, other.id, remove_documents=True)
+
+        # Then it says so (202 over HTTP), and the runner finishes it once the lease is free
+        assert not finished and not out.deleted
+        assert service.get_connection(world.svc, world.a, other.id).status.value == "deleting"
+        world.clock.advance(seconds=LEASE.total_seconds() + 1)
+        run_due(world.svc)
+        assert world.ports.store.get_connection(world.a.organization_id, other.id) is None
+        world.assert_gone(world.a, other_docs)
+        assert sorted(d.id for d in world.documents(world.a)) == sorted(kept_docs)
+    finally:
+        world.close()

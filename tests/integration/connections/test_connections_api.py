@@ -160,6 +160,20 @@ def test_a_provider_without_an_oauth_app_is_a_clear_400_and_routes_need_a_key(se
     assert missing.status_code == 400 and missing.json()["error"] == "state: is required"
 
 
+def test_a_refused_authorization_is_a_400_and_marks_the_connection(server):
+    a = server["a"]
+    started = a.post("/v3/connections", json={"provider": "github", "options": {"repositories": [REPO]}}).json()
+    state = dict(p.split("=", 1) for p in urlsplit(started["authorization_url"]).query.split("&"))["state"]
+    # When the user says no at the provider, it sends them back with error=access_denied
+    back = httpx.get(server["url"] + "/oauth/callback", params={"state": state, "error": "access_denied"})
+    assert back.status_code == 400 and back.json()["error"].startswith("error: the provider did not authorize")
+    conn = a.get(f"/v3/connections/{started['connection']['id']}").json()
+    assert conn["status"] == "error" and "access_denied" in conn["status_reason"]
+    # and a made-up state is refused without touching anything
+    assert httpx.get(server["url"] + "/oauth/callback", params={"state": "forged", "code": "c"}).status_code == 400
+    assert a.delete(f"/v3/connections/{conn['id']}").status_code == 200
+
+
 def test_every_connection_route_is_in_the_openapi_document(server):
     paths = httpx.get(server["url"] + "/openapi.json").json()["paths"]
     assert {"/v3/connections", "/v3/connections/{connection_id}", "/v3/connections/{connection_id}/pause",
