@@ -49,11 +49,6 @@ class SyncResult(_Entity):
     finished_at: datetime | None = None
     complete: bool = True  # False: stopped early (rate limit, outage, time budget); resumes from the cursor
 
-    def merge(self, other: SyncResult) -> SyncResult:
-        return self.model_copy(update={"added": self.added + other.added, "updated": self.updated + other.updated,
-                                       "deleted": self.deleted + other.deleted,
-                                       "errors": [*self.errors, *other.errors]})
-
 
 class Connection(_Entity):
     id: str = Field(default_factory=new_id)
@@ -151,5 +146,3 @@ class Item(_Entity):
     metadata: dict[str, Any] = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list)
     summarize: bool = True  # code files keep no summary from here (cheap, and they are chunked by function)
-
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)

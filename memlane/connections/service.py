@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from memlane.connections import oauth
-from memlane.connections.errors import OAuthError, ProviderAuthError
+from memlane.connections.errors import OAuthError
 from memlane.connections.models import (
     Connection,
     ConnectionStatus,
@@ -262,6 +262,3 @@ def connect_git(svc: Services, who: Principal, path: str, *, project_id: str | N
     ports.store.put_connection(conn)
     return conn
 
-
-__all__ = ["ProviderAuthError", "complete_authorization", "connect_git", "delete_connection", "get_connection",
-           "list_connections", "pause_connection", "request_sync", "resume_connection", "start_connection"]

@@ -43,7 +43,6 @@ from memlane.connections.models import (
     ConnectionStatus,
     Item,
     ItemRef,
-    Provider,
     SyncResult,
     TokenSet,
 )
@@ -550,6 +549,3 @@ def _ports(svc: Services) -> ConnectionPorts:
         raise MemlaneError("connections are not configured in this deployment")
     return ports
 
-
-__all__ = ["Provider", "SyncRun", "apply_changes", "due_connections", "is_due", "purge_connection", "run_due",
-           "sync_connection"]

@@ -56,3 +56,28 @@ class ProviderAdapter(Protocol):
     def fetch(self, session: ProviderSession, conn: Connection, ref: ItemRef) -> Item | None:
         """The item's content; None when it no longer exists at the provider."""
         ...
+
+
+class ProviderDefaults:
+    """What most providers answer alike: no options, no extra headers, 401 for a refused token,
+    no provider-specific status. Adapters override what differs."""
+
+    def validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        if options:
+            from memlane.domain.errors import InvalidInputError
+
+            name = getattr(self, "name", "this provider")
+            raise InvalidInputError(f"options.{sorted(options)[0]}", f"{name} connections take no options")
+        return {}
+
+    def session_headers(self) -> dict[str, str]:
+        return {}
+
+    def classify(self, response: Any, now: datetime) -> Exception | None:
+        return None
+
+    def auth_failed(self, response: Any) -> bool:
+        return bool(getattr(response, "status_code", None) == 401)
+
+    def identify(self, session: ProviderSession, tokens: TokenSet) -> str | None:
+        return None

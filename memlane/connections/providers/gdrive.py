@@ -24,7 +24,7 @@ import httpx
 from memlane.connections.errors import ProviderItemError, ProviderRateLimited
 from memlane.connections.models import Connection, Item, ItemRef, Provider, TokenSet
 from memlane.connections.oauth import OAuthSpec, retry_after_seconds
-from memlane.connections.providers.base import Batch
+from memlane.connections.providers.base import Batch, ProviderDefaults
 from memlane.connections.session import ProviderSession
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType
@@ -60,7 +60,7 @@ def csv_to_markdown(text: str) -> str:
     return "\n".join([line(rows[0]), "| " + " | ".join(["---"] * width) + " |", *(line(r) for r in rows[1:])]) + "\n"
 
 
-class GoogleDriveProvider:
+class GoogleDriveProvider(ProviderDefaults):
     name: ClassVar[Provider] = Provider.GOOGLE_DRIVE
     api_url: ClassVar[str] = "https://www.googleapis.com"
     relists_everything: ClassVar[bool] = False
@@ -101,9 +101,6 @@ class GoogleDriveProvider:
                 return ProviderRateLimited("google drive: rate limit exceeded",
                                            retry_after_seconds(response, now, default=30.0))
         return None
-
-    def auth_failed(self, response: httpx.Response) -> bool:
-        return response.status_code == 401
 
     def identify(self, session: ProviderSession, tokens: TokenSet) -> str | None:
         about = session.get_json("/drive/v3/about", params={"fields": "user"})

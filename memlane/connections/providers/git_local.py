@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from memlane.connections.errors import ProviderItemError, ProviderUnavailable
-from memlane.connections.models import Connection, Item, ItemRef, Provider, TokenSet
+from memlane.connections.models import Connection, Item, ItemRef, Provider
 from memlane.connections.oauth import OAuthSpec
 from memlane.connections.providers import repository
-from memlane.connections.providers.base import Batch
+from memlane.connections.providers.base import Batch, ProviderDefaults
 from memlane.connections.session import ProviderSession
 from memlane.domain.errors import InvalidInputError
 
@@ -33,7 +33,7 @@ def run_git(path: str, *args: str, input_bytes: bytes | None = None) -> bytes:
     return done.stdout
 
 
-class LocalGitProvider:
+class LocalGitProvider(ProviderDefaults):
     name: ClassVar[Provider] = Provider.GIT
     oauth: ClassVar[OAuthSpec | None] = None
     api_url: ClassVar[str] = "file:///"
@@ -70,18 +70,6 @@ class LocalGitProvider:
 
     def label(self, options: dict[str, Any], account: str | None) -> str:
         return f"git: {options.get('repo_id')} ({options.get('path')})"
-
-    def session_headers(self) -> dict[str, str]:
-        return {}
-
-    def classify(self, response: Any, now: Any) -> Exception | None:
-        return None
-
-    def auth_failed(self, response: Any) -> bool:
-        return False
-
-    def identify(self, session: ProviderSession, tokens: TokenSet) -> str | None:
-        return None
 
     def scan(self, session: ProviderSession, conn: Connection) -> Iterator[Batch]:
         opts = conn.options

@@ -31,7 +31,7 @@ from memlane.connections.errors import ProviderItemError, ProviderRateLimited
 from memlane.connections.models import Connection, Item, ItemRef, Provider, TokenSet
 from memlane.connections.oauth import OAuthSpec, retry_after_seconds
 from memlane.connections.providers import repository
-from memlane.connections.providers.base import Batch
+from memlane.connections.providers.base import Batch, ProviderDefaults
 from memlane.connections.session import ProviderSession
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType
@@ -48,7 +48,7 @@ def issue_id(repo: str, number: int) -> str:
     return f"{repo}:#{number}"
 
 
-class GitHubProvider:
+class GitHubProvider(ProviderDefaults):
     name: ClassVar[Provider] = Provider.GITHUB
     api_url: ClassVar[str] = "https://api.github.com"
     relists_everything: ClassVar[bool] = False
@@ -109,9 +109,6 @@ class GitHubProvider:
                                             or response.headers.get("retry-after")):
             return ProviderRateLimited("github: rate limit exceeded", retry_after_seconds(response, now))
         return None
-
-    def auth_failed(self, response: httpx.Response) -> bool:
-        return response.status_code == 401
 
     def identify(self, session: ProviderSession, tokens: TokenSet) -> str | None:
         user = session.get_json("/user")

@@ -18,12 +18,10 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
-import httpx
-
 from memlane.connections.errors import ProviderItemError
 from memlane.connections.models import Connection, Item, ItemRef, Provider, TokenSet
 from memlane.connections.oauth import OAuthSpec
-from memlane.connections.providers.base import Batch
+from memlane.connections.providers.base import Batch, ProviderDefaults
 from memlane.connections.session import ProviderSession
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType
@@ -88,7 +86,7 @@ def property_value(prop: dict[str, Any]) -> str:
     return str(value)
 
 
-class NotionProvider:
+class NotionProvider(ProviderDefaults):
     name: ClassVar[Provider] = Provider.NOTION
     api_url: ClassVar[str] = "https://api.notion.com"
     relists_everything: ClassVar[bool] = False
@@ -113,12 +111,6 @@ class NotionProvider:
 
     def session_headers(self) -> dict[str, str]:
         return {"Notion-Version": NOTION_VERSION}
-
-    def classify(self, response: httpx.Response, now: datetime) -> Exception | None:
-        return None
-
-    def auth_failed(self, response: httpx.Response) -> bool:
-        return response.status_code == 401
 
     def identify(self, session: ProviderSession, tokens: TokenSet) -> str | None:
         name = tokens.extra.get("workspace_name")

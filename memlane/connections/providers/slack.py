@@ -20,9 +20,8 @@ import httpx
 from memlane.connections.errors import ProviderItemError, ProviderRateLimited
 from memlane.connections.models import Connection, Item, ItemRef, Provider, TokenSet
 from memlane.connections.oauth import OAuthSpec, retry_after_seconds
-from memlane.connections.providers.base import Batch
+from memlane.connections.providers.base import Batch, ProviderDefaults
 from memlane.connections.session import ProviderSession
-from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType
 
 PAGE_SIZE = 100
@@ -56,7 +55,7 @@ def item_id(item: dict[str, Any]) -> str | None:
     return None
 
 
-class SlackProvider:
+class SlackProvider(ProviderDefaults):
     name: ClassVar[Provider] = Provider.SLACK
     api_url: ClassVar[str] = "https://slack.com/api"
     relists_everything: ClassVar[bool] = True
@@ -71,16 +70,8 @@ class SlackProvider:
         parse=_parse_token,
     )
 
-    def validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        if options:
-            raise InvalidInputError(f"options.{sorted(options)[0]}", "slack connections take no options")
-        return {}
-
     def label(self, options: dict[str, Any], account: str | None) -> str:
         return f"Slack: {account}" if account else "Slack"
-
-    def session_headers(self) -> dict[str, str]:
-        return {}
 
     def _error(self, response: httpx.Response) -> str | None:
         if response.status_code != 200 or "json" not in response.headers.get("content-type", ""):

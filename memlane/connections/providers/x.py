@@ -10,16 +10,12 @@ deleted. X signals its rate limit with 429 and `x-rate-limit-reset` (epoch secon
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime
 from typing import Any, ClassVar
-
-import httpx
 
 from memlane.connections.models import Connection, Item, ItemRef, Provider, TokenSet
 from memlane.connections.oauth import OAuthSpec
-from memlane.connections.providers.base import Batch
+from memlane.connections.providers.base import Batch, ProviderDefaults
 from memlane.connections.session import ProviderSession
-from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType
 
 PAGE_SIZE = 100
@@ -27,7 +23,7 @@ TWEET_FIELDS = "created_at,author_id,conversation_id,referenced_tweets,note_twee
 EXPANSIONS = "author_id,referenced_tweets.id,referenced_tweets.id.author_id"
 
 
-class XProvider:
+class XProvider(ProviderDefaults):
     name: ClassVar[Provider] = Provider.X
     api_url: ClassVar[str] = "https://api.x.com"
     relists_everything: ClassVar[bool] = True
@@ -38,22 +34,8 @@ class XProvider:
         client_auth="basic",  # a confidential client
     )
 
-    def validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        if options:
-            raise InvalidInputError(f"options.{sorted(options)[0]}", "x connections take no options")
-        return {}
-
     def label(self, options: dict[str, Any], account: str | None) -> str:
         return f"X: @{account}" if account else "X bookmarks"
-
-    def session_headers(self) -> dict[str, str]:
-        return {}
-
-    def classify(self, response: httpx.Response, now: datetime) -> Exception | None:
-        return None
-
-    def auth_failed(self, response: httpx.Response) -> bool:
-        return response.status_code == 401
 
     def identify(self, session: ProviderSession, tokens: TokenSet) -> str | None:
         me = session.get_json("/2/users/me").get("data") or {}
