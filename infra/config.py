@@ -41,8 +41,9 @@ DEFAULT_CONTEXT: dict[str, Any] = {
     "oauth": False,
     "oauth_callback_urls": ",".join(c.DEFAULT_OAUTH_CALLBACK_URLS),
     "oauth_domain_prefix": "",
-    # The URL clients use when it is not the API's execute-api URL (a custom domain); tokens are bound
-    # to <public_url>/mcp.
+    "connections_secret_name": c.DEFAULT_CONNECTIONS_SECRET_NAME,
+    # The URL clients use when it is not the API's execute-api URL (a custom domain): OAuth tokens
+    # are bound to <public_url>/mcp, and connection providers send users back and deliver webhooks there.
     "public_url": "",
 }
 
@@ -109,11 +110,12 @@ class DeploymentConfig:
     api_gateway_account_role: bool
     alarm_email: str
     xray_sdk_on_request_path: bool
+    connections_secret_name: str  # the OAuth clients of the connection providers (docs/deploy.md)
     layer_asset: str | None
     oauth: bool = False
     oauth_callback_urls: tuple[str, ...] = c.DEFAULT_OAUTH_CALLBACK_URLS
     oauth_domain_prefix: str = ""
-    public_url: str = ""
+    public_url: str = ""  # a custom domain for /mcp tokens, OAuth callbacks and webhooks; "" = the API's own URL
 
     @property
     def stack_name(self) -> str:
@@ -186,6 +188,7 @@ class DeploymentConfig:
             api_gateway_account_role=_as_bool("api_gateway_account_role", value("api_gateway_account_role")),
             alarm_email=str(value("alarm_email") or ""),
             xray_sdk_on_request_path=_as_bool("xray_sdk_on_request_path", value("xray_sdk_on_request_path")),
+            connections_secret_name=_non_empty("connections_secret_name", value("connections_secret_name")),
             layer_asset=str(layer_asset) if layer_asset else None,
             oauth=_as_bool("oauth", value("oauth")),
             oauth_callback_urls=_callback_urls(value("oauth_callback_urls")),

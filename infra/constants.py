@@ -147,6 +147,21 @@ TRANSCRIBE_POLL_SECONDS = 20
 TRANSCRIBE_JOB_PATTERN = "memlane-*"
 MEDIA_PREFIX = "media/"
 
+CONNECTION_SCHEDULE_FUNCTION = FunctionSpec(
+    "ConnectionScheduleFunction",
+    "functions.connection_schedule.handler.handler",
+    "Every 15 minutes: send due connections to the sync queue",
+    256,
+    60,
+)
+CONNECTION_SYNC_FUNCTION = FunctionSpec(
+    "ConnectionSyncFunction",
+    "functions.connection_sync.handler.handler",
+    "Connections: sync one connection (GitHub, Notion, Google Drive, Slack, X) into memory",
+    1024,
+    900,
+)
+
 # The ingestion workflow, in order: (state name, function). Extract is followed by the Transcribe
 # job's states when a recording needs one (infra/constructs/ingestion.py).
 INGESTION_STEPS = (
@@ -167,6 +182,8 @@ ALL_FUNCTIONS = (
     FORGET_FUNCTION,
     REFRESH_FUNCTION,
     PAGE_WORKER_FUNCTION,
+    CONNECTION_SCHEDULE_FUNCTION,
+    CONNECTION_SYNC_FUNCTION,
 )
 
 # --------------------------------------------------------------------------- environment
@@ -224,7 +241,9 @@ PAGE_ERRORS_ALARM = 20  # documentation pages that failed per 5 minutes (a site 
 PUBLIC_ROUTES = (("GET", "health"), ("GET", "openapi.json"), ("GET", "healthz"), ("GET", "capabilities"),
                  # OAuth discovery for /mcp (RFC 9728, RFC 8414 and OpenID Connect discovery locations)
                  ("GET", ".well-known/oauth-protected-resource"), ("GET", ".well-known/oauth-protected-resource/mcp"),
-                 ("GET", ".well-known/oauth-authorization-server"), ("GET", ".well-known/openid-configuration"))
+                 ("GET", ".well-known/oauth-authorization-server"), ("GET", ".well-known/openid-configuration"),
+                 # connections: the provider's redirect (bound by its state), GitHub's signed webhooks
+                 ("GET", "oauth/callback"), ("POST", "webhooks/github"))
 MCP_RESOURCE = "mcp"
 BINARY_MEDIA_TYPES = ("application/pdf", "application/octet-stream", "multipart/form-data")
 MIN_COMPRESSION_BYTES = 1024
@@ -247,6 +266,13 @@ REFRESH_SCHEDULE_DAYS = 1
 SCHEDULE_RETRY_ATTEMPTS = 3
 SCHEDULE_MAX_EVENT_AGE_HOURS = 1
 JOB_ASYNC_RETRY_ATTEMPTS = 2
+CONNECTION_SYNC_SCHEDULE_MINUTES = 15  # spec §11.3: every 15 minutes for active connections
+
+# --------------------------------------------------------------------------- connections
+
+CONNECTION_SYNC_BATCH_SIZE = 1  # one connection per invocation: a sync may use the whole timeout
+CONNECTION_SYNC_MAX_CONCURRENCY = 5  # bounds provider API use and Lambda spend
+DEFAULT_CONNECTIONS_SECRET_NAME = "memlane/connections"
 
 # --------------------------------------------------------------------------- storage and search
 

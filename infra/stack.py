@@ -10,6 +10,7 @@ from constructs import Construct
 from infra import constants as c
 from infra.config import DeploymentConfig
 from infra.constructs.api import Api
+from infra.constructs.connections import Connections
 from infra.constructs.crawl import Crawl
 from infra.constructs.embeddings import ModelAccess
 from infra.constructs.functions import FunctionFactory
@@ -110,6 +111,18 @@ class MemlaneStack(Stack):
             search=self.search,
             page_queue=self.crawl.pages.queue,
         )
+        self.connections = Connections(
+            self,
+            "Connections",
+            config=config,
+            factory=self.functions,
+            storage=self.storage,
+            search=self.search,
+            models=self.models,
+            schedules=self.schedules,
+            ingest_queue=self.ingestion.ingest.queue,
+        )
+        self.connections.grant_api(self.api.api_function)
         self.observability = Observability(
             self,
             "Observability",
@@ -120,10 +133,13 @@ class MemlaneStack(Stack):
                 "PageDlq": self.crawl.pages.dead_letter_queue,
                 "ForgetDlq": self.schedules.forget_dlq,
                 "RefreshDlq": self.schedules.refresh_dlq,
+                "ConnectionsScheduleDlq": self.connections.schedule_dlq,
+                "SyncDlq": self.connections.sync.dead_letter_queue,
             },
             state_machine=self.ingestion.state_machine,
             rest_api=self.api.rest_api,
-            work_queues={"IngestQueue": self.ingestion.ingest.queue, "PageQueue": self.crawl.pages.queue},
+            work_queues={"IngestQueue": self.ingestion.ingest.queue, "PageQueue": self.crawl.pages.queue,
+                         "SyncQueue": self.connections.sync.queue},
         )
         self._outputs()
 

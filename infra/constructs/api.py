@@ -94,7 +94,9 @@ GATEWAY_RESPONSES: tuple[tuple[str, apigw.ResponseType, str | None, dict[str, st
 PUBLIC_ROUTE_REASON = (
     "Documented as unauthenticated by the seeds memlane serves verbatim (health checks and the OpenAPI "
     "document) or by OAuth (RFC 9728/8414 discovery documents, read before a client has a credential); "
-    "the API Lambda returns no tenant data on these paths."
+    "the API Lambda returns no tenant data on these paths; "
+    "or called by a connection provider without a memlane key: the OAuth callback is bound to "
+    "its organization by a single-use, expiring state, a GitHub webhook by its HMAC signature."
 )
 PREFLIGHT_REASON = (
     "CORS preflight: browsers never send credentials on OPTIONS, so an authorizer would break every "

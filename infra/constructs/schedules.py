@@ -1,4 +1,5 @@
-"""Schedules: EventBridge Scheduler runs the forget job hourly and the docset refresh daily.
+"""Schedules: EventBridge Scheduler runs the forget job hourly and the docset refresh daily (and,
+through `add_schedule`, the connections' sync every 15 minutes: infra/constructs/connections.py).
 
 Each schedule has a retry policy and a dead-letter queue for events the scheduler could not
 deliver. The scheduler invokes Lambda asynchronously, so the function's own asynchronous retries
@@ -71,20 +72,20 @@ class Schedules(Construct):
         storage.grant_table_read_write(self.refresh_function, indexes=(schema.GSI1,))
         page_queue.grant_send_messages(self.refresh_function)
 
-        self.forget_dlq = self._schedule(
+        self.forget_dlq = self.add_schedule(
             "Forget",
             self.forget_function,
             scheduler.ScheduleExpression.rate(Duration.hours(c.FORGET_SCHEDULE_HOURS)),
             config,
         )
-        self.refresh_dlq = self._schedule(
+        self.refresh_dlq = self.add_schedule(
             "Refresh",
             self.refresh_function,
             scheduler.ScheduleExpression.rate(Duration.days(c.REFRESH_SCHEDULE_DAYS)),
             config,
         )
 
-    def _schedule(
+    def add_schedule(
         self,
         job: str,
         function: lambda_.Function,

@@ -20,7 +20,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 from memlane import __version__
 from memlane.api.errors import describe_validation_errors, error_body, status_for
 from memlane.api.resolver import ConcurrentRestResolver
-from memlane.api.routes import mcp, mem_oracle, raged, v3, v3_manage, vidurai
+from memlane.api.routes import connections, mcp, mem_oracle, raged, v3, v3_manage, vidurai
 from memlane.domain.errors import MemlaneError, RateLimitedError
 from memlane.services.context import Services
 
@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 
 # Routes anyone may call; everything else needs an API key.
 PUBLIC_ROUTES = frozenset({("GET", "/health"), ("GET", "/openapi.json"),
-                           ("GET", "/healthz"), ("GET", "/capabilities")}) | mcp.PUBLIC_ROUTES  # static, no data
+                           ("GET", "/healthz"), ("GET", "/capabilities"),  # raged, Vidurai: static, no data
+                           *connections.PUBLIC}) | mcp.PUBLIC_ROUTES  # OAuth callback (bound by state), webhooks (signed)
 MAX_BODY_BYTES = 10 * 1024 * 1024
 
 
@@ -36,7 +37,8 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
     return Response(status_code=status, content_type="application/json", body=error_body(message), headers=headers)
 
 
-ROUTERS = (v3.router, v3_manage.router, raged.router, vidurai.router, mem_oracle.router, mcp.router)
+ROUTERS = (v3.router, v3_manage.router, raged.router, vidurai.router, mem_oracle.router, mcp.router,
+           connections.router)
 
 
 def create_resolver() -> ConcurrentRestResolver:

@@ -12,7 +12,7 @@ from memlane.adapters.local.job_queue import SqliteJobQueue
 from memlane.adapters.local.metadata_store import SqliteMetadataStore
 from memlane.adapters.local.search_index import SqliteSearchIndex
 from memlane.adapters.local.sqlite_db import SqliteDatabase
-from memlane.config import Settings
+from memlane.config import DEFAULT_PORT, Settings
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.observability import CountingMetrics
 from memlane.services.context import Services
@@ -58,6 +58,20 @@ def make_media_readers(settings: Settings):
     from memlane.adapters.local.tesseract import TesseractReader
 
     return (TesseractReader() if TesseractReader.available() else None), None
+def build_connection_ports(settings: Settings, db: SqliteDatabase):
+    """Connections in the embedded default: SQLite, tokens sealed with a key file in the data
+    directory, OAuth clients from the environment (memlane.connections.apps). The server sets
+    the dispatcher (its sync runner) and the public URL it listens on."""
+    import os
+
+    from memlane.adapters.local.connection_store import SqliteConnectionStore
+    from memlane.adapters.local.token_vault import FileTokenVault
+    from memlane.connections.apps import ENV_PUBLIC_URL, apps_from_env
+    from memlane.connections.ports import ConnectionPorts
+
+    return ConnectionPorts(store=SqliteConnectionStore(db), vault=FileTokenVault(settings.data_dir),
+                           apps=apps_from_env(),
+                           public_url=os.environ.get(ENV_PUBLIC_URL) or f"http://127.0.0.1:{DEFAULT_PORT}")
 
 
 @dataclass
@@ -95,5 +109,6 @@ def build_local(settings: Settings, embedder=None, summarizer=None, media_reader
         metrics=CountingMetrics(),
         ocr=ocr,
         transcriber=transcriber,
+        connections=build_connection_ports(settings, db),
     )
     return LocalStack(db=db, services=svc, queue=queue, index=index, metadata=metadata, cache=cache)

@@ -19,10 +19,12 @@ import anyio
 from memlane.api.app import MAX_BODY_BYTES, MemlaneApi
 from memlane.api.errors import error_body
 from memlane.config import Settings
+from memlane.connections.apps import ENV_PUBLIC_URL
 from memlane.docsets.local import LocalDocsets
 from memlane.docsets.models import DocsetSettings
 from memlane.domain.errors import InvalidInputError
 from memlane.local.compose import LocalStack, build_local
+from memlane.local.connections import LocalSyncRunner
 from memlane.local.gateway import LocalGateway, is_loopback_host
 from memlane.local.periodic import PeriodicJob
 from memlane.local.webapp import WebApp, default_build_dir
@@ -125,6 +127,13 @@ class LocalServer:
         svc.background = self._background.submit
         svc.rate_limiter = InMemoryRateLimiter()
         self.forget_job = PeriodicJob("forget", FORGET_EVERY_SECONDS, lambda: forget_expired(svc))
+        # Connections (spec §11): due syncs every minute, at once on "sync now".
+        self.connection_runner = LocalSyncRunner(svc)
+        if svc.connections is not None:
+            svc.connections.dispatcher = self.connection_runner
+            if not os.environ.get(ENV_PUBLIC_URL):
+                shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+                svc.connections.public_url = f"http://{shown}:{port}"
         # Documentation sets (Mem-Oracle API): crawl runner + periodic refresh, same database.
         self.docsets = LocalDocsets(self.stack, allow_private_network=allow_private_network,
                                     settings=docset_settings)
@@ -147,6 +156,7 @@ class LocalServer:
         self.stack.index.warm()
         self.worker.start()
         self.forget_job.start()
+        self.connection_runner.start()
         self.docsets.start()
         return key
 
@@ -173,6 +183,7 @@ class LocalServer:
         if self._thread is not None:
             self._thread.join(10)
         self.forget_job.stop()
+        self.connection_runner.stop()
         self.docsets.stop()
         self.worker.stop()
         self._background.shutdown(wait=True)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # Powertools' idempotency (and boto3 behind it) loads only wh
     from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
 
     from memlane.services.key_admin import KeyRegistry
+    from memlane.connections.ports import ConnectionPorts
 
 
 @dataclass(frozen=True)
@@ -77,3 +78,4 @@ class Services:
     # On AWS, Amazon Transcribe runs as a workflow job rather than in-process (`transcriber` None):
     # saves of audio and video are accepted and queued for it.
     transcribe_in_workflow: bool = False
+    connections: ConnectionPorts | None = None  # synced outside services (spec §11); routes answer 503 when None

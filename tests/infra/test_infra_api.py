@@ -47,6 +47,7 @@ def test_every_method_requires_the_authorizer_and_a_key_except_the_public_routes
               # OAuth discovery for /mcp, under /.well-known/
               ("GET", "oauth-protected-resource"), ("GET", "mcp"), ("GET", "oauth-authorization-server"),
               ("GET", "openid-configuration")}
+              ("GET", "callback"), ("POST", "github")}  # /oauth/callback, /webhooks/github (connections)
     preflight = {("OPTIONS", "/"), ("OPTIONS", "{proxy+}")}
     assert set(methods) == {("ANY", "/"), ("ANY", "{proxy+}")} | public | preflight
     for key, props in methods.items():

@@ -27,6 +27,8 @@ EXPECTED_HANDLERS = {
     "functions.refresh_job.handler.handler",
     "functions.page_worker.handler.handler",
     "functions.admin_keys.handler.handler",
+    "functions.connection_schedule.handler.handler",
+    "functions.connection_sync.handler.handler",
 }
 
 
@@ -136,7 +138,8 @@ def test_bedrock_model_access_only_where_text_is_embedded(dev):
                 users.add(function["Properties"]["Handler"])
                 (resource,) = as_list(statement["Resource"])
                 assert json.dumps(resource).endswith(':foundation-model/amazon.titan-embed-text-v2:0"]]}')
-    assert users == {c.API_FUNCTION.handler, c.EMBED_FUNCTION.handler, c.PAGE_WORKER_FUNCTION.handler}
+    assert users == {c.API_FUNCTION.handler, c.EMBED_FUNCTION.handler, c.PAGE_WORKER_FUNCTION.handler,
+                     c.CONNECTION_SYNC_FUNCTION.handler}
     _, api = function_by_handler(dev, c.API_FUNCTION.handler)
     assert api["Properties"]["Environment"]["Variables"][schema.ENV_EMBEDDER] == "bedrock"
 
@@ -157,6 +160,7 @@ def test_openai_secret_is_read_by_name_only_where_a_model_is_called(serverless):
         c.EMBED_FUNCTION.handler,
         c.PREPARE_FUNCTION.handler,
         c.PAGE_WORKER_FUNCTION.handler,
+        c.CONNECTION_SYNC_FUNCTION.handler,
     }
     assert not serverless.of_type("AWS::SecretsManager::Secret")  # the operator creates it
 
@@ -170,8 +174,9 @@ def test_content_deletes_are_limited_to_api_forget_the_page_worker_and_write(dev
     }
     # The page worker removes the document of a page that disappeared or now redirects; Write
     # clears a document's saved embedding batches once it is indexed.
+    # A connection's sync removes what was deleted at the provider.
     assert deleters == {c.API_FUNCTION.handler, c.FORGET_FUNCTION.handler, c.PAGE_WORKER_FUNCTION.handler,
-                        c.WRITE_FUNCTION.handler}
+                        c.WRITE_FUNCTION.handler, c.CONNECTION_SYNC_FUNCTION.handler}
 
 
 def test_only_the_operator_keys_function_may_scan_the_table(dev):

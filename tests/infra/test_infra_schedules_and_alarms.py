@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from infra_helpers import function_by_handler, memlane_functions
+from infra_helpers import as_list, function_by_handler, function_role, memlane_functions, role_policies
 
 from infra import constants as c
 from memlane import observability
@@ -20,7 +22,7 @@ def _schedules(synth):
 
 def test_forget_runs_hourly_and_refresh_daily(dev):
     schedules = _schedules(dev)
-    assert set(schedules) == {"rate(1 hour)", "rate(1 day)"}
+    assert set(schedules) == {"rate(1 hour)", "rate(1 day)", "rate(15 minutes)"}
     forget_id, _ = function_by_handler(dev, c.FORGET_FUNCTION.handler)
     refresh_id, _ = function_by_handler(dev, c.REFRESH_FUNCTION.handler)
     assert schedules["rate(1 hour)"]["Target"]["Arn"] == {"Fn::GetAtt": [forget_id, "Arn"]}
@@ -39,7 +41,7 @@ def test_each_schedule_has_its_own_dlq_a_retry_policy_and_the_scheduler_role(dev
         (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
         assert trust["Principal"] == {"Service": "scheduler.amazonaws.com"}
         assert "aws:SourceAccount" in trust["Condition"]["StringEquals"]
-    assert len(dlqs) == 2
+    assert len(dlqs) == 3
 
 
 def test_job_failures_after_invocation_land_in_the_same_dlq(dev):
@@ -48,7 +50,7 @@ def test_job_failures_after_invocation_land_in_the_same_dlq(dev):
         for s in _schedules(dev).values()
     }
     configs = dev.of_type("AWS::Lambda::EventInvokeConfig")
-    assert len(configs) == 2
+    assert len(configs) == 3
     for config in configs.values():
         props = config["Properties"]
         function = props["FunctionName"]["Ref"]
@@ -81,7 +83,7 @@ def test_every_dlq_has_a_depth_alarm(every_variant):
             assert props["Threshold"] == 1
             assert props["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
     dlqs = _dead_letter_queues(every_variant)
-    assert len(dlqs) == 4
+    assert len(dlqs) == 6
     assert watched == dlqs
 
 
@@ -158,3 +160,37 @@ def test_authorizer_refusals_alarm_on_a_burst_not_on_each_refused_key(dev):
     assert not any(name.endswith(f"{c.AUTHORIZER_FUNCTION.construct_id}Errors") for name in alarms)
     others = [p for name, p in alarms.items() if name.endswith("Errors")]
     assert others and all(p["Threshold"] == 1 for p in others)
+
+
+def test_connections_sync_every_15_minutes_through_the_sync_queue(dev):
+    schedule_id, schedule_fn = function_by_handler(dev, c.CONNECTION_SCHEDULE_FUNCTION.handler)
+    assert _schedules(dev)["rate(15 minutes)"]["Target"]["Arn"] == {"Fn::GetAtt": [schedule_id, "Arn"]}
+    # the schedule function only reads connections (through GSI1) and sends messages
+    actions = {a for s in role_policies(dev, function_role(schedule_fn)) for a in as_list(s["Action"])}
+    assert not {a for a in actions if a.startswith(("s3:", "es:", "kms:", "bedrock:", "secretsmanager:"))}
+    assert not {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"} & actions
+    assert "sqs:SendMessage" in actions
+    # the sync function reads the queue one connection at a time, with partial batch failures
+    sync_id, sync_fn = function_by_handler(dev, c.CONNECTION_SYNC_FUNCTION.handler)
+    (mapping,) = [m["Properties"] for m in dev.of_type("AWS::Lambda::EventSourceMapping").values()
+                  if m["Properties"]["FunctionName"]["Ref"] == sync_id]
+    assert mapping["BatchSize"] == 1 and mapping["ScalingConfig"]["MaximumConcurrency"] == 5
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_connection_tokens_are_sealed_with_a_rotated_key_only_the_api_and_sync_may_use(dev):
+    (key_id, key), *others = [(k, r) for k, r in dev.of_type("AWS::KMS::Key").items() if "TokenKey" in k]
+    assert not others and key["Properties"]["EnableKeyRotation"] is True
+    users = {}
+    for function in memlane_functions(dev).values():
+        for statement in role_policies(dev, function_role(function)):
+            if any(str(a).startswith("kms:") for a in as_list(statement["Action"])):
+                users[function["Properties"]["Handler"]] = set(as_list(statement["Action"]))
+                assert statement["Resource"] == {"Fn::GetAtt": [key_id, "Arn"]}
+    assert users == {c.API_FUNCTION.handler: {"kms:Encrypt", "kms:Decrypt"},
+                     c.CONNECTION_SYNC_FUNCTION.handler: {"kms:Encrypt", "kms:Decrypt"}}
+    # the OAuth clients are read by name from a secret the operator creates, never from the template
+    _, api = function_by_handler(dev, c.API_FUNCTION.handler)
+    env = api["Properties"]["Environment"]["Variables"]
+    assert env["MEMLANE_CONNECTIONS_SECRET"] == "memlane/connections"
+    assert "execute-api" in json.dumps(env["MEMLANE_PUBLIC_URL"])

@@ -19,6 +19,7 @@ SEARCH_WRITERS = {
     c.WRITE_FUNCTION.handler,
     c.FORGET_FUNCTION.handler,
     c.PAGE_WORKER_FUNCTION.handler,  # indexes documentation pages itself
+    c.CONNECTION_SYNC_FUNCTION.handler,  # writes and removes what a connection syncs
 }
 
 

@@ -29,6 +29,7 @@ from memlane.adapters.aws.metrics import PowertoolsMetrics
 from memlane.adapters.aws.ratelimit import DynamoRateLimiter
 from memlane.adapters.aws.textract import TextractReader
 from memlane.config import Settings
+from memlane.connections.apps import ENV_CONNECTIONS_SECRET, ENV_PUBLIC_URL
 from memlane.domain.errors import MemlaneError
 from memlane.lazy import Lazy
 from memlane.ports import Clock, Embedder, SearchIndex
@@ -69,6 +70,10 @@ class AwsSettings(BaseModel):
     openai_secret_name: str = ""
     usage_plan_id: str = ""
     usage_plan_name: str = ""
+    sync_queue_url: str = ""
+    connections_key: str = ""
+    connections_secret: str = ""
+    public_url: str = ""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> AwsSettings:
@@ -91,6 +96,10 @@ class AwsSettings(BaseModel):
             "openai_secret_name": env.get(schema.ENV_OPENAI_SECRET_NAME),
             "usage_plan_id": env.get(ENV_USAGE_PLAN_ID),
             "usage_plan_name": env.get(ENV_USAGE_PLAN_NAME),
+            "sync_queue_url": env.get(schema.ENV_SYNC_QUEUE_URL),
+            "connections_key": env.get(schema.ENV_CONNECTIONS_KEY),
+            "connections_secret": env.get(ENV_CONNECTIONS_SECRET),
+            "public_url": env.get(ENV_PUBLIC_URL),
         }
         return cls.model_validate({k: v for k, v in values.items() if v})
 
@@ -229,6 +238,7 @@ def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | No
         # an Amazon Transcribe job the workflow runs, so no transcriber in-process.
         ocr=TextractReader(),
         transcribe_in_workflow=True,
+        connections=build_connection_ports(aws),
     )
 
 
@@ -241,6 +251,23 @@ def build_aws_services(settings: Settings | None = None) -> Services:
     if settings is not None:
         return compose_aws(aws_settings(), settings)
     return _services.get()
+
+
+def build_connection_ports(aws: AwsSettings) -> Any:
+    """Connections on AWS: the store in the metadata table, tokens sealed with the stack's KMS key,
+    OAuth clients from one Secrets Manager secret, syncs sent to the sync queue. None where the
+    stack gave the function no key (a function that has nothing to do with connections)."""
+    if not aws.connections_key:
+        return None
+    from memlane.adapters.aws.connection_store import DynamoConnectionStore
+    from memlane.adapters.aws.sync_queue import SqsSyncDispatcher
+    from memlane.adapters.aws.token_vault import KmsTokenVault
+    from memlane.connections.apps import SecretApps
+    from memlane.connections.ports import ConnectionPorts
+
+    return ConnectionPorts(store=DynamoConnectionStore(aws.table), vault=KmsTokenVault(aws.connections_key),
+                           apps=SecretApps(aws.connections_secret), public_url=aws.public_url,
+                           dispatcher=SqsSyncDispatcher(aws.sync_queue_url) if aws.sync_queue_url else None)
 
 
 def build_idempotency_layer(aws: AwsSettings) -> Any:

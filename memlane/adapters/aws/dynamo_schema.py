@@ -30,6 +30,14 @@ One table, `pk`/`sk` strings, two sparse GSIs, TTL on `expires_at` (epoch second
 |                                                  |      gsi2sk={claimed_at}                             |
 | an organization's docset client sessions         | pk=ORG#{org}  sk=DOCSESSION#{session}                |
 | a deletion receipt (tenant in the key)           | pk=ORG#{org}#RECEIPT#{receipt}  sk=RECEIPT           |
+| an organization's connections                    | pk=ORG#{org}  sk=CONN#{connection}                   |
+| every connection (the sync schedule)             | GSI1 gsi1pk=CONNS  gsi1sk={created_at}#{connection}  |
+| connection by id (webhooks) [added]              | pk=CONNREF#{connection}  sk=CONNREF (holds the org)  |
+| a connection's items (what it synced)            | pk=CONN#{connection}  sk=ITEM#{sha256(external id)}  |
+| an OAuth flow by the SHA-256 of its state        | pk=OAUTH#{state hash}  sk=OAUTH, TTL-expiring        |
+
+Connections (memlane.connections) keep their sync lease in a `lease_until` attribute written
+only by conditional updates (claim, release); saving a connection never touches it.
 
 [added] rows were added with the AWS adapter: the MetadataStore port revokes a key by its id and
 loads chunks by id, and neither was addressable before. A KEYID item points at the key's hash; a
@@ -96,6 +104,8 @@ ENV_SEARCH_INDEX_ALIAS = "MEMLANE_SEARCH_INDEX"
 ENV_EMBEDDER = "MEMLANE_EMBEDDER"  # "openai" | "bedrock"
 ENV_OPENAI_SECRET_NAME = "MEMLANE_OPENAI_SECRET_NAME"
 ENV_PAGE_QUEUE_URL = "MEMLANE_PAGE_QUEUE_URL"
+ENV_SYNC_QUEUE_URL = "MEMLANE_SYNC_QUEUE_URL"  # connections to sync (memlane.connections)
+ENV_CONNECTIONS_KEY = "MEMLANE_CONNECTIONS_KEY"  # the KMS key that seals connection tokens
 
 
 def org_pk(org_id: str) -> str:
@@ -190,6 +200,36 @@ def page_due_gsi_pk(shard: int) -> str:
 
 def page_claimed_gsi_pk(shard: int) -> str:
     return f"PAGECLAIMED#{shard}"
+
+
+CONNECTION_SK_PREFIX = "CONN#"
+ALL_CONNECTIONS_GSI_PK = "CONNS"
+SK_CONNECTION_REF = "CONNREF"
+SK_OAUTH = "OAUTH"
+ITEM_SK_PREFIX = "ITEM#"
+
+
+def connection_sk(connection_id: str) -> str:
+    return f"{CONNECTION_SK_PREFIX}{connection_id}"
+
+
+def connection_ref_pk(connection_id: str) -> str:
+    return f"CONNREF#{connection_id}"
+
+
+def connection_items_pk(connection_id: str) -> str:
+    return f"CONN#{connection_id}"
+
+
+def connection_item_sk(external_id: str) -> str:
+    """Hashed: an external id (a file path) may be longer than a sort key may be."""
+    import hashlib
+
+    return ITEM_SK_PREFIX + hashlib.sha256(external_id.encode("utf-8")).hexdigest()
+
+
+def oauth_pk(state_hash: str) -> str:
+    return f"OAUTH#{state_hash}"
 
 
 def table_definition(table_name: str) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """A failure between any two stores of the write path, for every caller of it.
 
 For each caller (a save in the request, a bulk save, the job worker, the Step Functions steps, a docs page,
-raged ingest, reindex, import and the doctor's repair) a clean run first lists the store calls a
-write makes; then, for each of them, a fresh store fails at exactly that call. Right after the
+raged ingest, reindex, import, the doctor's repair and a connection's sync) a clean run first lists the
+store calls a write makes; then, for each of them, a fresh store fails at exactly that call. Right after the
 failure the document must be either fully searchable (`ready`, its chunks in the index once) or
 visibly not ready (`queued`/`processing`) with a retry scheduled by that caller's own mechanism.
 After the retry it must be ready and found by recall exactly once.
@@ -380,6 +380,104 @@ def _doctor_retry(world: World, doc_id: str | None) -> str:
     return world.extra["doc"]
 
 
+# A connection's sync: one item at a (test-only) provider becomes a document; the connection's
+# next sync is its retry, the job queue the write path's own safety net.
+NOTE_ID = "note:greenhouse"
+
+
+class OneNoteProvider:
+    """A provider holding one note (memlane.connections.providers.base.ProviderAdapter)."""
+
+    name = "git"
+    oauth = None
+    api_url = "file:///"
+    relists_everything = False
+
+    def __init__(self, text: str, version: str) -> None:
+        self.text, self.version = text, version
+
+    def session_headers(self) -> dict:
+        return {}
+
+    def classify(self, response, now):
+        return None
+
+    def auth_failed(self, response) -> bool:
+        return False
+
+    def scan(self, session, conn):
+        from memlane.connections.models import ItemRef
+        from memlane.connections.providers.base import Batch
+
+        yield Batch(upserts=[ItemRef(external_id=NOTE_ID, version=self.version)], cursor={"seen": self.version})
+
+    def fetch(self, session, conn, ref):
+        from memlane.connections.models import Item
+        from memlane.domain.models import ContentType
+
+        return Item(external_id=NOTE_ID, version=self.version, title="Greenhouse", content=self.text,
+                    content_type=ContentType.TEXT, source_url="https://notes.example/greenhouse")
+
+
+def _connection_setup(world: World) -> None:
+    from memlane.connections.models import Connection, ConnectionStatus, Provider
+
+    conn = Connection(organization_id=world.who.organization_id, provider=Provider.GIT, project_id=world.project.id,
+                      name="notes", status=ConnectionStatus.ACTIVE)
+    world.stack.services.connections.store.put_connection(conn)
+    world.extra.update(conn=conn, provider=OneNoteProvider(TEXT, "v2"))
+
+
+def _connection_versioned_setup(world: World) -> None:
+    _connection_setup(world)
+    from memlane.connections.sync import sync_connection
+
+    first = OneNoteProvider("The greenhouse heater is off for the summer.", "v1")
+    sync_connection(world.stack.services, world.who.organization_id, world.extra["conn"].id, adapter=first)
+    record = world.stack.services.connections.store.get_item(world.extra["conn"].id, NOTE_ID)
+    world.extra["first"] = record.latest_document_id
+
+
+def _connection_doc(world: World) -> str | None:
+    from memlane.connections.sync import document_id_for
+
+    doc_id = document_id_for(world.extra["conn"].id, NOTE_ID, world.extra.get("first"))
+    return doc_id if world.stack.metadata.get_document(world.who.organization_id, doc_id) else None
+
+
+def _connection_attempt(world: World) -> str | None:
+    from memlane.connections.sync import sync_connection
+
+    sync_connection(world.svc, world.who.organization_id, world.extra["conn"].id, adapter=world.extra["provider"])
+    return _connection_doc(world)
+
+
+def _connection_retrying(world: World, doc_id: str | None) -> bool:
+    conn = world.stack.services.connections.store.get_connection(world.who.organization_id, world.extra["conn"].id)
+    return world.job_pending(doc_id or "") or NOTE_ID in conn.pending_items
+
+
+def _connection_retry(world: World, doc_id: str | None) -> str:
+    """The worker runs due jobs, then the connection's next sync (15 minutes later) runs."""
+    from memlane.connections.sync import sync_connection
+
+    world.drain()
+    result = sync_connection(world.stack.services, world.who.organization_id, world.extra["conn"].id,
+                             adapter=world.extra["provider"])
+    assert result is not None and result.errors == [], result
+    doc_id = _connection_doc(world)
+    assert doc_id is not None
+    return doc_id
+
+
+def _connection_restart(world: World) -> None:
+    from memlane.connections.sync import LEASE
+
+    _restart(world)
+    world.clock.advance(seconds=LEASE.total_seconds())  # the dead sync's lease has expired
+    _connection_retry(world, None)
+
+
 CALLERS = [
     Caller("save", lambda w: None, lambda w: _save(w, inline=True),
            lambda w, d: w.job_pending(d or ""), _save_retry),
@@ -396,6 +494,9 @@ CALLERS = [
     Caller("reindex", _reindex_setup, _reindex_attempt, _reindex_retrying, _reindex_retry),
     Caller("import", _import_setup, _import_attempt, lambda w, d: w.job_pending(d or ""), _import_retry),
     Caller("doctor-repair", _doctor_setup, _doctor_attempt, _doctor_retrying, _doctor_retry),
+    Caller("connection-sync", _connection_setup, _connection_attempt, _connection_retrying, _connection_retry),
+    Caller("connection-sync-new-version", _connection_versioned_setup, _connection_attempt, _connection_retrying,
+           _connection_retry),
 ]
 
 
@@ -436,7 +537,8 @@ def test_a_failure_between_any_two_stores_leaves_the_document_searchable_or_visi
 
 
 @pytest.mark.parametrize("caller", [c for c in CALLERS if c.name in ("save", "worker", "raged-ingest",
-                                                                      "docs-page", "step-functions")],
+                                                                      "docs-page", "step-functions",
+                                                                      "connection-sync")],
                          ids=lambda c: c.name)
 @pytest.mark.parametrize("method", ["embedder.embed_documents", "index.upsert", "metadata.put_chunks"])
 def test_a_store_down_for_the_whole_attempt_leaves_the_document_visibly_queued(tmp_path, caller, method):
@@ -513,6 +615,8 @@ CRASH_RECOVERY: dict[str, Callable[[World], None]] = {
                           if w.extra.get("crashed_in_requeue") else None, _restart(w)),
     "import": _restart,
     "doctor-repair": _restart,
+    "connection-sync": _connection_restart,
+    "connection-sync-new-version": _connection_restart,
 }
 
 
