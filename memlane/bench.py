@@ -200,7 +200,8 @@ def bench_ingest(data_dir: Path, docs: int) -> dict:
     ]
     IngestWorker(stack.services, stack.queue).drain()
     pipeline_s = time.perf_counter() - start
-    chunks = sum(stack.metadata.get_document(org.id, i).chunk_count for i in ids)
+    stored = [stack.metadata.get_document(org.id, i) for i in ids]
+    chunks = sum(d.chunk_count for d in stored if d is not None)
     assert chunks == len(inputs), "the pipeline embedded what the embedder-alone run embedded"
     stack.close()
     return {
@@ -362,6 +363,7 @@ def bench_load(data_dir: Path, clients: int, seconds: float) -> dict:
     try:
         report = run_load(f"http://127.0.0.1:{port}", keys, seconds)
         org = server.stack.metadata.find_organization_by_slug("load")
+        assert org is not None, "the load run's organization exists"
         stored = server.stack.metadata.all_document_ids(org.id)
         summary = report.summary()
         summary["lost_or_duplicated"] = len(stored ^ set(report.saved_ids)) + (

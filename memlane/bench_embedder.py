@@ -25,6 +25,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -34,7 +35,8 @@ from memlane.bench import _document_text, _p95, _vocab, machine, write_section
 from memlane.config import Settings
 from memlane.domain.models import Document
 from memlane.ingest.chunking import chunk_text
-from memlane.ingest.pipeline import EMBED_BATCH, embedding_text, make_chunks
+from memlane.ingest.writer import EMBED_BATCH, embedding_text, make_chunks
+from memlane.ports import Embedder
 
 SHORT = "Load client {n} note {i} marker {m}: the tide was {t} metres."
 
@@ -187,7 +189,7 @@ def embedders(names: list[str]):
     from memlane.adapters.local.embedder import MiniLMEmbedder
     from memlane.adapters.local.embedder_torch import MiniLMTorchEmbedder
 
-    made = {
+    made: dict[str, tuple[str, Callable[[], Embedder]]] = {
         "torch": ("sentence-transformers on torch (before)", MiniLMTorchEmbedder),
         "onnx": ("ONNX Runtime fp32 (default)", lambda: MiniLMEmbedder("fp32")),
         "int8": ("ONNX Runtime int8 (option)", lambda: MiniLMEmbedder("int8")),

@@ -28,8 +28,8 @@ from memlane.services.ratelimit import RateLimiter
 if TYPE_CHECKING:  # Powertools' idempotency (and boto3 behind it) loads only where a key is sent
     from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
 
-    from memlane.services.key_admin import KeyRegistry
     from memlane.connections.ports import ConnectionPorts
+    from memlane.services.key_admin import KeyRegistry
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ def test_every_method_requires_the_authorizer_and_a_key_except_the_public_routes
     public = {("GET", "health"), ("GET", "openapi.json"), ("GET", "healthz"), ("GET", "capabilities"),
               # OAuth discovery for /mcp, under /.well-known/
               ("GET", "oauth-protected-resource"), ("GET", "mcp"), ("GET", "oauth-authorization-server"),
-              ("GET", "openid-configuration")}
+              ("GET", "openid-configuration"),
               ("GET", "callback"), ("POST", "github")}  # /oauth/callback, /webhooks/github (connections)
     preflight = {("OPTIONS", "/"), ("OPTIONS", "{proxy+}")}
     assert set(methods) == {("ANY", "/"), ("ANY", "{proxy+}")} | public | preflight

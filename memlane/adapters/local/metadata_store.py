@@ -419,9 +419,9 @@ class SqliteMetadataStore:
             sides: tuple[list[str], list[str]] = ([], [])
             for raw, found, newest_first in ((r["before"], sides[0], True), (r["after"], sides[1], False)):
                 steps = sorted(json.loads(raw or "[]"), key=lambda pair: pair[1], reverse=newest_first)
-                previous = parse_iso(r["created_at"])
+                previous = parse_iso_required(r["created_at"])
                 for neighbour_id, created in steps:
-                    at = parse_iso(created)
+                    at = parse_iso_required(created)
                     if abs((at - previous).total_seconds()) > max_gap_seconds:
                         break  # a pause: what was saved beyond it is another sitting
                     found.append(neighbour_id)
