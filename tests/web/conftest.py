@@ -20,6 +20,7 @@ from conftest_helpers import free_port
 
 from memlane.config import Settings
 from memlane.local.server import LocalServer
+from memlane.services.keys import hash_key
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB_DIST = ROOT / "web" / "dist"
@@ -60,6 +61,11 @@ def web_server(tmp_path_factory, minilm) -> Iterator[WebServer]:
                          port=free_port(), embedder=minilm)
     key = server.prepare()
     assert key is not None and server.webapp.built
+    # The tests click through pages at machine speed, far past the 100 requests a minute a person
+    # browsing makes; the rate limit itself is tested elsewhere, so this key gets room.
+    md = server.stack.metadata
+    stored = md.find_api_key_by_hash(hash_key(key))
+    md.put_api_key(stored.model_copy(update={"rate_limit_per_minute": 2000}))
     server.start_in_thread()
     yield WebServer(server, key, f"http://127.0.0.1:{server.port}")
     server.shutdown()
