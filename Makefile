@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 7432
 
-.PHONY: run test setup ocr lint synth layers bench bench-concurrency bench-aws-save eval eval-memory clean extension \
+.PHONY: run test setup ocr lint synth layers bench bench-concurrency bench-embedder bench-aws-save eval eval-memory clean extension \
 	extension-build extension-test chromium \
 	web web-test bench-web screenshots
 
@@ -95,6 +95,11 @@ bench: $(STAMP)
 # The local server under save pressure: recall and /health latency while two clients save long documents.
 bench-concurrency: $(STAMP)
 	$(BIN)/python -m memlane.bench_concurrency --write BENCHMARKS.md
+
+# The local embedder, before (torch) and after (ONNX Runtime fp32, int8): long chunks, short saves,
+# query latency while documents embed, saves over HTTP; writes the embedder section of BENCHMARKS.md.
+bench-embedder: $(STAMP)
+	$(BIN)/python -m memlane.bench_embedder --out BENCHMARKS.md
 
 # The deployed API's answer to a small save, modelled (moto + per-service latencies), and its AWS calls.
 bench-aws-save: $(STAMP)
