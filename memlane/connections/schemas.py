@@ -89,6 +89,10 @@ class ConnectionDeletedOut(BaseModel):
     id: str
     deleted: bool = Field(description="False while what it brought in is still being removed (202).")
     documents_removed: int
+    receipts: list[str] = Field(default_factory=list, description=(
+        "Deletion receipts of what this request removed, one per item (GET /v3/deletions/{id})."))
+    verified: bool = Field(True, description="Every store was read back after the delete and holds nothing of "
+                                             "the removed documents (false names a failed receipt).")
 
 
 class WebhookOut(BaseModel):

@@ -235,8 +235,9 @@ def delete_connection(svc: Services, who: Principal, connection_id: str,
     outcome = purge_connection(svc, claimed, budget_s=DELETE_BUDGET_S)
     if not outcome.finished:
         _dispatch(ports, conn)
-    return ConnectionDeletedOut(id=conn.id, deleted=outcome.finished,
-                                documents_removed=outcome.documents_removed), outcome.finished
+    return ConnectionDeletedOut(id=conn.id, deleted=outcome.finished, documents_removed=outcome.documents_removed,
+                                receipts=[r.id for r in outcome.receipts],
+                                verified=all(r.verified for r in outcome.receipts)), outcome.finished
 
 
 # --------------------------------------------------------------------------- local git clones

@@ -13,7 +13,8 @@ so a sync that died between writing and recording is repeated onto the same docu
 second one. A changed item becomes a new version (`updates_memory_id`), as a save of the same
 `source_url` does; unchanged text (same hash) writes nothing. Documents are written by
 memlane.services.writing.write_in_request (the writer, with the job queue as safety net) and
-removed by memlane.services.lifecycle.remove_document, every version of the item.
+removed by memlane.services.lifecycle.remove_document (every version of the item), with a verified
+deletion receipt (memlane.services.receipts) for each item removed.
 
 Failures: a 429 or 5xx stops the sync where it is; the cursor stays at the last batch applied and
 the next sync waits for Retry-After (or an exponential backoff). One item that cannot be read or
@@ -28,7 +29,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import httpx
@@ -51,10 +52,11 @@ from memlane.connections.providers import ProviderAdapter, adapter_for
 from memlane.connections.session import ProviderSession
 from memlane.domain.errors import MemlaneError, TransientError
 from memlane.domain.models import Document, DocumentStatus
+from memlane.domain.requests import DeletionReceipt
 from memlane.ingest.pipeline import prepare
 from memlane.ingest.writer import WriteRequest
 from memlane.services.context import Services
-from memlane.services.lifecycle import remove_document
+from memlane.services.receipts import delete_with_receipt
 from memlane.services.writing import write_in_request
 
 log = logging.getLogger(__name__)
@@ -354,12 +356,13 @@ class SyncRun:
 
     def delete(self, external_id: str) -> int:
         """Every version of the item, oldest first (a newer one never resurfaces an older one)."""
-        removed = remove_item_documents(self.svc, self.ports, self.conn, external_id)
+        removal = remove_item_documents(self.svc, self.ports, self.conn, external_id)
         if self._known is not None:
             self._known.pop(external_id, None)
-        if removed is not None:
-            self.result.deleted += 1
-        return removed or 0
+        if removal is None:
+            return 0
+        self.result.deleted += 1
+        return removal.documents_removed
 
     def item_failed(self, external_id: str, exc: BaseException) -> None:
         message = exc.message if isinstance(exc, MemlaneError) else f"{type(exc).__name__}: {exc}"
@@ -437,19 +440,27 @@ class SyncRun:
             log.warning("connection %s: could not record the stopped sync", self.conn.id, exc_info=True)
 
 
-def remove_item_documents(svc: Services, ports: ConnectionPorts, conn: Connection, external_id: str) -> int | None:
-    """Remove every document an item became and forget the item. None when it was not known."""
+@dataclass
+class ItemRemoval:
+    documents_removed: int
+    receipt: DeletionReceipt | None  # None when nothing of the item was left to remove
+
+
+def remove_item_documents(svc: Services, ports: ConnectionPorts, conn: Connection,
+                          external_id: str) -> ItemRemoval | None:
+    """Remove every document an item became (through the one removal path, with a verified
+    deletion receipt) and forget the item. None when the item was not known."""
     record = ports.store.get_item(conn.id, external_id)
     if record is None:
         return None
-    removed = 0
-    for doc_id in record.document_ids:  # oldest first
-        doc = svc.metadata.get_document(conn.organization_id, doc_id)
-        if doc is not None:
-            remove_document(svc, doc)
-            removed += 1
+    docs = [doc for doc_id in record.document_ids  # oldest first: a newer one never resurfaces an older one
+            if (doc := svc.metadata.get_document(conn.organization_id, doc_id)) is not None]
+    receipt = None
+    if docs:
+        receipt = delete_with_receipt(svc, conn.organization_id, docs, "connection",
+                                      subject=f"{conn.id}:{external_id}")
     ports.store.delete_item(conn.id, external_id)
-    return removed
+    return ItemRemoval(len(docs), receipt)
 
 
 # --------------------------------------------------------------------------- entry points
@@ -505,6 +516,7 @@ def apply_changes(svc: Services, conn: Connection, refs: Sequence[ItemRef], dele
 class PurgeOutcome:
     documents_removed: int
     finished: bool
+    receipts: list[DeletionReceipt] = field(default_factory=list)  # one per item removed in this run
 
 
 def purge_connection(svc: Services, conn: Connection, *, budget_s: float | None = None) -> PurgeOutcome:
@@ -513,16 +525,20 @@ def purge_connection(svc: Services, conn: Connection, *, budget_s: float | None 
     ports = _ports(svc)
     deadline = time.monotonic() + (budget_s if budget_s is not None else DEFAULT_BUDGET_S)
     removed = 0
+    receipts: list[DeletionReceipt] = []
     for record in ports.store.list_items(conn.id):
         if time.monotonic() > deadline:
             ports.store.release(conn.organization_id, conn.id)
-            return PurgeOutcome(removed, False)
+            return PurgeOutcome(removed, False, receipts)
         if conn.remove_documents:
-            removed += remove_item_documents(svc, ports, conn, record.external_id) or 0
+            removal = remove_item_documents(svc, ports, conn, record.external_id)
+            if removal is not None:
+                removed += removal.documents_removed
+                receipts += [removal.receipt] if removal.receipt else []
         else:
             ports.store.delete_item(conn.id, record.external_id)
     ports.store.delete_connection(conn.organization_id, conn.id)
-    return PurgeOutcome(removed, True)
+    return PurgeOutcome(removed, True, receipts)
 
 
 def due_connections(svc: Services, now: datetime | None = None) -> list[Connection]:

@@ -131,6 +131,15 @@ def test_connect_sync_webhook_and_delete_over_http(server, fake):
     # Then the connection and every version of what it brought in are gone
     assert gone.status_code == 200 and gone.json()["deleted"] is True
     assert gone.json()["documents_removed"] == 4  # three items, one of them in two versions
+    # with a verified receipt per item, each readable again and naming every store it read back
+    assert len(gone.json()["receipts"]) == 3 and gone.json()["verified"] is True
+    receipts = [a.get(f"/v3/deletions/{rid}").json() for rid in gone.json()["receipts"]]
+    assert sorted(len(r["documents"]) for r in receipts) == [1, 1, 2]
+    removed = {d for r in receipts for d in r["documents"]}  # recall showed the latest versions only
+    assert len(removed) == 4 and set(doc_ids) <= removed and all(r["verified"] for r in receipts)
+    assert all([c["store"] for c in r["checks"]] == ["metadata", "content", "text index", "vector index",
+                                                     "cache", "staging"] for r in receipts)
+    assert all(r["reason"] == "connection" and r["subject"].startswith(f"{conn_id}:") for r in receipts)
     assert a.get(f"/v3/connections/{conn_id}").status_code == 404
     for doc_id in doc_ids:
         assert a.get(f"/v3/documents/{doc_id}").status_code == 404
