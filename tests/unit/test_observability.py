@@ -35,3 +35,19 @@ def test_the_stack_and_the_code_name_the_same_metrics_namespace():
     from infra import constants as c
 
     assert c.METRICS_NAMESPACE == o.NAMESPACE
+
+
+def test_powertools_counts_past_its_buffer_without_a_namespace_in_the_environment(monkeypatch, capsys):
+    # Given no POWERTOOLS_METRICS_NAMESPACE (a bench, `memlane invoke` or a test outside the stack)
+    from memlane.adapters.aws.metrics import PowertoolsMetrics
+
+    monkeypatch.delenv("POWERTOOLS_METRICS_NAMESPACE", raising=False)
+    metrics = PowertoolsMetrics()
+    try:
+        # When more than Powertools' 100 buffered metrics are counted in one invocation
+        for i in range(150):
+            metrics.count(f"Count{i}")
+        # Then Powertools flushed them itself, under memlane's namespace, instead of raising
+        assert f'"Namespace": "{o.NAMESPACE}"' in capsys.readouterr().out
+    finally:
+        metrics._metrics.clear_metrics()
