@@ -147,7 +147,8 @@ def _environment() -> None:
     for name, value in {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": REGION,
                         "AWS_REGION": REGION, "MEMLANE_TABLE": TABLE, "MEMLANE_BUCKET": BUCKET,
                         "MEMLANE_EMBEDDER": "bedrock", "MEMLANE_SEARCH_ENDPOINT": "bench.invalid",
-                        "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_LOG_LEVEL": "ERROR"}.items():
+                        "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_LOG_LEVEL": "ERROR",
+                        "POWERTOOLS_METRICS_DISABLED": "true"}.items():  # no EMF lines on the report
         os.environ[name] = value
 
 
