@@ -793,7 +793,8 @@ _EXTRACTORS = {
     ContentType.NOTE: _extract_plain,
     ContentType.TWEET: _extract_plain,
     ContentType.IMAGE: _extract_plain,  # locally, the client sends the already-extracted text
-    ContentType.VIDEO: _extract_plain,  # likewise: the transcript
+    ContentType.AUDIO: _extract_plain,  # likewise: the transcript
+    ContentType.VIDEO: _extract_plain,
     ContentType.HTML: _extract_html,
     ContentType.CODE: _extract_code,
     ContentType.JSON: _extract_json,

@@ -272,3 +272,16 @@ def test_a_transcript_without_segments_is_one_segment_and_time_ranges_follow_off
     assert time_range(media, 0, 10) == (0.0, 3.0)
     assert time_range(media, 25, 45) == (3.0, 9.0)
     assert time_range(None, 0, 5) == (None, None)
+
+
+@pytest.mark.parametrize("content_type", [t for t in ContentType if t is not ContentType.PDF])
+def test_text_sent_with_any_content_type_is_saved_as_that_text(stack, who, content_type) -> None:
+    # Given text (an OCR result, a transcript, a note…) sent with any declared type but PDF
+    body = {ContentType.JSON: '{"ferry": "Zanzibar ferry at 07:15"}',
+            ContentType.HTML: "<p>Zanzibar ferry at 07:15</p>",
+            ContentType.EMAIL: "Subject: ferry\n\nZanzibar ferry at 07:15"}.get(content_type, "Zanzibar ferry at 07:15")
+    # When it is saved, Then it is stored and its words are found (a transcript works as before media)
+    out = save_memory(stack.services, who, MemoryIn(content=body, content_type=content_type))
+    assert out.status == DocumentStatus.READY
+    found = recall(stack.services, who, RecallIn(query="Zanzibar ferry"))
+    assert [r.document_id for r in found.results] == [out.id]
