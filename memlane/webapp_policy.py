@@ -49,6 +49,7 @@ APP_ROUTE_PATTERNS = (
     r"/projects/[^/]+/settings",
     r"/search",
     r"/memories/[^/]+",
+    r"/deletions/[^/]+",  # a deletion receipt (GET /v3/deletions/{id} is the API's)
     r"/graph",
     r"/settings",
 )

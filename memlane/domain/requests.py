@@ -402,6 +402,8 @@ class ProjectDeletedOut(BaseModel):
     id: str
     deleted: bool
     documents_deleted: int
+    receipt: DeletionReceipt = Field(description="Every store read back after the project's documents went "
+                                                  "(GET /v3/deletions/{receipt.id} reads it again).")
 
 
 class StatsOut(BaseModel):

@@ -8,6 +8,7 @@ from datetime import timedelta
 from memlane.domain.errors import ConflictError, NotFoundError
 from memlane.domain.models import Document, Project
 from memlane.domain.requests import (
+    DeletionReceipt,
     DocumentListItem,
     DocumentListOut,
     ProjectIn,
@@ -120,11 +121,12 @@ def update_project(svc: Services, who: Principal, project_id: str, body: Project
     return _out(updated, svc.metadata.count_documents(who.organization_id).get(project.id, 0))
 
 
-def delete_project(svc: Services, who: Principal, project_id: str, docset_store: DocsetStore | None = None) -> int:
+def delete_project(svc: Services, who: Principal, project_id: str,
+                   docset_store: DocsetStore | None = None) -> DeletionReceipt:
     """Every document of the project (each through the one removal path: metadata, content, both
     index legs, cache), then the project. Documents go first, so an interrupted delete leaves a
-    smaller project that a retry finishes, never documents without a project. Returns how many
-    documents were removed."""
+    smaller project that a retry finishes, never documents without a project. Returns the deletion
+    receipt (its documents: those removed)."""
     project = resolve_project(svc, who, project_id, field="project_id")
     if project.is_default:
         raise ConflictError("project_id: the default project cannot be deleted (saves without a project go there)")
@@ -136,9 +138,9 @@ def delete_project(svc: Services, who: Principal, project_id: str, docset_store:
                                 "Documentation sets, or DELETE /docset/{id})")
     docs = svc.metadata.list_documents(who.organization_id, project.id)
     # recorded (GET /v3/deletions/{id}): every store read back after the documents went
-    delete_with_receipt(svc, who.organization_id, docs, "project", subject=project.id)
+    receipt = delete_with_receipt(svc, who.organization_id, docs, "project", subject=project.id)
     svc.metadata.delete_project(who.organization_id, project.id)
-    return len(docs)
+    return receipt
 
 
 def list_project_documents(svc: Services, who: Principal, project_id: str, *, limit: int, cursor: str | None,

@@ -134,9 +134,10 @@ def test_the_spa_fallback_serves_index_html_for_app_routes_only(dev):
     assert code == spa_rewrite_function_code()
     assert function["Properties"]["FunctionConfig"]["Runtime"] == "cloudfront-js-2.0"
     uris = ["/", "/login", "/projects", "/projects/abc", "/projects/abc/settings", "/search", "/memories/1f2e",
-            "/graph", "/settings", "/assets/index-abc.js", "/favicon.svg", "/v3/whoami", "/memories/a/b", "/nope"]
+            "/graph", "/settings", "/deletions/5e1a", "/assets/index-abc.js", "/favicon.svg", "/v3/whoami",
+            "/v3/deletions/5e1a", "/memories/a/b", "/nope"]
     script = code + f"\nconsole.log(JSON.stringify({json.dumps(uris)}.map(u => handler({{request: {{uri: u}}}}).uri)))"
     out = subprocess.run(["node", "-e", script], capture_output=True, text=True, timeout=60, check=True).stdout
     rewritten = dict(zip(uris, json.loads(out.strip().splitlines()[-1]), strict=True))
-    assert {u for u, r in rewritten.items() if r == "/index.html"} == set(uris[:9])
+    assert {u for u, r in rewritten.items() if r == "/index.html"} == set(uris[:10])
     assert rewritten["/assets/index-abc.js"] == "/assets/index-abc.js" and rewritten["/v3/whoami"] == "/v3/whoami"

@@ -128,7 +128,18 @@ def test_deleting_a_project_removes_its_documents_everywhere(api, stranger) -> N
     doc = save(api, "Doomed note: the lighthouse keeper feeds the gulls at dawn.", project_id=project["id"])
     assert stranger.delete(f"/v3/projects/{project['id']}").status_code == 404
     r = api.delete(f"/v3/projects/{project['id']}")
-    assert r.status_code == 200 and r.json() == {"id": project["id"], "deleted": True, "documents_deleted": 1}
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert (out["id"], out["deleted"], out["documents_deleted"]) == (project["id"], True, 1)
+    # and it answers with the receipt it recorded: every store read back, nothing of the document left
+    receipt = out["receipt"]
+    assert (receipt["reason"], receipt["subject"], receipt["documents"]) == ("project", project["id"], [doc["id"]])
+    assert receipt["verified"] is True
+    assert [c["store"] for c in receipt["checks"]] == [
+        "metadata", "content", "text index", "vector index", "cache", "staging"]
+    assert all(c["clean"] and c["remaining"] == 0 for c in receipt["checks"])
+    assert api.get(f"/v3/deletions/{receipt['id']}").json() == receipt
+    assert stranger.get(f"/v3/deletions/{receipt['id']}").status_code == 404
     assert api.get(f"/v3/projects/{project['id']}").status_code == 404
     assert api.get(f"/v3/documents/{doc['id']}").status_code == 404
     hits = api.post("/v3/recall", json={"query": "lighthouse keeper gulls"}).json()["results"]

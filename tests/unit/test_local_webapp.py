@@ -29,7 +29,7 @@ def get(app: WebApp, path: str, method: str = "GET"):
 
 
 @pytest.mark.parametrize("path", ["/", "/login", "/projects", "/projects/p1", "/projects/p1/settings", "/search",
-                                  "/memories/0b7c", "/graph", "/settings"])
+                                  "/memories/0b7c", "/deletions/5e1a", "/graph", "/settings"])
 def test_every_client_route_is_served_index_html_with_the_strict_policy(build, path) -> None:
     response = get(WebApp(build), path)
     assert response is not None and response.status == 200
@@ -49,7 +49,8 @@ def test_built_files_are_served_and_hashed_ones_cached_for_good(build) -> None:
 
 
 @pytest.mark.parametrize("path", ["/../secret.txt", "/assets/../../secret.txt", "/assets/", "/assets/missing.js",
-                                  "/memories/a/b", "/v3/whoami", "/health", "/%2e%2e/secret.txt", "/assets\\..\\x"])
+                                  "/memories/a/b", "/deletions/a/b", "/v3/whoami", "/v3/deletions/5e1a", "/health",
+                                  "/%2e%2e/secret.txt", "/assets\\..\\x"])
 def test_anything_else_is_left_to_the_api(build, path) -> None:
     assert get(WebApp(build), path) is None
 

@@ -127,15 +127,52 @@ def test_a_memory_is_saved_found_versioned_edited_and_deleted_from_the_ui(page, 
     stored = web_server.api().get(f"/v3/documents/{latest_id}").json()
     assert stored["metadata"]["tags"] == ["cat", "vet", "medication"]
 
-    # Delete it, and it is gone from search (the older version is what remains of that memory)
+    # Delete it: the receipt shows, every store read back and verified empty
     page.get_by_role("button", name="Delete this memory…").click()
     page.get_by_role("button", name="Delete memory").click()
-    expect(page.get_by_role("heading", level=1)).to_have_text("Default")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Deletion receipt")
+    expect(page.get_by_role("status").filter(has_text=JUST_DELETED)).to_have_text(
+        "Deleted “Miso meds”. Back to its project")
+    receipt_id = page.url.rsplit("/deletions/", 1)[1]
+    shown = expect_verified_receipt(page, receipt_id, documents=1)
+    stored = web_server.api().get(f"/v3/deletions/{receipt_id}").json()
+    assert stored["documents"] == [latest_id] and stored["reason"] == "api" and stored["verified"] is True
+    # reloaded, and opened by its URL in another tab (nothing carried over): the same receipt, read back
+    page.reload()
+    assert expect_verified_receipt(page, receipt_id, documents=1) == shown
+    again = page.context.new_page()
+    again.goto(f"{web_server.url}/deletions/{receipt_id}")
+    assert expect_verified_receipt(again, receipt_id, documents=1) == shown
+    expect(again.get_by_role("status").filter(has_text=JUST_DELETED)).to_have_count(0)
+    again.close()
+
+    # and it is gone from search (the older version is what remains of that memory)
     search_for(page, web_server, "what medication does my pet take daily?")
     results = page.get_by_test_id("search-results")
     expect(results.get_by_role("link", name="Miso meds")).to_have_count(1)
     expect(results.get_by_role("link", name="Miso meds")).to_have_attribute("href", f"/memories/{first_id}")
     assert web_server.api().get(f"/v3/documents/{latest_id}").status_code == 404
+
+
+JUST_DELETED = re.compile(r"^Deleted ")  # the line above a receipt the app has just been given
+RECEIPT_STORES = ["metadata", "content", "text index", "vector index", "cache", "staging"]
+
+
+def expect_verified_receipt(page: Page, receipt_id: str, documents: int) -> list[list[str]]:
+    """The receipt on screen is verified and lists every store with nothing left; returns its rows."""
+    receipt = page.get_by_test_id("receipt")
+    expect(receipt.get_by_test_id("receipt-verdict")).to_have_text(
+        f"Verified: all 6 stores, read back after the delete, hold nothing of the {documents} deleted "
+        f"document{'' if documents == 1 else 's'}.")
+    expect(receipt.get_by_role("alert")).to_have_count(0)
+    expect(receipt.get_by_test_id("receipt-id")).to_have_text(receipt_id)
+    expect(receipt.get_by_test_id("receipt-documents")).to_have_text(str(documents))
+    rows = receipt.get_by_role("table").locator("tbody tr")
+    expect(rows).to_have_count(len(RECEIPT_STORES))
+    cells = [rows.nth(i).locator("th, td").all_inner_texts() for i in range(len(RECEIPT_STORES))]
+    assert [c[0] for c in cells] == RECEIPT_STORES
+    assert all(c[2] == "nothing left" for c in cells), cells
+    return cells
 
 
 def test_the_graph_draws_nodes_and_a_click_searches_for_one(page, web_server, screenshot) -> None:
@@ -260,6 +297,13 @@ def test_a_project_is_renamed_and_deleted_after_a_confirmation_naming_what_goes(
     page.get_by_role("button", name="Delete project…").click()
     expect(page.get_by_role("alertdialog")).to_contain_text("Delete the project Vegetable garden and its 2 documents")
     page.get_by_role("button", name="Delete Vegetable garden and 2 documents").click()
+    # the receipt of its documents shows, verified, and leads back to the projects
+    expect(page).to_have_url(re.compile(r"/deletions/[0-9a-f-]{36}$"))
+    expect(page.get_by_role("status").filter(has_text=JUST_DELETED)).to_have_text(
+        "Deleted the project “Vegetable garden” and 2 documents. Back to your projects")
+    expect_verified_receipt(page, page.url.rsplit("/", 1)[1], documents=2)
+    expect(page.get_by_test_id("receipt")).to_contain_text(f"a project and its documents (id {project['id']})")
+    page.get_by_role("link", name="Back to your projects").click()
     expect(page).to_have_url(f"{web_server.url}/projects")
     expect(page.get_by_role("link", name="Vegetable garden")).to_have_count(0)
     assert web_server.api().get(f"/v3/projects/{project['id']}").status_code == 404
@@ -272,6 +316,8 @@ def test_every_page_has_no_serious_or_critical_accessibility_violation(page, web
     project = web_server.api().post("/v3/projects", json={"name": "Axe checks"}).json()
     doc = save(web_server, "## Checklist\n\n- contrast\n- labels\n\n```python\nprint('ok')\n```",
                project_id=project["id"], metadata={"tags": ["a11y"]})
+    gone = save(web_server, "A note deleted for its receipt.", project_id=project["id"])
+    receipt = web_server.api().delete(f"/v3/documents/{gone['id']}").json()["receipt"]
     pages = {
         "/": ("heading", "Dashboard"),
         "/projects": ("heading", "Projects"),
@@ -279,6 +325,7 @@ def test_every_page_has_no_serious_or_critical_accessibility_violation(page, web
         f"/projects/{project['id']}/settings": ("heading", "Project settings"),
         "/search?q=checklist": ("testid", "search-results"),
         f"/memories/{doc['id']}": ("heading", "Checklist"),
+        f"/deletions/{receipt['id']}": ("testid", "receipt-checks"),
         "/graph": ("testid", "graph"),
         "/settings": ("heading", "API keys"),
     }

@@ -199,6 +199,26 @@ export interface DocsetPage {
   errorMessage?: string | null
 }
 
+/** One store read back after a delete: what was read and what of the deleted documents it still holds. */
+export interface StoreCheck {
+  store: string
+  read: string
+  remaining: number
+  holding: string[]
+  clean: boolean
+}
+/** GET /v3/deletions/{id}: ids and counts only, never content. `verified` only when every check is clean. */
+export interface DeletionReceipt {
+  id: string
+  reason: string
+  subject: string | null
+  documents: string[]
+  requested_at: string
+  verified_at: string
+  verified: boolean
+  checks: StoreCheck[]
+}
+
 export class ApiError extends Error {
   readonly status: number
   constructor(status: number, message: string) {
@@ -266,7 +286,10 @@ export const api = {
   updateProject: (projectId: string, patch: { name?: string; description?: string | null }) =>
     request<Project>('PATCH', `/v3/projects/${id(projectId)}`, patch),
   deleteProject: (projectId: string) =>
-    request<{ id: string; deleted: boolean; documents_deleted: number }>('DELETE', `/v3/projects/${id(projectId)}`),
+    request<{ id: string; deleted: boolean; documents_deleted: number; receipt: DeletionReceipt }>(
+      'DELETE',
+      `/v3/projects/${id(projectId)}`,
+    ),
   projectDocuments: (projectId: string, limit: number, cursor?: string | null) =>
     request<DocumentList>('GET', `/v3/projects/${id(projectId)}/documents${q({ limit, cursor })}`),
   recall: (body: RecallIn, signal?: AbortSignal) => request<RecallOut>('POST', '/v3/recall', body, signal),
@@ -275,7 +298,9 @@ export const api = {
     request<DocumentOut>('GET', `/v3/documents/${id(documentId)}?include_versions=true`),
   updateDocument: (documentId: string, patch: DocumentPatch) =>
     request<DocumentOut>('PATCH', `/v3/documents/${id(documentId)}`, patch),
-  deleteDocument: (documentId: string) => request<{ deleted: boolean }>('DELETE', `/v3/documents/${id(documentId)}`),
+  deleteDocument: (documentId: string) =>
+    request<{ id: string; deleted: boolean; receipt: DeletionReceipt }>('DELETE', `/v3/documents/${id(documentId)}`),
+  deletion: (receiptId: string) => request<DeletionReceipt>('GET', `/v3/deletions/${id(receiptId)}`),
   related: (documentId: string, limit = 5) =>
     request<{ related: RelatedDocument[] }>('GET', `/v3/documents/${id(documentId)}/related${q({ limit })}`).then(
       (r) => r.related,
@@ -293,7 +318,8 @@ export const api = {
     request<{ pages: DocsetPage[]; total: number }>('GET', `/docset/${id(docsetId)}/pages${q({ limit })}`),
   refreshDocset: (docsetId: string) =>
     request<{ message: string; refreshed: boolean }>('POST', '/refresh', { docsetId, force: true }),
-  deleteDocset: (docsetId: string) => request<{ success: boolean }>('DELETE', `/docset/${id(docsetId)}`),
+  deleteDocset: (docsetId: string) =>
+    request<{ success: boolean; receiptId: string | null; verified: boolean | null }>('DELETE', `/docset/${id(docsetId)}`),
   indexDocset: (baseUrl: string, seedSlug: string, name?: string) =>
     request<{ docsetId: string; status: string }>('POST', '/index', { baseUrl, seedSlug, ...(name ? { name } : {}) }),
 }

@@ -9,6 +9,7 @@ import { Login } from './pages/Login'
 // The dashboard (the first page) and the login page are in the first chunk; every other page is
 // loaded when first opened, so the first load parses less script. The graph page carries d3.
 const Graph = lazy(() => import('./pages/Graph'))
+const DeletionPage = lazy(() => import('./pages/Deletion').then((m) => ({ default: m.DeletionPage })))
 const MemoryPage = lazy(() => import('./pages/Memory').then((m) => ({ default: m.MemoryPage })))
 const ProjectPage = lazy(() => import('./pages/Project').then((m) => ({ default: m.ProjectPage })))
 const ProjectSettings = lazy(() => import('./pages/ProjectSettings').then((m) => ({ default: m.ProjectSettings })))
@@ -58,6 +59,7 @@ export function App() {
           <Route path="/projects/:id">{(p) => <ProjectPage id={p.id} />}</Route>
           <Route path="/search" component={Search} />
           <Route path="/memories/:id">{(p) => <MemoryPage key={p.id} id={p.id} />}</Route>
+          <Route path="/deletions/:id">{(p) => <DeletionPage key={p.id} id={p.id} />}</Route>
           <Route path="/graph" component={Graph} />
           <Route path="/settings" component={Settings} />
           <Route>

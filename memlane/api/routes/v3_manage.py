@@ -85,9 +85,9 @@ def update_project(project_id: Annotated[UUIDStr, Path()], body: ProjectPatchIn)
                summary="Delete a project and every document in it (not the default project)")
 def delete_project(project_id: Annotated[UUIDStr, Path()]) -> ProjectDeletedOut:
     docsets = router.context.get("docsets")
-    removed = projects.delete_project(services(), principal_of(router), project_id,
+    receipt = projects.delete_project(services(), principal_of(router), project_id,
                                       docsets.store if docsets is not None else None)
-    return ProjectDeletedOut(id=project_id, deleted=True, documents_deleted=removed)
+    return ProjectDeletedOut(id=project_id, deleted=True, documents_deleted=len(receipt.documents), receipt=receipt)
 
 
 @router.get("/v3/projects/<project_id>/documents", tags=["projects"],

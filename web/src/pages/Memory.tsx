@@ -2,6 +2,7 @@ import { lazy, Suspense, useEffect, useState } from 'react'
 import { Link, useLocation } from 'wouter'
 import { api, type DocumentOut } from '../api'
 import { ErrorBox, Loading, Notice } from '../components/feedback'
+import { type DeletedState, receiptPath } from '../components/Receipt'
 import { formatDate, formatScore, isoToLocalInput, localInputToIso, parseTags } from '../format'
 import { useAsync, useTitle } from '../hooks'
 import { safeHref } from '../links'
@@ -288,8 +289,13 @@ function DeleteControl({ doc }: { doc: DocumentOut }) {
   const [error, setError] = useState<string | null>(null)
   const remove = async () => {
     try {
-      await api.deleteDocument(doc.id)
-      navigate(`/projects/${doc.project_id}`)
+      const out = await api.deleteDocument(doc.id)
+      // the receipt's page: what the server read back after the delete (its URL shows it again)
+      const state: DeletedState = {
+        deleted: `“${doc.title}”`,
+        back: { href: `/projects/${doc.project_id}`, label: 'Back to its project' },
+      }
+      navigate(receiptPath(out.receipt.id), { state })
     } catch (e) {
       setError((e as Error).message)
     }
@@ -305,7 +311,7 @@ function DeleteControl({ doc }: { doc: DocumentOut }) {
         <div role="alertdialog" aria-labelledby="confirm-doc-delete" className="confirm">
           <p id="confirm-doc-delete">
             Delete <strong>{doc.title}</strong> with its chunks and search entries? Other versions are kept. This cannot
-            be undone.
+            be undone. A receipt then lists every store read back and what, if anything, it still holds.
           </p>
           <button type="button" className="danger" onClick={() => void remove()}>
             Delete memory

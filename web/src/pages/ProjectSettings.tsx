@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react'
 import { Link, useLocation } from 'wouter'
 import { api } from '../api'
 import { ErrorBox, Notice } from '../components/feedback'
+import { type DeletedState, receiptPath } from '../components/Receipt'
 import { useAsync, useTitle } from '../hooks'
 
 export function ProjectSettings({ id }: { id: string }) {
@@ -37,8 +38,12 @@ export function ProjectSettings({ id }: { id: string }) {
   const remove = async () => {
     setError(null)
     try {
-      await api.deleteProject(id)
-      navigate('/projects')
+      const out = await api.deleteProject(id)
+      const state: DeletedState = {
+        deleted: `the project “${project.data?.name ?? id}” and ${out.documents_deleted} ${out.documents_deleted === 1 ? 'document' : 'documents'}`,
+        back: { href: '/projects', label: 'Back to your projects' },
+      }
+      navigate(receiptPath(out.receipt.id), { state })
     } catch (e) {
       setConfirming(false)
       setError((e as Error).message)

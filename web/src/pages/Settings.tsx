@@ -1,6 +1,7 @@
 import { useState } from 'react'
-import { api, type ApiKeyInfo, type Docset } from '../api'
+import { api, type ApiKeyInfo, type DeletionReceipt, type Docset } from '../api'
 import { ErrorBox, Loading, Notice } from '../components/feedback'
+import { ReceiptView } from '../components/Receipt'
 import { formatDate } from '../format'
 import { useAsync, useTitle } from '../hooks'
 import { safeHref } from '../links'
@@ -158,10 +159,12 @@ function Docsets() {
   const [seedSlug, setSeedSlug] = useState('/')
   const [confirmDelete, setConfirmDelete] = useState<string | null>(null)
   const [openPages, setOpenPages] = useState<string | null>(null)
+  const [receipt, setReceipt] = useState<DeletionReceipt | null>(null)
 
   const act = async (work: () => Promise<string>) => {
     setError(null)
     setMessage(null)
+    setReceipt(null)
     try {
       setMessage(await work())
       docsets.reload()
@@ -196,6 +199,7 @@ function Docsets() {
       </form>
       {message && <Notice>{message}</Notice>}
       {error && <ErrorBox error={error} />}
+      {receipt && <ReceiptView receipt={receipt} inline />}
       {docsets.loading && !docsets.data && <Loading what="documentation sets" />}
       {docsets.error && <ErrorBox error={docsets.error} />}
       {docsets.data?.length === 0 && <p className="muted">No documentation sets.</p>}
@@ -250,8 +254,10 @@ function Docsets() {
                         className="danger"
                         onClick={() =>
                           void act(async () => {
-                            await api.deleteDocset(d.id)
+                            const out = await api.deleteDocset(d.id)
                             setConfirmDelete(null)
+                            // the receipt of its pages, read back as recorded (every store it checked)
+                            if (out.receiptId) setReceipt(await api.deletion(out.receiptId))
                             return `Deleted ${d.name}`
                           })
                         }
