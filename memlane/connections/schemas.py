@@ -91,7 +91,7 @@ class ConnectionDeletedOut(BaseModel):
     documents_removed: int
     receipts: list[str] = Field(default_factory=list, description=(
         "Deletion receipts of what this request removed, one per item (GET /v3/deletions/{id})."))
-    verified: bool = Field(True, description="Every store was read back after the delete and holds nothing of "
+    verified: bool = Field(default=True, description="Every store was read back after the delete and holds nothing of "
                                              "the removed documents (false names a failed receipt).")
 
 
