@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from memlane.ingest.context import ContextWeights
 from memlane.recall.fusion import FusionWeights
 from memlane.recall.neighbours import NeighbourWeights
 
@@ -35,6 +36,12 @@ class Settings(BaseModel):
     # of the fused score of the best memory saved near it in the same sitting; 0 turns it off.
     recall_neighbour_weight: float = 0.3
     recall_neighbour_max_gap_seconds: float = 1800.0
+    # Contextual indexing (memlane.ingest.context): a short memory's index entry carries the
+    # memories saved just before (and after: "both") it in the same sitting (the gap above), as a
+    # text field of this weight (0: none) and mixed into its vector.
+    context_sides: str = "both"  # none | before | both
+    context_text_weight: float = 0.5
+    context_vector: bool = True
     openai_api_key: str | None = None
     embedder: str = "auto"  # auto | local | openai
 
@@ -48,6 +55,15 @@ class Settings(BaseModel):
             weight=self.recall_neighbour_weight, max_gap_seconds=self.recall_neighbour_max_gap_seconds
         )
 
+    @property
+    def context(self) -> ContextWeights:
+        return ContextWeights(
+            sides=self.context_sides,
+            text_weight=self.context_text_weight,
+            vector=self.context_vector,
+            max_gap_seconds=self.recall_neighbour_max_gap_seconds,
+        )
+
     @classmethod
     def from_env(cls, **overrides) -> Settings:
         env = os.environ
@@ -58,9 +74,14 @@ class Settings(BaseModel):
             ("weight_recency", "MEMLANE_WEIGHT_RECENCY"),
             ("recall_neighbour_weight", "MEMLANE_RECALL_NEIGHBOUR_WEIGHT"),
             ("recall_neighbour_max_gap_seconds", "MEMLANE_RECALL_NEIGHBOUR_MAX_GAP_SECONDS"),
+            ("context_text_weight", "MEMLANE_CONTEXT_TEXT_WEIGHT"),
         ):
             if env.get(key):
                 values[name] = float(env[key])
+        if env.get("MEMLANE_CONTEXT_SIDES"):
+            values["context_sides"] = env["MEMLANE_CONTEXT_SIDES"]
+        if env.get("MEMLANE_CONTEXT_VECTOR"):
+            values["context_vector"] = env["MEMLANE_CONTEXT_VECTOR"].lower() not in ("0", "false", "no", "off")
         if env.get("MEMLANE_INLINE_MAX_CHARS"):
             values["inline_max_chars"] = int(env["MEMLANE_INLINE_MAX_CHARS"])
         if env.get("OPENAI_API_KEY"):

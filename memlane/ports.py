@@ -214,6 +214,9 @@ class IndexHoldings:
 class IndexedChunk:
     chunk: Chunk
     vector: Sequence[float]
+    # The text of the memories saved around this one (memlane.ingest.context): matched by the text
+    # leg at a lower weight than the chunk's own words; never returned by recall.
+    context: str = ""
 
 
 class SearchIndex(Protocol):

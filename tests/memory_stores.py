@@ -417,6 +417,7 @@ class MemoryBlobStore:
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 TITLE_WEIGHT = 2.0  # a word in the title or section path counts more than one in the body
+CONTEXT_WEIGHT = 0.5  # a word of the memories saved around it (IndexedChunk.context) counts less
 BM25_K1, BM25_B = 1.2, 0.75
 
 
@@ -432,6 +433,7 @@ class _Row:
     vector: list[float]
     superseded: bool
     seq: int  # insertion order, to break score ties as the local index does (row order)
+    context: str = ""
 
 
 class MemorySearchIndex:
@@ -464,7 +466,7 @@ class MemorySearchIndex:
                 chunk = item.chunk.model_copy(deep=True)
                 norm = math.sqrt(math.fsum(v * v for v in item.vector)) or 1.0
                 self._rows[chunk.id] = _Row(
-                    chunk, [v / norm for v in item.vector], chunk.superseded, self._seq
+                    chunk, [v / norm for v in item.vector], chunk.superseded, self._seq, item.context
                 )
 
     def delete_document(self, org_id: str, document_id: str) -> None:
@@ -514,14 +516,18 @@ class MemorySearchIndex:
         if not terms or not rows:
             return []
         weighted: list[dict[str, float]] = []
+        lengths: list[float] = []
         for r in rows:
             tf: dict[str, float] = {}
             for w in _words(" ".join([r.chunk.title, *r.chunk.heading_path])):
                 tf[w] = tf.get(w, 0.0) + TITLE_WEIGHT
             for w in _words(r.chunk.content):
                 tf[w] = tf.get(w, 0.0) + 1.0
+            length = sum(tf.values())  # the chunk's own words: context adds evidence, not length
+            for w in _words(r.context):
+                tf[w] = tf.get(w, 0.0) + CONTEXT_WEIGHT
             weighted.append(tf)
-        lengths = [sum(tf.values()) for tf in weighted]
+            lengths.append(length)
         average = sum(lengths) / len(lengths) or 1.0
         n = len(rows)
         scored = []

@@ -5,6 +5,8 @@
     embed      the chunks are embedded, in full batches across documents
     commit     chunk records → search index (old rows dropped first on a rewrite) → the version it
                replaces hidden → `ready` → recall cache invalidated → embedding progress cleared
+    context    the index entries of the short memories saved right before and after it, which
+               carry it as context (memlane.ingest.context), rebuilt
 
 Every caller hands documents to DocumentWriter: a save processed in the request, the local job
 worker, the Step Functions steps (one stage per Lambda), documentation pages, raged ingest,
@@ -23,14 +25,17 @@ the sequence again.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+
+import numpy as np
 
 from memlane import observability
 from memlane.domain.errors import MemlaneError, TransientError
 from memlane.domain.models import Chunk, Document, DocumentStatus, chunk_id_for
 from memlane.ingest.chunking import TextChunk, chunk_document
+from memlane.ingest.context import NO_CONTEXT, Context, carriers, contexts, neighbours
 from memlane.ingest.media import chunk_times
 from memlane.ingest.progress import EmbeddingProgress, embedding_key
 from memlane.ports import IndexedChunk, Summary
@@ -140,6 +145,7 @@ class _Work:
     document: Document
     chunks: list[Chunk] = field(default_factory=list)
     previous_chunk_count: int = 0
+    context: Context = NO_CONTEXT
 
 
 def _same_document(a: Document, b: Document) -> bool:
@@ -188,21 +194,31 @@ class DocumentWriter:
         if not work:
             return outcomes
         try:
-            vectors = self.embed([c for w in work for c in w.chunks], resumable=resumable)
+            found = self.contexts([(w.document, len(w.chunks)) for w in work])
+            for w in work:
+                w.context = found.get(w.document.id, NO_CONTEXT)
+            vectors = self.embed(
+                [c for w in work for c in w.chunks], resumable=resumable, context={w.document.id: w.context
+                                                                                  for w in work}
+            )
         except Exception as exc:  # noqa: BLE001 - recorded on every document of the batch
             for w in work:
                 outcomes[w.position].error = self.hold(w.document, exc)
             return outcomes
         offset = 0
+        written: list[_Work] = []
         for w in work:
             doc_vectors = vectors[offset : offset + len(w.chunks)]
             offset += len(w.chunks)
             try:
                 outcomes[w.position].document = self.commit(
-                    w.document, w.chunks, doc_vectors, previous_chunk_count=w.previous_chunk_count
+                    w.document, w.chunks, doc_vectors, previous_chunk_count=w.previous_chunk_count,
+                    context=w.context, rebuild_neighbours=False,
                 )
+                written.append(w)
             except Exception as exc:  # noqa: BLE001 - recorded on the document
                 outcomes[w.position].error = self.hold(w.document, exc)
+        self._rebuild_around(written)
         return outcomes
 
     # ---------------------------------------------------------------- the stages
@@ -238,14 +254,44 @@ class DocumentWriter:
             )
         return make_chunks(doc, pieces)
 
-    def embed(self, chunks: Sequence[Chunk], *, resumable: bool = False) -> list[list[float]]:
-        """Embeds in batches of EMBED_BATCH. Remote embedders (OpenAI, Bedrock) retry transient
+    def embed(
+        self,
+        chunks: Sequence[Chunk],
+        *,
+        resumable: bool = False,
+        context: Mapping[str, Context] | None = None,
+    ) -> list[list[float]]:
+        """The vectors to index: each chunk's embedding, mixed with its window's for a memory with
+        context (`context` by document id; None: looked up now, memlane.ingest.context).
+
+        Embeds in batches of EMBED_BATCH. Remote embedders (OpenAI, Bedrock) retry transient
         failures themselves with 1, 2, 4 s backoff and then raise TransientError. `resumable`
         (the paths that retry a document later): every finished batch is saved before the next
         one starts and saved vectors are reused, so a retry embeds only what is still missing
         (memlane.ingest.progress)."""
+        if context is None:
+            context = self.contexts_of_chunks(chunks)
+        own = [embedding_text(c) for c in chunks]
+        windows: dict[int, str] = {}
+        if self.svc.settings.context.vector:
+            for i, c in enumerate(chunks):
+                ctx = context.get(c.document_id, NO_CONTEXT)
+                if not ctx.empty:
+                    windows[i] = ctx.window(own[i])
+        window_at = {i: len(own) + n for n, i in enumerate(windows)}
+        vectors = self._embed_texts([*own, *windows.values()], [*chunks, *(chunks[i] for i in windows)],
+                                    resumable=resumable)
+        for i, j in window_at.items():
+            mixed = np.asarray(vectors[i], dtype=np.float64) + np.asarray(vectors[j], dtype=np.float64)
+            norm = float(np.linalg.norm(mixed))
+            if norm > 0:
+                vectors[i] = (mixed / norm).tolist()
+        return vectors[: len(own)]
+
+    def _embed_texts(self, texts: Sequence[str], chunks: Sequence[Chunk], *, resumable: bool) -> list[list[float]]:
+        """Each text's embedding; `chunks` names the document each text belongs to (progress is
+        saved per document)."""
         embedder_id = self.svc.embedder.id
-        texts = [embedding_text(c) for c in chunks]
         keys = [embedding_key(embedder_id, t) for t in texts]
         known: dict[str, list[float]] = {}
         if resumable:
@@ -284,11 +330,16 @@ class DocumentWriter:
         *,
         previous_chunk_count: int | None = None,
         clear_progress: bool | None = None,
+        context: Context | None = None,
+        rebuild_neighbours: bool = True,
     ) -> Document:
         """Make a begun document searchable and say so. `previous_chunk_count` is what the index
         held for it before this write (begin keeps it in `chunk_count`). `clear_progress`: remove
         its saved embedding batches (None: if this writer embedded or found some; a workflow's
-        Write step, which did not embed, says True)."""
+        Write step, which did not embed, says True). `context`: its neighbours as `embed` used
+        them (None: looked up now). `rebuild_neighbours`: rebuild the index entries of the
+        memories saved around it, which now have it as context (write_many does that once for
+        all it commits)."""
         if len(vectors) != len(chunks):
             raise MemlaneError(f"write of {doc.id}: {len(chunks)} chunks but {len(vectors)} vectors")
         svc = self.svc
@@ -300,8 +351,12 @@ class DocumentWriter:
             # tail searchable. The document says `processing` until the new rows are in.
             svc.index.delete_document(org, doc.id)
         if chunks:
+            if context is None:
+                context = self.contexts([(doc, len(chunks))]).get(doc.id, NO_CONTEXT)
+            text = context.text() if svc.settings.context.text else ""
             svc.index.upsert(
-                svc.embedder.id, [IndexedChunk(chunk=c, vector=v) for c, v in zip(chunks, vectors, strict=True)]
+                svc.embedder.id,
+                [IndexedChunk(chunk=c, vector=v, context=text) for c, v in zip(chunks, vectors, strict=True)],
             )
         self._supersede(doc)
         ready = doc.model_copy(
@@ -318,7 +373,82 @@ class DocumentWriter:
         svc.metrics.count(observability.DOCUMENTS_WRITTEN)
         if clear_progress or (clear_progress is None and (org, doc.id) in self._with_progress):
             self._clear_progress(ready)
+        if rebuild_neighbours:
+            self._rebuild_around([_Work(0, ready, list(chunks), context=context or NO_CONTEXT)])
         return ready
+
+    # ---------------------------------------------------------------- context (memlane.ingest.context)
+
+    def contexts(self, docs: Sequence[tuple[Document, int]]) -> dict[str, Context]:
+        """The neighbours of documents about to be indexed, each given with its chunk count."""
+        return contexts(self.svc, self.svc.settings.context, docs, self.svc.clock.now())
+
+    def contexts_of_chunks(self, chunks: Sequence[Chunk]) -> dict[str, Context]:
+        """The same, for chunk records alone (a workflow's Embed step)."""
+        counts: dict[tuple[str, str], int] = {}
+        for c in chunks:
+            counts[(c.organization_id, c.document_id)] = counts.get((c.organization_id, c.document_id), 0) + 1
+        docs: list[tuple[Document, int]] = []
+        for org in {o for o, _ in counts}:
+            for d in self.svc.metadata.get_documents(org, [i for o, i in counts if o == org]):
+                docs.append((d, counts[(org, d.id)]))
+        return self.contexts(docs) if docs else {}
+
+    def _rebuild_around(self, written: Sequence[_Work]) -> None:
+        """After documents were committed: rebuild the entries of the memories next to them
+        (outside what was written, they have not seen them yet), and of a written document whose
+        neighbours changed since it was embedded (a batch whose members were not ready then). A
+        failure here leaves entries with an older context, never a document that is not ready;
+        the next write or removal next to them rebuilds them."""
+        w = self.svc.settings.context
+        if not written or not w.active:
+            return
+        try:
+            now = self.svc.clock.now()
+            by_org: dict[str, list[_Work]] = {}
+            for item in written:
+                by_org.setdefault(item.document.organization_id, []).append(item)
+            for org, items in by_org.items():
+                around = neighbours(self.svc, w, org, [i.document.id for i in items], now)
+                mine = {i.document.id: i for i in items}
+                stale = {n for pair in around.values() for n in pair if n and n not in mine}
+                now_seen = self.contexts([(i.document, len(i.chunks)) for i in items])
+                stale |= {d for d, i in mine.items() if now_seen.get(d, NO_CONTEXT) != i.context}
+                # a version hidden by one of these leaves the context of the memories around it
+                replaced = [i.document.updates_memory_id for i in items if i.document.updates_memory_id]
+                stale |= carriers(self.svc, w, org, replaced, now) - set(mine)
+                self.rebuild(org, sorted(stale))
+        except Exception:  # noqa: BLE001 - see the docstring
+            log.warning("could not rebuild the context of neighbouring memories", exc_info=True)
+
+    def rebuild(self, org_id: str, document_ids: Sequence[str]) -> int:
+        """Index again the ready memories named, with their neighbours as they are now (the
+        memory itself and its chunk records are unchanged). Returns how many were rebuilt."""
+        if not document_ids:
+            return 0
+        svc = self.svc
+        docs = [
+            d for d in svc.metadata.get_documents(org_id, list(document_ids))
+            if d.status == DocumentStatus.READY and d.chunk_count == 1 and d.embedder == svc.embedder.id
+        ]
+        chunks = {d.id: svc.metadata.get_chunks(org_id, d.id) for d in docs}
+        docs = [d for d in docs if len(chunks[d.id]) == 1]
+        if not docs:
+            return 0
+        found = self.contexts([(d, 1) for d in docs])
+        flat = [chunks[d.id][0] for d in docs]
+        vectors = self.embed(flat, context=found)
+        text = svc.settings.context.text
+        svc.index.upsert(
+            svc.embedder.id,
+            [
+                IndexedChunk(chunk=c, vector=v, context=found.get(c.document_id, NO_CONTEXT).text() if text else "")
+                for c, v in zip(flat, vectors, strict=True)
+            ],
+        )
+        for project in {d.project_id for d in docs}:
+            invalidate_project(svc, org_id, project)
+        return len(docs)
 
     def _supersede(self, doc: Document) -> None:
         """The version this document replaces leaves recall, now that the new one is indexed."""

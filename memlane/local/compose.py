@@ -92,7 +92,7 @@ def build_local(settings: Settings, embedder=None, summarizer=None, media_reader
     db = SqliteDatabase(settings.data_dir / DB_FILE)
     embedder = embedder or make_embedder(settings)
     metadata = SqliteMetadataStore(db)
-    index = SqliteSearchIndex(db, embedder.dimension)
+    index = SqliteSearchIndex(db, embedder.dimension, context_weight=settings.context.text_weight)
     queue = SqliteJobQueue(db)
     cache = SqliteCache(db)
     ocr, transcriber = media_readers if media_readers is not None else make_media_readers(settings)

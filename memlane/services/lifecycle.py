@@ -43,6 +43,11 @@ def remove_document(svc: Services, doc: Document) -> None:
     Deleting one version re-links its neighbours, so the chain stays whole and the previous
     version becomes the latest again when the newest is removed."""
     org = doc.organization_id
+    # The memories indexed with this one as context (memlane.ingest.context) are rebuilt without
+    # it, so its words leave the index with it.
+    from memlane.ingest.context import carriers
+
+    carrying = carriers(svc, svc.settings.context, org, [doc.id], svc.clock.now())
     svc.index.delete_document(org, doc.id)
     svc.blobs.delete(raw_key(org, doc.id))
     svc.blobs.delete_prefix(work_prefix(org, doc.id))
@@ -57,6 +62,13 @@ def remove_document(svc: Services, doc: Document) -> None:
         svc.metadata.put_document(prev.model_copy(update={"superseded_by": nxt.id if nxt else None}))
         if nxt is None:
             svc.index.set_superseded(org, prev.id, False)
+    if carrying:
+        from memlane.ingest.writer import DocumentWriter  # the writer imports this module
+
+        try:
+            DocumentWriter(svc).rebuild(org, sorted(carrying))
+        except Exception:  # noqa: BLE001 - the document is gone; its neighbours are rebuilt on their next write
+            log.warning("could not rebuild the context of the memories around %s", doc.id, exc_info=True)
     invalidate_project(svc, org, doc.project_id)
 
 

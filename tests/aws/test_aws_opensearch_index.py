@@ -187,7 +187,7 @@ def test_index_body_maps_every_field() -> None:
             "parameters": {"m": 16, "ef_construction": 128},
         },
     }
-    for name in ("text", "title", "heading_path"):
+    for name in ("text", "title", "heading_path", "context"):
         assert props[name] == {"type": "text", "analyzer": "english"}
     for name in (
         "organization_id",
@@ -402,13 +402,14 @@ def test_search_sends_one_msearch_with_both_legs_and_the_same_filter(fake: FakeO
         {"range": {"created_at": {"gt": "2025-02-22T12:00:00.000000+00:00"}}},
         {"terms": {"tags": ["aws", "s3"]}},
     ]
-    # BM25 leg: multi_match over the three text fields, the scope as a bool filter
+    # BM25 leg: multi_match over the three text fields and the context at half weight, the scope
+    # as a bool filter
     assert text_query["size"] == 10
     assert text_query["query"]["bool"]["must"] == [
         {
             "multi_match": {
                 "query": "exponential backoff",
-                "fields": ["text^1", "title^2", "heading_path^1.5"],
+                "fields": ["text^1", "title^2", "heading_path^1.5", "context^0.5"],
                 "type": "most_fields",
             }
         }

@@ -301,6 +301,25 @@ def test_the_text_leg_returns_at_most_k_best_first_with_what_the_ranking_needs(i
     assert idx.search("", k=5).text == []
 
 
+def test_context_is_matched_below_a_chunks_own_words_and_replaced_with_it(idx: Index) -> None:
+    # Given a memory that says "jitter" itself, and one whose context (the memory saved before it)
+    # does, in the same number of own words
+    own = chunk("own", "we added jitter to the retries")
+    answer = chunk("answer", "yes it fixed the thundering herd")
+    idx.write([own, IndexedChunk(answer.chunk, answer.vector, context="did you add jitter to the retries?")])
+    # When the text leg looks for a context word
+    results = idx.search("jitter").text
+    # Then both are found, the memory's own words first
+    assert [c.document_id for c in results] == ["own", "answer"]
+    assert results[0].score > results[1].score > 0
+    # and the context is not the memory's text: its own words find it alone
+    assert [c.document_id for c in idx.search("herd").text] == ["answer"]
+    # When the entry is written again with another context (its neighbour was deleted)
+    idx.write([IndexedChunk(answer.chunk, answer.vector, context="")])
+    # Then the old context no longer finds it
+    assert [c.document_id for c in idx.search("jitter").text] == ["own"]
+
+
 def test_the_vector_leg_returns_the_nearest_chunks_first_with_their_cosine(idx: Index) -> None:
     if not idx.vectors:
         pytest.skip(

@@ -4,9 +4,11 @@ leg, kept current across writes, deletes, updates and processes."""
 
 from __future__ import annotations
 
+import math
 import random
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 from fakes import HashEmbedder
 
@@ -321,7 +323,7 @@ def test_old_data_directories_get_the_terms_column(tmp_path):
 def test_terms_come_from_the_same_tokenizer_as_the_fts5_table(db):
     sql = db.connection().execute("SELECT sql FROM sqlite_master WHERE name = 'search_fts'").fetchone()["sql"]
     assert f"tokenize = '{bm25.TOKENIZER}'" in sql
-    assert "title, headings, body" in sql and bm25.COLUMNS == ("title", "headings", "body")
+    assert "title, headings, body" in sql and bm25.OWN_COLUMNS == ("title", "headings", "body")
     tok = bm25.Fts5Tokenizer()
     assert tok.word_terms(["running", "cafés", "max_length"]) == [
         (bm25.term_key("run"),),
@@ -366,3 +368,82 @@ def test_compacting_dead_slots_keeps_both_legs_exact(db, monkeypatch):
         ]
         assert [round(c.score, 9) for c in got.text] == [round(c.score, 9) for c in want.text]
     _assert_same_as_fts5(db, idx, QUERIES)
+
+
+def _index_with_context(idx: SqliteSearchIndex, chunks: list[Chunk], context: str) -> None:
+    idx.upsert(EMB.id, [IndexedChunk(c, EMB.embed_query(c.content), context=context) for c in chunks])
+
+
+def test_context_words_match_below_the_memorys_own_words(db):
+    # Given a memory that says "poetry" itself, and an answer whose context (the turn before it)
+    # asked about poetry
+    idx = SqliteSearchIndex(db, EMB.dimension)
+    _, own = _chunks("o", "p", "I love reading poetry at night", title="A")
+    _, answer = _chunks("o", "p", "Yes, last Friday, it was so calming", title="B")
+    _, other = _chunks("o", "p", "The harbour was quiet today", title="C")
+    _index(idx, own)
+    _index_with_context(idx, answer, "Did you go to the poetry reading?")
+    _index(idx, other)
+    # When the text leg looks for poetry
+    found = idx.search(_scope(), "poetry reading", None, 10).text
+    # Then both are found, the memory's own words first; the unrelated memory is not
+    ids = [c.chunk_id for c in found]
+    assert ids[:2] == [own[0].id, answer[0].id] or ids[:2] == [answer[0].id, own[0].id]
+    assert other[0].id not in ids
+    # and a context hit scores below the same hit in the body: "reading" is in both
+    only = idx.search(_scope(), "calming", None, 10).text
+    assert [c.chunk_id for c in only] == [answer[0].id]
+
+
+def test_a_context_hit_counts_half_a_body_hit_and_adds_no_length(db):
+    # Given two one-word-body memories, one holding "kestrel" in its body, the other in its context
+    idx = SqliteSearchIndex(db, EMB.dimension)
+    _, in_body = _chunks("o", "p", "kestrel", title="t")
+    _, in_context = _chunks("o", "p", "falcon", title="t")
+    _index(idx, in_body)
+    _index_with_context(idx, in_context, "kestrel " + "meadow " * 30)
+    for _ in range(3):  # rows of the same length without the word
+        _index(idx, _chunks("o", "p", "barn", title="t")[1])
+    # When the text leg looks for it
+    scores = {c.chunk_id: c.score for c in idx.search(_scope(), "kestrel", None, 10).text}
+    # Then, every row two tokens long (context is not counted), the context hit has f 0.5, not 1
+    n, rows = 2, 5
+    idf = math.log((rows - n + 0.5) / (n + 0.5))
+    avgdl = 2.0
+    norm = bm25.K1 * (1 - bm25.B + bm25.B * 2.0 / avgdl)
+    assert scores[in_body[0].id] == pytest.approx(idf * (bm25.K1 + 1) * 1.0 / (1.0 + norm))
+    assert scores[in_context[0].id] == pytest.approx(idf * (bm25.K1 + 1) * 0.5 / (0.5 + norm))
+
+
+def test_context_weight_zero_leaves_the_text_leg_as_fts5(db):
+    idx = SqliteSearchIndex(db, EMB.dimension, context_weight=0.0)
+    _, a = _chunks("o", "p", "kestrel meadow", title="t")
+    _, b = _chunks("o", "p", "barn owl", title="t")
+    _index(idx, a)
+    _index_with_context(idx, b, "kestrel kestrel")
+    assert [c.chunk_id for c in idx.search(_scope(), "kestrel", None, 10).text] == [a[0].id]
+
+
+def test_terms_stored_before_the_context_column_are_upgraded_once(tmp_path):
+    # Given a data directory whose rows hold terms in the three-column layout
+    path = tmp_path / "old.sqlite3"
+    db = SqliteDatabase(path)
+    idx = SqliteSearchIndex(db, EMB.dimension)
+    _, chunks = _chunks("o", "p", "kestrel over the meadow", title="birds")
+    _index(idx, chunks)
+    conn = db.connection()
+    stored = conn.execute("SELECT terms FROM search_rows").fetchone()["terms"]
+    new = np.frombuffer(stored, dtype=bm25.TERMS_DTYPE)
+    old = np.zeros(len(new), dtype=bm25.TERMS_DTYPE_V1)
+    old["term"], old["tf"] = new["term"], new["tf"][:, :3]
+    with db.transaction() as tx:
+        tx.execute("UPDATE search_rows SET terms = ?", (old.tobytes(),))
+        tx.execute("DELETE FROM meta WHERE key = 'bm25_terms_format'")
+    db.close()
+    # When memlane opens it again
+    db = SqliteDatabase(path)
+    idx = SqliteSearchIndex(db, EMB.dimension)
+    # Then the rows hold the same terms with an empty context column, and are found as before
+    assert db.connection().execute("SELECT terms FROM search_rows").fetchone()["terms"] == stored
+    assert [c.chunk_id for c in idx.search(_scope(), "kestrel birds", None, 5).text] == [chunks[0].id]
+    db.close()

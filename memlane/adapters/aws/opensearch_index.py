@@ -50,6 +50,9 @@ HNSW_EF_CONSTRUCTION = 128
 SPACE_TYPE = "innerproduct"
 TEXT_ANALYZER = "english"
 TEXT_FIELDS = ("text^1", "title^2", "heading_path^1.5")
+# The text of the memories saved around a short memory (memlane.ingest.context), below its own words.
+CONTEXT_FIELD = "context"
+CONTEXT_BOOST = 0.5
 BULK_BATCH = 200  # chunks per bulk request (1024-dim vectors are ~20 KB of JSON each)
 MAX_K = 10_000  # OpenSearch's k-NN and result window limit
 AGG_PAGE = 1_000
@@ -87,6 +90,7 @@ def index_body(dimension: int, embedder_id: str | None = None, *, serverless: bo
         "text": {"type": "text", "analyzer": TEXT_ANALYZER},
         "title": {"type": "text", "analyzer": TEXT_ANALYZER},
         "heading_path": {"type": "text", "analyzer": TEXT_ANALYZER},
+        CONTEXT_FIELD: {"type": "text", "analyzer": TEXT_ANALYZER},
         "created_at": {"type": "date"},
         "forget_after": {"type": "date"},
         "chunk_index": {"type": "integer"},
@@ -155,14 +159,17 @@ class OpenSearchIndex:
         *,
         embedder_id: str | None = None,
         serverless: bool = False,
+        context_boost: float = CONTEXT_BOOST,
     ) -> None:
         self.client = client
+        self.context_boost = context_boost
         self.alias = alias
         self.dimension = embedder_dimension
         self.embedder_id = embedder_id  # written into a new index's _meta when known
         self.serverless = serverless
         self._recorded_embedder: str | None = None
         self._superseded_mapped = False
+        self._context_mapped = False
 
     # ----------------------------------------------------------------- plumbing
 
@@ -264,6 +271,8 @@ class OpenSearchIndex:
         self._check_embedder(embedder_id)
         if any(item.chunk.superseded for item in items):
             self._map_superseded()
+        if any(item.context for item in items):
+            self._map_context()
         for start in range(0, len(items), BULK_BATCH):
             batch = items[start : start + BULK_BATCH]
             if self.serverless:
@@ -301,6 +310,8 @@ class OpenSearchIndex:
             source["forget_after"] = _iso(chunk.forget_after)
         if chunk.superseded:
             source["superseded"] = True
+        if item.context:
+            source[CONTEXT_FIELD] = item.context
         return source
 
     @staticmethod
@@ -366,6 +377,25 @@ class OpenSearchIndex:
             body={"properties": {"superseded": {"type": "boolean"}}},
         )
         self._superseded_mapped = True
+
+    def _map_context(self) -> None:
+        """The same for the `context` field of indices created before contextual indexing."""
+        if self._context_mapped:
+            return
+        self._call(
+            self.client.indices.put_mapping,
+            index=self.alias,
+            body={"properties": {CONTEXT_FIELD: {"type": "text", "analyzer": TEXT_ANALYZER}}},
+        )
+        self._context_mapped = True
+
+    def text_fields(self) -> list[str]:
+        """What the text leg matches: `most_fields` sums the fields' scores, so a context match
+        adds `context_boost` × its score to the memory's own (0: context is not searched)."""
+        fields = list(TEXT_FIELDS)
+        if self.context_boost > 0:
+            fields.append(f"{CONTEXT_FIELD}^{self.context_boost:g}")
+        return fields
 
     def _delete_matching(self, query: dict[str, Any]) -> None:
         try:
@@ -460,7 +490,7 @@ class OpenSearchIndex:
                                 {
                                     "multi_match": {
                                         "query": query_text,
-                                        "fields": list(TEXT_FIELDS),
+                                        "fields": self.text_fields(),
                                         "type": "most_fields",
                                     }
                                 }

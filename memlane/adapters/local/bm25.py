@@ -35,14 +35,24 @@ import numpy as np
 
 # Must stay the tokenizer of search_fts (memlane/adapters/local/sqlite_db.py); a unit test checks it.
 TOKENIZER = "porter unicode61 remove_diacritics 2"
-COLUMNS = ("title", "headings", "body")
+# The columns of search_fts, then `context`: the text of the memories saved around a short memory
+# (memlane.ingest.context). Its terms are stored with the row's, not in search_fts, which keeps
+# the memory's own text.
+OWN_COLUMNS = ("title", "headings", "body")
+COLUMNS = (*OWN_COLUMNS, "context")
 # Per-column weights of the text leg, as bm25(search_fts, 2.0, 1.5, 1.0) had them: a title hit
 # counts twice, a heading hit one and a half times.
 COLUMN_WEIGHTS = (2.0, 1.5, 1.0)
+# A context hit counts half a body hit by default (memlane.config: MEMLANE_CONTEXT_TEXT_WEIGHT).
+# Context tokens are left out of the row's length D: a memory's own words do not count for less
+# because its neighbours were long. With no context the score is FTS5's bm25(), as below.
+CONTEXT_WEIGHT = 0.5
 K1 = 1.2
 B = 0.75
 # One record per distinct term of a row: the term's hash and its hit count in each column.
 TERMS_DTYPE = np.dtype([("term", "<i8"), ("tf", "<u2", (len(COLUMNS),))])
+# What rows stored before the context column (upgraded in place: memlane.adapters.local.search_index).
+TERMS_DTYPE_V1 = np.dtype([("term", "<i8"), ("tf", "<u2", (len(OWN_COLUMNS),))])
 _MAX_TF = np.iinfo(np.uint16).max
 
 
@@ -82,20 +92,20 @@ class Fts5Tokenizer:
             key = self._keys[term] = term_key(term)
         return key
 
-    def row_terms(self, rows: Sequence[tuple[str, str, str]]) -> list[bytes]:
-        """Each row's (title, headings, body) as TERMS_DTYPE records, ready to store."""
+    def row_terms(self, rows: Sequence[tuple[str, ...]]) -> list[bytes]:
+        """Each row's (title, headings, body[, context]) as TERMS_DTYPE records, ready to store."""
         if not rows:
             return []
         conn = self._conn()
         conn.execute("BEGIN")
         try:
             conn.executemany(
-                "INSERT INTO tok (rowid, title, headings, body) VALUES (?, ?, ?, ?)",
-                [(i, *r) for i, r in enumerate(rows)],
+                "INSERT INTO tok (rowid, title, headings, body, context) VALUES (?, ?, ?, ?, ?)",
+                [(i, *r, *([""] * (len(COLUMNS) - len(r)))) for i, r in enumerate(rows)],
             )
             found = conn.execute(
-                "SELECT doc, term, SUM(col = 'title'), SUM(col = 'headings'), SUM(col = 'body')"
-                " FROM tok_terms GROUP BY doc, term ORDER BY doc"
+                "SELECT doc, term, SUM(col = 'title'), SUM(col = 'headings'), SUM(col = 'body'),"
+                " SUM(col = 'context') FROM tok_terms GROUP BY doc, term ORDER BY doc"
             ).fetchall()
         finally:
             conn.execute("ROLLBACK")  # empties the scratch table
@@ -130,6 +140,15 @@ class Fts5Tokenizer:
             for i, w in enumerate(missing):
                 resolved[w] = self._words[w] = tuple(terms[i])
         return [resolved[w] for w in words]  # type: ignore[misc]
+
+
+def upgrade_terms_v1(blob: bytes) -> bytes:
+    """A row's terms stored before the context column, with no context hits."""
+    old = np.frombuffer(blob, dtype=TERMS_DTYPE_V1)
+    new = np.zeros(len(old), dtype=TERMS_DTYPE)
+    new["term"] = old["term"]
+    new["tf"][:, : len(OWN_COLUMNS)] = old["tf"]
+    return new.tobytes()
 
 
 def decode_terms(blobs: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:

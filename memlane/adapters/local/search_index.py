@@ -165,6 +165,8 @@ STOPWORDS = frozenset(
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_WORDS = 32
+# The layout of search_rows.terms (bm25.TERMS_DTYPE): "2" has the context column.
+TERMS_FORMAT_KEY, TERMS_FORMAT = "bm25_terms_format", "2"
 SYNC_BATCH = 2_000  # rows read per fetch while catching up (bounds memory at start)
 COMPACT_AT = 1_024  # dead slots (and at least a quarter of all) before the arrays are compacted
 
@@ -222,8 +224,9 @@ class _Projection:
     """Rows of the search projection held in NumPy arrays by slot, addressed by SQLite rowid: the
     vectors and scope columns for the vector leg, the postings and row lengths for BM25."""
 
-    def __init__(self, dimension: int) -> None:
+    def __init__(self, dimension: int, context_weight: float = bm25.CONTEXT_WEIGHT) -> None:
         self.dimension = dimension
+        self.weights = (*bm25.COLUMN_WEIGHTS, context_weight)  # by bm25.COLUMNS
         self.size = 0
         cap = 1024
         self.vectors = np.zeros((cap, dimension), dtype=np.float32)
@@ -361,16 +364,20 @@ class _Projection:
     def _index_terms(self, slots: np.ndarray, blobs: list[bytes]) -> None:
         """Postings and lengths of fresh slots, in one vectorised pass."""
         records, per_row = bm25.decode_terms(blobs)
-        tokens = np.zeros(len(records), dtype=np.float32)  # the term's tokens in the row
+        tokens = np.zeros(len(records), dtype=np.float32)  # the term's tokens in the row's own text
         f = np.zeros(len(records), dtype=np.float32)  # BM25's f: its hits weighted by column
-        for column, weight in enumerate(bm25.COLUMN_WEIGHTS):
+        for column, weight in enumerate(self.weights):
             hits = records["tf"][:, column].astype(np.float32)
-            tokens += hits
+            if column < len(bm25.OWN_COLUMNS):  # context hits add evidence, not length
+                tokens += hits
             f += weight * hits
         lengths = np.bincount(np.repeat(np.arange(len(blobs)), per_row), weights=tokens, minlength=len(blobs))
         self.doclen[slots] = lengths
         self.tokens += float(lengths.sum())
-        self.postings.add(records["term"].copy(), np.repeat(slots.astype(np.int32), per_row), f)
+        keep = f > 0  # a context term at weight 0 is not a posting
+        self.postings.add(
+            records["term"][keep].copy(), np.repeat(slots.astype(np.int32), per_row)[keep], f[keep]
+        )
 
     def remove(self, rowid: int) -> None:
         pos = self.position.pop(rowid, None)
@@ -380,12 +387,34 @@ class _Projection:
 
 
 class SqliteSearchIndex:
-    def __init__(self, db: SqliteDatabase, dimension: int) -> None:
+    def __init__(self, db: SqliteDatabase, dimension: int, context_weight: float = bm25.CONTEXT_WEIGHT) -> None:
         self.db = db
         self.dimension = dimension
-        self._matrix = _Projection(dimension)
+        self.context_weight = context_weight
+        self._matrix = _Projection(dimension, context_weight)
         self._lock = threading.Lock()
         self._tokenizer = bm25.Fts5Tokenizer()
+        self._upgrade_terms()
+
+    def _upgrade_terms(self) -> None:
+        """Rows stored before the context column get it (empty), once per data directory: a
+        conversion of the stored records, no tokenising. Their seq stays (nothing changed)."""
+        if self.db.get_meta(TERMS_FORMAT_KEY) == TERMS_FORMAT:
+            return
+        with self.db.transaction() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (TERMS_FORMAT_KEY,)).fetchone()
+            if row is not None and row["value"] == TERMS_FORMAT:
+                return  # another process did it meanwhile
+            old = conn.execute("SELECT rowid, terms FROM search_rows WHERE terms IS NOT NULL").fetchall()
+            if old:
+                log.info("adding the context column to the BM25 terms of %d indexed chunks (once)", len(old))
+                conn.executemany(
+                    "UPDATE search_rows SET terms = ? WHERE rowid = ?",
+                    [(bm25.upgrade_terms_v1(r["terms"]), r["rowid"]) for r in old],
+                )
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (TERMS_FORMAT_KEY, TERMS_FORMAT)
+            )
 
     # ------------------------------------------------------------------ writes
 
@@ -408,7 +437,7 @@ class SqliteSearchIndex:
             return
         # tokenised before the write transaction, so the write lock is held no longer than before
         texts = [(i.chunk.title, " ".join(i.chunk.heading_path), i.chunk.content) for i in items]
-        terms = self._tokenizer.row_terms(texts)
+        terms = self._tokenizer.row_terms([(*t, i.context) for t, i in zip(texts, items, strict=True)])
         with self.db.transaction() as conn:
             self._check_embedder(conn, embedder_id)
             seq = int(conn.execute("SELECT value FROM meta WHERE key = 'index_seq'").fetchone()["value"]) + 1
@@ -493,7 +522,7 @@ class SqliteSearchIndex:
             conn.execute("DELETE FROM meta WHERE key = 'embedder'")
             conn.execute("UPDATE meta SET value = '0' WHERE key = 'index_seq'")
         with self._lock:
-            self._matrix = _Projection(self.dimension)
+            self._matrix = _Projection(self.dimension, self.context_weight)
 
     # ------------------------------------------------------------------ reads
 
@@ -504,7 +533,7 @@ class SqliteSearchIndex:
         with self._lock:
             m = self._matrix
             if current < m.seq:  # the index was cleared by another process
-                m = self._matrix = _Projection(self.dimension)
+                m = self._matrix = _Projection(self.dimension, self.context_weight)
             if current == m.seq:
                 return m
             backfilled: dict[int, bytes] = {}
