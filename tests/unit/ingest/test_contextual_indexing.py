@@ -1,0 +1,191 @@
+"""Contextual indexing (memlane.ingest.context through the one write path): a short memory's index
+entry carries the memories saved just before and after it in the same sitting, as a text field and
+in its vector; entries follow their neighbours' saves, updates and deletions. Hashing embedder:
+the mechanism, not the model."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+from fakes import FixedClock
+
+from memlane.domain.models import chunk_id_for
+from memlane.domain.requests import BulkMemoriesIn, MemoryIn
+from memlane.ingest.writer import embedding_text
+from memlane.ports import RecallFilters, SearchScope
+from memlane.services.bulk import save_memories
+from memlane.services.memory import delete_document, save_memory
+
+T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+ASK = "Ann: Did you finish the pottery class you signed up for?"
+ANSWER = "Bo: Yes, last Friday! I made a black and white bowl."
+LATER = "Ann: The weather has been lovely this week."
+
+
+@pytest.fixture
+def clock(stack):
+    c = FixedClock(T0)
+    stack.services.clock = c
+    return c
+
+
+@pytest.fixture
+def project(stack, who):
+    from memlane.domain.models import Project
+
+    return stack.metadata.create_project(Project(organization_id=who.organization_id, name="chat", slug="chat")).id
+
+
+def save(stack, who, project, content, clock, seconds=20):
+    clock.advance(seconds=seconds)
+    out = save_memory(stack.services, who, MemoryIn(content=content, title="chat", project_id=project))
+    assert out.status == "ready"
+    return out.id
+
+
+def text_hits(stack, who, project, query):
+    scope = SearchScope(who.organization_id, (project,), RecallFilters(), now=stack.services.clock.now())
+    return list(dict.fromkeys(c.document_id for c in stack.index.search(scope, query, None, 50).text))
+
+
+def stored_vector(stack, doc_id):
+    row = stack.db.connection().execute(
+        "SELECT vector FROM search_rows WHERE chunk_id = ?", (chunk_id_for(doc_id, 0),)
+    ).fetchone()
+    return np.frombuffer(row["vector"], dtype=np.float32)
+
+
+def expected_vector(stack, who, doc_id, before="", after=""):
+    """The memory's own embedding plus its window's, normalised."""
+    emb = stack.services.embedder
+    chunk = stack.metadata.get_chunks(who.organization_id, doc_id)[0]
+    own = embedding_text(chunk)
+    window = "\n".join(t for t in (before, own, after) if t)
+    v = np.asarray(emb.embed_documents([own])[0]) + np.asarray(emb.embed_documents([window])[0])
+    return v / np.linalg.norm(v)
+
+
+def test_a_turn_is_indexed_with_the_turns_around_it(stack, who, project, clock):
+    # Given three turns saved one after another, the answer never naming what it answers
+    ask = save(stack, who, project, ASK, clock)
+    answer = save(stack, who, project, ANSWER, clock)
+    later = save(stack, who, project, LATER, clock)
+    # When the text leg looks for what the question asked
+    hits = text_hits(stack, who, project, "pottery class")
+    # Then the answer is found through its context, below the turn that says it
+    assert hits[:2] == [ask, answer]
+    # and the turns on both sides are found by the answer's words (the question's "after" side was
+    # added when the answer came)
+    hits = text_hits(stack, who, project, "bowl")
+    assert hits[0] == answer and set(hits[1:]) == {ask, later}
+    # and each vector mixes its own embedding with its window's
+    assert stored_vector(stack, answer) == pytest.approx(
+        expected_vector(stack, who, answer, before=ASK, after=LATER), abs=1e-6
+    )
+    assert stored_vector(stack, ask) == pytest.approx(expected_vector(stack, who, ask, after=ANSWER), abs=1e-6)
+    # and recall returns the memory as saved, never its context
+    chunk = stack.metadata.get_chunks(who.organization_id, answer)[0]
+    assert chunk.content == ANSWER and later in text_hits(stack, who, project, "weather")
+
+
+def test_a_pause_longer_than_the_sitting_ends_the_context(stack, who, project, clock):
+    # Given a note saved the next day
+    ask = save(stack, who, project, ASK, clock)
+    nextday = save(stack, who, project, ANSWER, clock, seconds=86_400)
+    # Then neither carries the other
+    assert text_hits(stack, who, project, "pottery") == [ask]
+    assert text_hits(stack, who, project, "bowl") == [nextday]
+    emb = stack.services.embedder
+    own = embedding_text(stack.metadata.get_chunks(who.organization_id, nextday)[0])
+    assert stored_vector(stack, nextday) == pytest.approx(np.asarray(emb.embed_documents([own])[0]), abs=1e-6)
+
+
+def test_deleting_a_turn_takes_its_words_out_of_its_neighbours_entries(stack, who, project, clock):
+    # Given three turns, the middle one deleted
+    ask = save(stack, who, project, ASK, clock)
+    answer = save(stack, who, project, ANSWER, clock)
+    later = save(stack, who, project, LATER, clock)
+    delete_document(stack.services, who, answer)
+    # Then no entry matches its words any more, and its neighbours now carry each other
+    assert text_hits(stack, who, project, "bowl") == []
+    assert text_hits(stack, who, project, "weather")[:2] == [later, ask]
+    assert stored_vector(stack, later) == pytest.approx(expected_vector(stack, who, later, before=ASK), abs=1e-6)
+
+
+def test_an_updated_turn_leaves_its_neighbours_context(stack, who, project, clock):
+    # Given an answer and the turn after it, then the answer replaced by a new version
+    answer = save(stack, who, project, ANSWER, clock)
+    later = save(stack, who, project, LATER, clock)
+    clock.advance(seconds=7_200)
+    out = save_memory(
+        stack.services,
+        who,
+        MemoryIn(content="Bo: I made a green vase.", title="chat", project_id=project, updates_memory_id=answer),
+    )
+    # Then the old words find nothing (the old version is hidden and no longer anyone's context)
+    assert text_hits(stack, who, project, "bowl") == []
+    assert text_hits(stack, who, project, "vase") == [out.id]
+    assert stored_vector(stack, later) == pytest.approx(expected_vector(stack, who, later), abs=1e-6)
+
+
+def test_long_documents_and_documentation_pages_are_indexed_alone(stack, who, project, clock):
+    # Given a long document (several chunks) saved between two turns
+    ask = save(stack, who, project, ASK, clock)
+    long_text = "\n\n".join(f"Section {i}: " + " ".join(f"kiln{i} glaze{j}" for j in range(300)) for i in range(3))
+    long_doc = save(stack, who, project, long_text, clock)
+    answer = save(stack, who, project, ANSWER, clock)
+    # Then the long document neither carries nor is carried
+    assert text_hits(stack, who, project, "pottery") == [ask]
+    assert text_hits(stack, who, project, "kiln0") == [long_doc]
+    assert text_hits(stack, who, project, "bowl") == [answer]
+
+
+def test_a_bulk_save_gives_each_turn_its_neighbours_in_one_embedding_call(stack, who, project, clock, hash_embedder):
+    # Given three turns saved in one bulk request (each stamped when it is stored, as a real clock does)
+    class Ticking(FixedClock):
+        def now(self):
+            self.advance(milliseconds=1)
+            return self.current
+
+    stack.services.clock = Ticking(T0)
+    calls = hash_embedder.calls
+    items = [MemoryIn(content=c, title="chat", project_id=project) for c in (ASK, ANSWER, LATER)]
+    outcomes = save_memories(stack.services, who, BulkMemoriesIn(items=items))
+    ids = [o.saved.id for o in outcomes]
+    # Then the batch was embedded once (own texts and windows together)
+    assert hash_embedder.calls == calls + 1
+    # and the middle turn carries both others
+    assert text_hits(stack, who, project, "pottery")[:2] == [ids[0], ids[1]]
+    assert text_hits(stack, who, project, "weather")[:2] == [ids[2], ids[1]]
+
+
+def test_context_off_indexes_every_memory_alone(tmp_path, hash_embedder, who):
+    from memlane.config import Settings
+    from memlane.domain.models import Project
+    from memlane.ingest.summarize import LocalSummarizer
+    from memlane.local.compose import build_local
+    from memlane.services.keys import ensure_organization
+
+    stack = build_local(
+        Settings(data_dir=tmp_path / "off", context_sides="none"), embedder=hash_embedder,
+        summarizer=LocalSummarizer(),
+    )
+    try:
+        org, _ = ensure_organization(stack.metadata, "acme")
+        from memlane.services.context import Principal
+
+        me = Principal(organization_id=org.id, key_id="k")
+        project = stack.metadata.create_project(Project(organization_id=org.id, name="chat", slug="chat")).id
+        clock = FixedClock(T0)
+        stack.services.clock = clock
+        ask = save(stack, me, project, ASK, clock)
+        answer = save(stack, me, project, ANSWER, clock)
+        assert text_hits(stack, me, project, "pottery") == [ask]
+        own = embedding_text(stack.metadata.get_chunks(org.id, answer)[0])
+        assert stored_vector(stack, answer) == pytest.approx(
+            np.asarray(hash_embedder.embed_documents([own])[0]), abs=1e-6
+        )
+    finally:
+        stack.close()
