@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import platform
 import random
@@ -213,8 +214,11 @@ def bench_ingest(data_dir: Path, docs: int) -> dict:
     }
 
 
-def _fill(stack, org_id: str, project_id: str, n_chunks: int, dim: int) -> None:
-    """Write the corpus straight into the stores, 500 documents per transaction."""
+def _fill(stack, org_id: str, project_id: str, n_chunks: int, dim: int, context: bool = False) -> None:
+    """Write the corpus straight into the stores, 500 documents per transaction. `context`: every
+    chunk's index entry carries the text of the chunks on both sides of it, as contextual indexing
+    (memlane.ingest.context) gives a short memory saved in a sitting: the text leg's worst case
+    (three times the postings), for its latency cost."""
     rng = random.Random(n_chunks)
     nprng = np.random.default_rng(n_chunks)
     vocab, weights = _vocab()
@@ -258,11 +262,20 @@ def _fill(stack, org_id: str, project_id: str, n_chunks: int, dim: int) -> None:
                 vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
                 stack.metadata.put_document(doc)
                 stack.metadata.put_chunks(org_id, doc.id, chunks)
-                items.extend(IndexedChunk(chunk=c, vector=v) for c, v in zip(chunks, vecs, strict=True))
+                items.extend(
+                    IndexedChunk(
+                        chunk=c,
+                        vector=v,
+                        context="\n".join(x.content for x in chunks[max(0, i - 1) : i + 2] if x is not c)
+                        if context
+                        else "",
+                    )
+                    for i, (c, v) in enumerate(zip(chunks, vecs, strict=True))
+                )
             stack.index.upsert(stack.services.embedder.id, items)
 
 
-def bench_recall(data_dir: Path, sizes: list[int], queries: int) -> list[dict]:
+def bench_recall(data_dir: Path, sizes: list[int], queries: int, context: bool = False) -> list[dict]:
     from memlane.adapters.local.embedder import MiniLMEmbedder
 
     embedder = MiniLMEmbedder()
@@ -276,7 +289,7 @@ def bench_recall(data_dir: Path, sizes: list[int], queries: int) -> list[dict]:
         org, _ = ensure_organization(stack.metadata, "bench")
         project = stack.metadata.list_projects(org.id)[0]
         t0 = time.perf_counter()
-        _fill(stack, org.id, project.id, size, embedder.dimension)
+        _fill(stack, org.id, project.id, size, embedder.dimension, context)
         fill_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         stack.index.warm()  # what a process starting on this data directory does
@@ -455,7 +468,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="BENCHMARKS.md")
     ap.add_argument("--load-clients", type=int, default=50)
     ap.add_argument("--load-seconds", type=float, default=60.0, help="0 skips the load run")
+    ap.add_argument(
+        "--context-recall",
+        action="store_true",
+        help="only the recall runs, every chunk indexed with its neighbours as context (contextual "
+        "indexing's worst case); prints the figures, writes nothing",
+    )
     args = ap.parse_args(argv)
+    if args.context_recall:
+        with tempfile.TemporaryDirectory(prefix="memlane-bench-") as tmp:
+            for r in bench_recall(Path(tmp), [int(s) for s in args.sizes.split(",")], args.queries, context=True):
+                print(json.dumps(r), flush=True)
+        return 0
     with tempfile.TemporaryDirectory(prefix="memlane-bench-") as tmp:
         ing = bench_ingest(Path(tmp), args.docs)
         print(f"ingest: {ing}", flush=True)

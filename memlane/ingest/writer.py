@@ -35,7 +35,7 @@ from memlane import observability
 from memlane.domain.errors import MemlaneError, TransientError
 from memlane.domain.models import Chunk, Document, DocumentStatus, chunk_id_for
 from memlane.ingest.chunking import TextChunk, chunk_document
-from memlane.ingest.context import NO_CONTEXT, Context, carriers, contexts, neighbours
+from memlane.ingest.context import NO_CONTEXT, Context, carriers, contexts, eligible
 from memlane.ingest.media import chunk_times
 from memlane.ingest.progress import EmbeddingProgress, embedding_key
 from memlane.ports import IndexedChunk, Summary
@@ -374,7 +374,7 @@ class DocumentWriter:
         if clear_progress or (clear_progress is None and (org, doc.id) in self._with_progress):
             self._clear_progress(ready)
         if rebuild_neighbours:
-            self._rebuild_around([_Work(0, ready, list(chunks), context=context or NO_CONTEXT)])
+            self._rebuild_around([_Work(0, ready, list(chunks), previous, context or NO_CONTEXT)])
         return ready
 
     # ---------------------------------------------------------------- context (memlane.ingest.context)
@@ -409,9 +409,13 @@ class DocumentWriter:
             for item in written:
                 by_org.setdefault(item.document.organization_id, []).append(item)
             for org, items in by_org.items():
-                around = neighbours(self.svc, w, org, [i.document.id for i in items], now)
                 mine = {i.document.id: i for i in items}
-                stale = {n for pair in around.values() for n in pair if n and n not in mine}
+                # who carries a written memory: also one that was short before this rewrite
+                carried = [
+                    i.document.id for i in items
+                    if eligible(i.document, len(i.chunks)) or (i.previous_chunk_count == 1 and eligible(i.document, 1))
+                ]
+                stale = carriers(self.svc, w, org, carried, now) - set(mine)
                 now_seen = self.contexts([(i.document, len(i.chunks)) for i in items])
                 stale |= {d for d, i in mine.items() if now_seen.get(d, NO_CONTEXT) != i.context}
                 # a version hidden by one of these leaves the context of the memories around it
@@ -429,7 +433,7 @@ class DocumentWriter:
         svc = self.svc
         docs = [
             d for d in svc.metadata.get_documents(org_id, list(document_ids))
-            if d.status == DocumentStatus.READY and d.chunk_count == 1 and d.embedder == svc.embedder.id
+            if d.status == DocumentStatus.READY and eligible(d) and d.embedder == svc.embedder.id
         ]
         chunks = {d.id: svc.metadata.get_chunks(org_id, d.id) for d in docs}
         docs = [d for d in docs if len(chunks[d.id]) == 1]

@@ -499,12 +499,21 @@ def run(args: argparse.Namespace) -> int:
 
 def recall_stage_settings(settings: Any) -> dict[str, str]:
     """The recall stages after the fusion, as configured."""
+    c = settings.context
+    if not c.active:
+        indexing = "off"
+    else:
+        sides = "the memory saved before and the one after" if c.sides == "both" else "the memory saved before"
+        parts = [f"a text field at {c.text_weight:g}× a body word" if c.text else "",
+                 "its window's embedding added to the memory's own" if c.vector else ""]
+        indexing = f"{sides} it, as " + " and ".join(p for p in parts if p)
     n = settings.neighbours
     if not n.active:
-        return {"neighbouring memories": "off"}
+        return {"contextual indexing": indexing, "neighbouring memories": "off"}
     return {
+        "contextual indexing": indexing,
         "neighbouring memories": f"+ {n.weight} × the best fused score within {n.window} saves "
-        f"(× {n.decay} per further save, pauses over {n.max_gap_seconds:.0f} s end a sitting)"
+        f"(× {n.decay} per further save, pauses over {n.max_gap_seconds:.0f} s end a sitting)",
     }
 
 

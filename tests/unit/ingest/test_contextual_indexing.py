@@ -161,31 +161,61 @@ def test_a_bulk_save_gives_each_turn_its_neighbours_in_one_embedding_call(stack,
     assert text_hits(stack, who, project, "weather")[:2] == [ids[2], ids[1]]
 
 
-def test_context_off_indexes_every_memory_alone(tmp_path, hash_embedder, who):
+@pytest.fixture
+def stack_with(tmp_path, hash_embedder):
+    """A local stack with other context settings, its organization, a project and a fixed clock."""
     from memlane.config import Settings
     from memlane.domain.models import Project
     from memlane.ingest.summarize import LocalSummarizer
     from memlane.local.compose import build_local
+    from memlane.services.context import Principal
     from memlane.services.keys import ensure_organization
 
-    stack = build_local(
-        Settings(data_dir=tmp_path / "off", context_sides="none"), embedder=hash_embedder,
-        summarizer=LocalSummarizer(),
-    )
-    try:
-        org, _ = ensure_organization(stack.metadata, "acme")
-        from memlane.services.context import Principal
+    stacks = []
 
-        me = Principal(organization_id=org.id, key_id="k")
-        project = stack.metadata.create_project(Project(organization_id=org.id, name="chat", slug="chat")).id
-        clock = FixedClock(T0)
-        stack.services.clock = clock
-        ask = save(stack, me, project, ASK, clock)
-        answer = save(stack, me, project, ANSWER, clock)
-        assert text_hits(stack, me, project, "pottery") == [ask]
-        own = embedding_text(stack.metadata.get_chunks(org.id, answer)[0])
-        assert stored_vector(stack, answer) == pytest.approx(
-            np.asarray(hash_embedder.embed_documents([own])[0]), abs=1e-6
+    def make(**settings):
+        st = build_local(
+            Settings(data_dir=tmp_path / f"s{len(stacks)}", **settings), embedder=hash_embedder,
+            summarizer=LocalSummarizer(),
         )
-    finally:
-        stack.close()
+        stacks.append(st)
+        org, _ = ensure_organization(st.metadata, "acme")
+        me = Principal(organization_id=org.id, key_id="k")
+        project = st.metadata.create_project(Project(organization_id=org.id, name="chat", slug="chat")).id
+        clock = FixedClock(T0)
+        st.services.clock = clock
+        return st, me, project, clock
+
+    yield make
+    for st in stacks:
+        st.close()
+
+
+def test_context_off_indexes_every_memory_alone(stack_with, hash_embedder):
+    stack, me, project, clock = stack_with(context_sides="none")
+    ask = save(stack, me, project, ASK, clock)
+    answer = save(stack, me, project, ANSWER, clock)
+    assert text_hits(stack, me, project, "pottery") == [ask]
+    own = embedding_text(stack.metadata.get_chunks(me.organization_id, answer)[0])
+    assert stored_vector(stack, answer) == pytest.approx(np.asarray(hash_embedder.embed_documents([own])[0]), abs=1e-6)
+
+
+def test_the_before_side_alone_leaves_earlier_entries_as_they_are(stack_with, hash_embedder):
+    # Given context from the memory saved before only
+    stack, me, project, clock = stack_with(context_sides="before")
+    ask = save(stack, me, project, ASK, clock)
+    calls = hash_embedder.calls
+    answer = save(stack, me, project, ANSWER, clock)
+    # Then the answer carries the question, the question not the answer, and the save embedded
+    # once (its own text and its window together), rebuilding nothing
+    assert text_hits(stack, me, project, "pottery") == [ask, answer]
+    assert text_hits(stack, me, project, "bowl") == [answer]
+    assert hash_embedder.calls == calls + 1
+
+
+def test_the_text_field_can_be_off_while_vectors_mix(stack_with):
+    stack, me, project, clock = stack_with(context_text_weight=0.0)
+    ask = save(stack, me, project, ASK, clock)
+    answer = save(stack, me, project, ANSWER, clock)
+    assert text_hits(stack, me, project, "pottery") == [ask]
+    assert stored_vector(stack, answer) == pytest.approx(expected_vector(stack, me, answer, before=ASK), abs=1e-6)
