@@ -469,15 +469,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--load-clients", type=int, default=50)
     ap.add_argument("--load-seconds", type=float, default=60.0, help="0 skips the load run")
     ap.add_argument(
-        "--context-recall",
+        "--recall-only",
         action="store_true",
-        help="only the recall runs, every chunk indexed with its neighbours as context (contextual "
-        "indexing's worst case); prints the figures, writes nothing",
+        help="only the recall runs; prints the figures, writes nothing",
+    )
+    ap.add_argument(
+        "--context",
+        action="store_true",
+        help="with --recall-only: every chunk indexed with its neighbours as context (contextual "
+        "indexing's worst case for the text leg)",
     )
     args = ap.parse_args(argv)
-    if args.context_recall:
+    if args.recall_only:
         with tempfile.TemporaryDirectory(prefix="memlane-bench-") as tmp:
-            for r in bench_recall(Path(tmp), [int(s) for s in args.sizes.split(",")], args.queries, context=True):
+            sizes = [int(s) for s in args.sizes.split(",")]
+            for r in bench_recall(Path(tmp), sizes, args.queries, context=args.context):
                 print(json.dumps(r), flush=True)
         return 0
     with tempfile.TemporaryDirectory(prefix="memlane-bench-") as tmp:
