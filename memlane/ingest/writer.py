@@ -380,8 +380,15 @@ class DocumentWriter:
     # ---------------------------------------------------------------- context (memlane.ingest.context)
 
     def contexts(self, docs: Sequence[tuple[Document, int]]) -> dict[str, Context]:
-        """The neighbours of documents about to be indexed, each given with its chunk count."""
-        return contexts(self.svc, self.svc.settings.context, docs, self.svc.clock.now())
+        """The neighbours of documents about to be indexed, each given with its chunk count. Context
+        improves an entry; failing to read it never fails a write: the entry is indexed without it
+        (and rebuilt when a neighbour is next written)."""
+        try:
+            return contexts(self.svc, self.svc.settings.context, docs, self.svc.clock.now())
+        except Exception:  # noqa: BLE001 - see the docstring
+            log.warning("could not read the neighbours of %d documents; indexed without context", len(docs),
+                        exc_info=True)
+            return {}
 
     def contexts_of_chunks(self, chunks: Sequence[Chunk]) -> dict[str, Context]:
         """The same, for chunk records alone (a workflow's Embed step)."""
@@ -389,9 +396,13 @@ class DocumentWriter:
         for c in chunks:
             counts[(c.organization_id, c.document_id)] = counts.get((c.organization_id, c.document_id), 0) + 1
         docs: list[tuple[Document, int]] = []
-        for org in {o for o, _ in counts}:
-            for d in self.svc.metadata.get_documents(org, [i for o, i in counts if o == org]):
-                docs.append((d, counts[(org, d.id)]))
+        try:
+            for org in {o for o, _ in counts}:
+                for d in self.svc.metadata.get_documents(org, [i for o, i in counts if o == org]):
+                    docs.append((d, counts[(org, d.id)]))
+        except Exception:  # noqa: BLE001 - as in `contexts`
+            log.warning("could not read %d documents for their context", len(counts), exc_info=True)
+            return {}
         return self.contexts(docs) if docs else {}
 
     def _rebuild_around(self, written: Sequence[_Work]) -> None:
