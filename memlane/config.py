@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -39,7 +40,7 @@ class Settings(BaseModel):
     # Contextual indexing (memlane.ingest.context): a short memory's index entry carries the
     # memories saved just before (and after: "both") it in the same sitting (the gap above), as a
     # text field of this weight (0: none) and mixed into its vector.
-    context_sides: str = "both"  # none | before | both
+    context_sides: Literal["none", "before", "both"] = "both"
     context_text_weight: float = 0.5
     context_vector: bool = True
     openai_api_key: str | None = None
