@@ -25,11 +25,10 @@ the sequence again.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-
-import numpy as np
 
 from memlane import observability
 from memlane.domain.errors import MemlaneError, TransientError
@@ -282,10 +281,11 @@ class DocumentWriter:
         vectors = self._embed_texts([*own, *windows.values()], [*chunks, *(chunks[i] for i in windows)],
                                     resumable=resumable)
         for i, j in window_at.items():
-            mixed = np.asarray(vectors[i], dtype=np.float64) + np.asarray(vectors[j], dtype=np.float64)
-            norm = float(np.linalg.norm(mixed))
+            # plain Python, not NumPy: the write path also runs in Lambda, whose layer leaves NumPy out
+            mixed = [a + b for a, b in zip(vectors[i], vectors[j], strict=True)]
+            norm = math.sqrt(math.fsum(x * x for x in mixed))
             if norm > 0:
-                vectors[i] = (mixed / norm).tolist()
+                vectors[i] = [x / norm for x in mixed]
         return vectors[: len(own)]
 
     def _embed_texts(self, texts: Sequence[str], chunks: Sequence[Chunk], *, resumable: bool) -> list[list[float]]:
