@@ -245,10 +245,11 @@ def test_quick_search_returns_a_saved_page(configured, pages, memlane, screensho
     popup.fill("#query", "spacecraft pushed by sunlight")
     popup.press("#query", "Enter")
     popup.wait_for_selector("#results button.result")
-    # Then the saved page is the first result
+    # Then the article is the first result (earlier tests saved it too, from the context menu with
+    # the page's <title> "… | The Daily Orbit": either save of it may rank first) and this save is found
     results = popup.eval_on_selector_all(
         "#results button.result", "bs => bs.map(b => [b.dataset.id, b.querySelector('.result-title').textContent])")
-    assert results[0][1] == "Solar sail reaches record speed on its first orbit"
+    assert results[0][1].startswith("Solar sail reaches record speed on its first orbit"), results
     assert memory_id in [r[0] for r in results]
     screenshot(popup, "popup-search.png")
     # and opening it goes to the web app's page for it when memlane serves the app (its / answers
