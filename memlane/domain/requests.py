@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, date, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -302,6 +302,19 @@ def _clean_tags(tags: list[str]) -> list[str]:
     return list(dict.fromkeys(t.strip() for t in tags if t.strip()))
 
 
+_P = TypeVar("_P", bound=BaseModel)
+
+
+def _checked_patch(patch: _P, what_to_send: str, not_null: dict[str, str]) -> _P:
+    """A PATCH body: at least one field sent, and the fields that cannot be cleared not sent as null."""
+    if not patch.model_fields_set:
+        raise ValueError(f"body: {what_to_send}")
+    for name, problem in not_null.items():
+        if name in patch.model_fields_set and getattr(patch, name) is None:
+            raise ValueError(f"{name}: {problem}")
+    return patch
+
+
 class DocumentPatchIn(_Request):
     """What a person may change on a saved document. A field left out is kept; `forget_after: null`
     clears the expiry. Title and tags are part of what is embedded and filtered, so changing them
@@ -331,13 +344,9 @@ class DocumentPatchIn(_Request):
 
     @model_validator(mode="after")
     def _something(self) -> DocumentPatchIn:
-        if not self.model_fields_set:
-            raise ValueError("body: give at least one of title, tags, forget_after")
-        if "title" in self.model_fields_set and self.title is None:
-            raise ValueError("title: must not be null")
-        if "tags" in self.model_fields_set and self.tags is None:
-            raise ValueError("tags: must not be null (send [] to remove every tag)")
-        return self
+        return _checked_patch(self, "give at least one of title, tags, forget_after",
+                              {"title": "must not be null",
+                               "tags": "must not be null (send [] to remove every tag)"})
 
 
 class DocumentListItem(BaseModel):
@@ -391,11 +400,7 @@ class ProjectPatchIn(_Request):
 
     @model_validator(mode="after")
     def _something(self) -> ProjectPatchIn:
-        if not self.model_fields_set:
-            raise ValueError("body: give name or description")
-        if "name" in self.model_fields_set and self.name is None:
-            raise ValueError("name: must not be null")
-        return self
+        return _checked_patch(self, "give name or description", {"name": "must not be null"})
 
 
 class ProjectDeletedOut(BaseModel):
