@@ -45,6 +45,8 @@ class Settings(BaseModel):
     context_vector: bool = True
     openai_api_key: str | None = None
     embedder: str = "auto"  # auto | local | openai
+    # Word pieces the local embedder reads of each text (memlane.adapters.local.embedder).
+    embedder_window: int = 256
 
     @property
     def fusion(self) -> FusionWeights:
@@ -89,5 +91,7 @@ class Settings(BaseModel):
             values["openai_api_key"] = env["OPENAI_API_KEY"]
         if env.get("MEMLANE_EMBEDDER"):
             values["embedder"] = env["MEMLANE_EMBEDDER"]
+        if env.get("MEMLANE_EMBEDDER_WINDOW"):
+            values["embedder_window"] = int(env["MEMLANE_EMBEDDER_WINDOW"])
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)

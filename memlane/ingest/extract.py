@@ -248,10 +248,23 @@ _CHROME_TAGS = [
     "script", "style", "noscript", "template", "svg", "iframe", "nav", "aside", "button",
     "input", "select", "textarea", "dialog", "object", "embed", "canvas", "link", "meta",
 ]  # fmt: skip
-_CHROME_SELECTOR = ", ".join(
-    [f'[role="{role}"]' for role in ("navigation", "banner", "contentinfo", "search")]
-    + ['[aria-hidden="true"]', "[hidden]"]
-)
+# Elements that are chrome by their attributes: [role=navigation|banner|contentinfo|search],
+# [aria-hidden="true"], [hidden]. Matched by a predicate in one pass of bs4's find_all: a CSS
+# selector through soupsieve did the same at several times the cost (a fifth of the extraction
+# time on the Python docs' large pages).
+_CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo", "search"})
+
+
+def _is_chrome_by_attributes(tag: Tag) -> bool:
+    attrs = tag.attrs
+    return bool(attrs) and (
+        attrs.get("role") in _CHROME_ROLES or attrs.get("aria-hidden") == "true" or "hidden" in attrs
+    )
+
+
+def _is_main_role(tag: Tag) -> bool:
+    return tag.attrs.get("role") == "main"
+
 # Heading anchors inserted by Sphinx, MkDocs, Docusaurus, GitHub and friends.
 _PERMALINK_SYMBOLS = {"¶", "#", "§", "🔗"}
 _PERMALINK_WORDS = {"link", "permalink", "direct link", "anchor"}
@@ -286,7 +299,7 @@ def html_to_markdown(html: str, *, source_url: str | None = None) -> tuple[str, 
 def _remove_chrome(soup: BeautifulSoup) -> None:
     for tag in soup.find_all(_CHROME_TAGS):
         tag.decompose()
-    for tag in soup.select(_CHROME_SELECTOR):
+    for tag in soup.find_all(_is_chrome_by_attributes):
         tag.decompose()
     # A <header> inside the article is the article's own title block (h1, byline): keep it.
     # Site-wide headers and footers go.
@@ -305,7 +318,7 @@ def _remove_chrome(soup: BeautifulSoup) -> None:
 def _main_content(soup: BeautifulSoup) -> Tag:
     body = soup.body or soup
     candidates: list[Tag] = [tag for tag in soup.find_all("main")]
-    candidates += [tag for tag in soup.select('[role="main"]') if tag not in candidates]
+    candidates += [tag for tag in soup.find_all(_is_main_role) if tag not in candidates]
     if not candidates:
         # Several sibling articles make an index page: keep them all (the body).
         articles = [a for a in soup.find_all("article") if a.find_parent("article") is None]

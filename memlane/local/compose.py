@@ -37,7 +37,7 @@ def make_embedder(settings: Settings):
         return MiniLMTorchEmbedder()
     from memlane.adapters.local.embedder import MiniLMEmbedder
 
-    return MiniLMEmbedder("int8" if choice == "local-int8" else "fp32")
+    return MiniLMEmbedder("int8" if choice == "local-int8" else "fp32", window=settings.embedder_window)
 
 
 def make_summarizer(settings: Settings):

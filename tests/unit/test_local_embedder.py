@@ -94,6 +94,15 @@ def test_an_unknown_variant_is_refused():
         MiniLMEmbedder("fp16")
 
 
+def test_each_window_is_its_own_representation():
+    # 256 word pieces is what sentence-transformers reads: that id stays the one of older data
+    assert MiniLMEmbedder(window=256).id == "local/all-MiniLM-L6-v2/384"
+    assert MiniLMEmbedder(window=128).id == "local/all-MiniLM-L6-v2-w128/384"
+    assert MiniLMEmbedder("int8", window=128).id == "local/all-MiniLM-L6-v2-int8-w128/384"
+    with pytest.raises(ValueError, match="window"):
+        MiniLMEmbedder(window=512)
+
+
 def test_the_default_cache_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("MEMLANE_MODEL_CACHE", str(tmp_path / "explicit"))
     assert minilm_onnx.default_cache_dir() == tmp_path / "explicit"
@@ -233,3 +242,25 @@ def test_a_changed_embedder_is_refused_until_reindex_migrates(tmp_path, monkeypa
     with pytest.raises(EmbedderMismatchError):
         save_memory(stack.services, who, MemoryIn(content="Backups run nightly."))
     stack.close()
+
+
+@pytest.mark.slow
+def test_a_window_reads_that_many_word_pieces_and_short_texts_are_unchanged(minilm):
+    # Given the 128-word-piece window beside the model's 256
+    short = MiniLMEmbedder(window=128)
+    wide = MiniLMEmbedder(window=256)
+    head = "The staging database listens on port 5433 and backups run nightly. " * 6
+    tail = " ".join(f"unrelated{i} filler about gardening and tomatoes" for i in range(60))
+    tokenizer = minilm_onnx.load_tokenizer(minilm_onnx.PackagedModel.locate(), padding=False)
+    # When a text longer than both windows is embedded
+    text = head + tail
+    narrow_vec = np.array(short.embed_documents([text])[0])
+    wide_vec = np.array(wide.embed_documents([text])[0])
+    # Then the narrow window's vector is the one of the text's first 128 word pieces alone
+    ids = tokenizer.encode(text).ids[1:127]  # without [CLS]/[SEP]
+    first = tokenizer.decode(ids)
+    assert float(narrow_vec @ np.array(short.embed_documents([first])[0])) > 0.999
+    assert float(narrow_vec @ wide_vec) < 0.99  # the wide window read the gardening too
+    # and a short text (a query, a note) gets the same vector from both windows
+    note = "Which port does the staging database listen on?"
+    assert np.abs(np.array(short.embed_query(note)) - np.array(wide.embed_query(note))).max() < 1e-6

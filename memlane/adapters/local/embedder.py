@@ -30,6 +30,11 @@ from typing import Any
 from memlane.adapters.local import minilm_onnx
 
 DIMENSION = 384
+# The word pieces a text is read up to. all-MiniLM-L6-v2 was trained on 128 word pieces;
+# sentence-transformers reads up to 256 (the packaged max_seq_length), which is what vectors made
+# before the window was a setting used (that id has no suffix).
+MODEL_WINDOW = 256
+WINDOWS = (128, 256)
 
 
 def usable_cores() -> int:
@@ -85,10 +90,14 @@ class MiniLMEmbedder:
         cache_dir: Path | None = None,
         batch_size: int = 16,
         document_threads: int | None = None,
+        window: int = MODEL_WINDOW,
     ) -> None:
         if variant not in minilm_onnx.VARIANTS:
             raise ValueError(f"variant must be one of {minilm_onnx.VARIANTS}, not {variant!r}")
+        if window not in WINDOWS:
+            raise ValueError(f"window must be one of {WINDOWS} word pieces, not {window!r}")
         self.variant = variant
+        self.window = window
         self.cache_dir = cache_dir
         self.batch_size = batch_size
         self.document_threads = document_threads or usable_cores()
@@ -98,8 +107,11 @@ class MiniLMEmbedder:
 
     @property
     def id(self) -> str:
-        # fp32 keeps the id of sentence-transformers' vectors: they are the same vectors.
+        # fp32 over 256 word pieces keeps the id of sentence-transformers' vectors: they are the
+        # same vectors. Another variant or window is another representation, with its own id.
         suffix = "" if self.variant == "fp32" else f"-{self.variant}"
+        if self.window != MODEL_WINDOW:
+            suffix += f"-w{self.window}"
         return f"local/{self.model_name}{suffix}/{DIMENSION}"
 
     @property
@@ -114,10 +126,11 @@ class MiniLMEmbedder:
                 return
             model = minilm_onnx.PackagedModel.locate()
             source = minilm_onnx.onnx_model(self.variant, self.cache_dir)
-            documents = _Path(_session(source, self.document_threads),
-                              minilm_onnx.load_tokenizer(model, padding=False), self.batch_size)
+            tokenizer = minilm_onnx.load_tokenizer(model, padding=False, window=self.window)
+            documents = _Path(_session(source, self.document_threads), tokenizer, self.batch_size)
             self._documents = documents
-            self._query = _Path(_session(source, 1), minilm_onnx.load_tokenizer(model, padding=False), 1)
+            self._query = _Path(_session(source, 1),
+                                minilm_onnx.load_tokenizer(model, padding=False, window=self.window), 1)
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:

@@ -191,14 +191,15 @@ def _pooled_torch_model(model: PackagedModel):
     return Pooled().eval()
 
 
-def load_tokenizer(model: PackagedModel, *, padding: bool = True):
-    """The packaged fast tokenizer, truncating at the model's window (256 word pieces) and, with
-    `padding`, padding to the batch's longest text. The packaged tokenizer.json truncates and pads
-    to a fixed 128; sentence-transformers overrides both the same way."""
+def load_tokenizer(model: PackagedModel, *, padding: bool = True, window: int | None = None):
+    """The packaged fast tokenizer, truncating at `window` word pieces (default the model's
+    max_seq_length, 256) and, with `padding`, padding to the batch's longest text. The packaged
+    tokenizer.json truncates and pads to a fixed 128; sentence-transformers overrides both the
+    same way."""
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(model.directory / "tokenizer.json"))
-    tokenizer.enable_truncation(max_length=model.max_seq_length)
+    tokenizer.enable_truncation(max_length=window or model.max_seq_length)
     if padding:
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
     else:

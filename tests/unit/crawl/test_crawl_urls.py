@@ -150,6 +150,19 @@ def test_scope_with_allowed_paths() -> None:
 # --------------------------------------------------------------------------- links
 
 
+@pytest.fixture(params=["lxml", "soup"])
+def link_parser(request, monkeypatch):
+    """Both link finders: libxml2 directly (the local install) and BeautifulSoup (the Lambda layer,
+    which has no lxml)."""
+    import memlane.crawl.urls as urls
+
+    if request.param == "soup":
+        monkeypatch.setattr(urls, "_lxml_html_parser", None)
+        monkeypatch.setattr(urls, "HTML_PARSER", "html.parser")
+    return request.param
+
+
+@pytest.mark.usefixtures("link_parser")
 def test_extract_links_resolves_dedupes_and_skips_non_pages() -> None:
     html = b"""<html><body>
       <a href="intro">Intro</a>
@@ -171,6 +184,7 @@ def test_extract_links_resolves_dedupes_and_skips_non_pages() -> None:
     ]
 
 
+@pytest.mark.usefixtures("link_parser")
 def test_extract_links_respects_base_href() -> None:
     html = '<head><base href="https://docs.example.com/v2/"></head><a href="page">p</a><a href="/abs">a</a>'
     assert extract_links(html, "https://docs.example.com/v1/index") == [
@@ -179,9 +193,28 @@ def test_extract_links_respects_base_href() -> None:
     ]
 
 
+@pytest.mark.usefixtures("link_parser")
 def test_extract_links_relative_base_href() -> None:
     html = '<base href="../ref/"><a href="x">x</a>'
     assert extract_links(html, "https://docs.example.com/guide/a") == ["https://docs.example.com/ref/x"]
+
+
+@pytest.mark.usefixtures("link_parser")
+def test_extract_links_keeps_non_ascii_links_of_a_page_without_charset() -> None:
+    html = '<html><body><a href="/wiki/Café">c</a><a href="über#x">u</a></body></html>'.encode()
+    assert extract_links(html, "https://docs.example.com/a/") == [
+        "https://docs.example.com/wiki/Caf%C3%A9",
+        "https://docs.example.com/a/%C3%BCber",
+    ]
+
+
+@pytest.mark.usefixtures("link_parser")
+def test_extract_links_of_xhtml_with_a_declaration_and_broken_markup() -> None:
+    html = (b'<?xml version="1.0" encoding="utf-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml">'
+            b'<body><p><a href="one">1<div><a href="two">2</a></p><!-- <a href="hidden"> -->')
+    assert extract_links(html, "https://d.example/") == ["https://d.example/one", "https://d.example/two"]
+    assert extract_links(b"", "https://d.example/") == []
+    assert extract_links("   ", "https://d.example/") == []
 
 
 # --------------------------------------------------------------------------- html or binary
