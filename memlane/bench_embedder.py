@@ -28,6 +28,7 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import httpx
 
@@ -136,14 +137,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def over_http(data_dir: Path, embedder, clients: int, seconds: float) -> dict:
-    """Saves only (short memories, inline), then the save-and-recall mix, on one local server."""
+def over_http(data_dir: Path, embedder, clients: int, seconds: float, context: Literal["none", "before", "both"] = "both") -> dict:
+    """Saves only (short memories, inline), then the save-and-recall mix, on one local server.
+    `context`: contextual indexing (MEMLANE_CONTEXT_SIDES); every save here is in one sitting of
+    one project, so with it on each save also embeds its window and rebuilds the previous one's."""
     from memlane.loadtest import run_load
     from memlane.local.server import LocalServer
     from memlane.services.keys import create_key
 
     port = _free_port()
-    server = LocalServer(Settings(data_dir=data_dir), port=port, embedder=embedder)
+    server = LocalServer(Settings(data_dir=data_dir, context_sides=context), port=port, embedder=embedder)
     server.prepare()
     embedder.embed_query("warm up")
     keys = [create_key(server.stack.metadata, "bench", f"c{i}", rate_limit_per_minute=1_000_000)[0]
@@ -193,6 +196,7 @@ def embedders(names: list[str]):
         "torch": ("sentence-transformers on torch (before)", MiniLMTorchEmbedder),
         "onnx": ("ONNX Runtime fp32 (default)", lambda: MiniLMEmbedder("fp32")),
         "int8": ("ONNX Runtime int8 (option)", lambda: MiniLMEmbedder("int8")),
+        "w128": ("ONNX Runtime fp32, 128-word-piece window (option)", lambda: MiniLMEmbedder("fp32", window=128)),
     }
     return [(made[n][0], made[n][1]()) for n in names]
 
@@ -205,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--clients", type=int, default=16, help="HTTP clients; 0 skips the HTTP runs")
     ap.add_argument("--seconds", type=float, default=20.0, help="length of each HTTP run")
+    ap.add_argument("--context", default=Settings().context_sides, choices=("none", "before", "both"),
+                    help="contextual indexing during the HTTP runs (MEMLANE_CONTEXT_SIDES)")
     ap.add_argument("--out", default="BENCHMARKS.md")
     args = ap.parse_args(argv)
     rows = []
@@ -213,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
             embedder.load()
             row = measure(embedder, args.long, args.short, args.queries)
             if args.clients:
-                row["http"] = over_http(Path(tmp) / f"http-{n}", embedder, args.clients, args.seconds)
+                row["http"] = over_http(Path(tmp) / f"http-{n}", embedder, args.clients, args.seconds,
+                                        args.context)
             row["label"] = label
             print(row, flush=True)
             rows.append(row)
@@ -229,7 +236,8 @@ def render(rows: list[dict], args) -> str:
         f"Machine: {machine()}. Date: {datetime.now(UTC):%Y-%m-%d}. Load average during the runs: "
         f"{min(r['load_average'] for r in rows):.1f}-{max(r['load_average'] for r in rows):.1f}.",
         f"Reproduce: `python -m memlane.bench_embedder --embedders {args.embedders} --long {args.long} "
-        f"--short {args.short} --queries {args.queries} --clients {args.clients} --seconds {args.seconds:g}`.",
+        f"--short {args.short} --queries {args.queries} --clients {args.clients} --seconds {args.seconds:g} "
+        f"--context {args.context}`.",
         "",
         "| embedder | long chunks/s | short memories/s (1 per call · 16 per call) | query p50 / p95 idle "
         "| query p50 / p95 while documents embed (queries) | chunks/s meanwhile |",
@@ -245,8 +253,9 @@ def render(rows: list[dict], args) -> str:
     if http:
         lines += [
             "",
-            f"Over HTTP (local server on loopback, {args.clients} clients, {args.seconds:g} s each): short "
-            "memories saved inline, then each client saving a note and recalling it (reliability row 19).",
+            f"Over HTTP (local server on loopback, {args.clients} clients, {args.seconds:g} s each, contextual "
+            f"indexing `{args.context}`): short memories saved inline into one project, then each client saving "
+            "a note and recalling it (reliability row 19).",
             "",
             "| embedder | saves/s | save p50 / p95 | mix: requests/s | mix: save p50 / p95 | mix: recall p50 / p95 "
             "| errors |",

@@ -46,7 +46,7 @@ class Settings(BaseModel):
     openai_api_key: str | None = None
     embedder: str = "auto"  # auto | local | openai
     # Word pieces the local embedder reads of each text (memlane.adapters.local.embedder).
-    embedder_window: int = 256
+    embedder_window: Literal[128, 256] = 256
 
     @property
     def fusion(self) -> FusionWeights:

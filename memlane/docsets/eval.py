@@ -199,14 +199,14 @@ def report_markdown(
     load_average: float | None = None,
 ) -> str:
     load = (
-        f", load average {load_average:.1f} over the last 5 minutes of the crawl"
+        f" (load average {load_average:.1f} over the last 5 minutes of the crawl, its own threads included)"
         if load_average is not None
         else ""
     )
     lines = [
         "## Documentation sets: retrieval quality and crawl throughput",
         "",
-        f"Machine: {machine()} (shared with other work while measured{load}). Date: {datetime.now(UTC):%Y-%m-%d}.",
+        f"Machine: {machine()}{load}. Date: {datetime.now(UTC):%Y-%m-%d}.",
         f"Command: `{command}`. Docs: Python 3.11 HTML (Debian python3.11-doc), served on 127.0.0.1 and",
         "crawled through `POST /index` on a local server (`--allow-private-network`), embedder",
         f"all-MiniLM-L6-v2. Settings: {', '.join(f'{k} {v}' for k, v in settings.items())}.",

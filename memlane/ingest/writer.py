@@ -35,6 +35,7 @@ from memlane.domain.errors import MemlaneError, TransientError
 from memlane.domain.models import Chunk, Document, DocumentStatus, chunk_id_for
 from memlane.ingest.chunking import TextChunk, chunk_document
 from memlane.ingest.context import NO_CONTEXT, Context, carriers, contexts, eligible
+from memlane.ingest.embedding_cache import recent_embeddings
 from memlane.ingest.media import chunk_times
 from memlane.ingest.progress import EmbeddingProgress, embedding_key
 from memlane.ports import IndexedChunk, Summary
@@ -303,11 +304,22 @@ class DocumentWriter:
         first_of: dict[str, int] = {}
         for i, key in enumerate(keys):
             first_of.setdefault(key, i)
+        # Embedded moments ago by this process (a rebuilt neighbour's own text, a retried write)?
+        recent = recent_embeddings(self.svc.embedder)
+        if recent is not None:
+            for key, i in first_of.items():
+                if key not in known:
+                    hit = recent.get(recent.key(chunks[i].organization_id, key))
+                    if hit is not None:
+                        known[key] = hit
         todo = [i for key, i in first_of.items() if key not in known]
         for start in range(0, len(todo), EMBED_BATCH):
             batch = todo[start : start + EMBED_BATCH]
             vectors = self.svc.embedder.embed_documents([texts[i] for i in batch])
             known.update(zip([keys[i] for i in batch], vectors, strict=True))
+            if recent is not None:
+                for i, vector in zip(batch, vectors, strict=True):
+                    recent.put(recent.key(chunks[i].organization_id, keys[i]), vector)
             if resumable and start + EMBED_BATCH < len(todo):  # a later batch may fail: keep this one
                 self._save_progress([chunks[i] for i in batch], [keys[i] for i in batch], vectors)
         return [known[key] for key in keys]
