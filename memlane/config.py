@@ -43,6 +43,7 @@ class Settings(BaseModel):
     context_sides: Literal["none", "before", "both"] = "both"
     context_text_weight: float = 0.5
     context_vector: bool = True
+    context_vector_sides: Literal["before", "both"] = "both"
     openai_api_key: str | None = None
     embedder: str = "auto"  # auto | local | openai
     # Word pieces the local embedder reads of each text (memlane.adapters.local.embedder).
@@ -64,6 +65,7 @@ class Settings(BaseModel):
             sides=self.context_sides,
             text_weight=self.context_text_weight,
             vector=self.context_vector,
+            vector_after=self.context_vector_sides == "both",
             max_gap_seconds=self.recall_neighbour_max_gap_seconds,
         )
 
@@ -83,6 +85,8 @@ class Settings(BaseModel):
                 values[name] = float(env[key])
         if env.get("MEMLANE_CONTEXT_SIDES"):
             values["context_sides"] = env["MEMLANE_CONTEXT_SIDES"]
+        if env.get("MEMLANE_CONTEXT_VECTOR_SIDES"):
+            values["context_vector_sides"] = env["MEMLANE_CONTEXT_VECTOR_SIDES"]
         if env.get("MEMLANE_CONTEXT_VECTOR"):
             values["context_vector"] = env["MEMLANE_CONTEXT_VECTOR"].lower() not in ("0", "false", "no", "off")
         if env.get("MEMLANE_INLINE_MAX_CHARS"):

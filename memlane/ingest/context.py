@@ -47,6 +47,10 @@ class ContextWeights:
     sides: str = "both"  # "before", "both", or "none" (off)
     text_weight: float = 0.5  # of the context field in the text leg, against 1 for the body; 0: none
     vector: bool = True  # mix the window's embedding into the memory's own
+    # The window's "after" side in the vector too (else only in the text field): without it a
+    # memory's vector is final when it is saved, so the next save rebuilds its entry without
+    # embedding anything (its own and its window's embeddings are recent: memlane.ingest.embedding_cache).
+    vector_after: bool = True
     max_gap_seconds: float = 1800.0
     max_chars: int = 600  # of each neighbour's text (the embedder reads ~256 word pieces)
 
@@ -82,9 +86,9 @@ class Context:
         """The context field of the text leg."""
         return "\n".join(t for t in (self.before, self.after) if t)
 
-    def window(self, own: str) -> str:
+    def window(self, own: str, *, after: bool = True) -> str:
         """What the embedder reads for the context half of the vector."""
-        return "\n".join(t for t in (self.before, own, self.after) if t)
+        return "\n".join(t for t in (self.before, own, self.after if after else "") if t)
 
 
 NO_CONTEXT = Context()

@@ -277,7 +277,7 @@ class DocumentWriter:
             for i, c in enumerate(chunks):
                 ctx = context.get(c.document_id, NO_CONTEXT)
                 if not ctx.empty:
-                    windows[i] = ctx.window(own[i])
+                    windows[i] = ctx.window(own[i], after=self.svc.settings.context.vector_after)
         window_at = {i: len(own) + n for n, i in enumerate(windows)}
         vectors = self._embed_texts([*own, *windows.values()], [*chunks, *(chunks[i] for i in windows)],
                                     resumable=resumable)

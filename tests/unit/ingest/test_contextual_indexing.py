@@ -219,3 +219,28 @@ def test_the_text_field_can_be_off_while_vectors_mix(stack_with):
     answer = save(stack, me, project, ANSWER, clock)
     assert text_hits(stack, me, project, "pottery") == [ask]
     assert stored_vector(stack, answer) == pytest.approx(expected_vector(stack, me, answer, before=ASK), abs=1e-6)
+
+
+def test_with_the_vector_window_before_only_the_next_save_embeds_nothing_for_the_previous_one(
+    stack, who, project, clock
+):
+    # Given contextual indexing whose vector window leaves the "after" side to the text field
+    stack.services.settings = stack.services.settings.model_copy(update={"context_vector_sides": "before"})
+    emb = stack.services.embedder
+    ask = save(stack, who, project, ASK, clock)
+    answer = save(stack, who, project, ANSWER, clock)
+    calls = []
+    original = emb.embed_documents
+    emb.embed_documents = lambda texts: (calls.extend(texts), original(texts))[1]
+    try:
+        later = save(stack, who, project, LATER, clock)
+    finally:
+        del emb.embed_documents
+    # Then saving the third turn embedded only its own text and its window, nothing of the answer's
+    later_own = embedding_text(stack.metadata.get_chunks(who.organization_id, later)[0])
+    assert sorted(calls) == sorted([later_own, f"{ANSWER}\n{later_own}"])
+    # and the answer's vector mixes its window with the turn before it only, while its text entry
+    # carries both sides
+    assert stored_vector(stack, answer) == pytest.approx(expected_vector(stack, who, answer, before=ASK), abs=1e-6)
+    assert set(text_hits(stack, who, project, "weather")) == {answer, later}
+    assert ask in text_hits(stack, who, project, "bowl")
