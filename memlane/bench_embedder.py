@@ -28,12 +28,11 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
 import httpx
 
 from memlane.bench import _document_text, _p95, _vocab, machine, write_section
-from memlane.config import Settings
+from memlane.config import ContextSides, Settings
 from memlane.domain.models import Document
 from memlane.ingest.chunking import chunk_text
 from memlane.ingest.writer import EMBED_BATCH, embedding_text, make_chunks
@@ -137,7 +136,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def over_http(data_dir: Path, embedder, clients: int, seconds: float, context: Literal["none", "before", "both"] = "both") -> dict:
+def over_http(data_dir: Path, embedder, clients: int, seconds: float, context: ContextSides = "both") -> dict:
     """Saves only (short memories, inline), then the save-and-recall mix, on one local server.
     `context`: contextual indexing (MEMLANE_CONTEXT_SIDES); every save here is in one sitting of
     one project, so with it on each save also embeds its window and rebuilds the previous one's."""

@@ -13,6 +13,7 @@ from memlane.recall.fusion import FusionWeights
 from memlane.recall.neighbours import NeighbourWeights
 
 DEFAULT_PORT = 7432
+ContextSides = Literal["none", "before", "both"]
 
 
 def default_data_dir() -> Path:
@@ -40,7 +41,7 @@ class Settings(BaseModel):
     # Contextual indexing (memlane.ingest.context): a short memory's index entry carries the
     # memories saved just before (and after: "both") it in the same sitting (the gap above), as a
     # text field of this weight (0: none) and mixed into its vector.
-    context_sides: Literal["none", "before", "both"] = "both"
+    context_sides: ContextSides = "both"
     context_text_weight: float = 0.5
     context_vector: bool = True
     context_vector_sides: Literal["before", "both"] = "both"

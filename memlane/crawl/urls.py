@@ -239,7 +239,7 @@ def _link_attributes(html: bytes | str) -> tuple[str | None, list[str]]:
     over lxml even with only these tags kept, and the crawl's fetch threads share two cores and the
     interpreter with the embedder. The Lambda layer leaves lxml out; there BeautifulSoup with
     html.parser finds the same links (a test runs both)."""
-    if _lxml_html_parser is None:
+    if HTML_PARSER != "lxml":
         return _link_attributes_soup(html)
     from lxml import etree
 
@@ -247,8 +247,9 @@ def _link_attributes(html: bytes | str) -> tuple[str | None, list[str]]:
     # UTF-8 with that encoding forced: a page without a charset declaration keeps its non-ASCII
     # links intact instead of being read as Latin-1.
     text = html if isinstance(html, str) else _decode_markup(html)
+    parser = etree.HTMLParser(encoding="utf-8", recover=True, no_network=True, remove_comments=True)
     try:
-        root = etree.fromstring(text.encode("utf-8", "surrogatepass"), _lxml_html_parser())
+        root = etree.fromstring(text.encode("utf-8", "surrogatepass"), parser)
     except (etree.ParserError, etree.XMLSyntaxError, ValueError):
         return None, []
     if root is None:
@@ -259,11 +260,10 @@ def _link_attributes(html: bytes | str) -> tuple[str | None, list[str]]:
         href = element.get("href")
         if href is None:
             continue
-        if element.tag == "base":
-            if base_href is None:
-                base_href = href
-        else:
+        if element.tag != "base":
             hrefs.append(href)
+        elif base_href is None:
+            base_href = href
     return base_href, hrefs
 
 
@@ -283,15 +283,6 @@ def _decode_markup(raw: bytes) -> str:
         return UnicodeDammit(raw, is_html=True).unicode_markup or ""
 
 
-def _make_lxml_html_parser():
-    try:
-        from lxml import etree
-    except ImportError:  # pragma: no cover - depends on the installation (the Lambda layer)
-        return None
-    return lambda: etree.HTMLParser(encoding="utf-8", recover=True, no_network=True, remove_comments=True)
-
-
-_lxml_html_parser = _make_lxml_html_parser()
 
 
 def _extension(url: str) -> str:

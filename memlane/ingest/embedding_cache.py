@@ -20,8 +20,6 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from memlane.ingest.progress import embedding_key
-
 DEFAULT_ENTRIES = 2048
 
 
@@ -30,8 +28,6 @@ class RecentEmbeddings:
         self.entries = entries
         self._items: OrderedDict[str, array] = OrderedDict()
         self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
 
     @staticmethod
     def key(organization_id: str, embedding_key_: str) -> str:
@@ -41,10 +37,8 @@ class RecentEmbeddings:
         with self._lock:
             vector = self._items.get(key)
             if vector is None:
-                self.misses += 1
                 return None
             self._items.move_to_end(key)
-            self.hits += 1
             return vector.tolist()
 
     def put(self, key: str, vector: Sequence[float]) -> None:
@@ -77,4 +71,4 @@ def recent_embeddings(embedder: object) -> RecentEmbeddings | None:
         return cache
 
 
-__all__ = ["DEFAULT_ENTRIES", "RecentEmbeddings", "embedding_key", "recent_embeddings"]
+__all__ = ["DEFAULT_ENTRIES", "RecentEmbeddings", "recent_embeddings"]

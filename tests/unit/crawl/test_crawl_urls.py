@@ -157,7 +157,6 @@ def link_parser(request, monkeypatch):
     import memlane.crawl.urls as urls
 
     if request.param == "soup":
-        monkeypatch.setattr(urls, "_lxml_html_parser", None)
         monkeypatch.setattr(urls, "HTML_PARSER", "html.parser")
     return request.param
 
