@@ -78,7 +78,7 @@ def fill(server: LocalServer, n: int, dim: int) -> None:
                 vector /= np.linalg.norm(vector)
                 stack.metadata.put_document(doc)
                 stack.metadata.put_chunks(org.id, doc.id, [chunk])
-                items.append(IndexedChunk(chunk=chunk, vector=vector))
+                items.append(IndexedChunk(chunk=chunk, vector=vector))  # type: ignore[arg-type]  # float32 rows, as stored
             stack.index.upsert(stack.services.embedder.id, items)
 
 
@@ -158,6 +158,7 @@ def run(memories: int, loads: int) -> dict:
         fill(server, memories, embedder.dimension)
         fill_s = time.perf_counter() - started
         key = server.prepare()
+        assert key is not None, "a new data directory gets its first key"
         embedder.embed_query("warm up")
         server.start_in_thread()
         url = f"http://127.0.0.1:{port}"
