@@ -90,38 +90,38 @@ layers: $(STAMP)
 	$(BIN)/python layers/build.py --arch arm64
 
 bench: $(STAMP)
-	$(BIN)/python -m memlane.bench
+	$(BIN)/python -m bench.ingest_recall
 
 # The local server under save pressure: recall and /health latency while two clients save long documents.
 bench-concurrency: $(STAMP)
-	$(BIN)/python -m memlane.bench_concurrency --write BENCHMARKS.md
+	$(BIN)/python -m bench.concurrency --write BENCHMARKS.md
 
 # The local embedder, before (torch) and after (ONNX Runtime fp32, int8): long chunks, short saves,
 # query latency while documents embed, saves over HTTP; writes the embedder section of BENCHMARKS.md.
 bench-embedder: $(STAMP)
-	$(BIN)/python -m memlane.bench_embedder --out BENCHMARKS.md
+	$(BIN)/python -m bench.embedder --out BENCHMARKS.md
 
 # The deployed API's answer to a small save, modelled (moto + per-service latencies), and its AWS calls.
 bench-aws-save: $(STAMP)
-	$(BIN)/python -m memlane.bench_aws_save --write BENCHMARKS.md
+	$(BIN)/python -m bench.aws_save --write BENCHMARKS.md
 
 # The web app's figures (first load, typing to results, JavaScript size) at 10,000 memories, in
 # headless Chromium against a local server; writes the web app section of BENCHMARKS.md.
 bench-web: $(STAMP) $(WEB_DIST) chromium
-	$(BIN)/python tests/web/bench_web.py --write BENCHMARKS.md
+	$(BIN)/python -m bench.webapp --write BENCHMARKS.md
 
 # Retrieval quality and crawl throughput on the Python 3.11 docs (Debian python3.11-doc), served on
 # loopback and crawled through POST /index; writes the docsets section of BENCHMARKS.md.
 PYDOCS ?= /usr/share/doc/python3.11/html
 eval: $(STAMP)
 	@test -d $(PYDOCS) || (apt-get update -qq && apt-get install -y -qq python3.11-doc)
-	$(BIN)/memlane eval --docs-dir $(PYDOCS) --queries ../shared/eval/python-docs-queries.jsonl --write BENCHMARKS.md
+	$(BIN)/python -m bench.eval_docs --docs-dir $(PYDOCS) --queries $(SHARED)/eval/python-docs-queries.jsonl --write BENCHMARKS.md
 
 # Conversation memory recall (LoCoMo dev conversations) through POST /v3/memory and /v3/recall,
 # beside plain BM25 and MiniLM baselines; writes the memory section of BENCHMARKS.md.
 SHARED ?= ../shared
 eval-memory: $(STAMP)
-	$(BIN)/memlane eval --memory $(SHARED)/eval/locomo-dev.json --write BENCHMARKS.md
+	$(BIN)/python -m bench.eval_memory --memory $(SHARED)/eval/locomo-dev.json --write BENCHMARKS.md
 
 clean:
 	rm -rf $(VENV) cdk.out .pytest_cache extension/node_modules extension/.output extension/.wxt

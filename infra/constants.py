@@ -33,11 +33,9 @@ LAYER_BUILD_DIR = "layers/build"
 # paths on Lambda (`functions.api.handler`, `memlane.…`) are the ones the tests use.
 FUNCTION_SOURCE_DIRS = ("memlane", "functions")
 FUNCTION_ASSET_STAGING_DIR = "build/lambda-src"
-# Benchmarks, evaluations and load tests run on a developer's machine, never in a function: they
-# stay out of the code asset (tests/infra/test_infra_packaging.py imports every handler without them).
-DEV_ONLY_MODULES = ("bench*.py", "loadtest.py", "eval.py", "evals", "eval_*.py")
-FUNCTION_ASSET_IGNORE = ("__pycache__", "*.pyc", "*.pyo", ".mypy_cache", ".pytest_cache", "*.egg-info",
-                         *DEV_ONLY_MODULES)
+# Benchmarks, evaluations and load tests live in bench/, outside FUNCTION_SOURCE_DIRS, so the code
+# asset never holds them (tests/infra/test_infra_packaging.py checks it).
+FUNCTION_ASSET_IGNORE = ("__pycache__", "*.pyc", "*.pyo", ".mypy_cache", ".pytest_cache", "*.egg-info")
 
 # Context key that points synth at a prebuilt layer directory (tests pass a tiny one).
 CONTEXT_LAYER_ASSET = "layer_asset"

@@ -133,17 +133,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return run_stdio(data_dir)
 
 
-def cmd_eval(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if args.memory:
-        from memlane.recall.eval import run as run_memory
-
-        return run_memory(args)
-    from memlane.docsets.eval import run
-
-    return run(args)
-
-
 # ------------------------------------------------------------------------- keys
 
 
@@ -629,18 +618,6 @@ def build_parser() -> argparse.ArgumentParser:
         "MEMLANE_ALLOW_PRIVATE_NETWORK=1); link-local and cloud metadata stay refused",
     )
     s.set_defaults(func=cmd_serve)
-
-    ev = sub.add_parser(
-        "eval",
-        help="crawl docs served on loopback, measure /retrieve (hit@5, MRR@10); "
-        "with --memory, conversation recall through /v3/recall",
-    )
-    from memlane.docsets.eval import add_arguments as eval_arguments
-    from memlane.recall.eval import add_arguments as memory_eval_arguments
-
-    eval_arguments(ev)
-    memory_eval_arguments(ev)
-    ev.set_defaults(func=cmd_eval)
 
     m = sub.add_parser("mcp", help="run the MCP server on stdio (MEMLANE_API_URL, or the data directory)")
     m.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)

@@ -8,5 +8,4 @@
 - service: what the routes call (index, status, refresh, delete, sessions).
 - retrieval: /retrieve - both search legs, memlane's one fusion function, per-page diversity and
   a character budget.
-- eval: `memlane eval` - retrieval quality and the crawl benchmark on the Python documentation.
 """

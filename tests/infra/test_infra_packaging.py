@@ -3,7 +3,9 @@ the layer, the staged function code, and the context defaults."""
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -196,14 +198,55 @@ def test_staged_code_holds_only_memlane_and_functions_sources(tmp_path):
     assert not [p for p in staged.rglob("*") if p.name == "__pycache__" or p.suffix == ".pyc"]
 
 
-def test_the_code_asset_leaves_out_benchmarks_evaluations_and_load_tests(tmp_path):
+# A module named like a benchmark, an evaluation or a load test (bench*, benchmark, loadtest,
+# eval, evals, eval_*, *_eval, evaluation...). Those live in bench/ at the repository root.
+DEV_ONLY_NAME = re.compile(r"(^|_)(bench\w*|benchmarks?|loadtests?|load_test|evals?|evaluations?)(_|$)")
+
+
+def _shipped_sources() -> list[Path]:
+    return sorted(p for name in c.FUNCTION_SOURCE_DIRS for p in (REPO_ROOT / name).rglob("*.py"))
+
+
+def test_the_shipped_code_holds_no_benchmark_evaluation_or_load_test():
+    # Given the folders the code asset is made of
+    assert "bench" not in c.FUNCTION_SOURCE_DIRS and (REPO_ROOT / "bench" / "__init__.py").is_file()
+    # Then none of them holds a module or package named like a benchmark, evaluation or load test
+    found = [p.relative_to(REPO_ROOT).as_posix() for name in c.FUNCTION_SOURCE_DIRS
+             for p in (REPO_ROOT / name).rglob("*") if DEV_ONLY_NAME.search(p.stem)]
+    assert not found, f"benchmarks, evaluations and load tests belong in bench/: {found}"
+
+
+def _imports_of(path: Path) -> list[str]:
+    """Every absolute import in the module, inside functions and under TYPE_CHECKING too, and
+    every string that names a module of bench (lazy imports by name)."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"bench\.\w+", node.value):
+            names.append(node.value)
+    return names
+
+
+def test_nothing_shipped_imports_the_benchmarks():
+    # Given every module of memlane/ and functions/
+    sources = _shipped_sources()
+    assert any(p.as_posix().endswith("memlane/ingest/writer.py") for p in sources)
+    # Then none imports bench (the benchmarks sit above every layer, like the tests)
+    climbing = [f"{p.relative_to(REPO_ROOT).as_posix()}: {name}" for p in sources for name in _imports_of(p)
+                if name == "bench" or name.startswith("bench.")]
+    assert not climbing, f"shipped code imports the benchmarks: {climbing}"
+
+
+def test_every_handler_imports_from_the_staged_code_alone(tmp_path):
     # Given the function code as synth stages it
     staged = packaging.stage_function_code(tmp_path / "asset")
     names = {p.relative_to(staged).as_posix() for p in staged.rglob("*.py")}
-    # Then no benchmark, evaluation or load test is shipped
-    assert not [n for n in names if "/bench" in n or n.endswith(("/loadtest.py", "/eval.py")) or "/evals/" in n]
     assert "memlane/ingest/writer.py" in names and "functions/api/handler.py" in names
-    # and every handler imports from the staged code alone (the staged tree comes first on the path)
+    assert not [n for n in names if DEV_ONLY_NAME.search(Path(n).stem)]
+    # Then every handler imports from the staged code alone (the staged tree comes first on the path)
     modules = sorted({spec.handler.rsplit(".", 1)[0] for spec in c.ALL_FUNCTIONS})
     script = (f"import importlib, memlane\nassert memlane.__file__.startswith({str(staged)!r}), memlane.__file__\n"
               f"for name in {modules!r}: importlib.import_module(name)\nprint('ok')")

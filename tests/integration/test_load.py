@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from memlane.loadtest import run_load
+from bench.load import run_load
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

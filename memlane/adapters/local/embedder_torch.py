@@ -1,7 +1,7 @@
 """all-MiniLM-L6-v2 through sentence-transformers on torch: the reference implementation.
 
 The default local embedder (memlane.adapters.local.embedder) runs the same model on ONNX Runtime;
-this one stays as the reference its vectors are tested against, for `memlane.bench` to measure
+this one stays as the reference its vectors are tested against, for `bench.embedder` to measure
 the two side by side, and as a fallback (`MEMLANE_EMBEDDER=local-torch`). Both give the same
 vectors (to ~1e-7) and so share an embedder id: a data directory may switch between them freely.
 

@@ -1,6 +1,7 @@
-"""`memlane eval`: crawl a documentation directory served on loopback through POST /index, then
-measure retrieval through POST /retrieve - hit@5 and MRR@10 for BM25 only, vector only and hybrid,
-scored at page level (../shared/eval/README.md) - and report the crawl's throughput.
+"""`make eval` (`python -m bench.eval_docs`): crawl a documentation directory served on loopback
+through POST /index, then measure retrieval through POST /retrieve - hit@5 and MRR@10 for BM25
+only, vector only and hybrid, scored at page level (../shared/eval/README.md) - and report the
+crawl's throughput.
 
 Everything goes over real HTTP: a static server on 127.0.0.1 for the docs, a memlane LocalServer
 on 127.0.0.1 started with the private-network policy (it must reach the loopback docs server).
@@ -11,9 +12,9 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import logging
 import os
 import platform
-import socket
 import sys
 import tempfile
 import threading
@@ -26,8 +27,11 @@ from typing import Any
 
 import httpx
 
+from bench.common import free_port, write_section
+
+PROG = "python -m bench.eval_docs"
 DEFAULT_DOCS = Path("/usr/share/doc/python3.11/html")
-DEFAULT_QUERIES = Path(__file__).resolve().parents[2] / ".." / "shared" / "eval" / "python-docs-queries.jsonl"
+DEFAULT_QUERIES = Path(__file__).resolve().parents[1] / ".." / "shared" / "eval" / "python-docs-queries.jsonl"
 MODES = ("bm25", "vector", "hybrid")
 # The targets of issue 4: hybrid quality, hybrid ahead of each leg alone, the whole crawl in 10 minutes.
 TARGET_HIT5 = 0.975
@@ -38,12 +42,6 @@ TARGET_CRAWL_S = 600.0
 class _QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         return
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class StaticSite:
@@ -243,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
     queries_path = Path(args.queries)
     if not docs.is_dir():
         print(
-            f"memlane eval: {docs} not found (apt-get install python3.11-doc, or pass --docs-dir)",
+            f"{PROG}: {docs} not found (apt-get install python3.11-doc, or pass --docs-dir)",
             file=sys.stderr,
         )
         return 2
@@ -286,8 +284,6 @@ def run(args: argparse.Namespace) -> int:
     for mode in MODES:
         print(f"{mode:<10} {results[mode]['hit@5']:>6.3f} {results[mode]['mrr@10']:>7.3f}")
     if args.write:
-        from memlane.bench import write_section
-
         w = docset_settings.fusion
         tokens = docset_settings.chunk_max_tokens
         settings = {
@@ -323,9 +319,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m memlane.docsets.eval")
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Crawl docs served on loopback through POST /index, measure POST /retrieve (hit@5, MRR@10) "
+        "and the crawl's throughput (what `make eval` runs).",
+    )
     add_arguments(p)
-    return run(p.parse_args(argv))
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return run(args)
 
 
 if __name__ == "__main__":

@@ -15,150 +15,30 @@ from a Zipf-distributed vocabulary so BM25 posting lists have realistic lengths.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
-import platform
 import random
 import statistics
 import tempfile
 import textwrap
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
-
+from bench.common import free_port, machine, p95, write_section
+from bench.corpus import document_text, fill, vocab
 from memlane.adapters.local.search_index import STOPWORDS
 from memlane.config import Settings
-from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus, chunk_id_for
+from memlane.domain.models import Document
 from memlane.domain.requests import MemoryIn, RecallIn
 from memlane.ingest.chunking import chunk_text
 from memlane.ingest.writer import EMBED_BATCH, embedding_text, make_chunks
 from memlane.local.compose import build_local
-from memlane.ports import IndexedChunk, SearchScope
+from memlane.ports import SearchScope
 from memlane.recall.service import recall
 from memlane.services.context import Principal
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
-
-WORDS = [
-    "memory",
-    "recall",
-    "vector",
-    "index",
-    "search",
-    "query",
-    "document",
-    "chunk",
-    "embedding",
-    "score",
-    "python",
-    "lambda",
-    "server",
-    "project",
-    "cache",
-    "token",
-    "sentence",
-    "paragraph",
-    "section",
-    "heading",
-    "title",
-    "summary",
-    "metadata",
-    "tag",
-    "version",
-    "forget",
-    "schedule",
-    "queue",
-    "worker",
-    "crawl",
-    "page",
-    "docset",
-    "retrieve",
-    "snippet",
-    "budget",
-    "fusion",
-    "recency",
-    "weight",
-    "tenant",
-    "organization",
-    "key",
-    "limit",
-    "filter",
-    "content",
-    "markdown",
-    "html",
-    "code",
-    "json",
-    "pdf",
-    "email",
-    "note",
-    "storage",
-    "database",
-    "table",
-    "column",
-    "row",
-    "transaction",
-    "commit",
-    "rollback",
-    "lock",
-    "thread",
-    "process",
-    "signal",
-    "socket",
-    "network",
-    "request",
-    "response",
-    "header",
-    "body",
-    "status",
-    "error",
-    "retry",
-    "backoff",
-    "timeout",
-    "latency",
-    "throughput",
-    "benchmark",
-    "machine",
-    "core",
-    "memory",
-    "disk",
-    "file",
-    "directory",
-    "path",
-    "module",
-    "package",
-    "function",
-    "class",
-    "method",
-]
-
-
-def _sentence(rng: random.Random, vocab: list[str], cum_weights: list[float]) -> str:
-    words = rng.choices(vocab, cum_weights=cum_weights, k=rng.randint(8, 18))
-    return " ".join(words).capitalize() + "."
-
-
-def _vocab(size: int = 20_000) -> tuple[list[str], list[float]]:
-    """A Zipf vocabulary shaped like English: function words hold the top ranks (as in real text,
-    where "the" alone is ~5% of tokens), content words follow. Without that head, content words
-    would be 20-100 times denser than in real documents and every query would match most chunks."""
-    rng = random.Random(7)
-    vocab = sorted(STOPWORDS) + list(WORDS)
-    while len(vocab) < size:
-        vocab.append("".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(4, 10))))
-    weights = [1.0 / (i + 1) for i in range(len(vocab))]
-    return vocab, list(itertools.accumulate(weights))  # cumulative: random.choices is O(log n) then
-
-
-def _document_text(rng: random.Random, vocab, weights, paragraphs: int) -> str:
-    parts = []
-    for p in range(paragraphs):
-        if p % 3 == 0:
-            parts.append(f"## Section {p // 3 + 1}")
-        parts.append(" ".join(_sentence(rng, vocab, weights) for _ in range(rng.randint(3, 7))))
-    return "\n\n".join(parts)
 
 
 def bench_ingest(data_dir: Path, docs: int) -> dict:
@@ -168,8 +48,8 @@ def bench_ingest(data_dir: Path, docs: int) -> dict:
     embedder.load()
     embedder.embed_query("warm up")
     rng = random.Random(1)
-    vocab, weights = _vocab()
-    texts = [_document_text(rng, vocab, weights, rng.randint(4, 14)) for _ in range(docs)]
+    terms, weights = vocab()
+    texts = [document_text(rng, terms, weights, rng.randint(4, 14)) for _ in range(docs)]
 
     # (a) the embedder alone, on exactly the texts the pipeline will embed
     stack = build_local(Settings(data_dir=data_dir / "ingest"), embedder=embedder)
@@ -214,67 +94,6 @@ def bench_ingest(data_dir: Path, docs: int) -> dict:
     }
 
 
-def _fill(stack, org_id: str, project_id: str, n_chunks: int, dim: int, context: bool = False) -> None:
-    """Write the corpus straight into the stores, 500 documents per transaction. `context`: every
-    chunk's index entry carries the text of the chunks on both sides of it, as contextual indexing
-    (memlane.ingest.context) gives a short memory saved in a sitting: the text leg's worst case
-    (three times the postings), for its latency cost."""
-    rng = random.Random(n_chunks)
-    nprng = np.random.default_rng(n_chunks)
-    vocab, weights = _vocab()
-    now = datetime.now(UTC)
-    per_doc = 5
-    docs_per_tx = 500
-    n_docs = n_chunks // per_doc
-    for first in range(0, n_docs, docs_per_tx):
-        with stack.db.transaction():  # the stores' own transactions join this one
-            items: list[IndexedChunk] = []
-            for d in range(first, min(n_docs, first + docs_per_tx)):
-                created = now - timedelta(days=rng.random() * 365)
-                doc = Document(
-                    organization_id=org_id,
-                    project_id=project_id,
-                    user_id="bench",
-                    title=f"Doc {d}",
-                    content="",
-                    created_at=created,
-                    status=DocumentStatus.READY,
-                    chunk_count=per_doc,
-                )
-                chunks = [
-                    Chunk(
-                        id=chunk_id_for(doc.id, i),
-                        document_id=doc.id,
-                        organization_id=org_id,
-                        project_id=project_id,
-                        content=" ".join(_sentence(rng, vocab, weights) for _ in range(12)),
-                        chunk_index=i,
-                        chunk_count=per_doc,
-                        start_offset=0,
-                        end_offset=0,
-                        title=doc.title,
-                        content_type=ContentType.TEXT,
-                        created_at=created,
-                    )
-                    for i in range(per_doc)
-                ]
-                vecs = nprng.standard_normal((per_doc, dim)).astype(np.float32)
-                vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-                stack.metadata.put_document(doc)
-                stack.metadata.put_chunks(org_id, doc.id, chunks)
-                items.extend(
-                    IndexedChunk(
-                        chunk=c,
-                        vector=v,
-                        context="\n".join(x.content for x in chunks[max(0, i - 1) : i + 2] if x is not c)
-                        if context
-                        else "",
-                    )
-                    for i, (c, v) in enumerate(zip(chunks, vecs, strict=True))
-                )
-            stack.index.upsert(stack.services.embedder.id, items)
-
-
 def bench_recall(data_dir: Path, sizes: list[int], queries: int, context: bool = False) -> list[dict]:
     from memlane.adapters.local.embedder import MiniLMEmbedder
 
@@ -282,21 +101,21 @@ def bench_recall(data_dir: Path, sizes: list[int], queries: int, context: bool =
     embedder.load()
     embedder.embed_query("warm up")
     rng = random.Random(3)
-    vocab, weights = _vocab()
+    terms, _ = vocab()
     rows = []
     for size in sizes:
         stack = build_local(Settings(data_dir=data_dir / f"recall-{size}"), embedder=embedder)
         org, _ = ensure_organization(stack.metadata, "bench")
         project = stack.metadata.list_projects(org.id)[0]
         t0 = time.perf_counter()
-        _fill(stack, org.id, project.id, size, embedder.dimension, context)
+        fill(stack, org.id, project.id, size, embedder.dimension, context)
         fill_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         stack.index.warm()  # what a process starting on this data directory does
         warm_s = time.perf_counter() - t0
         who = Principal(organization_id=org.id, key_id="bench")
         # queries are 2-6 content words, drawn from the frequent part of the content vocabulary
-        content = vocab[len(STOPWORDS) : len(STOPWORDS) + 2000]
+        content = terms[len(STOPWORDS) : len(STOPWORDS) + 2000]
         qs = [" ".join(rng.choices(content, k=rng.randint(2, 6))) for _ in range(queries)]
         for q in ("warm up one", "warm up two", "warm up three"):
             recall(stack.services, who, RecallIn(query=q, limit=10))
@@ -333,9 +152,9 @@ def bench_recall(data_dir: Path, sizes: list[int], queries: int, context: bool =
                 "chunks": stack.index.chunk_count(),
                 "queries": len(times),
                 "p50_ms": statistics.median(times),
-                "p95_ms": _p95(times),
+                "p95_ms": p95(times),
                 "hit_p50_ms": statistics.median(hits),
-                "hit_p95_ms": _p95(hits),
+                "hit_p95_ms": p95(hits),
                 "embed_p50_ms": statistics.median(embed_ms),
                 "text_p50_ms": statistics.median(text_ms),
                 "legs_p50_ms": statistics.median(legs_ms),
@@ -348,22 +167,14 @@ def bench_recall(data_dir: Path, sizes: list[int], queries: int, context: bool =
     return rows
 
 
-def _p95(sorted_ms: list[float]) -> float:
-    return sorted_ms[max(0, int(len(sorted_ms) * 0.95) - 1)]
-
-
 def bench_load(data_dir: Path, clients: int, seconds: float) -> dict:
     """Reliability row 19 on a real server on loopback: concurrent clients saving and recalling."""
-    import socket
-
+    from bench.load import run_load
     from memlane.adapters.local.embedder import MiniLMEmbedder
-    from memlane.loadtest import run_load
     from memlane.local.server import LocalServer
     from memlane.services.keys import create_key
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     embedder = MiniLMEmbedder()
     server = LocalServer(Settings(data_dir=data_dir / "load"), port=port, embedder=embedder)
     server.prepare()
@@ -385,38 +196,6 @@ def bench_load(data_dir: Path, clients: int, seconds: float) -> dict:
         return summary
     finally:
         server.shutdown()
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = ""
-    try:
-        kb = int(Path("/proc/meminfo").read_text().split()[1])
-        mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
-    except (OSError, ValueError, IndexError):
-        pass
-    return f"{cpu}, {os.cpu_count()} cores{mem}, Python {platform.python_version()}, {platform.system()}"
-
-
-def write_section(path: Path, name: str, body: str) -> None:
-    """Replace (or append) the `<!-- bench:name -->` section of BENCHMARKS.md."""
-    start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    block = f"{start}\n{body.rstrip()}\n{end}"
-    if start in text and end in text:
-        before, rest = text.split(start, 1)
-        _, after = rest.split(end, 1)
-        text = before + block + after
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    path.write_text(text)
 
 
 def _met(ok: bool) -> str:
@@ -461,7 +240,7 @@ def _reading(ing: dict, rec: list[dict], load: dict | None) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m memlane.bench")
+    ap = argparse.ArgumentParser(prog="python -m bench.ingest_recall", description=__doc__.split("\n")[0])
     ap.add_argument("--docs", type=int, default=120, help="documents for the ingestion benchmark")
     ap.add_argument("--sizes", default="10000,100000", help="corpus sizes (chunks) for recall")
     ap.add_argument("--queries", type=int, default=150)
@@ -497,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         "## Core: ingestion and recall (embedded default)",
         "",
         f"Machine: {machine()}. Date: {datetime.now(UTC):%Y-%m-%d}.",
-        f"Reproduce: `make bench` (`python -m memlane.bench --docs {args.docs} --sizes {args.sizes} "
+        f"Reproduce: `make bench` (`python -m bench.ingest_recall --docs {args.docs} --sizes {args.sizes} "
         f"--queries {args.queries}`).",
         "",
         "| ingestion | value |",
@@ -525,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         "and loading the returned documents and chunks (the recall service the API calls, without HTTP). "
         "A hit is the same query again within 300 s: the cached ranking is read and the documents and "
         "chunks are loaded from the store. The parts of a miss are the same queries timed again on "
-        "their own. The recall corpora use random unit vectors (see memlane/bench.py for why). "
+        "their own. The recall corpora use random unit vectors (see bench/corpus.py for why). "
         f"Load average during the recall runs: {max(r['load_average'] for r in rec):.1f} on "
         f"{os.cpu_count()} cores (a shared machine).",
     ]

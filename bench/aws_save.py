@@ -24,6 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.common import machine, write_section
+
 # Median and 95th percentile of each service call's latency, in ms, from within the same region
 # (assumptions: typical published and observed figures; DynamoDB single-digit ms, SQS and S3 tens).
 LATENCY_MODEL_MS: dict[str, tuple[float, float]] = {
@@ -274,8 +276,6 @@ def _event() -> dict[str, Any]:
 
 
 def report(result: dict[str, Any]) -> str:
-    from memlane.bench import machine
-
     model = ", ".join(f"{k} {m:.0f}/{p:.0f} ms" for k, (m, p) in LATENCY_MODEL_MS.items())
     calls = ", ".join(f"{k} {v:g}" for k, v in result["calls_per_save"].items())
     met = "met" if result["p95_ms"] <= 1500 else "**not met**"
@@ -284,7 +284,7 @@ def report(result: dict[str, Any]) -> str:
         "",
         f"Machine: {machine()}. Date: {datetime.now(UTC):%Y-%m-%d}. Load average {result['load']:.1f}.",
         "",
-        "Reproduce: `make bench-aws-save` (`python -m memlane.bench_aws_save --write BENCHMARKS.md`).",
+        "Reproduce: `make bench-aws-save` (`python -m bench.aws_save --write BENCHMARKS.md`).",
         "",
         "**A model, stated as such:** the API function's handler runs here with memlane's real AWS "
         "adapters against moto (DynamoDB, S3, SQS) and osmem-server (OpenSearch); the time each AWS "
@@ -306,9 +306,7 @@ def report(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from memlane.bench import write_section
-
-    parser = argparse.ArgumentParser(prog="memlane.bench_aws_save", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.aws_save", description=__doc__.split("\n")[0])
     parser.add_argument("--saves", type=int, default=200)
     parser.add_argument("--write", type=Path, help="update this BENCHMARKS.md")
     args = parser.parse_args(argv)

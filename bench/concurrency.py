@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import socket
 import statistics
 import tempfile
 import threading
@@ -28,7 +27,8 @@ from pathlib import Path
 
 import httpx
 
-from memlane.bench import _document_text, _fill, _vocab, machine, write_section
+from bench.common import free_port, machine, write_section
+from bench.corpus import document_text, fill, vocab
 from memlane.config import Settings
 
 SAVE_CHARS = 19_000
@@ -48,23 +48,17 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))] if ordered else 0.0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def run(data_dir: Path, chunks: int, seconds: float, savers: int = 2) -> dict:
     from memlane.adapters.local.embedder import MiniLMEmbedder
     from memlane.local.server import LocalServer
     from memlane.services.keys import create_key
 
-    port = _free_port()
+    port = free_port()
     embedder = MiniLMEmbedder()
     server = LocalServer(Settings(data_dir=data_dir), port=port, embedder=embedder)
     secret, key, org = create_key(server.stack.metadata, "bench", "bench", rate_limit_per_minute=1_000_000)
     project = server.stack.metadata.list_projects(org.id)[0]
-    _fill(server.stack, org.id, project.id, chunks, embedder.dimension)
+    fill(server.stack, org.id, project.id, chunks, embedder.dimension)
     server.prepare()
     embedder.embed_documents(["warm up " * 200] * 16)
     embedder.embed_query("warm up")
@@ -72,7 +66,7 @@ def run(data_dir: Path, chunks: int, seconds: float, savers: int = 2) -> dict:
     url = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Bearer {secret}"}
     rng = random.Random(5)
-    vocab, weights = _vocab()
+    terms, weights = vocab()
     timings = Timings()
     lock = threading.Lock()
     stop = threading.Event()
@@ -82,7 +76,7 @@ def run(data_dir: Path, chunks: int, seconds: float, savers: int = 2) -> dict:
         with httpx.Client(base_url=url, headers=headers, timeout=120) as client:
             while not stop.is_set():
                 marker = f"zq{uuid.uuid4().hex[:12]}"
-                text = f"{marker}\n\n" + _document_text(local, vocab, weights, 60)
+                text = f"{marker}\n\n" + document_text(local, terms, weights, 60)
                 text = text[:SAVE_CHARS]
                 started = time.perf_counter()
                 r = client.post("/v3/memory", json={"content": text, "title": f"Long note {marker}"})
@@ -95,7 +89,7 @@ def run(data_dir: Path, chunks: int, seconds: float, savers: int = 2) -> dict:
                         timings.errors.append(f"save {r.status_code}: {r.text[:200]}")
 
     def recaller() -> None:
-        queries = [" ".join(rng.choices(vocab[200:2000], k=3)) for _ in range(200)]
+        queries = [" ".join(rng.choices(terms[200:2000], k=3)) for _ in range(200)]
         with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
             i = 0
             while not stop.is_set():
@@ -179,7 +173,7 @@ def report(result: dict) -> str:
         f"Machine: {machine()}. Date: {datetime.now(UTC):%Y-%m-%d}. Load average "
         f"{result['load'][0]:.1f} before, {result['load'][1]:.1f} after the run.",
         "",
-        "Reproduce: `make bench-concurrency` (`python -m memlane.bench_concurrency --write BENCHMARKS.md`).",
+        "Reproduce: `make bench-concurrency` (`python -m bench.concurrency --write BENCHMARKS.md`).",
         "",
         f"A real `memlane serve` on loopback (MiniLM, SQLite) holding {result['chunks']:,} chunks; for "
         f"{result['seconds']:.0f} s, {result['savers']} clients save {SAVE_CHARS:,}-character documents back "
@@ -202,7 +196,7 @@ def report(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="memlane.bench_concurrency", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.concurrency", description=__doc__.split("\n")[0])
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--write", type=Path, help="update this BENCHMARKS.md")

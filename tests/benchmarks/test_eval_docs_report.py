@@ -1,8 +1,8 @@
-"""The docsets section that `memlane eval --write` puts into BENCHMARKS.md."""
+"""The docsets section that `python -m bench.eval_docs --write` (`make eval`) puts into BENCHMARKS.md."""
 
 from __future__ import annotations
 
-from memlane.docsets.eval import CrawlReport, report_markdown, targets_markdown
+from bench.eval_docs import CrawlReport, report_markdown, targets_markdown
 
 CRAWL = CrawlReport(
     docset_id="d",

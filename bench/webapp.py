@@ -20,7 +20,6 @@ import gzip
 import os
 import random
 import shutil
-import socket
 import statistics
 import sys
 import tempfile
@@ -30,15 +29,15 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+from bench.common import free_port, machine, write_section
+from bench.corpus import sentence, vocab
+from memlane.config import Settings
+from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus, chunk_id_for
+from memlane.local.server import LocalServer
+from memlane.ports import IndexedChunk
+from memlane.services.keys import ensure_organization
 
-from memlane.bench import _sentence, _vocab, machine, write_section  # noqa: E402
-from memlane.config import Settings  # noqa: E402
-from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus, chunk_id_for  # noqa: E402
-from memlane.local.server import LocalServer  # noqa: E402
-from memlane.ports import IndexedChunk  # noqa: E402
-from memlane.services.keys import ensure_organization  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 DIST = ROOT / "web" / "dist"
 KEY_STORAGE = "memlane.apiKey"
@@ -58,14 +57,14 @@ def fill(server: LocalServer, n: int, dim: int) -> None:
     project = next(p for p in stack.metadata.list_projects(org.id) if p.is_default)
     rng = random.Random(11)
     nprng = np.random.default_rng(11)
-    vocab, weights = _vocab()
+    terms, weights = vocab()
     now = datetime.now(UTC)
     for first in range(0, n, 500):
         with stack.db.transaction():
             items: list[IndexedChunk] = []
             for d in range(first, min(n, first + 500)):
                 created = now - timedelta(days=rng.random() * 60)
-                text = " ".join(_sentence(rng, vocab, weights) for _ in range(rng.randint(2, 6)))
+                text = " ".join(sentence(rng, terms, weights) for _ in range(rng.randint(2, 6)))
                 doc = Document(organization_id=org.id, project_id=project.id, user_id="bench",
                                title=" ".join(text.split()[:6]), content=text, summary=text[:160],
                                content_type=ContentType.NOTE, metadata={"tags": rng.sample(TAGS, 2)},
@@ -79,7 +78,7 @@ def fill(server: LocalServer, n: int, dim: int) -> None:
                 vector /= np.linalg.norm(vector)
                 stack.metadata.put_document(doc)
                 stack.metadata.put_chunks(org.id, doc.id, [chunk])
-                items.append(IndexedChunk(chunk=chunk, vector=vector))
+                items.append(IndexedChunk(chunk=chunk, vector=vector))  # type: ignore[arg-type]  # float32 rows, as stored
             stack.index.upsert(stack.services.embedder.id, items)
 
 
@@ -152,15 +151,14 @@ def run(memories: int, loads: int) -> dict:
     embedder = MiniLMEmbedder()
     embedder.load()
     data = Path(tempfile.mkdtemp(prefix="memlane-bench-web-"))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     server = LocalServer(Settings(data_dir=data), host="127.0.0.1", port=port, embedder=embedder)
     try:
         started = time.perf_counter()
         fill(server, memories, embedder.dimension)
         fill_s = time.perf_counter() - started
         key = server.prepare()
+        assert key is not None, "a new data directory gets its first key"
         embedder.embed_query("warm up")
         server.start_in_thread()
         url = f"http://127.0.0.1:{port}"
@@ -209,7 +207,7 @@ def section(r: dict, load_before: float, load_after: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.webapp", description=__doc__.split("\n", 1)[0])
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--loads", type=int, default=10)
     parser.add_argument("--write", type=Path, help="BENCHMARKS.md to update (its bench:webapp section)")

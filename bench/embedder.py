@@ -1,10 +1,10 @@
-"""`python -m memlane.bench_embedder`: the local embedder, before and after, → BENCHMARKS.md.
+"""`python -m bench.embedder`: the local embedder, before and after, → BENCHMARKS.md.
 
 Every implementation is measured in the same run on the same texts, one after the other:
 sentence-transformers on torch (the embedder before issue 16: one lock for queries and documents),
 ONNX Runtime fp32 (the default now) and ONNX Runtime int8 (an option, its own embedder id).
 
-- long chunks: the ingestion benchmark's chunks (memlane.bench: ~2,000 characters, past MiniLM's
+- long chunks: the ingestion benchmark's chunks (bench.ingest_recall: ~2,000 characters, past MiniLM's
   256-word-piece window) in batches of the pipeline's size: chunks/s.
 - short memories: one-sentence notes, one per call as an inline save embeds them, and 16 per call
   (what batching across concurrent requests could reach at most): memories/s.
@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import socket
 import statistics
 import tempfile
 import threading
@@ -31,7 +30,8 @@ from pathlib import Path
 
 import httpx
 
-from memlane.bench import _document_text, _p95, _vocab, machine, write_section
+from bench.common import free_port, machine, p95, write_section
+from bench.corpus import document_text, vocab
 from memlane.config import ContextSides, Settings
 from memlane.domain.models import Document
 from memlane.ingest.chunking import chunk_text
@@ -43,11 +43,11 @@ SHORT = "Load client {n} note {i} marker {m}: the tide was {t} metres."
 
 def long_chunks(count: int) -> list[str]:
     rng = random.Random(1)
-    vocab, weights = _vocab()
+    terms, weights = vocab()
     out: list[str] = []
     now = datetime.now(UTC)
     while len(out) < count:
-        text = _document_text(rng, vocab, weights, rng.randint(4, 14))
+        text = document_text(rng, terms, weights, rng.randint(4, 14))
         doc = Document(organization_id="o", project_id="p", user_id="u", title=text[:40], content=text,
                        created_at=now)
         out.extend(embedding_text(c) for c in make_chunks(doc, chunk_text(text)))
@@ -67,7 +67,7 @@ def queries(count: int) -> list[str]:
 
 def _ms(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
-    return statistics.median(ordered) * 1000, _p95(ordered) * 1000
+    return statistics.median(ordered) * 1000, p95(ordered) * 1000
 
 
 def measure(embedder, n_long: int, n_short: int, n_queries: int, busy_budget_s: float = 120.0) -> dict:
@@ -130,21 +130,15 @@ def measure(embedder, n_long: int, n_short: int, n_queries: int, busy_budget_s: 
     return row
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def over_http(data_dir: Path, embedder, clients: int, seconds: float, context: ContextSides = "both") -> dict:
     """Saves only (short memories, inline), then the save-and-recall mix, on one local server.
     `context`: contextual indexing (MEMLANE_CONTEXT_SIDES); every save here is in one sitting of
     one project, so with it on each save also embeds its window and rebuilds the previous one's."""
-    from memlane.loadtest import run_load
+    from bench.load import run_load
     from memlane.local.server import LocalServer
     from memlane.services.keys import create_key
 
-    port = _free_port()
+    port = free_port()
     server = LocalServer(Settings(data_dir=data_dir, context_sides=context), port=port, embedder=embedder)
     server.prepare()
     embedder.embed_query("warm up")
@@ -201,7 +195,7 @@ def embedders(names: list[str]):
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m memlane.bench_embedder")
+    ap = argparse.ArgumentParser(prog="python -m bench.embedder")
     ap.add_argument("--embedders", default="torch,onnx,int8")
     ap.add_argument("--long", type=int, default=256, help="long chunks embedded")
     ap.add_argument("--short", type=int, default=256, help="short memories embedded")
@@ -234,7 +228,7 @@ def render(rows: list[dict], args) -> str:
         "",
         f"Machine: {machine()}. Date: {datetime.now(UTC):%Y-%m-%d}. Load average during the runs: "
         f"{min(r['load_average'] for r in rows):.1f}-{max(r['load_average'] for r in rows):.1f}.",
-        f"Reproduce: `python -m memlane.bench_embedder --embedders {args.embedders} --long {args.long} "
+        f"Reproduce: `python -m bench.embedder --embedders {args.embedders} --long {args.long} "
         f"--short {args.short} --queries {args.queries} --clients {args.clients} --seconds {args.seconds:g} "
         f"--context {args.context}`.",
         "",

@@ -1,5 +1,6 @@
-"""`memlane eval --memory FILE`: conversation memory recall on LoCoMo-style data
-(../shared/eval/README.md), through the real API, beside two plain baselines over the same texts.
+"""`make eval-memory` (`python -m bench.eval_memory --memory FILE`): conversation memory recall on
+LoCoMo-style data (../shared/eval/README.md), through the real API, beside two plain baselines over
+the same texts.
 
 Protocol: a local server on 127.0.0.1 with the embedded default; one project per conversation;
 every turn saved through POST /v3/memory as one memory (content "<speaker>: <text>", plus
@@ -30,7 +31,10 @@ from typing import Any
 
 import httpx
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "eval" / "locomo-dev.json"
+from bench.common import free_port, write_section
+
+PROG = "python -m bench.eval_memory"
+DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "eval" / "locomo-dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS = (5, 10)
 LIMIT = 10
@@ -438,12 +442,12 @@ def run(args: argparse.Namespace) -> int:
 
     path = Path(args.memory)
     if not path.is_file():
-        print(f"memlane eval: {path} not found", file=sys.stderr)
+        print(f"{PROG}: {path} not found", file=sys.stderr)
         return 2
     try:
         conversations = load_conversations(path, args.conversation or ())
     except (ValueError, KeyError) as exc:
-        print(f"memlane eval: {path}: {exc}", file=sys.stderr)
+        print(f"{PROG}: {path}: {exc}", file=sys.stderr)
         return 2
     logging.getLogger("bm25s").setLevel(logging.WARNING)
 
@@ -452,8 +456,6 @@ def run(args: argparse.Namespace) -> int:
 
     with tempfile.TemporaryDirectory(prefix="memlane-eval-memory-") as tmp:
         settings = Settings.from_env(data_dir=Path(args.data_dir) if args.data_dir else Path(tmp) / "data")
-        from memlane.docsets.eval import free_port
-
         server = LocalServer(settings, host="127.0.0.1", port=free_port())
         server.prepare()
         embedder = server.stack.services.embedder
@@ -475,8 +477,6 @@ def run(args: argparse.Namespace) -> int:
     print_summary(scores)
     print(f"\nPOST /v3/recall p50 {percentile(latencies, 50):.1f} ms, p95 {percentile(latencies, 95):.1f} ms")
     if args.write:
-        from memlane.bench import write_section
-
         w = settings.fusion
         run_ = Run(
             scores=scores,
@@ -521,25 +521,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--memory",
         metavar="FILE",
-        help="measure conversation memory recall on LoCoMo-style JSON (e.g. ../shared/eval/locomo-dev.json) "
-        "instead of crawling docs",
+        default=str(DEFAULT_DATA.resolve()),
+        help="LoCoMo-style JSON to measure conversation memory recall on (default: ../shared/eval/locomo-dev.json)",
     )
     p.add_argument(
         "--conversation",
         action="append",
         metavar="ID",
-        help="with --memory: only this conversation (sample_id; repeatable)",
+        help="only this conversation (sample_id; repeatable)",
     )
+    p.add_argument(
+        "--write", metavar="BENCHMARKS.md", help="write the figures into this file's memory section"
+    )
+    p.add_argument("--data-dir", dest="data_dir", default=None, help="keep the memories here; a rerun reuses them")
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m memlane.recall.eval")
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Conversation memory recall on LoCoMo-style data through POST /v3/memory and /v3/recall, "
+        "beside plain BM25 and MiniLM baselines (what `make eval-memory` runs).",
+    )
     add_arguments(p)
-    p.add_argument("--write", metavar="BENCHMARKS.md")
-    p.add_argument("--data-dir", dest="data_dir", default=None, help="keep the memories here; a rerun reuses them")
     args = p.parse_args(argv)
-    if not args.memory:
-        p.error("--memory FILE is required")
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     return run(args)
 
 

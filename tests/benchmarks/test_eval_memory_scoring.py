@@ -1,4 +1,5 @@
-"""The scoring of `memlane eval --memory`: evidence parsing, recall@k/hit@k, averages per category."""
+"""The scoring of `python -m bench.eval_memory` (`make eval-memory`): evidence parsing, recall@k/hit@k,
+averages per category."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 
 import pytest
 
-from memlane.recall.eval import (
+from bench.eval_memory import (
     Scores,
     conversation_turns,
     load_conversations,
