@@ -8,7 +8,7 @@ PORT   ?= 7432
 
 .PHONY: run test setup ocr lint synth layers bench bench-concurrency bench-embedder bench-aws-save eval eval-memory clean extension \
 	extension-build extension-test chromium \
-	web web-test bench-web screenshots
+	web web-test bench-web screenshots types
 
 # jsii (behind aws-cdk-lib) warns on every run under Node 20; the warning is not actionable here.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
@@ -27,7 +27,7 @@ setup: $(STAMP) ocr
 WEB_MODULES := web/node_modules/.package-lock.json
 WEB_DIST    := web/dist/index.html
 WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/index.html web/vite.config.ts \
-               web/tsconfig.json web/package.json
+               web/tsconfig.json web/package.json $(wildcard clients/typescript/src/*.ts)
 
 $(WEB_MODULES): web/package-lock.json
 	cd web && npm ci --no-audit --no-fund --prefer-offline --loglevel=error
@@ -41,6 +41,17 @@ web: $(WEB_DIST)
 web-test: $(WEB_MODULES)
 	cd web && npx vitest run
 
+# The API's TypeScript types (clients/typescript, used by web/ and extension/), generated from the
+# OpenAPI document; tests/unit/test_typescript_types.py fails when they are out of date.
+TYPES_MODULES := clients/typescript/node_modules/.package-lock.json
+
+$(TYPES_MODULES): clients/typescript/package-lock.json
+	cd clients/typescript && npm ci --no-audit --no-fund --prefer-offline --loglevel=error
+	@touch $@
+
+types: $(STAMP) $(TYPES_MODULES)
+	$(BIN)/python clients/typescript/generate.py
+
 # The README's pictures of the app, taken by its end-to-end tests.
 screenshots: $(STAMP) $(WEB_DIST) chromium
 	MEMLANE_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest tests/web -q -k "saved_found or graph_draws"
@@ -48,7 +59,7 @@ screenshots: $(STAMP) $(WEB_DIST) chromium
 run: $(STAMP) $(WEB_DIST) ocr
 	$(BIN)/memlane serve --host $(HOST) --port $(PORT)
 
-test: $(STAMP) ocr extension-test extension-build chromium $(WEB_DIST) web-test
+test: $(STAMP) ocr extension-test extension-build chromium $(WEB_DIST) web-test $(TYPES_MODULES)
 	$(BIN)/python -m pytest
 
 # OCR of images and scanned PDFs on this machine (the embedded default): Debian's Tesseract.

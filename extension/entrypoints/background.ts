@@ -10,8 +10,9 @@ import {
   type DocumentOut,
   type MemoryOut,
   normalizeBaseUrl,
-  type Project,
-  type RecalledDocument,
+  type ProjectList,
+  type RecallIn,
+  type RecallOut,
   type WhoAmI,
 } from '@/lib/api';
 import { servesWebApp } from '@/lib/app';
@@ -227,13 +228,13 @@ async function handle(request: Request): Promise<Replies[Request['type']]> {
     case 'save':
       return save(request.extracted, request.choices);
     case 'projects': {
-      const out = await call<{ projects: Project[] }>(await connection(), 'GET', '/v3/projects', { attempts: 2 });
+      const out = await call<ProjectList>(await connection(), 'GET', '/v3/projects', { attempts: 2 });
       return reachable(out.projects);
     }
     case 'recall': {
-      const body: Record<string, unknown> = { query: request.query, limit: 8 };
+      const body: RecallIn = { query: request.query, limit: 8 };
       if (request.projectId) body.project_id = request.projectId;
-      const out = await call<{ results: RecalledDocument[] }>(await connection(), 'POST', '/v3/recall', { body, attempts: 2 });
+      const out = await call<RecallOut>(await connection(), 'POST', '/v3/recall', { body, attempts: 2 });
       return reachable(out.results);
     }
     case 'document':

@@ -106,59 +106,20 @@ export async function call<T>(conn: Connection, method: string, path: string, op
 }
 
 // ----------------------------------------------------------------------------------- shapes
+// Generated from memlane's OpenAPI document (clients/typescript, `make types`).
 
-export interface MemoryBody {
-  content: string;
-  title?: string;
-  source_url?: string;
-  content_type?: string;
-  project_id?: string;
-  metadata: Record<string, unknown>;
-  forget_after?: string;
-}
+import type { MemoryIn } from '../../clients/typescript/src';
 
-export interface MemoryOut {
-  id: string;
-  title: string;
-  status: string;
-  project_id: string;
-  content_type: string;
-  duplicate?: boolean;
-}
+/** POST /v3/memory as the extension sends it: metadata always says what saved it (saved_with). */
+export type MemoryBody = MemoryIn & { metadata: Record<string, unknown> };
 
-export interface Project {
-  id: string;
-  name: string;
-  slug: string;
-  document_count: number;
-  is_default: boolean;
-}
-
-export interface RecalledDocument {
-  document_id: string;
-  title: string;
-  summary: string | null;
-  score: number;
-  source_url: string | null;
-  content_type: string;
-  created_at: string;
-  project_id: string;
-  chunks: { content: string }[];
-}
-
-export interface WhoAmI {
-  user_id: string;
-  email?: string | null;
-  organization_id: string;
-  organization_name: string;
-  key_id: string;
-}
-
-export interface DocumentOut {
-  id: string;
-  title: string;
-  content: string;
-  source_url: string | null;
-  content_type: string;
-  created_at: string;
-}
+export type {
+  DocumentOut,
+  MemoryOut,
+  Project,
+  ProjectList,
+  RecallIn,
+  RecallOut,
+  RecalledDocument,
+  WhoAmI,
+} from '../../clients/typescript/src';

@@ -36,7 +36,10 @@ class FakeMemlane {
         this.loseNextAnswer = false;
         throw new ApiError('unreachable', 'connection reset');
       }
-      return { id: `doc-${item.id}`, title: item.body.title ?? '', status: 'ready', project_id: 'p', content_type: 'text' };
+      return {
+        id: `doc-${item.id}`, title: item.body.title ?? '', status: 'ready', summary: null, chunk_count: 1, metadata: {},
+        project_id: 'p', content_type: 'text', created_at: '2026-01-01T00:00:00Z', duplicate: false,
+      };
     } finally {
       this.inFlight--;
     }

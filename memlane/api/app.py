@@ -41,6 +41,11 @@ ROUTERS = (v3.router, v3_manage.router, raged.router, vidurai.router, mem_oracle
            connections.router)
 
 
+def openapi_json(resolver: ConcurrentRestResolver) -> str:
+    return resolver.get_openapi_json_schema(
+        title="memlane", version=__version__, description="Long-term memory and documentation recall for AI assistants.")
+
+
 def create_resolver() -> ConcurrentRestResolver:
     app = ConcurrentRestResolver(enable_validation=True)
     for router in ROUTERS:
@@ -54,9 +59,7 @@ def create_resolver() -> ConcurrentRestResolver:
 
     @app.get("/openapi.json", include_in_schema=False)
     def openapi():  # noqa: ANN202 - a bare Response has no schema
-        return Response(status_code=200, content_type="application/json", body=app.get_openapi_json_schema(
-            title="memlane", version=__version__,
-            description="Long-term memory and documentation recall for AI assistants."))
+        return Response(status_code=200, content_type="application/json", body=openapi_json(app))
 
     @app.exception_handler(RequestUnsupportedContentType)
     def unsupported(exc: RequestUnsupportedContentType) -> Response:
@@ -129,7 +132,8 @@ class MemlaneApi:
         return result
 
     def openapi(self) -> dict[str, Any]:
-        return json.loads(self.resolver.get_openapi_json_schema(title="memlane", version=__version__))
+        """The document GET /openapi.json serves (`memlane openapi`, clients/typescript/openapi.json)."""
+        return json.loads(openapi_json(self.resolver))
 
 
 def _normalize_content_type(event: dict[str, Any]) -> dict[str, Any] | None:

@@ -288,7 +288,7 @@ class DeletionReceipt(BaseModel):
 class DeletedOut(BaseModel):
     id: str
     deleted: bool
-    receipt: DeletionReceipt | None = None
+    receipt: DeletionReceipt  # DELETE /v3/documents/{id} always answers with its receipt
 
 
 # --------------------------------------------------------------------------- the web app's routes
