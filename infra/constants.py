@@ -1,12 +1,15 @@
 """Names and numbers of memlane's AWS deployment, in one place.
 
-Only the standard library is imported here: layers/build.py reads the Python version and the
-layer name from this module without needing aws-cdk-lib.
+Only the standard library (and memlane's ground floor, which imports nothing else) is imported
+here: layers/build.py reads the Python version and the layer name from this module without
+needing aws-cdk-lib.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE as DEFAULT_RATE_LIMIT_PER_MINUTE
 
 SERVICE_NAME = "memlane"
 METRICS_NAMESPACE = "memlane"
@@ -227,8 +230,8 @@ TASK_TIMEOUT_MARGIN_S = 30
 # --------------------------------------------------------------------------- API
 
 # Per-key throttle applied by the usage plan (the authorizer names the key). 100 requests a minute
-# is 100/60 ≈ 1.67 requests a second as a steady rate; the burst absorbs short spikes.
-DEFAULT_RATE_LIMIT_PER_MINUTE = 100
+# is 100/60 ≈ 1.67 requests a second as a steady rate; the burst absorbs short spikes. The limit is
+# DEFAULT_RATE_LIMIT_PER_MINUTE (imported above from memlane.domain.limits: the key store's default).
 DEFAULT_BURST_LIMIT = 20
 # Stage-wide ceiling protecting the account whatever the number of keys.
 STAGE_THROTTLE_RATE_LIMIT = 50

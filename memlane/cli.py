@@ -20,6 +20,7 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from memlane.config import DEFAULT_PORT, Settings
+from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -631,7 +632,7 @@ def build_parser() -> argparse.ArgumentParser:
     kc.add_argument("--name", default="default")
     kc.add_argument("--manage-keys", action="store_true",
                     help="the key may list, create and revoke its organization's keys (web app settings)")
-    kc.add_argument("--rate-limit", dest="rate_limit", type=_positive_int, default=100,
+    kc.add_argument("--rate-limit", dest="rate_limit", type=_positive_int, default=DEFAULT_RATE_LIMIT_PER_MINUTE,
                     help="requests per minute for this key (a bulk save counts each item; default 100)")
     ks.add_parser("list", help="list keys")
     kr = ks.add_parser("revoke", help="revoke a key by id or prefix")

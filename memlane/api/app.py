@@ -22,6 +22,7 @@ from memlane.api.errors import describe_validation_errors, error_body, status_fo
 from memlane.api.resolver import ConcurrentRestResolver
 from memlane.api.routes import connections, mcp, mem_oracle, raged, v3, v3_manage, vidurai
 from memlane.domain.errors import MemlaneError, RateLimitedError
+from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
 from memlane.services.context import Services
 
 log = logging.getLogger(__name__)
@@ -184,9 +185,9 @@ def _rate_limit(svc: Services | None, event: dict[str, Any]):
     if svc is None or svc.rate_limiter is None or not ctx.get("key_id"):
         return None
     try:
-        limit = int(ctx.get("rate_limit") or 100)
+        limit = int(ctx.get("rate_limit") or DEFAULT_RATE_LIMIT_PER_MINUTE)
     except ValueError:
-        limit = 100
+        limit = DEFAULT_RATE_LIMIT_PER_MINUTE
     weigh = REQUEST_WEIGHTS.get((str(event.get("httpMethod", "")).upper(), str(event.get("path", ""))))
     weight = weigh(event) if weigh is not None else 1
     return svc.rate_limiter.hit(ctx["key_id"], limit, svc.clock.now(), weight)

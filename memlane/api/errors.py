@@ -57,7 +57,7 @@ def describe_validation_errors(errors: Sequence[dict[str, Any]]) -> str:
             msg = "is required"
         elif kind == "extra_forbidden":
             msg = "is not a recognised field (server-owned or unknown)"
-        elif msg.startswith("Value error, "):
-            msg = msg[len("Value error, ") :]
+        elif kind == "value_error" and (err.get("ctx") or {}).get("error") is not None:
+            msg = str(err["ctx"]["error"])  # the validator's own words, without pydantic's "Value error, "
         messages.append(f"{field}: {msg}" if field else msg)
     return "; ".join(dict.fromkeys(messages)) or "invalid request"

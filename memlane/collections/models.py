@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memlane.collections.router import Strategy
+from memlane.domain.fields import NonBlankStr, TrimmedNonBlankStr
 
 DEFAULT_COLLECTION = "docs"
 MAX_ITEMS = 1000
@@ -14,13 +15,6 @@ DEFAULT_TOP_K = 8
 MAX_TOP_K = 100
 MAX_ITEM_TEXT_CHARS = 500_000
 FILTER_FIELDS = ("repoId", "lang", "path")
-
-
-def _collection(value: str) -> str:
-    value = value.strip()
-    if not value:
-        raise ValueError("must not be empty")
-    return value
 
 
 class _Schema(BaseModel):
@@ -40,18 +34,11 @@ class IngestItem(_Schema):
         max_length=500,
         description="The item's base id; chunks are `<id>:<chunkIndex>`. Default: source.",
     )
-    text: str = Field(min_length=1, max_length=MAX_ITEM_TEXT_CHARS)
+    text: NonBlankStr = Field(min_length=1, max_length=MAX_ITEM_TEXT_CHARS)
     source: str | None = Field(default=None, max_length=2_000)
     metadata: dict[str, Any] = Field(
         default_factory=dict, description="repoId, path and lang are filterable; the rest is kept."
     )
-
-    @field_validator("text")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be empty")
-        return v
 
     @model_validator(mode="after")
     def _has_id(self) -> IngestItem:
@@ -71,10 +58,8 @@ class IngestItem(_Schema):
 class IngestIn(_Schema):
     model_config = ConfigDict(extra="ignore")
 
-    collection: str = Field(default=DEFAULT_COLLECTION, max_length=200)
+    collection: TrimmedNonBlankStr = Field(default=DEFAULT_COLLECTION, max_length=200)
     items: list[IngestItem] = Field(min_length=1, max_length=MAX_ITEMS)
-
-    _clean_collection = field_validator("collection")(_collection)
 
 
 class IngestOut(_Schema):
@@ -96,13 +81,11 @@ class QueryFilter(_Schema):
 class QueryIn(_Schema):
     model_config = ConfigDict(extra="ignore")
 
-    collection: str = Field(default=DEFAULT_COLLECTION, max_length=200)
+    collection: TrimmedNonBlankStr = Field(default=DEFAULT_COLLECTION, max_length=200)
     query: str | None = Field(default=None, max_length=10_000)
     topK: int = Field(default=DEFAULT_TOP_K, description=f"Clamped to 1–{MAX_TOP_K}.")  # noqa: N815
     filter: QueryFilter | None = None
     strategy: Strategy | None = Field(default=None, description="Omit to let the router choose.")
-
-    _clean_collection = field_validator("collection")(_collection)
 
     @field_validator("topK")
     @classmethod

@@ -61,7 +61,7 @@ def refresh_pages(dctx: DocsetContext, pages: Sequence[tuple[Docset, DocsetPage]
         store.save_page(page.model_copy(update={"status": PageStatus.PENDING, "retry_at": now, "attempts": 0,
                                                 "updated_at": now}))
         outcome = crawl_queued_page(dctx, docset.organization_id, docset.id, page.id)
-        if outcome.status.startswith("skipped"):
+        if outcome.skipped:
             continue  # claimed by the crawler meanwhile: it refreshes the page
         refreshed.add(page.id)
         after = store.get_page(docset.id, page.id)

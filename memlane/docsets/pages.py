@@ -113,6 +113,8 @@ class PageWork:
     redirected: DocsetPage | None = None
     # The page was indexed before with other content: memories saved from it learn that it changed.
     changed: bool = False
+    # The HTTP status that closed the page to us (401/403/404/410), when that is why it is skipped.
+    http_status: int | None = None
 
 
 # --------------------------------------------------------------------------- content
@@ -183,7 +185,7 @@ def fetch_and_prepare(ctx: CrawlContext, docset: Docset, page: DocsetPage) -> Pa
     if result.not_modified:
         return PageWork(page, "unchanged", links=links, fetched=result)
     if result.skipped:
-        return _gone(page, f"HTTP {result.status}", links)
+        return _gone(page, f"HTTP {result.status}", links, http_status=result.status)
 
     target: DocsetPage = page
     redirected: DocsetPage | None = None
@@ -205,10 +207,11 @@ def fetch_and_prepare(ctx: CrawlContext, docset: Docset, page: DocsetPage) -> Pa
     return work
 
 
-def _gone(page: DocsetPage, reason: str, links: list[str] | None = None) -> PageWork:
+def _gone(page: DocsetPage, reason: str, links: list[str] | None = None, *,
+          http_status: int | None = None) -> PageWork:
     """A page closed to us: skipped, and removed from the index when it had been indexed."""
     outcome: Outcome = "removed" if page.document_id else "skipped"
-    return PageWork(page, outcome, links=links or [], message=reason)
+    return PageWork(page, outcome, links=links or [], message=reason, http_status=http_status)
 
 
 def _redirect_target(ctx: CrawlContext, docset: Docset, page: DocsetPage,
@@ -384,7 +387,7 @@ def finish_page(ctx: CrawlContext, work: PageWork) -> DocsetPage | None:
     elif work.outcome in ("skipped", "removed"):
         if page.document_id is not None:
             delete_page_document(ctx, page.organization_id, page.document_id)
-        if work.outcome == "removed" and work.message and work.message.startswith("HTTP "):
+        if work.outcome == "removed" and work.http_status is not None:
             # The page disappeared from the site: it leaves the docset (a link to it that is still
             # around brings it back as a skipped broken link).
             ctx.store.delete_page(page.docset_id, page.id)

@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from memlane.domain.fields import NonBlankStr
+
 MAX_TOP_K = 100
 MAX_TOTAL_CHARS = 1_000_000
 MAX_PAGES_LIMIT = 500
@@ -28,17 +30,11 @@ class _Request(_Schema):
     model_config = ConfigDict(extra="forbid")
 
 
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be empty")
-    return value
-
-
 # --------------------------------------------------------------------------- /index
 
 
 class IndexIn(_Request):
-    baseUrl: str = Field(max_length=2048, description="Base URL of the documentation site")
+    baseUrl: NonBlankStr = Field(max_length=2048, description="Base URL of the documentation site")
     seedSlug: str = Field(max_length=2048, description="Starting path to begin crawling")
     name: str | None = Field(default=None, max_length=200, description="Custom name for the docset")
     allowedPaths: list[str] | None = Field(
@@ -48,8 +44,6 @@ class IndexIn(_Request):
     maxPages: int | None = Field(
         default=None, ge=1, le=50_000, description="memlane: page cap for this docset (default 5,000)"
     )
-
-    _base = field_validator("baseUrl")(_not_blank)
 
     @field_validator("allowedPaths")
     @classmethod
@@ -69,7 +63,7 @@ class IndexOut(_Schema):
 
 
 class RetrieveIn(_Request):
-    query: str = Field(min_length=1, max_length=10_000, description="Search query")
+    query: NonBlankStr = Field(min_length=1, max_length=10_000, description="Search query")
     topK: int = Field(default=5, description="Number of results (clamped 1-100)")
     docsetIds: list[str] | None = Field(
         default=None, max_length=100, description="Filter by specific docsets"
@@ -86,8 +80,6 @@ class RetrieveIn(_Request):
     refreshBudgetMs: int = Field(default=3_000, ge=0, le=20_000,
                                  description="memlane: time for refreshing stale pages; pages not reached "
                                              "in time are answered as they are, marked stale")
-
-    _query = field_validator("query")(_not_blank)
 
     @field_validator("topK")
     @classmethod
@@ -249,10 +241,8 @@ class RefreshAllOut(_Schema):
 
 
 class SessionRegisterIn(_Request):
-    sessionId: str = Field(min_length=1, max_length=200)
+    sessionId: NonBlankStr = Field(min_length=1, max_length=200)
     clientType: str | None = Field(default=None, max_length=100)
-
-    _id = field_validator("sessionId")(_not_blank)
 
 
 class SessionUnregisterIn(_Request):

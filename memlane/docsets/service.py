@@ -9,6 +9,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Protocol
 from urllib.parse import urlsplit
 
@@ -148,11 +149,24 @@ def _crawl_seed(dctx: DocsetContext, docset: Docset) -> bool:
     return False
 
 
+class PageSkip(StrEnum):
+    """Why a queued page was not crawled by this worker."""
+
+    DOCSET_DELETED = "skipped: docset deleted"
+    NOT_PENDING = "skipped: not pending (done or claimed)"
+    PAGE_REMOVED = "skipped: page removed"
+
+
 @dataclass
 class PageOutcome:
     page_id: str
-    status: str  # the page's status after this crawl, or "skipped: <why>"
+    status: PageStatus | PageSkip  # the page's status after this crawl, or why it was not crawled
     links_dispatched: int = 0
+
+    @property
+    def skipped(self) -> bool:
+        """Not crawled here (another worker holds or did it, or it is gone), or crawled and skipped."""
+        return isinstance(self.status, PageSkip) or self.status is PageStatus.SKIPPED
 
 
 def crawl_queued_page(dctx: DocsetContext, org_id: str, docset_id: str, page_id: str) -> PageOutcome:
@@ -165,12 +179,12 @@ def crawl_queued_page(dctx: DocsetContext, org_id: str, docset_id: str, page_id:
     store = dctx.store
     docset = store.get_docset(org_id, docset_id)
     if docset is None:
-        return PageOutcome(page_id, "skipped: docset deleted")
+        return PageOutcome(page_id, PageSkip.DOCSET_DELETED)
     now = dctx.crawl.clock_ms()
     stuck_before = now - dctx.crawl.settings.stuck_after_s * 1000
     page = store.claim_page(docset.id, page_id, now, stuck_before=stuck_before)
     if page is None:
-        return PageOutcome(page_id, "skipped: not pending (done or claimed)")
+        return PageOutcome(page_id, PageSkip.NOT_PENDING)
     crawled = crawl_page(dctx.crawl, docset, page)
     dispatched = 0
     if crawled.queued and dctx.dispatcher is not None:
@@ -183,7 +197,7 @@ def crawl_queued_page(dctx: DocsetContext, org_id: str, docset_id: str, page_id:
     recorded = crawled.page
     if recorded is not None and recorded.status == PageStatus.ERROR and recorded.retry_at and dctx.dispatcher:
         dctx.dispatcher.page_due(docset, recorded.id, recorded.retry_at)
-    return PageOutcome(page.id, recorded.status.value if recorded is not None else "skipped: page removed",
+    return PageOutcome(page.id, recorded.status if recorded is not None else PageSkip.PAGE_REMOVED,
                        dispatched)
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
@@ -76,7 +78,7 @@ class ApiKey(_Entity):
     prefix: str  # the first characters of the secret, to recognise a key in listings
     created_at: datetime = Field(default_factory=utcnow)
     revoked_at: datetime | None = None
-    rate_limit_per_minute: int = 100
+    rate_limit_per_minute: int = DEFAULT_RATE_LIMIT_PER_MINUTE
     # May list, create and revoke its organization's keys (the web app's settings page). The local
     # first-start key and operator-issued keys may; a key created through the API says so itself.
     can_manage_keys: bool = False

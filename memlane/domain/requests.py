@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from memlane.domain.fields import NonBlankStr, OptionalTrimmedNonBlankStr, TrimmedNonBlankStr
 from memlane.domain.models import ContentType, DocumentStatus
 
 MAX_CONTENT_CHARS = 500_000
@@ -47,7 +48,7 @@ class _Request(BaseModel):
 
 
 class MemoryIn(_Request):
-    content: str = Field(
+    content: NonBlankStr = Field(
         min_length=1,
         max_length=MAX_ENCODED_CONTENT_CHARS,
         description=(
@@ -68,13 +69,6 @@ class MemoryIn(_Request):
     metadata: dict[str, Any] = Field(default_factory=dict)
     updates_memory_id: UUIDStr | None = None
     forget_after: datetime | None = Field(default=None, description="ISO 8601, in the future.")
-
-    @field_validator("content")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be empty")
-        return v
 
     @model_validator(mode="after")
     def _text_size(self) -> MemoryIn:
@@ -172,15 +166,8 @@ class RecallOut(BaseModel):
 
 
 class ProjectIn(_Request):
-    name: str = Field(min_length=1, max_length=200)
+    name: TrimmedNonBlankStr = Field(min_length=1, max_length=200)
     description: str | None = Field(default=None, max_length=2_000)
-
-    @field_validator("name")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be empty")
-        return v.strip()
 
 
 class ProjectOut(BaseModel):
@@ -320,16 +307,9 @@ class DocumentPatchIn(_Request):
     clears the expiry. Title and tags are part of what is embedded and filtered, so changing them
     reprocesses the document (it is `queued` until it is searchable again)."""
 
-    title: str | None = Field(default=None, min_length=1, max_length=500)
+    title: OptionalTrimmedNonBlankStr = Field(default=None, min_length=1, max_length=500)
     tags: list[str] | None = Field(default=None, description=f"Replaces the tags (at most {MAX_TAGS}).")
     forget_after: datetime | None = Field(default=None, description="ISO 8601, in the future; null clears it.")
-
-    @field_validator("title")
-    @classmethod
-    def _title(cls, v: str | None) -> str | None:
-        if v is not None and not v.strip():
-            raise ValueError("must not be empty")
-        return v.strip() if v is not None else v
 
     @field_validator("tags")
     @classmethod
@@ -388,15 +368,8 @@ class RelatedOut(BaseModel):
 
 
 class ProjectPatchIn(_Request):
-    name: str | None = Field(default=None, min_length=1, max_length=200)
+    name: OptionalTrimmedNonBlankStr = Field(default=None, min_length=1, max_length=200)
     description: str | None = Field(default=None, max_length=2_000, description="null or \"\" clears it.")
-
-    @field_validator("name")
-    @classmethod
-    def _not_blank(cls, v: str | None) -> str | None:
-        if v is not None and not v.strip():
-            raise ValueError("must not be empty")
-        return v.strip() if v is not None else v
 
     @model_validator(mode="after")
     def _something(self) -> ProjectPatchIn:
@@ -430,15 +403,8 @@ class ForgottenOut(BaseModel):
 
 
 class KeyCreateIn(_Request):
-    name: str = Field(min_length=1, max_length=100)
+    name: TrimmedNonBlankStr = Field(min_length=1, max_length=100)
     can_manage_keys: bool = Field(default=False, description="May the new key list, create and revoke keys?")
-
-    @field_validator("name")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be empty")
-        return v.strip()
 
 
 MAX_BULK_ITEMS = 100
@@ -472,7 +438,7 @@ class BulkMemoriesOut(BaseModel):
 
 
 class ContextIn(_Request):
-    query: str = Field(min_length=1, max_length=10_000)
+    query: NonBlankStr = Field(min_length=1, max_length=10_000)
     budget: int = Field(default=8_000, ge=200, le=400_000,
                         description="The most the pack's `text` may take, in `budget_unit`.")
     budget_unit: Literal["chars", "tokens"] = Field(
@@ -482,13 +448,6 @@ class ContextIn(_Request):
                                                       "projects excluded); [] for none.")
     docsets: list[Annotated[str, Field(max_length=100)]] | None = Field(
         default=None, max_length=100, description="Docsets to draw from; default all; [] for none.")
-
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be empty")
-        return v
 
 
 class ContextPiece(BaseModel):

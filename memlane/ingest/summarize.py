@@ -14,6 +14,7 @@ from typing import Any
 
 from memlane.domain.models import ContentType
 from memlane.ingest.chunking import find_code_units, sentence_spans
+from memlane.ingest.languages import DISPLAY_NAMES
 from memlane.ports import Summary
 
 SUMMARY_MAX_CHARS = 400
@@ -73,13 +74,6 @@ _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+", re.MULTILINE)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
-_LANGUAGE_NAMES = {
-    "python": "Python", "javascript": "JavaScript", "typescript": "TypeScript", "go": "Go", "rust": "Rust",
-    "java": "Java", "kotlin": "Kotlin", "scala": "Scala", "c": "C", "cpp": "C++", "csharp": "C#",
-    "ruby": "Ruby", "php": "PHP", "swift": "Swift", "bash": "Shell", "sql": "SQL",
-    "objective-c": "Objective-C", "r": "R", "lua": "Lua", "perl": "Perl", "dart": "Dart", "elixir": "Elixir",
-    "haskell": "Haskell",
-}  # fmt: skip
 _KIND_WORDS = {
     "function": ("function", "functions"),
     "class": ("class", "classes"),
@@ -215,7 +209,7 @@ def summarize_code(code: str, language: str | None) -> str:
     for unit in units:
         if unit.name not in names.setdefault(unit.kind, []):
             names[unit.kind].append(unit.name)
-    label = f"{_LANGUAGE_NAMES.get(language or '', (language or '').capitalize())} source".strip()
+    label = f"{DISPLAY_NAMES.get(language or '', (language or '').capitalize())} source".strip()
     label = label[0].upper() + label[1:] if label != "source" else "Source code"
     parts = []
     for kind in ("function", "class", "type", "module"):

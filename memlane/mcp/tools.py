@@ -114,8 +114,8 @@ def describe_argument_errors(exc: ValidationError) -> str:
             msg = "is required"
         elif kind == "extra_forbidden":
             msg = "is not an argument of this tool"
-        elif msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
+        elif kind == "value_error" and (err.get("ctx") or {}).get("error") is not None:
+            msg = str(err["ctx"]["error"])  # the validator's own words, without pydantic's "Value error, "
         messages.append(f"{name}: {msg}")
     return "; ".join(dict.fromkeys(messages))
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memlane.config import Settings
+from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
 from memlane.domain.models import Document
 from memlane.observability import NoMetrics
 from memlane.ports import (
@@ -39,7 +40,7 @@ class Principal:
     organization_id: str
     key_id: str
     user_id: str = "api"
-    rate_limit_per_minute: int = 100
+    rate_limit_per_minute: int = DEFAULT_RATE_LIMIT_PER_MINUTE
     can_manage_keys: bool = False
 
 

@@ -15,6 +15,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memlane.domain.errors import ConflictError, ForbiddenError, InvalidInputError, NotFoundError
+from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
 from memlane.domain.models import ApiKey
 from memlane.ports import MetadataStore
 from memlane.services.context import Principal, Services
@@ -37,7 +38,7 @@ class KeysCommand(BaseModel):
     action: Literal["create", "list", "revoke"]
     org: str | None = None  # create: the organization (created when new); list: filter by it
     name: str = Field(default="default", min_length=1, max_length=100)
-    rate_limit_per_minute: int = Field(default=100, ge=1, le=100_000)
+    rate_limit_per_minute: int = Field(default=DEFAULT_RATE_LIMIT_PER_MINUTE, ge=1, le=100_000)
     # An operator's key administers its organization from the web app unless told otherwise.
     can_manage_keys: bool = True
     key_id: str | None = None  # revoke
@@ -106,7 +107,7 @@ def administer_keys(store: MetadataStore, registry: KeyRegistry, command: KeysCo
 
 
 def create_registered_key(store: MetadataStore, registry: KeyRegistry, org_id: str, name: str, now: datetime,
-                          *, rate_limit_per_minute: int = 100,
+                          *, rate_limit_per_minute: int = DEFAULT_RATE_LIMIT_PER_MINUTE,
                           can_manage_keys: bool = False) -> tuple[str, ApiKey, str]:
     """A new key of an existing organization, known to the gateway before anyone can use it:
     the secret (returned once, never stored), the key and the gateway's id for it."""

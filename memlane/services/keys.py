@@ -8,6 +8,7 @@ import secrets
 from collections.abc import Mapping
 
 from memlane.domain.errors import AuthenticationError, InvalidInputError, NotFoundError
+from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
 from memlane.domain.models import ApiKey, Organization, Project
 from memlane.ports import MetadataStore
 from memlane.services.context import Principal
@@ -39,7 +40,7 @@ def create_key(
     store: MetadataStore,
     org_name: str = "default",
     key_name: str = "default",
-    rate_limit_per_minute: int = 100,
+    rate_limit_per_minute: int = DEFAULT_RATE_LIMIT_PER_MINUTE,
     *,
     can_manage_keys: bool = False,
 ) -> tuple[str, ApiKey, Organization]:
@@ -52,7 +53,7 @@ def create_key(
 
 
 def issue_key(
-    store: MetadataStore, org_id: str, key_name: str, rate_limit_per_minute: int = 100, *,
+    store: MetadataStore, org_id: str, key_name: str, rate_limit_per_minute: int = DEFAULT_RATE_LIMIT_PER_MINUTE, *,
     can_manage_keys: bool = False,
 ) -> tuple[str, ApiKey]:
     """A new key for an existing organization: the secret and the stored key."""

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memlane.domain.errors import AuthenticationError, DependencyUnavailableError
+from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
 from memlane.ports import MetadataStore
 from memlane.services.context import Principal
 
@@ -49,7 +50,7 @@ class OAuthSettings:
     public_url: str  # the API's base URL, e.g. https://<id>.execute-api.<region>.amazonaws.com/dev
     client_ids: frozenset[str]
     auth_domain: str  # the pool's managed login, https://<prefix>.auth.<region>.amazoncognito.com
-    rate_limit_per_minute: int = 100
+    rate_limit_per_minute: int = DEFAULT_RATE_LIMIT_PER_MINUTE
 
     @property
     def resource(self) -> str:
@@ -77,7 +78,7 @@ class OAuthSettings:
             raise ValueError(f"{ENV_ISSUER} is set, so {ENV_PUBLIC_URL} and {ENV_CLIENT_IDS} must be too")
         return cls(issuer=issuer, public_url=public_url, client_ids=clients,
                    auth_domain=env.get(ENV_AUTH_DOMAIN, "").strip().rstrip("/"),
-                   rate_limit_per_minute=int(env.get(ENV_RATE_LIMIT) or 100))
+                   rate_limit_per_minute=int(env.get(ENV_RATE_LIMIT) or DEFAULT_RATE_LIMIT_PER_MINUTE))
 
     def authorization_server_metadata(self) -> dict[str, Any]:
         """RFC 8414 metadata for the pool, published by memlane at its own base URL.

@@ -17,9 +17,10 @@ import posixpath
 from collections.abc import Mapping
 from typing import Any
 
-from memlane.collections.service import RAGED_KEY, filter_tags_for
 from memlane.connections.models import Item
 from memlane.domain.models import ContentType
+from memlane.domain.raged import RAGED_KEY, filter_tags_for
+from memlane.ingest.languages import detect_language  # no bs4 or lxml: stays off the API's cold start
 
 MAX_FILE_BYTES = 500_000
 DEFAULT_MAX_FILES = 4000
@@ -84,8 +85,6 @@ def file_item(*, repo_id: str, repo_url: str, path: str, blob_sha: str, text: st
               provider_tag: str) -> Item:
     """A file as an item: raged's metadata, the language for function-level chunking, and tags
     (`repo:<id>`, `lang:<lang>`, raged's filter tags) that recall can filter on."""
-    from memlane.ingest.extract import detect_language  # bs4 and lxml: off the API's cold start
-
     ext = extension(path)
     prose = PROSE_EXTENSIONS.get(ext)
     lang = raged_lang(path)

@@ -172,3 +172,15 @@ def test_epoch_ms_is_epoch_milliseconds():
     from memlane.docsets.models import epoch_ms
 
     assert epoch_ms(datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)) == 1767323045678
+
+
+def test_a_page_outcome_says_whether_the_page_was_skipped_by_its_type_not_its_words():
+    from memlane.docsets.service import PageOutcome, PageSkip
+
+    # A page not crawled here, or crawled and skipped, is skipped; an indexed or failed one is not
+    assert all(PageOutcome("p", reason).skipped for reason in PageSkip)
+    assert PageOutcome("p", PageStatus.SKIPPED).skipped
+    assert not PageOutcome("p", PageStatus.INDEXED).skipped
+    assert not PageOutcome("p", PageStatus.ERROR).skipped
+    # and the status reads as before in the page worker's log
+    assert PageOutcome("p", PageSkip.NOT_PENDING).status == "skipped: not pending (done or claimed)"

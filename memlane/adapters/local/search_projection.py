@@ -1,0 +1,192 @@
+"""The fast copy of the search projection, held by each process: the stored rows in NumPy arrays by
+slot (vectors and scope columns for the vector leg, postings and row lengths for BM25), addressed
+by SQLite rowid, grown and compacted as rows come and go."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memlane.adapters.local import bm25
+
+
+class Codes:
+    """Interns strings (organization, project, document ids) to small ints for NumPy masks."""
+
+    def __init__(self) -> None:
+        self.by_value: dict[str, int] = {}
+
+    def code(self, value: str) -> int:
+        c = self.by_value.get(value)
+        if c is None:
+            c = len(self.by_value)
+            self.by_value[value] = c
+        return c
+
+    def get(self, value: str) -> int:
+        return self.by_value.get(value, -1)
+
+
+class Projection:
+    """Rows of the search projection held in NumPy arrays by slot, addressed by SQLite rowid: the
+    vectors and scope columns for the vector leg, the postings and row lengths for BM25."""
+
+    def __init__(self, dimension: int, context_weight: float = bm25.CONTEXT_WEIGHT) -> None:
+        self.dimension = dimension
+        self.weights = (*bm25.COLUMN_WEIGHTS, context_weight)  # by bm25.COLUMNS
+        self.size = 0
+        cap = 1024
+        self.vectors = np.zeros((cap, dimension), dtype=np.float32)
+        self.alive = np.zeros(cap, dtype=bool)
+        self.org = np.full(cap, -1, dtype=np.int32)
+        self.project = np.full(cap, -1, dtype=np.int32)
+        self.document = np.full(cap, -1, dtype=np.int32)
+        self.content_type = np.full(cap, -1, dtype=np.int32)
+        self.created = np.zeros(cap, dtype=np.float64)
+        self.forget = np.full(cap, np.inf, dtype=np.float64)
+        self.chunk_index = np.zeros(cap, dtype=np.int32)
+        self.superseded = np.zeros(cap, dtype=bool)
+        self.doclen = np.zeros(cap, dtype=np.float32)  # tokens in the row, all columns (BM25's D)
+        self.chunk_ids: list[str] = [""] * cap
+        self.position: dict[int, int] = {}  # sqlite rowid -> slot in the arrays
+        self.terms_sig: dict[int, int] = {}  # sqlite rowid -> hash of the terms its slot indexes
+        self.codes = Codes()  # organizations, projects, content types
+        self.doc_codes = Codes()
+        self.doc_ids: list[str] = []  # document code -> document id
+        self.postings = bm25.Postings()
+        self.rows = 0  # live rows (BM25's N)
+        self.tokens = 0.0  # tokens in live rows (N · avgdl)
+        self.seq = 0
+
+    # the arrays indexed by slot, and what an empty slot holds (0 unless named)
+    _PER_SLOT = (
+        "vectors",
+        "alive",
+        "org",
+        "project",
+        "document",
+        "content_type",
+        "created",
+        "forget",
+        "chunk_index",
+        "superseded",
+        "doclen",
+    )
+    _FILL = {"forget": np.inf, "org": -1, "project": -1, "document": -1, "content_type": -1}
+
+    def reserve(self, extra: int) -> None:
+        """Room for `extra` more slots, growing the arrays at most once."""
+        need = self.size + extra
+        cap = len(self.alive)
+        if need <= cap:
+            return
+        while cap < need:
+            cap *= 2
+        for name in self._PER_SLOT:
+            old = getattr(self, name)
+            new = np.full((cap, *old.shape[1:]), self._FILL.get(name, 0), dtype=old.dtype)
+            new[: len(old)] = old
+            setattr(self, name, new)
+        self.chunk_ids.extend([""] * (cap - len(self.chunk_ids)))
+
+    @property
+    def dead(self) -> int:
+        """Slots of deleted rows, or of rows whose text changed since."""
+        return self.size - self.rows
+
+    def compact(self) -> None:
+        """Move the live slots to the front, so a long-running process does not grow with the
+        deletes and rewrites it has seen. Rows keep their order; postings follow their rows."""
+        self.postings.fold(self.alive)  # first: drops the dead slots' postings, empties the tail
+        live = np.flatnonzero(self.alive[: self.size])
+        new_slot = np.full(self.size, -1, dtype=np.int64)
+        new_slot[live] = np.arange(live.size)
+        for name in self._PER_SLOT:
+            arr = getattr(self, name)
+            arr[: live.size] = arr[live]
+            arr[live.size : self.size] = self._FILL.get(name, 0)
+        self.chunk_ids[: self.size] = [self.chunk_ids[i] for i in live.tolist()] + [""] * (
+            self.size - live.size
+        )
+        self.position = {rowid: int(new_slot[slot]) for rowid, slot in self.position.items()}
+        self.postings.rows = new_slot[self.postings.rows].astype(np.int32)
+        self.size = int(live.size)
+
+    def doc_code(self, document_id: str) -> int:
+        c = self.doc_codes.code(document_id)
+        if c == len(self.doc_ids):
+            self.doc_ids.append(document_id)
+        return c
+
+    def _kill(self, pos: int) -> None:
+        self.alive[pos] = False
+        self.rows -= 1
+        self.tokens -= float(self.doclen[pos])
+
+    def apply(self, batch: list, terms: list[bytes]) -> None:
+        """Apply search_rows rows (with each row's stored terms). A new row, or a row whose text
+        changed, takes a new slot: the old slot dies with its postings. Otherwise (a version
+        marked superseded, say) the row's slot is updated in place."""
+        fresh, fresh_terms = [], []
+        for row, row_terms in zip(batch, terms, strict=True):
+            rowid = row["rowid"]
+            sig = hash(row_terms)
+            pos = self.position.get(rowid)
+            if pos is not None:
+                if self.terms_sig[rowid] == sig:
+                    self._set(np.asarray([pos]), [row])
+                    continue
+                self._kill(pos)
+            self.terms_sig[rowid] = sig
+            fresh.append(row)
+            fresh_terms.append(row_terms)
+        if not fresh:
+            return
+        self.reserve(len(fresh))
+        slots = np.arange(self.size, self.size + len(fresh))
+        self.size += len(fresh)
+        for slot, row in zip(slots.tolist(), fresh, strict=True):
+            self.position[row["rowid"]] = slot
+        self._set(slots, fresh)
+        self.alive[slots] = True
+        self.rows += len(fresh)
+        self._index_terms(slots, fresh_terms)
+
+    def _set(self, slots: np.ndarray, rows: list) -> None:
+        self.vectors[slots] = np.frombuffer(b"".join(r["vector"] for r in rows), dtype=np.float32).reshape(
+            len(rows), self.dimension
+        )
+        code = self.codes.code
+        self.org[slots] = [code("org:" + r["organization_id"]) for r in rows]
+        self.project[slots] = [code("project:" + r["project_id"]) for r in rows]
+        self.content_type[slots] = [code("ct:" + r["content_type"]) for r in rows]
+        self.document[slots] = [self.doc_code(r["document_id"]) for r in rows]
+        self.created[slots] = [r["created_at"] for r in rows]
+        self.forget[slots] = [r["forget_after"] if r["forget_after"] is not None else np.inf for r in rows]
+        self.chunk_index[slots] = [r["chunk_index"] for r in rows]
+        self.superseded[slots] = [bool(r["superseded"]) for r in rows]
+        for slot, r in zip(slots.tolist(), rows, strict=True):
+            self.chunk_ids[slot] = r["chunk_id"]
+
+    def _index_terms(self, slots: np.ndarray, blobs: list[bytes]) -> None:
+        """Postings and lengths of fresh slots, in one vectorised pass."""
+        records, per_row = bm25.decode_terms(blobs)
+        tokens = np.zeros(len(records), dtype=np.float32)  # the term's tokens in the row's own text
+        f = np.zeros(len(records), dtype=np.float32)  # BM25's f: its hits weighted by column
+        for column, weight in enumerate(self.weights):
+            hits = records["tf"][:, column].astype(np.float32)
+            if column < len(bm25.OWN_COLUMNS):  # context hits add evidence, not length
+                tokens += hits
+            f += weight * hits
+        lengths = np.bincount(np.repeat(np.arange(len(blobs)), per_row), weights=tokens, minlength=len(blobs))
+        self.doclen[slots] = lengths
+        self.tokens += float(lengths.sum())
+        keep = f > 0  # a context term at weight 0 is not a posting
+        self.postings.add(
+            records["term"][keep].copy(), np.repeat(slots.astype(np.int32), per_row)[keep], f[keep]
+        )
+
+    def remove(self, rowid: int) -> None:
+        pos = self.position.pop(rowid, None)
+        self.terms_sig.pop(rowid, None)
+        if pos is not None:
+            self._kill(pos)

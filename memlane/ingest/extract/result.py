@@ -1,0 +1,20 @@
+"""What extraction returns: the clean text that is chunked and indexed, and what was learned on the way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from memlane.domain.models import ContentType
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """The result of extraction. `text` is what gets chunked, embedded and indexed."""
+
+    text: str
+    content_type: ContentType
+    title: str | None = None
+    language: str | None = None  # programming language, for code
+    metadata: dict[str, Any] = field(default_factory=dict)
+    page_offsets: list[int] | None = None  # PDF: where each page begins in `text`
