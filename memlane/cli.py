@@ -124,7 +124,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """stdio MCP server. Nothing but the protocol may reach stdout, so logs go to stderr."""
-    from memlane.mcp.server import run_stdio
+    from memlane.local.mcp import run_stdio
 
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"

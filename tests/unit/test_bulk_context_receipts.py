@@ -23,7 +23,7 @@ from memlane.docsets.service import DocsetContext
 from memlane.domain.models import Project
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import LocalStack, build_local
-from memlane.local.gateway import build_event
+from memlane.api.events import build_event
 from memlane.mcp.tools import MemlaneTools
 from memlane.services.context import Principal
 from memlane.services.keys import ensure_organization
