@@ -30,7 +30,7 @@ from memlane.api.auth import authorizer_context
 from memlane.api.inprocess import call, in_process
 from memlane.config import Settings
 from memlane.docsets.models import DocsetSettings
-from memlane.domain.models import ApiKey, Organization
+from memlane.domain.models import ApiKey, Document, Organization
 from memlane.local.compose import LocalStack, build_local
 from memlane.local.connections import LocalSyncRunner
 from memlane.local.periodic import PeriodicJob
@@ -67,13 +67,17 @@ class LocalRuntime:
                  docset_settings: DocsetSettings | None = None, public_url: str | None = None) -> None:
         self.settings = settings
         doorbell = threading.Event()  # rung when a document is queued: wakes the worker
+
+        def enqueued(_doc: Document | None = None) -> None:
+            doorbell.set()
+
         self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlane-bg")
         # Connections (spec §11): due syncs every minute, at once on "sync now". The runner is the
         # connections' dispatcher, so it exists before the Services and reads them when it runs.
         self.connection_runner = LocalSyncRunner(lambda: self.services)
         self.stack: LocalStack = build_local(
             settings, embedder=embedder, summarizer=summarizer, media_readers=media_readers,
-            on_enqueued=lambda _doc=None: doorbell.set(), background=self._background.submit,
+            on_enqueued=enqueued, background=self._background.submit,
             rate_limiter=InMemoryRateLimiter(), connection_dispatcher=self.connection_runner,
             public_url=public_url)
         self.services: Services = self.stack.services
