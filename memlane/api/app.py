@@ -19,6 +19,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 
 from memlane import __version__
 from memlane.api.errors import describe_validation_errors, error_body, status_for
+from memlane.api.events import MAX_BODY_BYTES
 from memlane.api.resolver import ConcurrentRestResolver
 from memlane.api.routes import connections, mcp, mem_oracle, raged, v3, v3_manage, vidurai
 from memlane.domain.errors import MemlaneError, RateLimitedError
@@ -31,7 +32,6 @@ log = logging.getLogger(__name__)
 PUBLIC_ROUTES = frozenset({("GET", "/health"), ("GET", "/openapi.json"),
                            ("GET", "/healthz"), ("GET", "/capabilities"),  # raged, Vidurai: static, no data
                            *connections.PUBLIC}) | mcp.PUBLIC_ROUTES  # OAuth callback (bound by state), webhooks (signed)
-MAX_BODY_BYTES = 10 * 1024 * 1024
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:

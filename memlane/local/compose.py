@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from memlane.adapters.local.blob_store import SqliteBlobStore
 from memlane.adapters.local.cache import SqliteCache
+from memlane.adapters.local.connection_store import SqliteConnectionStore
 from memlane.adapters.local.idempotency import SqliteIdempotencyLayer
 from memlane.adapters.local.job_queue import SqliteJobQueue
 from memlane.adapters.local.metadata_store import SqliteMetadataStore
 from memlane.adapters.local.search_index import SqliteSearchIndex
 from memlane.adapters.local.sqlite_db import SqliteDatabase
+from memlane.adapters.local.token_vault import FileTokenVault
 from memlane.config import DEFAULT_PORT, Settings
+from memlane.connections.apps import ENV_PUBLIC_URL, apps_from_env
+from memlane.connections.ports import ConnectionPorts, SyncDispatcher
+from memlane.domain.models import Document
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.observability import CountingMetrics
 from memlane.services.context import Services
+from memlane.services.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -58,20 +67,18 @@ def make_media_readers(settings: Settings):
     from memlane.adapters.local.tesseract import TesseractReader
 
     return (TesseractReader() if TesseractReader.available() else None), None
-def build_connection_ports(settings: Settings, db: SqliteDatabase):
+
+
+def build_connection_ports(settings: Settings, db: SqliteDatabase, *, dispatcher: SyncDispatcher | None = None,
+                           public_url: str | None = None) -> ConnectionPorts:
     """Connections in the embedded default: SQLite, tokens sealed with a key file in the data
-    directory, OAuth clients from the environment (memlane.connections.apps). The server sets
-    the dispatcher (its sync runner) and the public URL it listens on."""
-    import os
-
-    from memlane.adapters.local.connection_store import SqliteConnectionStore
-    from memlane.adapters.local.token_vault import FileTokenVault
-    from memlane.connections.apps import ENV_PUBLIC_URL, apps_from_env
-    from memlane.connections.ports import ConnectionPorts
-
+    directory, OAuth clients from the environment (memlane.connections.apps). The local runtime
+    hands in the dispatcher (its sync runner) and the public URL its server listens on;
+    MEMLANE_PUBLIC_URL wins over both."""
     return ConnectionPorts(store=SqliteConnectionStore(db), vault=FileTokenVault(settings.data_dir),
-                           apps=apps_from_env(),
-                           public_url=os.environ.get(ENV_PUBLIC_URL) or f"http://127.0.0.1:{DEFAULT_PORT}")
+                           apps=apps_from_env(), dispatcher=dispatcher,
+                           public_url=os.environ.get(ENV_PUBLIC_URL) or public_url
+                           or f"http://127.0.0.1:{DEFAULT_PORT}")
 
 
 @dataclass
@@ -87,7 +94,13 @@ class LocalStack:
         self.db.close()
 
 
-def build_local(settings: Settings, embedder=None, summarizer=None, media_readers=None) -> LocalStack:
+def build_local(settings: Settings, embedder=None, summarizer=None, media_readers=None, *,
+                on_enqueued: Callable[[Document | None], object] | None = None,
+                background: Callable[..., Any] | None = None, rate_limiter: RateLimiter | None = None,
+                connection_dispatcher: SyncDispatcher | None = None, public_url: str | None = None) -> LocalStack:
+    """The stores and models over `settings.data_dir`, and the complete Services in one go.
+    The keywords are what a running host adds (memlane.local.runtime): the worker's wake-up, the
+    background executor, the rate limiter, the connections' sync runner and public URL."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     db = SqliteDatabase(settings.data_dir / DB_FILE)
     embedder = embedder or make_embedder(settings)
@@ -109,6 +122,9 @@ def build_local(settings: Settings, embedder=None, summarizer=None, media_reader
         metrics=CountingMetrics(),
         ocr=ocr,
         transcriber=transcriber,
-        connections=build_connection_ports(settings, db),
+        connections=build_connection_ports(settings, db, dispatcher=connection_dispatcher, public_url=public_url),
+        on_enqueued=on_enqueued,
+        background=background,
+        rate_limiter=rate_limiter,
     )
     return LocalStack(db=db, services=svc, queue=queue, index=index, metadata=metadata, cache=cache)

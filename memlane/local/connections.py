@@ -5,6 +5,8 @@ found a sync running wake it at once."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from memlane.connections.sync import run_due
 from memlane.local.periodic import PeriodicJob
 from memlane.services.context import Services
@@ -13,9 +15,16 @@ TICK_SECONDS = 60.0  # a connection is due every 15 minutes; a minute's lateness
 
 
 class LocalSyncRunner:
-    def __init__(self, svc: Services, tick_seconds: float = TICK_SECONDS) -> None:
-        self.svc = svc
+    """`services`: the Services it syncs with, or a callable answering them once they exist (the
+    runner is the connections' dispatcher, so it is made before the Services that hold it)."""
+
+    def __init__(self, services: Services | Callable[[], Services], tick_seconds: float = TICK_SECONDS) -> None:
+        self._services = services if callable(services) else (lambda: services)
         self.job = PeriodicJob("connections", tick_seconds, self.run_due)
+
+    @property
+    def svc(self) -> Services:
+        return self._services()
 
     def run_due(self) -> object:
         return run_due(self.svc)

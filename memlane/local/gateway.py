@@ -4,16 +4,15 @@ same logic as the Lambda authorizer, then build the REST proxy event and call th
 from __future__ import annotations
 
 import base64
-import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl
 
 from memlane.api.app import PUBLIC_ROUTES, MemlaneApi
 from memlane.api.auth import authorizer_context, is_loopback_host, public_base_url, www_authenticate
 from memlane.api.errors import error_body
+from memlane.api.events import build_event
 from memlane.domain.errors import AuthenticationError
+from memlane.local.responses import GatewayResponse
 from memlane.ports import MetadataStore
 from memlane.project_memory.cors import OriginPolicy, header
 from memlane.services.context import Principal, Services
@@ -21,59 +20,6 @@ from memlane.services.keys import authenticate, ensure_organization, key_from_he
 
 if TYPE_CHECKING:
     from memlane.local.webapp import WebApp
-
-
-@dataclass
-class GatewayResponse:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-
-def build_event(
-    method: str,
-    path: str,
-    query: str,
-    headers: Mapping[str, str],
-    body: bytes,
-    authorizer: Mapping[str, str] | None,
-    source_ip: str = "127.0.0.1",
-    received_at_ms: int = 0,
-) -> dict:
-    try:
-        text = body.decode("utf-8")
-        is_b64 = False
-    except UnicodeDecodeError:
-        text = base64.b64encode(body).decode()
-        is_b64 = True
-    pairs = parse_qsl(query, keep_blank_values=True)
-    multi: dict[str, list[str]] = {}
-    for k, v in pairs:
-        multi.setdefault(k, []).append(v)
-    request_id = str(uuid.uuid4())
-    return {
-        "resource": "/{proxy+}",
-        "path": path,
-        "httpMethod": method,
-        "headers": dict(headers),
-        "multiValueHeaders": {k: [v] for k, v in headers.items()},
-        "queryStringParameters": {k: v[-1] for k, v in multi.items()} or None,
-        "multiValueQueryStringParameters": multi or None,
-        "pathParameters": {"proxy": path.lstrip("/")},
-        "stageVariables": None,
-        "requestContext": {
-            "resourcePath": "/{proxy+}",
-            "httpMethod": method,
-            "path": path,
-            "stage": "local",
-            "requestId": request_id,
-            "requestTimeEpoch": received_at_ms,
-            "identity": {"sourceIp": source_ip},
-            "authorizer": dict(authorizer) if authorizer else None,
-        },
-        "body": text or None,
-        "isBase64Encoded": is_b64,
-    }
 
 
 class LocalGateway:

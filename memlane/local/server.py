@@ -7,36 +7,22 @@ synchronous). The ingestion worker runs in the same process.
 from __future__ import annotations
 
 import logging
-import os
-import stat
 import threading
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import anyio
 
-from memlane.api.app import MAX_BODY_BYTES, MemlaneApi
+from memlane.api.auth import is_loopback_host
 from memlane.api.errors import error_body
+from memlane.api.events import MAX_BODY_BYTES
 from memlane.config import Settings
-from memlane.connections.apps import ENV_PUBLIC_URL
-from memlane.docsets.local import LocalDocsets
 from memlane.docsets.models import DocsetSettings
 from memlane.domain.errors import InvalidInputError
-from memlane.local.compose import LocalStack, build_local
-from memlane.local.connections import LocalSyncRunner
-from memlane.local.gateway import LocalGateway, is_loopback_host
-from memlane.local.periodic import PeriodicJob
+from memlane.local.gateway import LocalGateway
+from memlane.local.runtime import LocalRuntime, first_start_key
 from memlane.local.webapp import WebApp, default_build_dir
-from memlane.local.worker import IngestWorker
-from memlane.services.keys import create_key, hash_key
-from memlane.services.lifecycle import forget_expired
-from memlane.services.ratelimit import InMemoryRateLimiter
 
 log = logging.getLogger(__name__)
-
-KEY_FILE = "local-api-key"
-FORGET_EVERY_SECONDS = 3600
 
 
 class AsgiBridge:
@@ -86,28 +72,9 @@ async def _send(send, status: int, headers: dict[str, str], body: bytes) -> None
     await send({"type": "http.response.body", "body": body})
 
 
-def first_start_key(stack: LocalStack, data_dir: Path) -> str | None:
-    """Create a key for the default organization on first start and keep it (mode 0600) in the
-    data directory so `make run` can print it on every start. Returns it while it is active."""
-    path = data_dir / KEY_FILE
-    md = stack.metadata
-    if not md.list_api_keys():
-        secret, _, _ = create_key(md, "default", "local", can_manage_keys=True)
-        path.write_text(secret + "\n")
-        os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
-        return secret
-    if path.exists():
-        secret = path.read_text().strip()
-        key = md.find_api_key_by_hash(hash_key(secret))
-        if key is not None and key.active:
-            if not key.can_manage_keys:  # kept from before keys could manage keys
-                md.put_api_key(key.model_copy(update={"can_manage_keys": True}))
-            return secret
-    return None
-
-
 class LocalServer:
-    """The whole embedded default in one object: stores, worker, gateway, HTTP server."""
+    """`memlane serve`: the local runtime (memlane.local.runtime) behind the gateway, the web app
+    and an HTTP server."""
 
     def __init__(self, settings: Settings, host: str = "127.0.0.1", port: int = 7432, embedder=None, *,
                  no_auth: bool = False, allow_all_origins: bool = False, allow_private_network: bool = False,
@@ -119,28 +86,17 @@ class LocalServer:
         self.settings = settings
         self.host = host
         self.port = port
-        self.stack = build_local(settings, embedder=embedder)
-        svc = self.stack.services
-        self.worker = IngestWorker(svc, self.stack.queue)
-        svc.on_enqueued = self.worker.wake
-        self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlane-bg")
-        svc.background = self._background.submit
-        svc.rate_limiter = InMemoryRateLimiter()
-        self.forget_job = PeriodicJob("forget", FORGET_EVERY_SECONDS, lambda: forget_expired(svc))
-        # Connections (spec §11): due syncs every minute, at once on "sync now".
-        self.connection_runner = LocalSyncRunner(svc)
-        if svc.connections is not None:
-            svc.connections.dispatcher = self.connection_runner
-            if not os.environ.get(ENV_PUBLIC_URL):
-                shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-                svc.connections.public_url = f"http://{shown}:{port}"
-        # Documentation sets (Mem-Oracle API): crawl runner + periodic refresh, same database.
-        self.docsets = LocalDocsets(self.stack, allow_private_network=allow_private_network,
-                                    settings=docset_settings)
-        self.api = MemlaneApi(svc, docsets=self.docsets.context)
+        shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+        self.runtime = LocalRuntime(settings, embedder=embedder, allow_private_network=allow_private_network,
+                                    docset_settings=docset_settings, public_url=f"http://{shown}:{port}")
+        self.stack = self.runtime.stack
+        self.worker = self.runtime.worker
+        self.docsets = self.runtime.docsets
+        self.api = self.runtime.api
         self.webapp = WebApp(default_build_dir())
-        self.gateway = LocalGateway(self.api, svc, no_auth=no_auth, allow_all_origins=allow_all_origins,
-                                    allowed_origins=allowed_origins, webapp=self.webapp)
+        self.gateway = LocalGateway(self.api, self.runtime.services, no_auth=no_auth,
+                                    allow_all_origins=allow_all_origins, allowed_origins=allowed_origins,
+                                    webapp=self.webapp)
         self._server = None
         self._thread: threading.Thread | None = None
 
@@ -154,10 +110,7 @@ class LocalServer:
     def prepare(self) -> str | None:
         key = first_start_key(self.stack, self.settings.data_dir)
         self.stack.index.warm()
-        self.worker.start()
-        self.forget_job.start()
-        self.connection_runner.start()
-        self.docsets.start()
+        self.runtime.start()
         return key
 
     def serve_forever(self) -> None:
@@ -182,9 +135,4 @@ class LocalServer:
             self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(10)
-        self.forget_job.stop()
-        self.connection_runner.stop()
-        self.docsets.stop()
-        self.worker.stop()
-        self._background.shutdown(wait=True)
-        self.stack.close()
+        self.runtime.close()

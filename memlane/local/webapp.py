@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from memlane.api.errors import error_body
-from memlane.local.gateway import GatewayResponse
+from memlane.local.responses import GatewayResponse
 from memlane.webapp_policy import APP_ROUTE_PATTERNS, SECURITY_HEADERS
 
 SIGN_IN_PATH = "/webapp/sign-in"

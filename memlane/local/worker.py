@@ -24,11 +24,14 @@ BATCH_JOBS = 16  # documents processed together, so their chunks share embedding
 
 
 class IngestWorker:
-    def __init__(self, svc: Services, queue: SqliteJobQueue, poll_seconds: float = 2.0) -> None:
+    def __init__(self, svc: Services, queue: SqliteJobQueue, poll_seconds: float = 2.0, *,
+                 doorbell: threading.Event | None = None) -> None:
+        """`doorbell`: the event that wakes the worker, when it is made before the worker (the
+        local runtime hands the Services an `on_enqueued` that rings it)."""
         self.svc = svc
         self.queue = queue
         self.poll_seconds = poll_seconds
-        self._wake = threading.Event()
+        self._wake = doorbell or threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.processed = 0

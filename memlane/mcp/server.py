@@ -1,5 +1,5 @@
 """memlane's MCP server, on the official SDK's low-level `mcp.server.Server`: built once here and
-served over stdio (`memlane mcp`, below) or Streamable HTTP (`POST /mcp`, memlane.mcp.http).
+served over stdio (`memlane mcp`: `serve_stdio` below, started by memlane.local.mcp) or Streamable HTTP (`POST /mcp`, memlane.mcp.http).
 
 The low-level server is used (rather than the decorator-based MCPServer) because spec §6 fixes
 the tool names (`memory-graph` is not a Python identifier) and their exact input schemas, which
@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -25,7 +24,7 @@ from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 
 from memlane import __version__
-from memlane.mcp.backend import Backend, backend_from_env
+from memlane.mcp.backend import Backend
 from memlane.mcp.definitions import TOOL_NAMES, tool_list
 from memlane.mcp.formatting import MAX_OUTPUT_CHARS, limit_output
 from memlane.mcp.tools import MemlaneTools, ToolError, ToolOutput
@@ -110,14 +109,3 @@ async def serve_stdio(backend: Backend) -> None:
     server = build_server(backend)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-def run_stdio(data_dir: Path | None = None) -> int:
-    """`memlane mcp`: serve until the client closes stdin."""
-    backend = backend_from_env(data_dir)
-    log.info("memlane MCP server using the %s", backend.description)
-    try:
-        anyio.run(serve_stdio, backend)
-    finally:
-        backend.close()
-    return 0

@@ -14,6 +14,7 @@ from fakes import FixedClock, HashEmbedder
 
 from memlane.api.app import MemlaneApi
 from memlane.api.auth import authorizer_context
+from memlane.api.events import build_event
 from memlane.config import Settings
 from memlane.crawl.ssrf import NetworkPolicy
 from memlane.crawl.types import FetchResult
@@ -23,7 +24,6 @@ from memlane.docsets.service import DocsetContext
 from memlane.domain.models import Project
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import LocalStack, build_local
-from memlane.local.gateway import build_event
 from memlane.mcp.tools import MemlaneTools
 from memlane.services.context import Principal
 from memlane.services.keys import ensure_organization

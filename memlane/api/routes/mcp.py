@@ -27,6 +27,7 @@ from memlane.api.auth import (
     public_base_url,
     www_authenticate,
 )
+from memlane.api.events import LOCAL_STAGE, MAX_BODY_BYTES
 from memlane.api.resolver import ConcurrentRestResolver
 from memlane.domain.errors import AuthenticationError
 from memlane.project_memory.cors import ALLOWED_ORIGINS_ENV, OriginPolicy, header, parse_origins
@@ -47,15 +48,12 @@ MCP_DESCRIPTION = (
 )
 
 
-LOCAL_GATEWAY_STAGE = "local"  # the stage memlane.local.gateway.build_event names
-
-
 def _origins(request_context: dict[str, Any]) -> OriginPolicy:
     """The browser origins /mcp answers (the specification requires the check: DNS rebinding).
     Behind the local server the gateway has already refused every origin off the server's policy
     (the allow-list, --allow-origin, --allow-all-origins) before the resolver ran; behind API
     Gateway nothing has, so the allow-list and MEMLANE_ALLOWED_ORIGINS apply here."""
-    if request_context.get("stage") == LOCAL_GATEWAY_STAGE:
+    if request_context.get("stage") == LOCAL_STAGE:
         return OriginPolicy(allow_all=True)
     return OriginPolicy(extra=parse_origins([os.environ.get(ALLOWED_ORIGINS_ENV, "")], ALLOWED_ORIGINS_ENV))
 
@@ -88,7 +86,7 @@ def _reply(status: int, headers: dict[str, str], body: bytes, origin: str | None
     return Response(status_code=status, content_type=content_type, body=body.decode("utf-8"), headers=out)
 
 
-def _nested_dispatch() -> Callable[[dict[str, Any]], dict[str, Any]]:
+def _nested_handle() -> Callable[[dict[str, Any]], dict[str, Any]]:
     """How the tools' requests are resolved while `/mcp` is: each in a request scope of its own
     (its own event and context in the resolver), with the services of this one. They run on this
     request's thread, so they see the resolver exactly as a request from the gateway would."""
@@ -106,9 +104,9 @@ def _nested_dispatch() -> Callable[[dict[str, Any]], dict[str, Any]]:
 
 
 def _handle(method: str) -> Response:
-    from memlane.api.app import MAX_BODY_BYTES
+    from memlane.api.inprocess import in_process
     from memlane.mcp import http
-    from memlane.mcp.backend import ResolverBackend
+    from memlane.mcp.backend import InProcessBackend
 
     headers = _headers()
     event = router.current_event.raw_event
@@ -123,10 +121,11 @@ def _handle(method: str) -> Response:
             challenge = {"WWW-Authenticate": www_authenticate(_base_url())}
             reply = http.jsonrpc_error(401, f"Unauthorized: {exc.message}", headers=challenge)
             return _reply(reply.status, reply.headers, reply.body, allowed_origin)
-    backend = ResolverBackend(
-        _nested_dispatch(), dict(request_context.get("authorizer") or {}), "memlane API",
-        docs_unavailable=None if router.context.get("docsets") is not None else DOCS_NOT_SERVED,
-        source_ip=(request_context.get("identity") or {}).get("sourceIp") or "127.0.0.1")
+    source_ip = (request_context.get("identity") or {}).get("sourceIp") or "127.0.0.1"
+    dispatch = in_process(_nested_handle(), dict(request_context.get("authorizer") or {}), source_ip)
+    backend = InProcessBackend(
+        dispatch, "memlane API",
+        docs_unavailable=None if router.context.get("docsets") is not None else DOCS_NOT_SERVED)
     body = (router.current_event.body or "").encode("utf-8")
     reply = http.handle(method, headers, body, backend, origins=origins, max_body_bytes=MAX_BODY_BYTES)
     return _reply(reply.status, reply.headers, reply.body, allowed_origin)

@@ -4,13 +4,13 @@ import pytest
 from fakes import HashEmbedder
 
 from memlane.config import Settings
-from memlane.mcp.backend import DirectBackend
+from memlane.local.mcp import local_backend
 from memlane.mcp.tools import MemlaneTools
 
 
 @pytest.fixture
 def backend(tmp_path):
-    b = DirectBackend(Settings(data_dir=tmp_path / "data"), embedder=HashEmbedder())
+    b = local_backend(Settings(data_dir=tmp_path / "data"), embedder=HashEmbedder())
     yield b
     b.close()
 

@@ -1,0 +1,5 @@
+"""`python -m memlane.cli`."""
+
+from memlane.cli import main
+
+raise SystemExit(main())

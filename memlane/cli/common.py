@@ -1,0 +1,125 @@
+"""What every command shares: settings from the command line, the one-line error report, and the
+client a command talks to (a remote API, or the local runtime in process)."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+from memlane_client import MemlaneClient, MemlaneError
+from memlane_client.errors import error_text
+from pydantic import ValidationError
+
+from memlane.config import Settings
+from memlane.local.runtime import LocalRuntime, org_name
+from memlane.services.context import Principal
+
+ENV_API_URL = "MEMLANE_API_URL"
+ENV_API_KEY = "MEMLANE_API_KEY"
+CLI_USER = "cli"
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    return Settings.from_env(
+        data_dir=Path(args.data_dir).expanduser() if getattr(args, "data_dir", None) else None
+    )
+
+
+def err(message: str, code: int = 1) -> int:
+    print(f"memlane: {message}", file=sys.stderr)
+    return code
+
+
+def reports_errors(command: Command) -> Command:
+    """A client's mistake (invalid input, not found, …) is a one-line message and exit code 1,
+    the same for a local data directory and a remote API: the API's own `error` text."""
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        from memlane.domain.errors import MemlaneError as DomainError
+
+        try:
+            return command(args)
+        except MemlaneError as exc:
+            return err(exc.error)
+        except ValidationError as exc:
+            from memlane.api.errors import describe_validation_errors
+
+            return err(describe_validation_errors(cast(Any, exc.errors())))
+        except DomainError as exc:
+            return err(exc.message)
+
+    return run
+
+
+class NoEmbedder:
+    """Key management never embeds; avoid loading the model for it."""
+
+    id = "none"
+    dimension = 384
+
+    def embed_documents(self, texts):  # pragma: no cover - never called
+        raise RuntimeError("no embedder in this command")
+
+    def embed_query(self, text):  # pragma: no cover - never called
+        raise RuntimeError("no embedder in this command")
+
+
+def local_runtime(args: argparse.Namespace, **options: Any) -> LocalRuntime:
+    """The local runtime over the data directory, for one command (nothing runs in the
+    background: a command that queues work calls `drain()`)."""
+    options.setdefault("docsets", False)
+    return LocalRuntime(settings_of(args), **options)
+
+
+def cli_principal(runtime: LocalRuntime, args: argparse.Namespace) -> Principal:
+    """The one organization rule (memlane.local.runtime): --org, else MEMLANE_ORG, else the
+    default organization (that of `make run`'s key)."""
+    return runtime.principal(org_name(getattr(args, "org", None)), user_id=CLI_USER)
+
+
+class LocalClient(MemlaneClient):
+    """The API client's methods answered by the local runtime in process, as `principal`: the
+    same routes, validation, idempotency and rate limit as `memlane serve`. Closing it closes
+    the runtime."""
+
+    def __init__(self, runtime: LocalRuntime, principal: Principal) -> None:  # no socket: no super()
+        self.runtime = runtime
+        self.principal = principal
+        self.base_url = f"memlane data directory {runtime.settings.data_dir}"
+        self.api_key = None
+        self._routes = None
+
+    def request(self, method: str, path: str, json: Any = None, params: dict[str, Any] | None = None,
+                headers: dict[str, str] | None = None) -> Any:
+        status, body = self.runtime.request(self.principal, method, path, json, params, headers)
+        if status >= 400:
+            raise MemlaneError(status, error_text(status, body, body if isinstance(body, str) else ""), body)
+        return body if body is not None else {}
+
+    def close(self) -> None:
+        self.runtime.close()
+
+
+def remote_url() -> str | None:
+    return os.environ.get(ENV_API_URL) or None
+
+
+def open_client(args: argparse.Namespace) -> MemlaneClient:
+    """MEMLANE_API_URL (with MEMLANE_API_KEY) names a server; otherwise the data directory."""
+    url = remote_url()
+    if url:
+        return MemlaneClient(url, os.environ.get(ENV_API_KEY))
+    runtime = local_runtime(args)
+    try:
+        return LocalClient(runtime, cli_principal(runtime, args))
+    except BaseException:
+        runtime.close()
+        raise

@@ -1,0 +1,70 @@
+"""`memlane keys`: create, list and revoke the data directory's API keys (every organization's:
+whoever can run this command owns the data directory)."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+
+from memlane.cli.common import NoEmbedder, err, local_runtime
+from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if not 1 <= number <= 100_000:
+        raise argparse.ArgumentTypeError("must be between 1 and 100000")
+    return number
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    k = sub.add_parser("keys", help="manage API keys")
+    k.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    ks = k.add_subparsers(dest="keys_cmd", required=True)
+    kc = ks.add_parser("create", help="create a key (and the organization when new)")
+    kc.add_argument("--org", default="default")
+    kc.add_argument("--name", default="default")
+    kc.add_argument("--manage-keys", action="store_true",
+                    help="the key may list, create and revoke its organization's keys (web app settings)")
+    kc.add_argument("--rate-limit", dest="rate_limit", type=positive_int, default=DEFAULT_RATE_LIMIT_PER_MINUTE,
+                    help="requests per minute for this key "
+                         f"(a bulk save counts each item; default {DEFAULT_RATE_LIMIT_PER_MINUTE})")
+    ks.add_parser("list", help="list keys")
+    kr = ks.add_parser("revoke", help="revoke a key by id or prefix")
+    kr.add_argument("key_id")
+    k.set_defaults(func=cmd_keys)
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    from memlane.domain.errors import MemlaneError
+    from memlane.services.keys import create_key, revoke_key
+
+    runtime = local_runtime(args, embedder=NoEmbedder())
+    md = runtime.stack.metadata
+    try:
+        if args.keys_cmd == "create":
+            secret, key, org = create_key(md, args.org, args.name, args.rate_limit,
+                                          can_manage_keys=args.manage_keys)
+            print(f"created key {key.id} ({key.prefix}…) for organization {org.name} ({org.id})")
+            print("store it now: it is shown once")
+            print(secret)
+        elif args.keys_cmd == "list":
+            orgs = {o.id: o.name for o in md.list_organizations()}
+            for k in md.list_api_keys():
+                state = f"revoked {k.revoked_at:%Y-%m-%d}" if k.revoked_at else "active"
+                print(
+                    f"{k.id}  {k.prefix}…  org={orgs.get(k.organization_id, k.organization_id)}  "
+                    f"name={k.name}  rate={k.rate_limit_per_minute}/min  {state}"
+                    f"{'  manages keys' if k.can_manage_keys else ''}"
+                )
+        elif args.keys_cmd == "revoke":
+            revoke_key(md, args.key_id, datetime.now(UTC))
+            print(f"revoked {args.key_id}")
+    except MemlaneError as exc:  # CLI boundary: report, don't trace
+        return err(exc.message)
+    finally:
+        runtime.close()
+    return 0

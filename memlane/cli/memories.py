@@ -1,0 +1,121 @@
+"""`memlane remember` and `memlane recall`: written once against the API client, answered by a
+remote server (MEMLANE_API_URL) or by the local runtime in process."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from memlane_client import MemlaneClient
+
+from memlane.cli.common import LocalClient, open_client, reports_errors
+
+QUEUED_STATES = ("queued", "processing")
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    r = sub.add_parser("remember", help="save text, a file, or stdin")
+    r.add_argument("text", nargs="?", help="the text ('-' or nothing reads stdin)")
+    r.add_argument("--file", "-f")
+    r.add_argument("--project", "-p")
+    r.add_argument("--title", "-t")
+    r.add_argument("--tags", help="comma-separated")
+    r.add_argument("--forget-after", help="ISO 8601 date-time")
+    r.add_argument("--content-type")
+    r.add_argument("--idempotency-key", help="a retry with the same key saves once (Idempotency-Key)")
+    r.add_argument("--org", help="organization (slug) of the data directory; default $MEMLANE_ORG, else the "
+                                 "default organization")
+    r.add_argument("--json", action="store_true")
+    r.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    r.set_defaults(func=cmd_remember)
+
+    q = sub.add_parser("recall", help="search memories")
+    q.add_argument("query")
+    q.add_argument("--project", "-p")
+    q.add_argument("--limit", "-n", type=int, default=5)
+    q.add_argument("--org", help="organization (slug) of the data directory; default $MEMLANE_ORG, else the "
+                                 "default organization")
+    q.add_argument("--json", action="store_true")
+    q.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    q.set_defaults(func=cmd_recall)
+
+
+def read_content(args: argparse.Namespace) -> tuple[str, str | None]:
+    if args.file:
+        path = Path(args.file)
+        data = path.read_bytes()
+        if data.startswith(b"%PDF"):
+            return base64.b64encode(data).decode(), "pdf"
+        return data.decode("utf-8", errors="replace"), None
+    if args.text and args.text != "-":
+        return args.text, None
+    return sys.stdin.read(), None
+
+
+def project_id(client: MemlaneClient, project: str | None) -> str | None:
+    return client.project_id(project) if project else None
+
+
+def memory_body(args: argparse.Namespace, content: str, detected_type: str | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"content": content}
+    if args.title:
+        body["title"] = args.title
+    elif args.file:
+        body["title"] = Path(args.file).name
+    if args.tags:
+        body["metadata"] = {"tags": [t.strip() for t in args.tags.split(",") if t.strip()]}
+    if args.forget_after:
+        body["forget_after"] = args.forget_after
+    if args.content_type or detected_type:
+        body["content_type"] = args.content_type or detected_type
+    return body
+
+
+@reports_errors
+def cmd_remember(args: argparse.Namespace) -> int:
+    content, detected_type = read_content(args)
+    with open_client(args) as client:
+        body = memory_body(args, content, detected_type)
+        pid = project_id(client, args.project)
+        if pid:
+            body["project_id"] = pid
+        if isinstance(client, LocalClient):
+            print("memlane: saving (the first save loads the embedding model)…", file=sys.stderr, flush=True)
+        out = client.save(body, idempotency_key=args.idempotency_key)
+        if isinstance(client, LocalClient) and out.get("status") in QUEUED_STATES:
+            # Too large for the request: the server's worker would finish it; here, this command does.
+            client.runtime.drain()
+            done = client.document(out["id"])
+            out.update({k: done[k] for k in ("status", "chunk_count", "summary") if k in done})
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        state = "already saved" if out.get("duplicate") else out["status"]
+        print(f"{out['id']}  {out['title']}  ({out['chunk_count']} chunks, {state})")
+        if out.get("summary"):
+            print(f"  {out['summary']}")
+    return 0
+
+
+@reports_errors
+def cmd_recall(args: argparse.Namespace) -> int:
+    with open_client(args) as client:
+        out = client.recall(args.query, limit=args.limit, project_id=project_id(client, args.project))
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    if not out["results"]:
+        print("no memories found")
+    for i, r in enumerate(out["results"], 1):
+        print(f"[{i}] {r['title']}  (score {r['score']:.3f})  {r['document_id']}")
+        if r["chunks"]:
+            text = " ".join(r["chunks"][0]["content"].split())
+            print(f"    {text[:300]}{'…' if len(text) > 300 else ''}")
+        if r.get("source_url"):
+            print(f"    source: {r['source_url']}")
+    print(f"({out['total']} results in {out['query_time_ms']:.0f} ms)")
+    return 0

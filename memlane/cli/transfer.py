@@ -1,0 +1,97 @@
+"""`memlane export` and `memlane import`: a project's documents as JSON lines, from and into a
+local data directory or (--aws) a deployed stack."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+
+from memlane.cli.common import CLI_USER, cli_principal, err, local_runtime, settings_of
+from memlane.local.runtime import DEFAULT_ORG, org_name
+from memlane.services.context import Principal, Services
+
+ORG_HELP = "organization (slug); default $MEMLANE_ORG, else the default organization"
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    e = sub.add_parser("export", help="write a project's documents (with versions) as JSON lines")
+    e.add_argument("--project", "-p", required=True)
+    e.add_argument("--out", "-o", help="file (default stdout)")
+    e.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    e.add_argument("--aws", action="store_true", help="read the deployed stack (AWS env vars) instead")
+    e.add_argument("--org", help=ORG_HELP)
+    e.set_defaults(func=cmd_export)
+
+    i = sub.add_parser("import", help="restore an export into a data directory or (--aws) a deployed stack")
+    i.add_argument("file")
+    i.add_argument("--project", "-p", help="target project (default: the exported project's name)")
+    i.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    i.add_argument("--aws", action="store_true", help="write to the deployed stack (AWS env vars)")
+    i.add_argument("--org", help=ORG_HELP + " (created if new)")
+    i.set_defaults(func=cmd_import)
+
+
+class Store:
+    """The store an export reads or an import writes: a local data directory (the local runtime),
+    or (--aws) the deployed stack's DynamoDB, S3 and OpenSearch, found through the same environment
+    variables the Lambda functions read (MEMLANE_TABLE, MEMLANE_BUCKET, MEMLANE_SEARCH_ENDPOINT, …)."""
+
+    services: Services
+    who: Principal
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self._runtime = None
+        if getattr(args, "aws", False):
+            from memlane.adapters.aws.compose import build_aws_services
+            from memlane.services.keys import ensure_organization
+
+            self.services = build_aws_services(settings_of(args).model_copy(update={"inline_max_chars": 10**9}))
+            org, _ = ensure_organization(self.services.metadata, org_name(args.org) or DEFAULT_ORG)
+            self.who = Principal(organization_id=org.id, key_id=CLI_USER, user_id=CLI_USER)
+        else:
+            self._runtime = local_runtime(args)
+            self.services, self.who = self._runtime.services, cli_principal(self._runtime, args)
+
+    def close(self) -> None:
+        if self._runtime is not None:
+            self._runtime.close()
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from memlane.domain.errors import MemlaneError
+    from memlane.services.projects import find_project_by_name
+    from memlane.services.transfer import export_project
+
+    store = Store(args)
+    try:
+        project = find_project_by_name(store.services, store.who, args.project)
+        with contextlib.ExitStack() as stack:
+            out = stack.enter_context(open(args.out, "w", encoding="utf-8")) if args.out else sys.stdout
+            n = 0
+            for line in export_project(store.services, store.who, project):
+                out.write(line + "\n")
+                n += 1
+        print(f"exported {n - 1} documents from {project.name}", file=sys.stderr)
+    except MemlaneError as exc:
+        return err(exc.message)
+    finally:
+        store.close()
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from memlane.domain.errors import MemlaneError
+    from memlane.services.transfer import import_lines
+
+    store = Store(args)
+    try:
+        with open(args.file, encoding="utf-8") as f:
+            result = import_lines(store.services, store.who, f, project_name=args.project)
+    except MemlaneError as exc:
+        return err(exc.message)
+    finally:
+        store.close()
+    print(json.dumps(result))
+    return 0
