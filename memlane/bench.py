@@ -32,13 +32,13 @@ import numpy as np
 from memlane.adapters.local.search_index import STOPWORDS
 from memlane.config import Settings
 from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus, chunk_id_for
+from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn, RecallIn
 from memlane.ingest.chunking import chunk_text
 from memlane.ingest.writer import EMBED_BATCH, embedding_text, make_chunks
 from memlane.local.compose import build_local
 from memlane.ports import IndexedChunk, SearchScope
 from memlane.recall.service import recall
-from memlane.services.context import Principal
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
 

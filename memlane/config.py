@@ -8,9 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from memlane.ingest.context import ContextWeights
-from memlane.recall.fusion import FusionWeights
-from memlane.recall.neighbours import NeighbourWeights
+from memlane.domain.tuning import ContextWeights, FusionWeights, NeighbourWeights
 
 DEFAULT_PORT = 7432
 ContextSides = Literal["none", "before", "both"]

@@ -12,7 +12,7 @@ from aws_lambda_powertools import Logger, Metrics
 from functions._tracing import lambda_tracer
 from functions.schedule import ScheduledJob
 from memlane.observability import metrics_namespace
-from memlane.services.context import Services
+from memlane.ports import Services
 from memlane.services.lifecycle import forget_expired
 
 logger = Logger()

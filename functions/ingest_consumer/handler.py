@@ -20,9 +20,9 @@ from pydantic import Json
 
 from functions._tracing import lambda_tracer
 from memlane.domain.models import IngestJob
-from memlane.ingest.steps import StartedExecution, WorkflowStarter, start_ingestion
+from memlane.ingest.steps import StartedExecution, start_ingestion
 from memlane.lazy import Lazy
-from memlane.services.context import Services
+from memlane.ports import Services, WorkflowStarter
 
 logger = Logger()
 tracer = lambda_tracer()

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from functions._tracing import lambda_tracer
 from memlane.ingest.steps import StepInput
 from memlane.observability import metrics_namespace
-from memlane.services.context import Services
+from memlane.ports import Services
 
 logger = Logger()
 metrics = Metrics(namespace=metrics_namespace())  # flushed as CloudWatch EMF after each invocation

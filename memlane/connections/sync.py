@@ -38,7 +38,9 @@ from memlane.connections.errors import (
     ProviderAuthError,
     ProviderRateLimited,
 )
-from memlane.connections.models import (
+from memlane.connections.providers import ProviderAdapter, adapter_for
+from memlane.connections.session import ProviderSession
+from memlane.domain.connections import (
     Connection,
     ConnectionItem,
     ConnectionStatus,
@@ -47,15 +49,12 @@ from memlane.connections.models import (
     SyncResult,
     TokenSet,
 )
-from memlane.connections.ports import ConnectionPorts
-from memlane.connections.providers import ProviderAdapter, adapter_for
-from memlane.connections.session import ProviderSession
 from memlane.domain.errors import MemlaneError, TransientError
 from memlane.domain.models import Document, DocumentStatus
 from memlane.domain.requests import DeletionReceipt
 from memlane.ingest.pipeline import prepare
 from memlane.ingest.writer import WriteRequest
-from memlane.services.context import Services
+from memlane.ports import ConnectionPorts, Services
 from memlane.services.receipts import delete_with_receipt
 from memlane.services.writing import write_in_request
 

@@ -42,7 +42,7 @@ from memlane.crawl.errors import (
 )
 from memlane.crawl.ssrf import NetworkPolicy, Resolver, check_peer_address, check_url
 from memlane.crawl.transport import pinned_client
-from memlane.crawl.types import SKIP_STATUSES, FetchResult
+from memlane.ports import SKIP_STATUSES, FetchResult
 
 USER_AGENT = "memlane-crawler/0.1 (+https://github.com/memlane)"
 ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"

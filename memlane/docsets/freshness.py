@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from memlane.docsets.models import Docset, DocsetPage, PageStatus
-from memlane.services.context import Services
+from memlane.domain.docsets import Docset, DocsetPage, PageStatus
+from memlane.ports import Services
 
 if TYPE_CHECKING:
     from memlane.docsets.service import DocsetContext

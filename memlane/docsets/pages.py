@@ -30,16 +30,15 @@ from memlane import observability
 from memlane.crawl.errors import FetchError, UnsafeURLError
 from memlane.crawl.robots import RobotsPolicy, load_robots, robots_url
 from memlane.crawl.sitemap import collect_sitemap_urls
-from memlane.crawl.types import Fetcher, FetchResult
 from memlane.crawl.urls import UrlScope, extract_links, is_probably_html, normalize_url
-from memlane.docsets.models import Docset, DocsetPage, DocsetSettings, PageStatus, epoch_ms, page_id_for
+from memlane.docsets.models import DocsetSettings
+from memlane.domain.docsets import Docset, DocsetPage, PageStatus, epoch_ms, page_id_for
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType, Document, DocumentStatus
 from memlane.ingest.chunking import CHUNKING_KEY, TextChunk, chunk_document
 from memlane.ingest.pipeline import content_hash, prepare
 from memlane.ingest.writer import DocumentWriter, WriteRequest
-from memlane.ports import DocsetStore
-from memlane.services.context import Services
+from memlane.ports import DocsetStore, Fetcher, FetchResult, Services
 from memlane.services.lifecycle import remove_document
 
 log = logging.getLogger(__name__)

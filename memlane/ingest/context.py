@@ -36,39 +36,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memlane.domain.models import Document
+from memlane.domain.tuning import ContextWeights
 from memlane.ports import SaveOrder
 
 if TYPE_CHECKING:  # settings (memlane.config) import this module's weights
-    from memlane.services.context import Services
-
-
-@dataclass(frozen=True)
-class ContextWeights:
-    sides: str = "both"  # "before", "both", or "none" (off)
-    text_weight: float = 0.5  # of the context field in the text leg, against 1 for the body; 0: none
-    vector: bool = True  # mix the window's embedding into the memory's own
-    # The window's "after" side in the vector too (else only in the text field): without it a
-    # memory's vector is final when it is saved, so the next save rebuilds its entry without
-    # embedding anything (its own and its window's embeddings are recent: memlane.ingest.embedding_cache).
-    vector_after: bool = True
-    max_gap_seconds: float = 1800.0
-    max_chars: int = 600  # of each neighbour's text (the embedder reads ~256 word pieces)
-
-    def __post_init__(self) -> None:
-        if self.sides not in ("none", "before", "both"):
-            raise ValueError("context sides must be none, before or both")
-        if self.text_weight < 0:
-            raise ValueError("context text weight must be ≥ 0")
-        if self.max_gap_seconds < 0 or self.max_chars < 1:
-            raise ValueError("context max_gap_seconds must be ≥ 0 and max_chars ≥ 1")
-
-    @property
-    def text(self) -> bool:
-        return self.text_weight > 0
-
-    @property
-    def active(self) -> bool:
-        return self.sides != "none" and (self.vector or self.text)
+    from memlane.ports import Services
 
 
 @dataclass(frozen=True)

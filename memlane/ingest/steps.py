@@ -33,7 +33,7 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,8 +41,7 @@ from memlane import observability
 from memlane.domain.errors import MemlaneError, NotFoundError, TransientError
 from memlane.domain.models import Chunk, Document, DocumentStatus, IngestJob
 from memlane.ingest.writer import DocumentWriter, already_written, pieces_of
-from memlane.ports import Transcript
-from memlane.services.context import Services
+from memlane.ports import Services, Transcript, WorkflowStarter
 from memlane.services.lifecycle import work_prefix
 from memlane.services.media import apply_transcript, complete_pending
 
@@ -254,12 +253,6 @@ STEPS = {"extract": extract, "prepare": prepare, "embed": embed, "write": write}
 
 
 # --------------------------------------------------------------------------- starting the workflow
-
-
-class WorkflowStarter(Protocol):
-    def start(
-        self, document_id: str, org_id: str, input: dict[str, Any], *, revision: str | None = None
-    ) -> str: ...
 
 
 class StartedExecution(BaseModel):

@@ -38,8 +38,7 @@ from memlane.ingest.context import NO_CONTEXT, Context, carriers, contexts, elig
 from memlane.ingest.embedding_cache import recent_embeddings
 from memlane.ingest.media import chunk_times
 from memlane.ingest.progress import EmbeddingProgress, embedding_key
-from memlane.ports import IndexedChunk, Summary
-from memlane.services.context import Services
+from memlane.ports import IndexedChunk, Services, Summary
 from memlane.services.lifecycle import invalidate_project
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,7 @@ from __future__ import annotations
 from memlane.adapters.local.metadata_store import SqliteMetadataStore
 from memlane.adapters.local.search_index import SqliteSearchIndex
 from memlane.domain.models import DocumentStatus, IngestJob
-from memlane.ports import JobQueue
-from memlane.services.context import Services
+from memlane.ports import JobQueue, Services
 
 
 def requeue_everything(svc: Services, metadata: SqliteMetadataStore, index: SqliteSearchIndex,

@@ -12,6 +12,7 @@ import stat
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -120,12 +121,11 @@ class LocalServer:
         self.host = host
         self.port = port
         self.stack = build_local(settings, embedder=embedder)
-        svc = self.stack.services
-        self.worker = IngestWorker(svc, self.stack.queue)
-        svc.on_enqueued = self.worker.wake
+        self.worker = IngestWorker(self.stack.services, self.stack.queue)
         self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlane-bg")
-        svc.background = self._background.submit
-        svc.rate_limiter = InMemoryRateLimiter()
+        svc = replace(self.stack.services, on_enqueued=self.worker.wake, background=self._background.submit,
+                      rate_limiter=InMemoryRateLimiter())
+        self.stack.services = self.worker.svc = svc
         self.forget_job = PeriodicJob("forget", FORGET_EVERY_SECONDS, lambda: forget_expired(svc))
         # Connections (spec §11): due syncs every minute, at once on "sync now".
         self.connection_runner = LocalSyncRunner(svc)

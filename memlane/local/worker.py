@@ -13,7 +13,7 @@ from memlane.adapters.local.job_queue import SqliteJobQueue, backoff
 from memlane.domain.errors import TransientError
 from memlane.domain.models import DocumentStatus, IngestJob
 from memlane.ingest.writer import DocumentWriter, already_written
-from memlane.services.context import Services
+from memlane.ports import Services
 from memlane.services.media import complete_pending
 
 log = logging.getLogger(__name__)

@@ -18,9 +18,10 @@ from pydantic import ValidationError
 
 from memlane.domain.errors import MemlaneError
 from memlane.domain.models import Document, IngestJob
+from memlane.domain.principal import Principal
 from memlane.domain.requests import BulkMemoriesIn, MemoryIn, MemoryOut
 from memlane.ingest.writer import WriteRequest
-from memlane.services.context import Principal, Services
+from memlane.ports import Services
 from memlane.services.memory import settle, stage_memory
 from memlane.services.writing import write_protected
 

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from memlane.domain.models import DocumentStatus, IngestJob
 from memlane.ingest.writer import WriteRequest, pieces_of
-from memlane.services.context import Services
+from memlane.ports import Services
 from memlane.services.writing import write_in_request
 
 # Workflow staging (work/…) and queued payloads (raw/…) outlive nothing: once the document is

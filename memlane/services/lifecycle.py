@@ -10,7 +10,7 @@ from datetime import datetime
 
 from memlane import observability
 from memlane.domain.models import Document
-from memlane.services.context import Services
+from memlane.ports import Services
 
 log = logging.getLogger(__name__)
 

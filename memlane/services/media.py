@@ -33,8 +33,7 @@ from memlane.ingest.media import (
     transcript_text,
 )
 from memlane.ingest.pipeline import content_hash, derive_title
-from memlane.ports import Transcript
-from memlane.services.context import Services
+from memlane.ports import Services, Transcript
 
 if TYPE_CHECKING:  # extraction loads bs4/lxml/pypdf: imported where a save needs it (cold start)
     from memlane.ingest.extract import ScannedPdfError

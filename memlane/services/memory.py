@@ -9,6 +9,7 @@ from typing import Any
 from memlane import observability
 from memlane.domain.errors import InvalidInputError, NotFoundError, TransientError
 from memlane.domain.models import ContentType, Document, DocumentStatus, IngestJob, new_id
+from memlane.domain.principal import Principal
 from memlane.domain.requests import (
     ChunkOut,
     DocumentOut,
@@ -21,8 +22,8 @@ from memlane.domain.requests import (
 from memlane.ingest.media import decode_media
 from memlane.ingest.pipeline import Prepared, content_hash, derive_title, prepare
 from memlane.ingest.writer import WriteOutcome, apply_summary
+from memlane.ports import Services
 from memlane.project_memory.salience import apply_salience
-from memlane.services.context import Principal, Services
 from memlane.services.lifecycle import latest_version, version_chain
 from memlane.services.media import MediaSave, original_hash, prepare_media, text_of_scan_without_ocr
 from memlane.services.projects import resolve_project

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from memlane.domain.errors import ConflictError, NotFoundError
 from memlane.domain.models import Document, Project
+from memlane.domain.principal import Principal
 from memlane.domain.requests import (
     DeletionReceipt,
     DocumentListItem,
@@ -17,8 +18,7 @@ from memlane.domain.requests import (
     ProjectPatchIn,
     StatsOut,
 )
-from memlane.ports import DocsetStore
-from memlane.services.context import Principal, Services
+from memlane.ports import DocsetStore, Services
 from memlane.services.keys import slugify
 from memlane.services.receipts import delete_with_receipt
 

@@ -31,9 +31,10 @@ from datetime import datetime
 
 from memlane.domain.errors import NotFoundError
 from memlane.domain.models import Document, chunk_id_for, new_id
+from memlane.domain.principal import Principal
 from memlane.domain.requests import DeletionReceipt, StoreCheck
 from memlane.ingest.media import media_key
-from memlane.services.context import Principal, Services
+from memlane.ports import Services
 from memlane.services.lifecycle import raw_key, remove_document, work_prefix
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from datetime import timedelta
 
 from memlane.domain.models import Document, IngestJob
 from memlane.ingest.writer import DocumentWriter, WriteOutcome, WriteRequest
-from memlane.services.context import Services
+from memlane.ports import Services
 
 log = logging.getLogger(__name__)
 

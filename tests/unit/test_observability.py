@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fakes import FixedClock
 
 from memlane import observability as o
@@ -12,8 +14,7 @@ from memlane.services.memory import save_memory
 
 
 def test_saves_writes_recalls_cache_and_sweeps_are_counted(stack, who, hash_embedder):
-    svc = stack.services
-    svc.clock = FixedClock()
+    svc = stack.services = replace(stack.services, clock=FixedClock())
     counts = svc.metrics.counts
     # Given a save, the same content again, and a save while the embedder is down
     save_memory(svc, who, MemoryIn(content="The ferry leaves at seven from pier four."))

@@ -12,7 +12,7 @@ import sqlite3
 from datetime import UTC, datetime
 
 from memlane.adapters.local.sqlite_db import SqliteDatabase, epoch, iso
-from memlane.connections.models import Connection, ConnectionItem, PendingAuthorization
+from memlane.domain.connections import Connection, ConnectionItem, PendingAuthorization
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS connections (

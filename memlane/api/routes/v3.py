@@ -32,9 +32,9 @@ from memlane.domain.requests import (
     UUIDStr,
     WhoAmI,
 )
+from memlane.ports import Services
 from memlane.recall.service import recall as recall_service
 from memlane.services import bulk, graph, memory, projects, receipts
-from memlane.services.context import Services
 from memlane.services.receipts import DeletionReceipt
 
 router = Router()

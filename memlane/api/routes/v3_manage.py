@@ -29,8 +29,8 @@ from memlane.domain.requests import (
     StatsOut,
     UUIDStr,
 )
+from memlane.ports import Services
 from memlane.services import key_admin, lifecycle, memory, projects, related
-from memlane.services.context import Services
 
 router = Router()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -22,7 +23,7 @@ from memlane.services.memory import get_document, save_memory
 @pytest.fixture
 def clock(stack):
     c = FixedClock()
-    stack.services.clock = c
+    stack.services = replace(stack.services, clock=c)
     return c
 
 
