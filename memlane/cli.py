@@ -395,8 +395,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     """Run the auto-forget sweep now (the server runs it hourly)."""
+    from memlane.documents.forget import forget_expired
     from memlane.local.compose import build_local
-    from memlane.services.lifecycle import forget_expired
 
     stack = build_local(_settings(args))
     try:

@@ -74,7 +74,7 @@ class _Redirect:
 
 
 class SafeFetcher:
-    """Implements `memlane.crawl.types.Fetcher`.
+    """Implements `memlane.ports.fetch.Fetcher`.
 
     Without `client`, builds (and owns, see `close`) a pinned client for `policy` and `resolver`.
     A `client` handed in is used as is and not closed here; build it with

@@ -17,6 +17,7 @@ from memlane.crawl.frontier import CrawlPlan
 from memlane.crawl.ssrf import NetworkPolicy, check_url
 from memlane.docsets import schemas as s
 from memlane.docsets.pages import CrawlContext, admissible, crawl_page
+from memlane.documents.receipts import delete_with_receipt
 from memlane.domain.docsets import (
     ClientSession,
     Docset,
@@ -30,7 +31,6 @@ from memlane.domain.errors import InvalidInputError, NotFoundError
 from memlane.domain.models import Project
 from memlane.domain.principal import Principal
 from memlane.ports import DocsetStore, Services
-from memlane.services.receipts import delete_with_receipt
 
 HOUR_MS = 3_600_000
 

@@ -1,6 +1,6 @@
 """The small weight value types that settings (memlane.config) build and the pipeline reads:
 recall's fusion (memlane.recall.fusion), its neighbouring-memories stage (memlane.recall.neighbours)
-and contextual indexing at write time (memlane.ingest.context). Values only, no behaviour beyond
+and contextual indexing at write time (memlane.documents.contextual). Values only, no behaviour beyond
 validation, so config can build them without importing the pipeline."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ directory is opened with now (after switching models).
 
 Every document is first marked queued with the reason, then the search index is dropped (it
 remembers which embedder built it and refuses to mix), then each gets a job and the job worker
-writes it through the one write path (memlane.ingest.writer). In that order nothing says ready
+writes it through the one write path (memlane.documents.writer). In that order nothing says ready
 without its vectors: a failure while marking leaves the index whole, one after it leaves documents
 visibly queued; running reindex again finishes the work, as does a running `memlane serve` for
 every job already queued.

@@ -23,6 +23,7 @@ from memlane.config import Settings
 from memlane.connections.apps import ENV_PUBLIC_URL
 from memlane.docsets.local import LocalDocsets
 from memlane.docsets.models import DocsetSettings
+from memlane.documents.forget import forget_expired
 from memlane.domain.errors import InvalidInputError
 from memlane.local.compose import LocalStack, build_local
 from memlane.local.connections import LocalSyncRunner
@@ -31,7 +32,6 @@ from memlane.local.periodic import PeriodicJob
 from memlane.local.webapp import WebApp, default_build_dir
 from memlane.local.worker import IngestWorker
 from memlane.services.keys import create_key, hash_key
-from memlane.services.lifecycle import forget_expired
 from memlane.services.ratelimit import InMemoryRateLimiter
 
 log = logging.getLogger(__name__)

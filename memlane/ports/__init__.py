@@ -13,6 +13,7 @@ Protocols, not base classes: a test hands in an in-memory fake with the same met
     ratelimit    RateLimiter
     keys         KeyRegistry
     fetch        Fetcher (the crawler)
+    inventory    Inventory (what `memlane doctor` reads of a deployment)
     docsets      DocsetStore
     connections  ConnectionStore, TokenVault, SyncDispatcher, ProviderApps (ConnectionPorts)
     bundle       Services: the ports of a service call, composed once
@@ -23,6 +24,7 @@ from memlane.ports.bundle import (
 )
 from memlane.ports.cache import (
     Cache,
+    project_scope_key,
 )
 from memlane.ports.clock import (
     Clock,
@@ -44,6 +46,13 @@ from memlane.ports.fetch import (
     SKIP_STATUSES,
     Fetcher,
     FetchResult,
+)
+from memlane.ports.inventory import (
+    BLOB_KINDS,
+    Inventory,
+    StoredBlob,
+    StoredDocument,
+    stored_blob,
 )
 from memlane.ports.keys import (
     KeyRegistry,
@@ -87,6 +96,7 @@ from memlane.ports.storage import (
 )
 
 __all__ = [
+    "BLOB_KINDS",
     "BlobStore",
     "Cache",
     "Candidate",
@@ -102,6 +112,7 @@ __all__ = [
     "ImageReader",
     "IndexHoldings",
     "IndexedChunk",
+    "Inventory",
     "JobQueue",
     "KeyRegistry",
     "LegResults",
@@ -117,6 +128,8 @@ __all__ = [
     "SearchIndex",
     "SearchScope",
     "Services",
+    "StoredBlob",
+    "StoredDocument",
     "Summarizer",
     "Summary",
     "SyncDispatcher",
@@ -130,4 +143,6 @@ __all__ = [
     "decide",
     "decode_cursor",
     "encode_cursor",
+    "project_scope_key",
+    "stored_blob",
 ]

@@ -58,7 +58,7 @@ class IndexHoldings:
 class IndexedChunk:
     chunk: Chunk
     vector: Sequence[float]
-    # The text of the memories saved around this one (memlane.ingest.context): matched by the text
+    # The text of the memories saved around this one (memlane.documents.contextual): matched by the text
     # leg at a lower weight than the chunk's own words; never returned by recall.
     context: str = ""
 

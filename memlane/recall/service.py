@@ -20,10 +20,9 @@ from memlane.domain.errors import NotFoundError
 from memlane.domain.models import chunk_id_for
 from memlane.domain.principal import Principal
 from memlane.domain.requests import RecalledChunk, RecalledDocument, RecallIn, RecallOut
-from memlane.ports import RecallFilters, SaveOrder, SearchScope, Services
+from memlane.ports import RecallFilters, SaveOrder, SearchScope, Services, project_scope_key
 from memlane.recall.fusion import ScoredDocument, fuse_scores, group_by_document, recency_bonus
 from memlane.recall.neighbours import add_neighbour_context
-from memlane.services.lifecycle import project_scope_key
 
 CACHE_TTL_SECONDS = 300
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from memlane.documents.receipts import delete_with_receipt
 from memlane.domain.errors import ConflictError, NotFoundError
 from memlane.domain.models import Document, Project
 from memlane.domain.principal import Principal
@@ -20,7 +21,6 @@ from memlane.domain.requests import (
 )
 from memlane.ports import DocsetStore, Services
 from memlane.services.keys import slugify
-from memlane.services.receipts import delete_with_receipt
 
 
 def _out(p: Project, count: int) -> ProjectOut:

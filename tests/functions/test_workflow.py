@@ -25,9 +25,9 @@ from fn_support import ORG_ID, T0, Deployment, context, load_event
 from infra import constants as c
 from memlane.api.app import MemlaneApi
 from memlane.config import Settings
+from memlane.documents import workflow as steps
 from memlane.domain import errors as domain_errors
 from memlane.domain.models import Document, DocumentStatus, IngestJob, Organization
-from memlane.ingest import steps
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import build_local
 from memlane.services.keys import create_key

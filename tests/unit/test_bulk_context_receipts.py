@@ -196,7 +196,7 @@ def test_a_receipt_fails_when_a_store_still_holds_the_document(world) -> None:
 
 
 def test_the_sweep_and_a_docset_delete_record_verified_receipts(world) -> None:
-    from memlane.services.lifecycle import forget_expired
+    from memlane.documents.forget import forget_expired
 
     expiring = world.call("POST", "/v3/memory", {"content": "Gate code 4411 for the weekend only.",
                                                  "forget_after": (world.clock.now() + timedelta(days=400)).isoformat()})

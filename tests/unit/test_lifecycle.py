@@ -10,11 +10,11 @@ from datetime import timedelta
 import pytest
 from fakes import FixedClock, HashEmbedder
 
+from memlane.documents.forget import forget_expired
 from memlane.domain.errors import NotFoundError
 from memlane.domain.requests import MemoryIn, RecallIn
 from memlane.local.doctor import examine
 from memlane.recall.service import recall
-from memlane.services.lifecycle import forget_expired
 from memlane.services.memory import delete_document, get_document, save_memory
 
 

@@ -7,9 +7,9 @@ from dataclasses import replace
 from fakes import FixedClock
 
 from memlane import observability as o
+from memlane.documents.forget import forget_expired
 from memlane.domain.requests import MemoryIn, RecallIn
 from memlane.recall.service import recall
-from memlane.services.lifecycle import forget_expired
 from memlane.services.memory import save_memory
 
 

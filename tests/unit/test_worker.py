@@ -122,8 +122,8 @@ def test_partial_embedding_keeps_the_batches_that_succeeded_and_retries_only_the
     stack, who, hash_embedder
 ):
     """Spec §13 Error Recovery 3: if 3 of 5 chunks embed, save those and retry the other 2."""
-    from memlane.ingest.progress import progress_prefix
-    from memlane.ingest.writer import EMBED_BATCH
+    from memlane.documents.progress import progress_prefix
+    from memlane.documents.writer import EMBED_BATCH
 
     clock = FixedClock()
     stack.services = replace(stack.services, clock=clock, settings=stack.services.settings.model_copy(
@@ -149,7 +149,7 @@ def test_partial_embedding_keeps_the_batches_that_succeeded_and_retries_only_the
     )
     assert stack.services.blobs.keys(progress_prefix(who.organization_id, doc_id)) == []
     # every chunk carries its own vector, reused or fresh: its exact embedding is its nearest
-    from memlane.ingest.writer import embedding_text
+    from memlane.documents.writer import embedding_text
     from memlane.ports import SearchScope
 
     scope = SearchScope(organization_id=who.organization_id, project_ids=(doc.project_id,))

@@ -1,4 +1,4 @@
-"""ConnectionStore on DynamoDB (memlane.connections.ports), in the metadata table (keys in
+"""ConnectionStore on DynamoDB (memlane.ports.connections), in the metadata table (keys in
 dynamo_schema.py):
 
 | record      | key                                             | read by                          |

@@ -1,4 +1,4 @@
-"""ConnectionStore on SQLite (memlane.connections.ports): connections, their items and pending
+"""ConnectionStore on SQLite (memlane.ports.connections): connections, their items and pending
 OAuth flows, in the data directory's database file.
 
 Records are kept as JSON next to the columns queries need. The sync lease is a column of its own

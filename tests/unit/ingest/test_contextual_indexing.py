@@ -1,4 +1,4 @@
-"""Contextual indexing (memlane.ingest.context through the one write path): a short memory's index
+"""Contextual indexing (memlane.documents.contextual through the one write path): a short memory's index
 entry carries the memories saved just before and after it in the same sitting, as a text field and
 in its vector; entries follow their neighbours' saves, updates and deletions. Hashing embedder:
 the mechanism, not the model."""
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from fakes import FixedClock
 
+from memlane.documents.writer import embedding_text
 from memlane.domain.models import chunk_id_for
 from memlane.domain.requests import BulkMemoriesIn, MemoryIn
-from memlane.ingest.writer import embedding_text
 from memlane.ports import RecallFilters, SearchScope
 from memlane.services.bulk import save_memories
 from memlane.services.memory import delete_document, save_memory

@@ -26,12 +26,12 @@ from memlane.collections.service import ingest as raged_ingest
 from memlane.config import Settings
 from memlane.docsets.models import DocsetSettings
 from memlane.docsets.pages import CrawlContext, RobotsCache, crawl_page
+from memlane.documents import workflow as steps
 from memlane.domain.docsets import Docset, DocsetPage, PageStatus, page_id_for
 from memlane.domain.errors import TransientError
 from memlane.domain.models import Document, DocumentStatus, Project
 from memlane.domain.principal import Principal
 from memlane.domain.requests import BulkMemoriesIn, MemoryIn, RecallIn
-from memlane.ingest import steps
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import LocalStack, build_local
 from memlane.local.reindex import requeue_everything

@@ -10,13 +10,7 @@ from fakes import FixedClock
 
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.requests import MemoryIn
-from memlane.project_memory.salience import (
-    Salience,
-    apply_salience,
-    forget_after_for,
-    parse_salience,
-    salience_of,
-)
+from memlane.domain.salience import Salience, apply_salience, forget_after_for, parse_salience, salience_of
 from memlane.services.memory import get_document, save_memory
 
 

@@ -33,14 +33,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from memlane.domain.models import Document
 from memlane.domain.tuning import ContextWeights
-from memlane.ports import SaveOrder
-
-if TYPE_CHECKING:  # settings (memlane.config) import this module's weights
-    from memlane.ports import Services
+from memlane.ports import MetadataStore, SaveOrder
 
 
 @dataclass(frozen=True)
@@ -84,17 +80,16 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0]
 
 
-def saved_order(svc: Services) -> SaveOrder | None:
-    store = svc.metadata
-    return store if isinstance(store, SaveOrder) else None
+def saved_order(metadata: MetadataStore) -> SaveOrder | None:
+    return metadata if isinstance(metadata, SaveOrder) else None
 
 
 def neighbours(
-    svc: Services, w: ContextWeights, org_id: str, document_ids: Sequence[str], now: datetime
+    metadata: MetadataStore, w: ContextWeights, org_id: str, document_ids: Sequence[str], now: datetime
 ) -> dict[str, tuple[str | None, str | None]]:
     """For each document, the id of the memory saved just before it and just after it in the
     same sitting (None where there is none, or the sides setting leaves it out)."""
-    store = saved_order(svc)
+    store = saved_order(metadata)
     if store is None or not w.active or not document_ids:
         return {}
     around = store.saved_around(org_id, list(document_ids), 1, w.max_gap_seconds, now)
@@ -108,7 +103,7 @@ def neighbours(
 
 
 def contexts(
-    svc: Services, w: ContextWeights, docs: Iterable[tuple[Document, int]], now: datetime
+    metadata: MetadataStore, w: ContextWeights, docs: Iterable[tuple[Document, int]], now: datetime
 ) -> dict[str, Context]:
     """The context of each eligible document, given with its chunk count; a document left out
     has none and is indexed as before. The documents given count as saved for each other (a
@@ -121,9 +116,9 @@ def contexts(
             by_org.setdefault(d.organization_id, []).append(d)
     out: dict[str, Context] = {}
     for org, wanted in by_org.items():
-        around = neighbours(svc, w, org, [d.id for d in wanted], now)
+        around = neighbours(metadata, w, org, [d.id for d in wanted], now)
         ids = {n for pair in around.values() for n in pair if n}
-        known = {d.id: d for d in (svc.metadata.get_documents(org, sorted(ids)) if ids else []) if eligible(d)}
+        known = {d.id: d for d in (metadata.get_documents(org, sorted(ids)) if ids else []) if eligible(d)}
         for d in wanted:
             before_id, after_id = around.get(d.id, (None, None))
             before, after = known.get(before_id or ""), known.get(after_id or "")
@@ -146,11 +141,11 @@ def contexts(
     return out
 
 
-def carriers(svc: Services, w: ContextWeights, org_id: str, document_ids: Sequence[str], now: datetime) -> set[str]:
+def carriers(metadata: MetadataStore, w: ContextWeights, org_id: str, document_ids: Sequence[str], now: datetime) -> set[str]:
     """The memories whose index entries may carry these documents as context: the one saved just
     after each (its "before" side) and, with both sides, the one just before. Asked before a
     document leaves (afterwards the save order no longer knows where it stood)."""
-    store = saved_order(svc)
+    store = saved_order(metadata)
     if store is None or not w.active or not document_ids:
         return set()
     out: set[str] = set()
