@@ -140,7 +140,7 @@ def document_text(rng: random.Random, terms: list[str], weights: list[float], pa
 def fill(stack, org_id: str, project_id: str, n_chunks: int, dim: int, context: bool = False) -> None:
     """Write the corpus straight into the stores, 500 documents per transaction. `context`: every
     chunk's index entry carries the text of the chunks on both sides of it, as contextual indexing
-    (memlane.ingest.context) gives a short memory saved in a sitting: the text leg's worst case
+    (memlane.documents.contextual) gives a short memory saved in a sitting: the text leg's worst case
     (three times the postings), for its latency cost."""
     rng = random.Random(n_chunks)
     nprng = np.random.default_rng(n_chunks)

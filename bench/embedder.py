@@ -33,9 +33,9 @@ import httpx
 from bench.common import free_port, machine, p95, write_section
 from bench.corpus import document_text, vocab
 from memlane.config import ContextSides, Settings
+from memlane.documents.writer import EMBED_BATCH, embedding_text, make_chunks
 from memlane.domain.models import Document
 from memlane.ingest.chunking import chunk_text
-from memlane.ingest.writer import EMBED_BATCH, embedding_text, make_chunks
 from memlane.ports import Embedder
 
 SHORT = "Load client {n} note {i} marker {m}: the tide was {t} metres."

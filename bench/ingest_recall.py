@@ -29,14 +29,14 @@ from bench.common import free_port, machine, p95, write_section
 from bench.corpus import document_text, fill, vocab
 from memlane.adapters.local.search_index import STOPWORDS
 from memlane.config import Settings
+from memlane.documents.writer import EMBED_BATCH, embedding_text, make_chunks
 from memlane.domain.models import Document
+from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn, RecallIn
 from memlane.ingest.chunking import chunk_text
-from memlane.ingest.writer import EMBED_BATCH, embedding_text, make_chunks
 from memlane.local.compose import build_local
 from memlane.ports import SearchScope
 from memlane.recall.service import recall
-from memlane.services.context import Principal
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
 

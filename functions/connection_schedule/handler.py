@@ -12,7 +12,7 @@ from aws_lambda_powertools import Logger
 
 from functions._tracing import lambda_tracer
 from functions.schedule import ScheduledJob
-from memlane.services.context import Services
+from memlane.ports import Services
 
 logger = Logger()
 tracer = lambda_tracer()

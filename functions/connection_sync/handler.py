@@ -17,7 +17,7 @@ from pydantic import Json
 from functions._tracing import lambda_tracer
 from memlane.adapters.aws.sync_queue import SyncMessage
 from memlane.connections.sync import sync_connection
-from memlane.services.context import Services
+from memlane.ports import Services
 
 logger = Logger()
 tracer = lambda_tracer()

@@ -11,9 +11,9 @@ from aws_lambda_powertools import Logger, Metrics
 
 from functions._tracing import lambda_tracer
 from functions.schedule import ScheduledJob
+from memlane.documents.forget import forget_expired
 from memlane.observability import metrics_namespace
-from memlane.services.context import Services
-from memlane.services.lifecycle import forget_expired
+from memlane.ports import Services
 
 logger = Logger()
 metrics = Metrics(namespace=metrics_namespace())  # flushed as CloudWatch EMF after each invocation

@@ -1,5 +1,5 @@
 """What every ingestion step function shares: the task input model, the decorators in memlane's
-order, and the one call into memlane.ingest.steps. The state machine stores the returned dict at
+order, and the one call into memlane.documents.workflow. The state machine stores the returned dict at
 $.artifacts.<step> (infra/constructs/ingestion.py)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from aws_lambda_powertools import Logger, Metrics
 from pydantic import BaseModel
 
 from functions._tracing import lambda_tracer
-from memlane.ingest.steps import StepInput
+from memlane.documents.workflow import StepInput
 from memlane.observability import metrics_namespace
-from memlane.services.context import Services
+from memlane.ports import Services
 
 logger = Logger()
 metrics = Metrics(namespace=metrics_namespace())  # flushed as CloudWatch EMF after each invocation

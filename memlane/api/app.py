@@ -24,7 +24,7 @@ from memlane.api.resolver import ConcurrentRestResolver
 from memlane.api.routes import connections, mcp, mem_oracle, raged, v3, v3_manage, vidurai
 from memlane.domain.errors import MemlaneError, RateLimitedError
 from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
-from memlane.services.context import Services
+from memlane.ports import Services
 
 log = logging.getLogger(__name__)
 

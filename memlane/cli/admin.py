@@ -107,7 +107,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     """Run the auto-forget sweep now (the server runs it hourly)."""
-    from memlane.services.lifecycle import forget_expired
+    from memlane.documents.forget import forget_expired
 
     runtime = local_runtime(args)
     try:
@@ -145,7 +145,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 def cmd_openapi(args: argparse.Namespace) -> int:
     from memlane.api.app import MemlaneApi
-    from memlane.services.context import Services
+    from memlane.ports import Services
 
     # The document describes the routes; no request runs, so no services are composed.
     print(json.dumps(MemlaneApi(lambda: cast(Services, None)).openapi(), indent=2))

@@ -16,8 +16,8 @@ from memlane_client.errors import error_text
 from pydantic import ValidationError
 
 from memlane.config import Settings
+from memlane.domain.principal import Principal
 from memlane.local.runtime import LocalRuntime, org_name
-from memlane.services.context import Principal
 
 ENV_API_URL = "MEMLANE_API_URL"
 ENV_API_KEY = "MEMLANE_API_KEY"

@@ -9,8 +9,9 @@ import json
 import sys
 
 from memlane.cli.common import CLI_USER, cli_principal, err, local_runtime, settings_of
+from memlane.domain.principal import Principal
 from memlane.local.runtime import DEFAULT_ORG, org_name
-from memlane.services.context import Principal, Services
+from memlane.ports import Services
 
 ORG_HELP = "organization (slug); default $MEMLANE_ORG, else the default organization"
 

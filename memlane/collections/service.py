@@ -31,16 +31,17 @@ from memlane.collections.models import (
     Routing,
 )
 from memlane.collections.router import RoutingDecision, Strategy, route
+from memlane.documents.writer import WriteRequest
+from memlane.documents.writing import write_in_request
+from memlane.domain.collection_items import RAGED_KEY, filter_tags_for, item_tag
 from memlane.domain.errors import DependencyUnavailableError, NotFoundError
 from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus
-from memlane.domain.raged import RAGED_KEY, filter_tag, filter_tags_for
+from memlane.domain.principal import Principal
+from memlane.domain.tuning import FusionWeights
 from memlane.ingest.chunking import CHUNKING_KEY
-from memlane.ingest.writer import WriteRequest
-from memlane.ports import LegResults, RecallFilters, SearchScope
-from memlane.recall.fusion import FusionWeights, fuse_scores
-from memlane.services.context import Principal, Services
+from memlane.ports import LegResults, RecallFilters, SearchScope, Services
+from memlane.recall.fusion import fuse_scores
 from memlane.services.projects import find_project_by_name
-from memlane.services.writing import write_in_request
 
 # Semantic ranking is the fusion with only the vector leg weighted: the score is the cosine, as in raged.
 SEMANTIC_WEIGHTS = FusionWeights(vector=1.0, text=0.0, recency=0.0)
@@ -58,11 +59,11 @@ def document_id_for(project_id: str, base_id: str) -> str:
 def pushdown_tag(flt: QueryFilter) -> str | None:
     """The one tag that narrows the search most surely (tags match any-of, so only one is sent);
     the exact check on every field follows."""
-    if flt.repoId is not None and (t := filter_tag("raged-repo:", flt.repoId)):
+    if flt.repoId is not None and (t := item_tag("raged-repo:", flt.repoId)):
         return t
-    if flt.path is not None and flt.path.endswith("/") and (t := filter_tag("raged-path:", flt.path)):
+    if flt.path is not None and flt.path.endswith("/") and (t := item_tag("raged-path:", flt.path)):
         return t
-    if flt.lang is not None and (t := filter_tag("raged-lang:", flt.lang)):
+    if flt.lang is not None and (t := item_tag("raged-lang:", flt.lang)):
         return t
     return None
 

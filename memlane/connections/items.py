@@ -7,13 +7,12 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from memlane.connections.models import Connection, Item
-from memlane.connections.ports import ConnectionPorts
+from memlane.documents.receipts import delete_with_receipt
+from memlane.domain.connections import Connection, Item
 from memlane.domain.models import Document, DocumentStatus
 from memlane.domain.requests import DeletionReceipt
 from memlane.ingest.pipeline import prepare
-from memlane.services.context import Services
-from memlane.services.receipts import delete_with_receipt
+from memlane.ports import ConnectionPorts, Services
 
 _DOCUMENT_NAMESPACE = uuid.UUID("3e0b7f0e-55a4-4c1e-9a3b-636f6e6e6563")
 

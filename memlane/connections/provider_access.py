@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import httpx
 
-from memlane.connections.models import Connection, TokenSet
-from memlane.connections.ports import ConnectionPorts
 from memlane.connections.providers import ProviderAdapter
 from memlane.connections.session import ProviderSession
-from memlane.services.context import Services
+from memlane.domain.connections import Connection, TokenSet
+from memlane.ports import ConnectionPorts, Services
 
 HTTP_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 

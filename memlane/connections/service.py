@@ -15,14 +15,7 @@ from typing import Any
 
 from memlane.connections import oauth
 from memlane.connections.errors import OAuthError
-from memlane.connections.models import (
-    Connection,
-    ConnectionStatus,
-    PendingAuthorization,
-    Provider,
-    hash_state,
-)
-from memlane.connections.ports import ConnectionPorts
+from memlane.connections.provider_access import http_client, open_session, sealed, vault_context
 from memlane.connections.providers import adapter_for
 from memlane.connections.schemas import (
     ConnectionDeletedOut,
@@ -33,13 +26,13 @@ from memlane.connections.schemas import (
     SyncRequestedOut,
     WebhookInfo,
 )
-from memlane.connections.sync import (
-    LEASE,
-    http_client,
-    open_session,
-    purge_connection,
-    sealed,
-    vault_context,
+from memlane.connections.sync import LEASE, purge_connection
+from memlane.domain.connections import (
+    Connection,
+    ConnectionStatus,
+    PendingAuthorization,
+    Provider,
+    hash_state,
 )
 from memlane.domain.errors import (
     ConflictError,
@@ -48,7 +41,8 @@ from memlane.domain.errors import (
     MemlaneError,
     NotFoundError,
 )
-from memlane.services.context import Principal, Services
+from memlane.domain.principal import Principal
+from memlane.ports import ConnectionPorts, Services
 from memlane.services.projects import resolve_project
 
 log = logging.getLogger(__name__)

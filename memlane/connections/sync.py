@@ -12,9 +12,9 @@ Writing an item: a document with a deterministic id (connection, item, the versi
 so a sync that died between writing and recording is repeated onto the same document, never a
 second one. A changed item becomes a new version (`updates_memory_id`), as a save of the same
 `source_url` does; unchanged text (same hash) writes nothing. Documents are written by
-memlane.services.writing.write_in_request (the writer, with the job queue as safety net) and
-removed by memlane.services.lifecycle.remove_document (every version of the item), with a verified
-deletion receipt (memlane.services.receipts) for each item removed.
+memlane.documents.writing.write_in_request (the writer, with the job queue as safety net) and
+removed by memlane.documents.lifecycle.remove_document (every version of the item), with a verified
+deletion receipt (memlane.documents.receipts) for each item removed.
 
 Failures: a 429 or 5xx stops the sync where it is; the cursor stays at the last batch applied and
 the next sync waits for Retry-After (or an exponential backoff). One item that cannot be read or
@@ -35,8 +35,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from memlane.connections.items import ItemRemoval, build_document, document_id_for, remove_item_documents
-from memlane.connections.models import Connection, ConnectionStatus, ItemRef, SyncResult
-from memlane.connections.ports import ConnectionPorts
 from memlane.connections.provider_access import (
     HTTP_TIMEOUT,
     http_client,
@@ -47,9 +45,10 @@ from memlane.connections.provider_access import (
 )
 from memlane.connections.providers import ProviderAdapter, adapter_for
 from memlane.connections.sync_run import DEFAULT_BUDGET_S, SyncRun
+from memlane.domain.connections import Connection, ConnectionStatus, ItemRef, SyncResult
 from memlane.domain.errors import MemlaneError
 from memlane.domain.requests import DeletionReceipt
-from memlane.services.context import Services
+from memlane.ports import ConnectionPorts, Services
 
 __all__ = [
     "DEFAULT_BUDGET_S",

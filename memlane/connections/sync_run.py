@@ -14,7 +14,11 @@ from datetime import timedelta
 
 from memlane.connections.errors import ProviderAuthError, ProviderRateLimited
 from memlane.connections.items import build_document, remove_item_documents
-from memlane.connections.models import (
+from memlane.connections.providers import ProviderAdapter
+from memlane.connections.session import ProviderSession
+from memlane.documents.writer import WriteRequest
+from memlane.documents.writing import write_in_request
+from memlane.domain.connections import (
     Connection,
     ConnectionItem,
     ConnectionStatus,
@@ -22,14 +26,9 @@ from memlane.connections.models import (
     ItemRef,
     SyncResult,
 )
-from memlane.connections.ports import ConnectionPorts
-from memlane.connections.providers import ProviderAdapter
-from memlane.connections.session import ProviderSession
 from memlane.domain.errors import MemlaneError, TransientError
 from memlane.domain.models import Document, DocumentStatus
-from memlane.ingest.writer import WriteRequest
-from memlane.services.context import Services
-from memlane.services.writing import write_in_request
+from memlane.ports import ConnectionPorts, Services
 
 log = logging.getLogger(__name__)
 

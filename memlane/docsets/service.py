@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
 from urllib.parse import urlsplit
 
 from memlane.crawl.errors import FetchError, UnsafeURLError
 from memlane.crawl.frontier import CrawlPlan
 from memlane.crawl.ssrf import NetworkPolicy, check_url
 from memlane.docsets import schemas as s
-from memlane.docsets.models import (
+from memlane.docsets.pages import CrawlContext, admissible, crawl_page
+from memlane.documents.receipts import delete_with_receipt
+from memlane.domain.docsets import (
     ClientSession,
     Docset,
     DocsetPage,
@@ -26,32 +26,14 @@ from memlane.docsets.models import (
     PageStatus,
     page_id_for,
 )
-from memlane.docsets.pages import CrawlContext, admissible, crawl_page
 from memlane.domain.errors import InvalidInputError, NotFoundError
 from memlane.domain.models import Project
-from memlane.ports import DocsetStore
-from memlane.services.context import Principal, Services
-from memlane.services.receipts import delete_with_receipt
+from memlane.domain.principal import Principal
+from memlane.ports import CrawlDispatcher, DocsetStore, Services
 
 HOUR_MS = 3_600_000
 
 log = logging.getLogger(__name__)
-
-
-class CrawlDispatcher(Protocol):
-    """Where queued pages go: the local runner's threads, or (on AWS) the SQS page queue, one
-    message per page."""
-
-    def pages_queued(self, docset: Docset) -> None:
-        """Pages of the docset are pending (a new docset, a refresh)."""
-
-    def pages_found(self, docset: Docset, page_ids: Sequence[str]) -> None:
-        """A crawled page links to these pages of the docset."""
-
-    def page_due(self, docset: Docset, page_id: str, due_ms: int) -> None:
-        """A page failed transiently and is due again at `due_ms` (its backoff)."""
-
-    def docset_deleted(self, docset_id: str) -> None: ...
 
 
 @dataclass

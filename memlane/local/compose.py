@@ -19,12 +19,10 @@ from memlane.adapters.local.sqlite_db import SqliteDatabase
 from memlane.adapters.local.token_vault import FileTokenVault
 from memlane.config import DEFAULT_PORT, Settings
 from memlane.connections.apps import ENV_PUBLIC_URL, apps_from_env
-from memlane.connections.ports import ConnectionPorts, SyncDispatcher
 from memlane.domain.models import Document
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.observability import CountingMetrics
-from memlane.services.context import Services
-from memlane.services.ratelimit import RateLimiter
+from memlane.ports import ConnectionPorts, RateLimiter, Services, SyncDispatcher
 
 log = logging.getLogger(__name__)
 

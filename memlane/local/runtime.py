@@ -30,15 +30,16 @@ from memlane.api.auth import authorizer_context
 from memlane.api.inprocess import call, in_process
 from memlane.config import Settings
 from memlane.docsets.models import DocsetSettings
+from memlane.documents.forget import forget_expired
 from memlane.domain.models import ApiKey, Document, Organization
+from memlane.domain.principal import Principal
 from memlane.local.compose import LocalStack, build_local
 from memlane.local.connections import LocalSyncRunner
 from memlane.local.periodic import PeriodicJob
 from memlane.local.worker import IngestWorker
 from memlane.mcp.backend import DOCS_NEED_A_SERVER, Dispatch, InProcessBackend
-from memlane.services.context import Principal, Services
+from memlane.ports import Services
 from memlane.services.keys import create_key, ensure_organization, hash_key
-from memlane.services.lifecycle import forget_expired
 from memlane.services.ratelimit import InMemoryRateLimiter
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,7 @@ def org_name(flag: str | None, env: Mapping[str, str] | None = None) -> str | No
 
 class LocalRuntime:
     """`docsets`: compose documentation sets (their crawler too); None means whenever
-    memlane.docsets.local is installed. `public_url`: where the server listens (connections'
+    memlane.local.docsets is installed. `public_url`: where the server listens (connections'
     OAuth callback and webhooks; MEMLANE_PUBLIC_URL wins). Nothing runs until `start()`; a
     one-shot command uses `drain()` instead of the worker thread."""
 
@@ -84,10 +85,10 @@ class LocalRuntime:
         self.worker = IngestWorker(self.services, self.stack.queue, doorbell=doorbell)
         self.forget_job = PeriodicJob("forget", FORGET_EVERY_SECONDS, lambda: forget_expired(self.services))
         if docsets is None:
-            docsets = importlib.util.find_spec("memlane.docsets.local") is not None
+            docsets = importlib.util.find_spec("memlane.local.docsets") is not None
         self.docsets = None
         if docsets:
-            from memlane.docsets.local import LocalDocsets
+            from memlane.local.docsets import LocalDocsets
 
             self.docsets = LocalDocsets(self.stack, allow_private_network=allow_private_network,
                                         settings=docset_settings)

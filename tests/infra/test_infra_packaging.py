@@ -244,7 +244,7 @@ def test_every_handler_imports_from_the_staged_code_alone(tmp_path):
     # Given the function code as synth stages it
     staged = packaging.stage_function_code(tmp_path / "asset")
     names = {p.relative_to(staged).as_posix() for p in staged.rglob("*.py")}
-    assert "memlane/ingest/writer.py" in names and "functions/api/handler.py" in names
+    assert "memlane/documents/writer.py" in names and "functions/api/handler.py" in names
     assert not [n for n in names if DEV_ONLY_NAME.search(Path(n).stem)]
     # Then every handler imports from the staged code alone (the staged tree comes first on the path)
     modules = sorted({spec.handler.rsplit(".", 1)[0] for spec in c.ALL_FUNCTIONS})

@@ -32,8 +32,7 @@ from memlane.config import Settings
 from memlane.connections.apps import ENV_CONNECTIONS_SECRET, ENV_PUBLIC_URL
 from memlane.domain.errors import MemlaneError
 from memlane.lazy import Lazy
-from memlane.ports import Clock, Embedder, SearchIndex
-from memlane.services.context import Services, SystemClock
+from memlane.ports import Clock, ConnectionPorts, Embedder, SearchIndex, Services, SystemClock
 
 # Names the stack sets besides those in dynamo_schema (infra/constants.py holds the same strings;
 # infra imports memlane, never the other way round).
@@ -263,7 +262,6 @@ def build_connection_ports(aws: AwsSettings) -> Any:
     from memlane.adapters.aws.sync_queue import SqsSyncDispatcher
     from memlane.adapters.aws.token_vault import KmsTokenVault
     from memlane.connections.apps import SecretApps
-    from memlane.connections.ports import ConnectionPorts
 
     return ConnectionPorts(store=DynamoConnectionStore(aws.table), vault=KmsTokenVault(aws.connections_key),
                            apps=SecretApps(aws.connections_secret), public_url=aws.public_url,

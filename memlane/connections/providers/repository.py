@@ -17,9 +17,9 @@ import posixpath
 from collections.abc import Mapping
 from typing import Any
 
-from memlane.connections.models import Item
+from memlane.domain.collection_items import RAGED_KEY, filter_tags_for
+from memlane.domain.connections import Item
 from memlane.domain.models import ContentType
-from memlane.domain.raged import RAGED_KEY, filter_tags_for
 from memlane.ingest.languages import detect_language  # no bs4 or lxml: stays off the API's cold start
 
 MAX_FILE_BYTES = 500_000

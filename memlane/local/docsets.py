@@ -8,19 +8,15 @@ MEMLANE_ALLOW_PRIVATE_NETWORK=1). Link-local and cloud metadata addresses stay r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from memlane.adapters.local.docset_store import SqliteDocsetStore
 from memlane.crawl.fetcher import FetchLimits, SafeFetcher
 from memlane.crawl.ssrf import NetworkPolicy
-from memlane.crawl.types import Fetcher
 from memlane.docsets.models import DocsetSettings
 from memlane.docsets.pages import CrawlContext, RobotsCache
 from memlane.docsets.runner import CrawlRunner
 from memlane.docsets.service import DocsetContext, refresh_stale_docsets
-
-if TYPE_CHECKING:  # the host hands its stack in; docsets sit below the hosts
-    from memlane.local.compose import LocalStack
+from memlane.local.compose import LocalStack
+from memlane.ports import Fetcher
 
 
 class LocalDocsets:
