@@ -60,7 +60,7 @@ screenshots: $(STAMP) $(WEB_DIST) chromium
 run: $(STAMP) $(WEB_DIST) ocr
 	$(BIN)/memlane serve --host $(HOST) --port $(PORT)
 
-test: $(STAMP) ocr extension-test extension-build chromium $(WEB_DIST) web-test $(TYPES_MODULES)
+test: $(STAMP) ocr lint extension-test extension-build chromium $(WEB_DIST) web-test $(TYPES_MODULES)
 	$(BIN)/python -m pytest
 
 # OCR of images and scanned PDFs on this machine (the embedded default): Debian's Tesseract.
@@ -88,9 +88,12 @@ extension-test: $(EXT_DEPS)
 chromium:
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
+# The guards `make test` runs first: ruff, mypy, and the import rules in pyproject.toml
+# ([tool.importlinter]: the layers, no cycles, the library never importing its Lambda functions).
 lint: $(STAMP)
-	$(BIN)/ruff check memlane functions infra tests
-	$(BIN)/mypy memlane
+	$(BIN)/ruff check memlane functions infra bench clients/python tests
+	$(BIN)/mypy memlane functions infra bench clients/python/memlane_client
+	$(BIN)/lint-imports --no-logo
 
 # Synthesizes the CloudFormation templates into cdk.out/ (no Docker; the layer is built from
 # manylinux wheels on first use).
