@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event import (
     APIGatewayAuthorizerResponse,
@@ -30,7 +29,7 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.parser.models import ApiGatewayAuthorizerRequest
 
-from functions._tracing import lambda_tracer
+from functions._handler import lambda_handler, logger
 from memlane.api.auth import MCP_PATH, VIA_KEY, VIA_OAUTH, authorizer_context
 from memlane.domain.errors import AuthenticationError
 from memlane.lazy import Lazy
@@ -38,9 +37,6 @@ from memlane.ports import MetadataStore
 from memlane.services.context import Principal
 from memlane.services.keys import authenticate, hash_key, key_from_headers
 from memlane.services.oauth import OAuthSettings, TokenValidator, authenticate_token, looks_like_jwt
-
-logger = Logger()
-tracer = lambda_tracer()
 
 
 def _compose() -> MetadataStore:
@@ -78,8 +74,7 @@ def _headers(request: ApiGatewayAuthorizerRequest) -> dict[str, str]:
     return headers
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-@tracer.capture_lambda_handler
+@lambda_handler(correlation_id_path=correlation_paths.API_GATEWAY_REST)
 def handler(event: dict[str, Any], context: Any, store: MetadataStore | None = None,
             validator: TokenValidator | None = None) -> dict[str, Any]:
     request = parse(event=event, model=ApiGatewayAuthorizerRequest)
