@@ -10,6 +10,7 @@ from functools import partial
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from pydantic import Json
 
@@ -48,7 +49,7 @@ def record_handler(record: SyncRecord, services: Services, remaining_s: float) -
 
 
 @lambda_handler()
-def handler(event: dict[str, Any], context: Any, services: Services | None = None) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: Any, services: Services | None = None) -> PartialItemFailureResponse:
     services = services or _services.get()
     remaining = (context.get_remaining_time_in_millis() / 1000
                  if context is not None and hasattr(context, "get_remaining_time_in_millis") else DEFAULT_REMAINING_S)

@@ -14,6 +14,7 @@ from functools import partial
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from pydantic import Json
 
@@ -56,6 +57,6 @@ def record_handler(record: IngestJobRecord, starter: WorkflowStarter, services: 
 
 @lambda_handler()
 def handler(event: dict[str, Any], context: Any, starter: WorkflowStarter | None = None,
-            services: Services | None = None) -> dict[str, Any]:
+            services: Services | None = None) -> PartialItemFailureResponse:
     handle = partial(record_handler, starter=starter or _starter.get(), services=services or _services.get())
     return process_partial_response(event=event, record_handler=handle, processor=processor, context=context)

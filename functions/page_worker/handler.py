@@ -10,6 +10,7 @@ from functools import partial
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from pydantic import Json
 
@@ -44,6 +45,6 @@ def record_handler(record: PageRecord, docsets: DocsetContext) -> dict[str, Any]
 
 
 @lambda_handler()
-def handler(event: dict[str, Any], context: Any, docsets: DocsetContext | None = None) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: Any, docsets: DocsetContext | None = None) -> PartialItemFailureResponse:
     handle = partial(record_handler, docsets=docsets or _docsets.get())
     return process_partial_response(event=event, record_handler=handle, processor=processor, context=context)
