@@ -34,7 +34,7 @@ from functions._tracing import lambda_tracer
 from memlane.observability import metrics_namespace
 
 if TYPE_CHECKING:
-    from memlane.services.context import Services
+    from memlane.ports import Services
 
 logger = Logger()
 metrics = Metrics(namespace=metrics_namespace())  # flushed as CloudWatch EMF after each invocation

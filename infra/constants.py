@@ -143,7 +143,7 @@ TRANSCRIBED_FUNCTION = FunctionSpec(
 )
 # How often the workflow asks Amazon Transcribe whether a job is done (no Lambda waits on it).
 TRANSCRIBE_POLL_SECONDS = 20
-# Transcribe job names memlane starts (memlane.ingest.steps.transcription_job_name): the IAM scope.
+# Transcribe job names memlane starts (memlane.documents.workflow.transcription_job_name): the IAM scope.
 TRANSCRIBE_JOB_PATTERN = "memlane-*"
 MEDIA_PREFIX = "media/"
 

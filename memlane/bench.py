@@ -31,14 +31,14 @@ import numpy as np
 
 from memlane.adapters.local.search_index import STOPWORDS
 from memlane.config import Settings
+from memlane.documents.writer import EMBED_BATCH, embedding_text, make_chunks
 from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus, chunk_id_for
+from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn, RecallIn
 from memlane.ingest.chunking import chunk_text
-from memlane.ingest.writer import EMBED_BATCH, embedding_text, make_chunks
 from memlane.local.compose import build_local
 from memlane.ports import IndexedChunk, SearchScope
 from memlane.recall.service import recall
-from memlane.services.context import Principal
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
 
@@ -217,7 +217,7 @@ def bench_ingest(data_dir: Path, docs: int) -> dict:
 def _fill(stack, org_id: str, project_id: str, n_chunks: int, dim: int, context: bool = False) -> None:
     """Write the corpus straight into the stores, 500 documents per transaction. `context`: every
     chunk's index entry carries the text of the chunks on both sides of it, as contextual indexing
-    (memlane.ingest.context) gives a short memory saved in a sitting: the text leg's worst case
+    (memlane.documents.contextual) gives a short memory saved in a sitting: the text leg's worst case
     (three times the postings), for its latency cost."""
     rng = random.Random(n_chunks)
     nprng = np.random.default_rng(n_chunks)

@@ -33,9 +33,9 @@ import httpx
 
 from memlane.bench import _document_text, _p95, _vocab, machine, write_section
 from memlane.config import ContextSides, Settings
+from memlane.documents.writer import EMBED_BATCH, embedding_text, make_chunks
 from memlane.domain.models import Document
 from memlane.ingest.chunking import chunk_text
-from memlane.ingest.writer import EMBED_BATCH, embedding_text, make_chunks
 from memlane.ports import Embedder
 
 SHORT = "Load client {n} note {i} marker {m}: the tide was {t} metres."

@@ -259,7 +259,7 @@ class _Local(_Client):
             orgs = md.list_organizations()
         org_name = os.environ.get("MEMLANE_ORG", "default")
         org = next((o for o in orgs if o.slug == org_name or o.name == org_name), orgs[0])
-        from memlane.services.context import Principal
+        from memlane.domain.principal import Principal
 
         self.who = Principal(organization_id=org.id, key_id="cli", user_id="cli")
 
@@ -395,8 +395,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     """Run the auto-forget sweep now (the server runs it hourly)."""
+    from memlane.documents.forget import forget_expired
     from memlane.local.compose import build_local
-    from memlane.services.lifecycle import forget_expired
 
     stack = build_local(_settings(args))
     try:
@@ -439,7 +439,7 @@ class _Store:
     the Lambda functions read (MEMLANE_TABLE, MEMLANE_BUCKET, MEMLANE_SEARCH_ENDPOINT, …)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        from memlane.services.context import Principal
+        from memlane.domain.principal import Principal
 
         self._local = None
         if getattr(args, "aws", False):
@@ -565,7 +565,7 @@ def cmd_connections(args: argparse.Namespace) -> int:
 
 def cmd_openapi(args: argparse.Namespace) -> int:
     from memlane.api.app import MemlaneApi
-    from memlane.services.context import Services
+    from memlane.ports import Services
 
     # The document describes the routes; no request runs, so no services are composed.
     print(json.dumps(MemlaneApi(lambda: cast(Services, None)).openapi(), indent=2))

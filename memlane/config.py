@@ -8,9 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from memlane.ingest.context import ContextWeights
-from memlane.recall.fusion import FusionWeights
-from memlane.recall.neighbours import NeighbourWeights
+from memlane.domain.tuning import ContextWeights, FusionWeights, NeighbourWeights
 
 DEFAULT_PORT = 7432
 ContextSides = Literal["none", "before", "both"]
@@ -38,7 +36,7 @@ class Settings(BaseModel):
     # of the fused score of the best memory saved near it in the same sitting; 0 turns it off.
     recall_neighbour_weight: float = 0.3
     recall_neighbour_max_gap_seconds: float = 1800.0
-    # Contextual indexing (memlane.ingest.context): a short memory's index entry carries the
+    # Contextual indexing (memlane.documents.contextual): a short memory's index entry carries the
     # memories saved just before (and after: "both") it in the same sitting (the gap above), as a
     # text field of this weight (0: none) and mixed into its vector.
     context_sides: ContextSides = "both"

@@ -22,7 +22,7 @@ MEMORY_DUPLICATE = "MemoryDuplicate"
 RECALLS = "Recalls"
 RECALL_CACHE_HITS = "RecallCacheHits"
 RECALL_CACHE_MISSES = "RecallCacheMisses"
-# The write path (memlane.ingest.writer)
+# The write path (memlane.documents.writer)
 DOCUMENTS_WRITTEN = "DocumentsWritten"
 WRITES_DEFERRED = "WritesDeferred"  # failed transiently: queued for a retry
 WRITES_FAILED = "WritesFailed"  # failed for good: the document says `failed`

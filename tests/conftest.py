@@ -7,7 +7,7 @@ import pytest
 from fakes import FixedClock, HashEmbedder  # noqa: F401  (tests/ is on pythonpath)
 
 from memlane.config import Settings
-from memlane.services.context import Principal
+from memlane.domain.principal import Principal
 from memlane.services.keys import ensure_organization
 
 

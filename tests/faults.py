@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memlane.domain.errors import DependencyUnavailableError, TransientError
-from memlane.services.context import Services
+from memlane.ports import Services
 
 # The calls that write (or, for the embedder, that can fail in the middle of a write).
 WRITE_METHODS: dict[str, tuple[str, ...]] = {

@@ -24,14 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from memlane.docsets.models import (
-    ClientSession,
-    Docset,
-    DocsetPage,
-    PageCounts,
-    PageStatus,
-    new_page,
-)
+from memlane.domain.docsets import ClientSession, Docset, DocsetPage, PageCounts, PageStatus, new_page
 from memlane.domain.errors import ConflictError, EmbedderMismatchError
 from memlane.domain.models import (
     ApiKey,

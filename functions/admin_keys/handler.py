@@ -16,9 +16,8 @@ from pydantic import ValidationError
 from functions._handler import lambda_handler, logger
 from memlane.domain.errors import MemlaneError
 from memlane.lazy import Lazy
-from memlane.ports import Clock, MetadataStore
-from memlane.services.context import SystemClock
-from memlane.services.key_admin import KeyRegistry, administer_keys, parse_command
+from memlane.ports import Clock, KeyRegistry, MetadataStore, SystemClock
+from memlane.services.key_admin import administer_keys, parse_command
 
 
 def _compose_store() -> MetadataStore:

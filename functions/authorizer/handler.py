@@ -32,9 +32,9 @@ from aws_lambda_powertools.utilities.parser.models import ApiGatewayAuthorizerRe
 from functions._handler import lambda_handler, logger
 from memlane.api.auth import MCP_PATH, VIA_KEY, VIA_OAUTH, authorizer_context
 from memlane.domain.errors import AuthenticationError
+from memlane.domain.principal import Principal
 from memlane.lazy import Lazy
 from memlane.ports import MetadataStore
-from memlane.services.context import Principal
 from memlane.services.keys import authenticate, hash_key, key_from_headers
 from memlane.services.oauth import OAuthSettings, TokenValidator, authenticate_token, looks_like_jwt
 

@@ -18,7 +18,7 @@ from functions._handler import compose_services, lambda_handler, logger
 from memlane.adapters.aws.sync_queue import SyncMessage
 from memlane.connections.sync import sync_connection
 from memlane.lazy import Lazy
-from memlane.services.context import Services
+from memlane.ports import Services
 
 # What the sync leaves of the function's time for recording its result and the batch's reply.
 SAFETY_MARGIN_S = 90.0

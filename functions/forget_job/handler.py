@@ -9,9 +9,9 @@ from typing import Any
 
 from functions._handler import compose_services, lambda_handler, logger
 from functions.schedule import ScheduledJob
+from memlane.documents.forget import forget_expired
 from memlane.lazy import Lazy
-from memlane.services.context import Services
-from memlane.services.lifecycle import forget_expired
+from memlane.ports import Services
 
 _services: Lazy[Services] = Lazy(compose_services, "Services")
 

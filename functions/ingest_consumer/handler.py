@@ -1,6 +1,6 @@
 """Ingest queue consumer: one Step Functions execution per IngestJob message whose document still
 needs writing (a message for a document written since, such as the safety net of a save written
-in its request, is dropped: memlane.ingest.writer.already_written).
+in its request, is dropped: memlane.documents.writer.already_written).
 
 Partial batch failures (the event source has report_batch_item_failures on): a message that is not
 a valid IngestJob, or whose execution could not be started, is reported alone and retried by SQS
@@ -19,10 +19,10 @@ from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from pydantic import Json
 
 from functions._handler import compose_services, lambda_handler, logger
+from memlane.documents.workflow import StartedExecution, start_ingestion
 from memlane.domain.models import IngestJob
-from memlane.ingest.steps import StartedExecution, WorkflowStarter, start_ingestion
 from memlane.lazy import Lazy
-from memlane.services.context import Services
+from memlane.ports import Services, WorkflowStarter
 
 
 class IngestJobRecord(SqsRecordModel):

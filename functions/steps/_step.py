@@ -1,6 +1,6 @@
 """What every ingestion step function shares: the task input model, the one handler decorator
-(functions._handler), and the one call into memlane.ingest.steps. The state machine stores the returned dict at
-$.artifacts.<step> (infra/constructs/ingestion.py)."""
+(functions._handler), and the one call into memlane.documents.workflow. The state machine stores
+the returned dict at $.artifacts.<step> (infra/constructs/ingestion.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from functions._handler import compose_services, lambda_handler, logger
-from memlane.ingest.steps import StepInput
+from memlane.documents.workflow import StepInput
 from memlane.lazy import Lazy
-from memlane.services.context import Services
+from memlane.ports import Services
 
 _services: Lazy[Services] = Lazy(compose_services, "Services")
 

@@ -6,6 +6,6 @@ from functools import partial
 
 from functions.steps._step import step_handler
 from memlane.adapters.aws.transcribe import transcript_from_output
-from memlane.ingest import steps
+from memlane.documents import workflow as steps
 
 handler = step_handler(partial(steps.transcribed, parse=transcript_from_output))

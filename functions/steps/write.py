@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from functions.steps._step import step_handler
-from memlane.ingest import steps
+from memlane.documents import workflow as steps
 
 handler = step_handler(steps.write)

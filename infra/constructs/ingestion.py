@@ -10,7 +10,7 @@ recording, the name and keys of an Amazon Transcribe job. That job runs asynchro
 machine starts it and polls it with the Step Functions SDK integration (a Wait state between polls,
 so no Lambda is billed while Transcribe works); Transcribed stores the transcript it wrote.
 
-Each task is one stage of memlane's one write path (memlane.ingest.writer, see memlane.ingest.steps).
+Each task is one stage of memlane's one write path (memlane.documents.writer, see memlane.documents.workflow).
 The workflow state carries identifiers and S3 keys, never content (Step Functions payloads are
 limited to 256 KB): `Start` puts the execution input under `$.document` and starts an empty
 `$.artifacts`; each step receives `{step, document, artifacts, execution}` and its small result (S3

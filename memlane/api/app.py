@@ -22,7 +22,7 @@ from memlane.api.errors import describe_validation_errors, error_body, status_fo
 from memlane.api.resolver import ConcurrentRestResolver
 from memlane.api.routes import connections, mcp, mem_oracle, raged, v3, v3_manage, vidurai
 from memlane.domain.errors import MemlaneError, RateLimitedError
-from memlane.services.context import Services
+from memlane.ports import Services
 
 log = logging.getLogger(__name__)
 

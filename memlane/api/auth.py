@@ -15,7 +15,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler.router import Router
 
 from memlane.domain.errors import AuthenticationError
-from memlane.services.context import Principal
+from memlane.domain.principal import Principal
 
 MCP_PATH = "/mcp"
 PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"

@@ -1,12 +1,12 @@
-"""One table from typed errors to HTTP status codes, and the `{"error": "..."}` body."""
+"""One table from typed errors to HTTP status codes, and the `{"error": "..."}` body (a validation
+failure's message: memlane.domain.errors.describe_validation_errors)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
 
 from memlane.domain import errors as e
+from memlane.domain.errors import describe_validation_errors
 
 STATUS_BY_ERROR: dict[type[e.MemlaneError], int] = {
     e.InvalidInputError: 400,
@@ -34,30 +34,4 @@ def error_body(message: str) -> str:
     return json.dumps({"error": message})
 
 
-def _field_path(loc: Sequence[Any]) -> str:
-    # Only the first element names the request location: a body field may itself be called "query".
-    parts = [str(p) for i, p in enumerate(loc) if i > 0 or p not in ("body", "query", "path", "header")]
-    # pydantic puts the validator's type in the path for unions/annotated types; drop those
-    parts = [p for p in parts if not p.startswith(("function-", "constrained-"))]
-    return ".".join(parts)
-
-
-def describe_validation_errors(errors: Sequence[dict[str, Any]]) -> str:
-    """`field: what is wrong` for each error, e.g. `content: must not be empty`."""
-    messages = []
-    for err in errors:
-        kind = err.get("type", "")
-        field = _field_path(err.get("loc", ()))
-        msg = str(err.get("msg", "is invalid"))
-        if kind == "json_invalid":
-            detail = (err.get("ctx") or {}).get("error", "")
-            messages.append(f"body: malformed JSON ({detail})" if detail else "body: malformed JSON")
-            continue
-        if kind == "missing":
-            msg = "is required"
-        elif kind == "extra_forbidden":
-            msg = "is not a recognised field (server-owned or unknown)"
-        elif msg.startswith("Value error, "):
-            msg = msg[len("Value error, ") :]
-        messages.append(f"{field}: {msg}" if field else msg)
-    return "; ".join(dict.fromkeys(messages)) or "invalid request"
+__all__ = ["STATUS_BY_ERROR", "describe_validation_errors", "error_body", "status_for"]

@@ -31,15 +31,16 @@ from memlane.collections.models import (
     Routing,
 )
 from memlane.collections.router import RoutingDecision, Strategy, route
+from memlane.documents.writer import WriteRequest
+from memlane.documents.writing import write_in_request
 from memlane.domain.errors import DependencyUnavailableError, NotFoundError
 from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus
+from memlane.domain.principal import Principal
+from memlane.domain.tuning import FusionWeights
 from memlane.ingest.chunking import CHUNKING_KEY
-from memlane.ingest.writer import WriteRequest
-from memlane.ports import LegResults, RecallFilters, SearchScope
-from memlane.recall.fusion import FusionWeights, fuse_scores
-from memlane.services.context import Principal, Services
+from memlane.ports import LegResults, RecallFilters, SearchScope, Services
+from memlane.recall.fusion import fuse_scores
 from memlane.services.projects import find_project_by_name
-from memlane.services.writing import write_in_request
 
 RAGED_KEY = "raged"  # Document.metadata[RAGED_KEY] holds the item's own fields
 TAG_PREFIXES = ("raged-repo:", "raged-lang:", "raged-path:")

@@ -17,10 +17,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from memlane.connections.models import Provider
-from memlane.connections.ports import OAuthApp, StaticApps
+from memlane.domain.connections import Provider
+from memlane.ports.connections import OAuthApp
 
 ENV_PREFIX = {Provider.GITHUB: "GITHUB", Provider.NOTION: "NOTION", Provider.GOOGLE_DRIVE: "GOOGLE",
               Provider.SLACK: "SLACK", Provider.X: "X"}
@@ -68,3 +69,11 @@ class SecretApps:
             return None
         values = data.get(provider) if isinstance(data, dict) else None
         return _app(values) if isinstance(values, dict) else None
+
+
+@dataclass
+class StaticApps:
+    apps: dict[str, OAuthApp] = field(default_factory=dict)
+
+    def app(self, provider: str) -> OAuthApp | None:
+        return self.apps.get(provider)

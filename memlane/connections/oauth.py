@@ -20,8 +20,8 @@ from urllib.parse import urlencode
 import httpx
 
 from memlane.connections.errors import OAuthError, ProviderRateLimited, ProviderUnavailable
-from memlane.connections.models import TokenSet
-from memlane.connections.ports import OAuthApp
+from memlane.domain.connections import TokenSet
+from memlane.ports import OAuthApp
 
 # A token this close to its expiry is refreshed before it is used.
 REFRESH_MARGIN = timedelta(minutes=5)

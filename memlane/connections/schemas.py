@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from memlane.connections.models import ConnectionStatus, Provider, SyncResult
+from memlane.domain.connections import ConnectionStatus, Provider, SyncResult
 from memlane.domain.requests import UUIDStr
 
 MAX_OPTIONS_BYTES = 20_000

@@ -15,14 +15,6 @@ from typing import Any
 
 from memlane.connections import oauth
 from memlane.connections.errors import OAuthError
-from memlane.connections.models import (
-    Connection,
-    ConnectionStatus,
-    PendingAuthorization,
-    Provider,
-    hash_state,
-)
-from memlane.connections.ports import ConnectionPorts
 from memlane.connections.providers import adapter_for
 from memlane.connections.schemas import (
     ConnectionDeletedOut,
@@ -41,6 +33,13 @@ from memlane.connections.sync import (
     sealed,
     vault_context,
 )
+from memlane.domain.connections import (
+    Connection,
+    ConnectionStatus,
+    PendingAuthorization,
+    Provider,
+    hash_state,
+)
 from memlane.domain.errors import (
     ConflictError,
     DependencyUnavailableError,
@@ -48,7 +47,8 @@ from memlane.domain.errors import (
     MemlaneError,
     NotFoundError,
 )
-from memlane.services.context import Principal, Services
+from memlane.domain.principal import Principal
+from memlane.ports import ConnectionPorts, Services
 from memlane.services.projects import resolve_project
 
 log = logging.getLogger(__name__)

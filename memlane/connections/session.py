@@ -21,9 +21,8 @@ from memlane.connections.errors import (
     ProviderRateLimited,
     ProviderUnavailable,
 )
-from memlane.connections.models import TokenSet
-from memlane.connections.ports import OAuthApp
-from memlane.ports import Clock
+from memlane.domain.connections import TokenSet
+from memlane.ports import Clock, OAuthApp
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ Writing an item: a document with a deterministic id (connection, item, the versi
 so a sync that died between writing and recording is repeated onto the same document, never a
 second one. A changed item becomes a new version (`updates_memory_id`), as a save of the same
 `source_url` does; unchanged text (same hash) writes nothing. Documents are written by
-memlane.services.writing.write_in_request (the writer, with the job queue as safety net) and
-removed by memlane.services.lifecycle.remove_document (every version of the item), with a verified
-deletion receipt (memlane.services.receipts) for each item removed.
+memlane.documents.writing.write_in_request (the writer, with the job queue as safety net) and
+removed by memlane.documents.lifecycle.remove_document (every version of the item), with a verified
+deletion receipt (memlane.documents.receipts) for each item removed.
 
 Failures: a 429 or 5xx stops the sync where it is; the cursor stays at the last batch applied and
 the next sync waits for Retry-After (or an exponential backoff). One item that cannot be read or
@@ -38,7 +38,12 @@ from memlane.connections.errors import (
     ProviderAuthError,
     ProviderRateLimited,
 )
-from memlane.connections.models import (
+from memlane.connections.providers import ProviderAdapter, adapter_for
+from memlane.connections.session import ProviderSession
+from memlane.documents.receipts import delete_with_receipt
+from memlane.documents.writer import WriteRequest
+from memlane.documents.writing import write_in_request
+from memlane.domain.connections import (
     Connection,
     ConnectionItem,
     ConnectionStatus,
@@ -47,17 +52,11 @@ from memlane.connections.models import (
     SyncResult,
     TokenSet,
 )
-from memlane.connections.ports import ConnectionPorts
-from memlane.connections.providers import ProviderAdapter, adapter_for
-from memlane.connections.session import ProviderSession
 from memlane.domain.errors import MemlaneError, TransientError
 from memlane.domain.models import Document, DocumentStatus
 from memlane.domain.requests import DeletionReceipt
 from memlane.ingest.pipeline import prepare
-from memlane.ingest.writer import WriteRequest
-from memlane.services.context import Services
-from memlane.services.receipts import delete_with_receipt
-from memlane.services.writing import write_in_request
+from memlane.ports import ConnectionPorts, Services
 
 log = logging.getLogger(__name__)
 

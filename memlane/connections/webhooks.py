@@ -17,14 +17,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from memlane.connections.models import Connection, ConnectionStatus, ItemRef, Provider
 from memlane.connections.providers import repository
 from memlane.connections.providers.github import issue_id
 from memlane.connections.schemas import WebhookOut
 from memlane.connections.service import ports_of
 from memlane.connections.sync import apply_changes, vault_context
+from memlane.domain.connections import Connection, ConnectionStatus, ItemRef, Provider
 from memlane.domain.errors import AuthenticationError, InvalidInputError, NotFoundError
-from memlane.services.context import Services
+from memlane.ports import Services
 
 SIGNATURE_HEADER = "x-hub-signature-256"
 EVENT_HEADER = "x-github-event"

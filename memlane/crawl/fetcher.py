@@ -42,7 +42,7 @@ from memlane.crawl.errors import (
 )
 from memlane.crawl.ssrf import NetworkPolicy, Resolver, check_peer_address, check_url
 from memlane.crawl.transport import pinned_client
-from memlane.crawl.types import SKIP_STATUSES, FetchResult
+from memlane.ports import SKIP_STATUSES, FetchResult
 
 USER_AGENT = "memlane-crawler/0.1 (+https://github.com/memlane)"
 ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
@@ -74,7 +74,7 @@ class _Redirect:
 
 
 class SafeFetcher:
-    """Implements `memlane.crawl.types.Fetcher`.
+    """Implements `memlane.ports.fetch.Fetcher`.
 
     Without `client`, builds (and owns, see `close`) a pinned client for `policy` and `resolver`.
     A `client` handed in is used as is and not closed here; build it with

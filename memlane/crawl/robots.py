@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from memlane.crawl.errors import FetchError, TooManyRedirectsError
-from memlane.crawl.types import Fetcher
 from memlane.crawl.urls import PATH_SAFE, QUERY_SAFE, normalize_url, percent_normalize
+from memlane.ports import Fetcher
 
 ROBOTS_PRODUCT_TOKEN = "memlane-crawler"
 MAX_ROBOTS_BYTES = 500 * 1024

@@ -20,7 +20,7 @@ from typing import Literal
 from xml.parsers import expat
 
 from memlane.crawl.errors import FetchError, SitemapError, UnsafeURLError
-from memlane.crawl.types import Fetcher
+from memlane.ports import Fetcher
 
 MAX_SITEMAP_URLS = 50_000
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024

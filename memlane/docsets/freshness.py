@@ -10,7 +10,7 @@ the page they were saved from has changed.
   The budget is checked before each page: a page's own fetch is bounded by the fetcher's timeout.
 - When a refresh (on read, the schedule, or /refresh) finds a page's content changed, every memory
   of the organization whose `source_url` is that page gets `source_changed_at`
-  (`mark_memories_of_changed_page`), which /v3/recall and GET /v3/documents/{id} show.
+  (memlane.docsets.pages.mark_memories_of_changed_page), which /v3/recall and GET /v3/documents/{id} show.
 """
 
 from __future__ import annotations
@@ -18,14 +18,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
-from memlane.docsets.models import Docset, DocsetPage, PageStatus
-from memlane.services.context import Services
-
-if TYPE_CHECKING:
-    from memlane.docsets.service import DocsetContext
+from memlane.docsets.service import DocsetContext, crawl_queued_page
+from memlane.domain.docsets import Docset, DocsetPage, PageStatus
 
 HOUR_MS = 3_600_000
 
@@ -46,8 +41,6 @@ def refresh_pages(dctx: DocsetContext, pages: Sequence[tuple[Docset, DocsetPage]
                   budget_ms: int) -> tuple[set[str], set[str]]:
     """Re-fetch `pages` (best first) until the budget is spent. Returns (refreshed page ids,
     changed page ids)."""
-    from memlane.docsets.service import crawl_queued_page
-
     deadline = time.monotonic() + budget_ms / 1000
     refreshed: set[str] = set()
     changed: set[str] = set()
@@ -68,12 +61,3 @@ def refresh_pages(dctx: DocsetContext, pages: Sequence[tuple[Docset, DocsetPage]
         if after is None or after.content_hash != page.content_hash:
             changed.add(page.id)
     return refreshed, changed
-
-
-def mark_memories_of_changed_page(svc: Services, docset: Docset, url: str, when_ms: int) -> int:
-    """Memories saved from `url` (outside the docset's own project) learn that the page changed."""
-    when = datetime.fromtimestamp(when_ms / 1000, UTC)
-    marked = svc.metadata.mark_source_changed(docset.organization_id, url, when, exclude_project_id=docset.project_id)
-    if marked:
-        log.info("page %s changed: %d memories saved from it marked", url, marked)
-    return marked

@@ -11,12 +11,12 @@ from __future__ import annotations
 from memlane.adapters.local.docset_store import SqliteDocsetStore
 from memlane.crawl.fetcher import FetchLimits, SafeFetcher
 from memlane.crawl.ssrf import NetworkPolicy
-from memlane.crawl.types import Fetcher
 from memlane.docsets.models import DocsetSettings
 from memlane.docsets.pages import CrawlContext, RobotsCache
 from memlane.docsets.runner import CrawlRunner
 from memlane.docsets.service import DocsetContext, refresh_stale_docsets
 from memlane.local.compose import LocalStack
+from memlane.ports import Fetcher
 
 
 class LocalDocsets:

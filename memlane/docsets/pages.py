@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -30,17 +31,16 @@ from memlane import observability
 from memlane.crawl.errors import FetchError, UnsafeURLError
 from memlane.crawl.robots import RobotsPolicy, load_robots, robots_url
 from memlane.crawl.sitemap import collect_sitemap_urls
-from memlane.crawl.types import Fetcher, FetchResult
 from memlane.crawl.urls import UrlScope, extract_links, is_probably_html, normalize_url
-from memlane.docsets.models import Docset, DocsetPage, DocsetSettings, PageStatus, epoch_ms, page_id_for
+from memlane.docsets.models import DocsetSettings
+from memlane.documents.lifecycle import remove_document
+from memlane.documents.writer import DocumentWriter, WriteRequest
+from memlane.domain.docsets import Docset, DocsetPage, PageStatus, epoch_ms, page_id_for
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType, Document, DocumentStatus
 from memlane.ingest.chunking import CHUNKING_KEY, TextChunk, chunk_document
 from memlane.ingest.pipeline import content_hash, prepare
-from memlane.ingest.writer import DocumentWriter, WriteRequest
-from memlane.ports import DocsetStore
-from memlane.services.context import Services
-from memlane.services.lifecycle import remove_document
+from memlane.ports import DocsetStore, Fetcher, FetchResult, Services
 
 log = logging.getLogger(__name__)
 
@@ -355,8 +355,6 @@ def index_pages(ctx: CrawlContext, works: Sequence[PageWork]) -> list[DocsetPage
 
 
 def _note_change(ctx: CrawlContext, page: DocsetPage, now: int) -> None:
-    from memlane.docsets.freshness import mark_memories_of_changed_page
-
     docset = ctx.store.get_docset(page.organization_id, page.docset_id)
     if docset is None:
         return
@@ -364,6 +362,15 @@ def _note_change(ctx: CrawlContext, page: DocsetPage, now: int) -> None:
         mark_memories_of_changed_page(ctx.svc, docset, page.url, now)
     except Exception:  # noqa: BLE001 - the page is indexed; a missed mark is not worth failing it
         log.warning("could not mark memories saved from %s", page.url, exc_info=True)
+
+
+def mark_memories_of_changed_page(svc: Services, docset: Docset, url: str, when_ms: int) -> int:
+    """Memories saved from `url` (outside the docset's own project) learn that the page changed."""
+    when = datetime.fromtimestamp(when_ms / 1000, UTC)
+    marked = svc.metadata.mark_source_changed(docset.organization_id, url, when, exclude_project_id=docset.project_id)
+    if marked:
+        log.info("page %s changed: %d memories saved from it marked", url, marked)
+    return marked
 
 
 def _validators(result: FetchResult | None) -> dict[str, str | None]:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from memlane.docsets import schemas as s
 from memlane.docsets.freshness import is_stale, refresh_pages
-from memlane.docsets.models import Docset, DocsetPage
 from memlane.docsets.service import DocsetContext
+from memlane.domain.docsets import Docset, DocsetPage
 from memlane.domain.errors import NotFoundError
 from memlane.domain.models import Chunk
+from memlane.domain.principal import Principal
 from memlane.ports import LegResults, RecallFilters, SearchScope
 from memlane.recall.fusion import ScoredChunk, fuse_scores
-from memlane.services.context import Principal
 
 # A result cut to fewer characters than this is not worth sending.
 MIN_TRUNCATED_CONTENT = 200

@@ -26,8 +26,8 @@ from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
 from memlane.crawl.errors import FetchError, UnsafeURLError
-from memlane.docsets.models import Docset, DocsetPage, PageStatus
 from memlane.docsets.pages import CrawlContext, PageWork, crawl_page, finish_page, index_pages
+from memlane.domain.docsets import Docset, DocsetPage, PageStatus
 
 log = logging.getLogger(__name__)
 

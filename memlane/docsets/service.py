@@ -16,7 +16,9 @@ from memlane.crawl.errors import FetchError, UnsafeURLError
 from memlane.crawl.frontier import CrawlPlan
 from memlane.crawl.ssrf import NetworkPolicy, check_url
 from memlane.docsets import schemas as s
-from memlane.docsets.models import (
+from memlane.docsets.pages import CrawlContext, admissible, crawl_page
+from memlane.documents.receipts import delete_with_receipt
+from memlane.domain.docsets import (
     ClientSession,
     Docset,
     DocsetPage,
@@ -25,12 +27,10 @@ from memlane.docsets.models import (
     PageStatus,
     page_id_for,
 )
-from memlane.docsets.pages import CrawlContext, admissible, crawl_page
 from memlane.domain.errors import InvalidInputError, NotFoundError
 from memlane.domain.models import Project
-from memlane.ports import DocsetStore
-from memlane.services.context import Principal, Services
-from memlane.services.receipts import delete_with_receipt
+from memlane.domain.principal import Principal
+from memlane.ports import DocsetStore, Services
 
 HOUR_MS = 3_600_000
 

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 
 class MemlaneError(Exception):
     """Base class. `message` is safe to show to the client."""
@@ -66,3 +69,35 @@ class TransientError(MemlaneError):
 class DependencyUnavailableError(TransientError):
     """A dependency (embedder, search index) is down; the work is queued for later (503 if the
     client must wait for it)."""
+
+
+# --------------------------------------------------------------------------- validation messages
+
+
+def _field_path(loc: Sequence[Any]) -> str:
+    # Only the first element names the request location: a body field may itself be called "query".
+    parts = [str(p) for i, p in enumerate(loc) if i > 0 or p not in ("body", "query", "path", "header")]
+    # pydantic puts the validator's type in the path for unions/annotated types; drop those
+    parts = [p for p in parts if not p.startswith(("function-", "constrained-"))]
+    return ".".join(parts)
+
+
+def describe_validation_errors(errors: Sequence[dict[str, Any]]) -> str:
+    """`field: what is wrong` for each error, e.g. `content: must not be empty`."""
+    messages = []
+    for err in errors:
+        kind = err.get("type", "")
+        field = _field_path(err.get("loc", ()))
+        msg = str(err.get("msg", "is invalid"))
+        if kind == "json_invalid":
+            detail = (err.get("ctx") or {}).get("error", "")
+            messages.append(f"body: malformed JSON ({detail})" if detail else "body: malformed JSON")
+            continue
+        if kind == "missing":
+            msg = "is required"
+        elif kind == "extra_forbidden":
+            msg = "is not a recognised field (server-owned or unknown)"
+        elif msg.startswith("Value error, "):
+            msg = msg[len("Value error, ") :]
+        messages.append(f"{field}: {msg}" if field else msg)
+    return "; ".join(dict.fromkeys(messages)) or "invalid request"

@@ -1,6 +1,6 @@
 """Embeddings this process computed recently, so one text is not embedded twice in a row.
 
-Why: contextual indexing (memlane.ingest.context) rebuilds the previous memory's index entry when
+Why: contextual indexing (memlane.documents.contextual) rebuilds the previous memory's index entry when
 the next one is saved, and that rebuild asks for the previous memory's own embedding again, seconds
 after the save that computed it; a retried write asks again for what its first attempt embedded.
 The vectors are a pure function of (embedder id, text), so reusing one is exact.

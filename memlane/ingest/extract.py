@@ -655,7 +655,7 @@ def _pdf_bytes(raw: str | bytes) -> bytes:
 
 class ScannedPdfError(InvalidInputError):
     """A PDF with pages that are pictures of text (no text layer): those pages need OCR, which is
-    not extraction's job (memlane.services.media reads them). Carries what extraction found."""
+    not extraction's job (memlane.documents.media reads them). Carries what extraction found."""
 
     def __init__(self, data: bytes, page_texts: list[str], scanned: list[int], title: str | None,
                  metadata: dict[str, Any]) -> None:

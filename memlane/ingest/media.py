@@ -136,11 +136,6 @@ def content_type_for(payload: MediaPayload, declared: ContentType | None) -> Con
     return {"image": ContentType.IMAGE, "audio": ContentType.AUDIO}.get(payload.kind, ContentType.VIDEO)
 
 
-def media_key(org_id: str, document_id: str) -> str:
-    """Where a document's original is kept (memlane.services.doctor knows the `media/` kind)."""
-    return f"media/{org_id}/{document_id}"
-
-
 def placeholder_title(kind: str, mime: str) -> str:
     return f"{ {'image': 'Image', 'pdf': 'Scanned PDF', 'audio': 'Recording', 'video': 'Video'}.get(kind, 'Media') } ({mime})"
 

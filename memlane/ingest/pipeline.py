@@ -3,7 +3,7 @@
 Two halves, so bad input fails fast and the expensive part runs wherever it fits:
 - `prepare` (here) runs in the request: it extracts and hashes the content, so bad input is a 400
   and identical content returns the existing document at once;
-- memlane.ingest.writer.DocumentWriter does the rest (summary, chunks, vectors, index, status) in
+- memlane.documents.writer.DocumentWriter does the rest (summary, chunks, vectors, index, status) in
   the request for small saves, or later from the job queue (the local worker, or the AWS consumer
   and workflow), always in the same order.
 """

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from memlane.connections.sync import run_due
 from memlane.local.periodic import PeriodicJob
-from memlane.services.context import Services
+from memlane.ports import Services
 
 TICK_SECONDS = 60.0  # a connection is due every 15 minutes; a minute's lateness is fine
 

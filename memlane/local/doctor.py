@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from memlane.local.compose import LocalStack
+from memlane.ports import StoredBlob, StoredDocument, stored_blob
 from memlane.services import doctor
-from memlane.services.doctor import DoctorReport, StoredBlob, StoredDocument
+from memlane.services.doctor import DoctorReport
 
 __all__ = ["DoctorReport", "LocalInventory", "examine"]
 
@@ -39,7 +40,7 @@ class LocalInventory:
         # media/{org}/{doc} (the originals of images, scans and recordings).
         for kind in ("raw", "work", "media"):
             for key in self.stack.services.blobs.keys(f"{kind}/"):
-                if (blob := doctor.stored_blob(key)) is not None:
+                if (blob := stored_blob(key)) is not None:
                     yield blob
 
     def cached_documents(self) -> set[str]:

@@ -14,9 +14,9 @@ from memlane.api.app import PUBLIC_ROUTES, MemlaneApi
 from memlane.api.auth import authorizer_context, is_loopback_host, public_base_url, www_authenticate
 from memlane.api.errors import error_body
 from memlane.domain.errors import AuthenticationError
-from memlane.ports import MetadataStore
+from memlane.domain.principal import Principal
+from memlane.ports import MetadataStore, Services
 from memlane.project_memory.cors import OriginPolicy, header
-from memlane.services.context import Principal, Services
 from memlane.services.keys import authenticate, ensure_organization, key_from_headers
 
 if TYPE_CHECKING:

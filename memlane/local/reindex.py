@@ -3,7 +3,7 @@ directory is opened with now (after switching models).
 
 Every document is first marked queued with the reason, then the search index is dropped (it
 remembers which embedder built it and refuses to mix), then each gets a job and the job worker
-writes it through the one write path (memlane.ingest.writer). In that order nothing says ready
+writes it through the one write path (memlane.documents.writer). In that order nothing says ready
 without its vectors: a failure while marking leaves the index whole, one after it leaves documents
 visibly queued; running reindex again finishes the work, as does a running `memlane serve` for
 every job already queued.
@@ -14,8 +14,7 @@ from __future__ import annotations
 from memlane.adapters.local.metadata_store import SqliteMetadataStore
 from memlane.adapters.local.search_index import SqliteSearchIndex
 from memlane.domain.models import DocumentStatus, IngestJob
-from memlane.ports import JobQueue
-from memlane.services.context import Services
+from memlane.ports import JobQueue, Services
 
 
 def requeue_everything(svc: Services, metadata: SqliteMetadataStore, index: SqliteSearchIndex,

@@ -12,6 +12,7 @@ import stat
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -22,6 +23,7 @@ from memlane.config import Settings
 from memlane.connections.apps import ENV_PUBLIC_URL
 from memlane.docsets.local import LocalDocsets
 from memlane.docsets.models import DocsetSettings
+from memlane.documents.forget import forget_expired
 from memlane.domain.errors import InvalidInputError
 from memlane.local.compose import LocalStack, build_local
 from memlane.local.connections import LocalSyncRunner
@@ -30,7 +32,6 @@ from memlane.local.periodic import PeriodicJob
 from memlane.local.webapp import WebApp, default_build_dir
 from memlane.local.worker import IngestWorker
 from memlane.services.keys import create_key, hash_key
-from memlane.services.lifecycle import forget_expired
 from memlane.services.ratelimit import InMemoryRateLimiter
 
 log = logging.getLogger(__name__)
@@ -120,12 +121,11 @@ class LocalServer:
         self.host = host
         self.port = port
         self.stack = build_local(settings, embedder=embedder)
-        svc = self.stack.services
-        self.worker = IngestWorker(svc, self.stack.queue)
-        svc.on_enqueued = self.worker.wake
+        self.worker = IngestWorker(self.stack.services, self.stack.queue)
         self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlane-bg")
-        svc.background = self._background.submit
-        svc.rate_limiter = InMemoryRateLimiter()
+        svc = replace(self.stack.services, on_enqueued=self.worker.wake, background=self._background.submit,
+                      rate_limiter=InMemoryRateLimiter())
+        self.stack.services = self.worker.svc = svc
         self.forget_job = PeriodicJob("forget", FORGET_EVERY_SECONDS, lambda: forget_expired(svc))
         # Connections (spec §11): due syncs every minute, at once on "sync now".
         self.connection_runner = LocalSyncRunner(svc)

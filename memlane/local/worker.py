@@ -10,11 +10,11 @@ import logging
 import threading
 
 from memlane.adapters.local.job_queue import SqliteJobQueue, backoff
+from memlane.documents.media import complete_pending
+from memlane.documents.writer import DocumentWriter, already_written
 from memlane.domain.errors import TransientError
 from memlane.domain.models import DocumentStatus, IngestJob
-from memlane.ingest.writer import DocumentWriter, already_written
-from memlane.services.context import Services
-from memlane.services.media import complete_pending
+from memlane.ports import Services
 
 log = logging.getLogger(__name__)
 

@@ -14,6 +14,7 @@ import json
 import logging
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlencode
@@ -156,15 +157,15 @@ class DirectBackend(ResolverBackend):
         whenever memlane.docsets is installed."""
         from memlane.api.app import MemlaneApi
         from memlane.api.auth import authorizer_context
+        from memlane.domain.principal import Principal
         from memlane.local.compose import build_local
         from memlane.local.worker import IngestWorker
-        from memlane.services.context import Principal
         from memlane.services.keys import ensure_organization
 
         self.stack = build_local(settings, embedder=embedder)
-        svc = self.stack.services
-        self.worker = IngestWorker(svc, self.stack.queue)
-        svc.on_enqueued = self.worker.wake
+        self.worker = IngestWorker(self.stack.services, self.stack.queue)
+        svc = replace(self.stack.services, on_enqueued=self.worker.wake)
+        self.stack.services = self.worker.svc = svc
         self.worker.start()
         org, _ = ensure_organization(self.stack.metadata, org_name)
         self.who = Principal(organization_id=org.id, key_id="mcp-local", user_id="mcp")

@@ -20,15 +20,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memlane import __version__
-from memlane.api.errors import describe_validation_errors
-from memlane.domain.errors import InvalidInputError, NotFoundError
+from memlane.domain.errors import InvalidInputError, NotFoundError, describe_validation_errors
 from memlane.domain.models import Document, Project
+from memlane.domain.principal import Principal
 from memlane.domain.requests import RecallIn
-from memlane.ports import RecallFilters
+from memlane.domain.salience import Salience, parse_salience, salience_of
+from memlane.ports import RecallFilters, Services
 from memlane.project_memory.capabilities import TOOLS
-from memlane.project_memory.salience import Salience, parse_salience, salience_of
 from memlane.recall.service import recall
-from memlane.services.context import Principal, Services
 from memlane.services.projects import default_project, find_project_by_name
 
 ACTIVE_PROJECT_FILE = "active-project.txt"

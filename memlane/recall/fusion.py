@@ -21,28 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from memlane.domain.tuning import FusionWeights
 from memlane.ports import Candidate, LegResults
-
-
-@dataclass(frozen=True)
-class FusionWeights:
-    vector: float = 0.6
-    text: float = 0.4
-    recency: float = 0.1
-    recency_days: float = 30.0
-    # Evidence from the same document: its best chunk gains `support` × the sum of the scores of
-    # its next `support_chunks` best candidates. 0 (the spec's formula) unless a caller asks for it.
-    support: float = 0.0
-    support_chunks: int = 2
-
-    def __post_init__(self) -> None:
-        for name in ("vector", "text", "recency", "support"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"fusion weight {name} must be ≥ 0")
-        if self.recency_days <= 0:
-            raise ValueError("recency_days must be > 0")
-        if self.support_chunks < 0:
-            raise ValueError("support_chunks must be ≥ 0")
 
 
 def recency_bonus(created_at: datetime, now: datetime, weights: FusionWeights) -> float:

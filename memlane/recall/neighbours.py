@@ -23,33 +23,9 @@ order (memlane.ports.SaveOrder).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from memlane.domain.tuning import NeighbourWeights
 from memlane.recall.fusion import ScoredDocument
-
-
-@dataclass(frozen=True)
-class NeighbourWeights:
-    weight: float = 0.3
-    window: int = 2
-    decay: float = 0.8  # a neighbour two saves away passes 0.8 of what the next one would
-    max_gap_seconds: float = 1800.0
-    lookups: int = 100
-
-    def __post_init__(self) -> None:
-        if self.weight < 0:
-            raise ValueError("neighbour weight must be ≥ 0")
-        if self.window < 1 or self.lookups < 1:
-            raise ValueError("neighbour window and lookups must be ≥ 1")
-        if not 0 <= self.decay <= 1:
-            raise ValueError("neighbour decay must be between 0 and 1")
-        if self.max_gap_seconds < 0:
-            raise ValueError("neighbour max_gap_seconds must be ≥ 0")
-
-    @property
-    def active(self) -> bool:
-        return self.weight > 0
-
 
 # document ids → (saved before, nearest first; saved after, nearest first)
 SavedAround = Callable[[list[str]], dict[str, tuple[list[str], list[str]]]]

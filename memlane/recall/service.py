@@ -18,12 +18,11 @@ from datetime import UTC, date, datetime
 from memlane import observability
 from memlane.domain.errors import NotFoundError
 from memlane.domain.models import chunk_id_for
+from memlane.domain.principal import Principal
 from memlane.domain.requests import RecalledChunk, RecalledDocument, RecallIn, RecallOut
-from memlane.ports import RecallFilters, SaveOrder, SearchScope
+from memlane.ports import RecallFilters, SaveOrder, SearchScope, Services, project_scope_key
 from memlane.recall.fusion import ScoredDocument, fuse_scores, group_by_document, recency_bonus
 from memlane.recall.neighbours import add_neighbour_context
-from memlane.services.context import Principal, Services
-from memlane.services.lifecycle import project_scope_key
 
 CACHE_TTL_SECONDS = 300
 

@@ -2,7 +2,7 @@
 
 Each item goes through the same steps as a single save (memlane.services.memory.stage_memory:
 validation, extraction, dedupe, versions); the items to write in the request are then written
-together through the one write path (memlane.services.writing: each gets its safety-net job before
+together through the one write path (memlane.documents.writing: each gets its safety-net job before
 it is stored, so a crash between two items leaves none stuck), so their chunks share embedding
 batches. An item that fails (bad input, a media type nothing here can read) is
 that item's error; the others are saved. Items saved earlier in the same request count for
@@ -16,13 +16,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from memlane.documents.writer import WriteRequest
+from memlane.documents.writing import write_protected
 from memlane.domain.errors import MemlaneError
 from memlane.domain.models import Document, IngestJob
+from memlane.domain.principal import Principal
 from memlane.domain.requests import BulkMemoriesIn, MemoryIn, MemoryOut
-from memlane.ingest.writer import WriteRequest
-from memlane.services.context import Principal, Services
+from memlane.ports import Services
 from memlane.services.memory import settle, stage_memory
-from memlane.services.writing import write_protected
 
 
 @dataclass

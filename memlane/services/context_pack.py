@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Literal
 
 from memlane.domain.errors import NotFoundError
 from memlane.domain.models import Chunk, Document
+from memlane.domain.principal import Principal
 from memlane.domain.requests import ContextIn, ContextOut, ContextPiece
+from memlane.domain.tuning import FusionWeights
 from memlane.ingest.chunking import estimate_tokens
-from memlane.ports import RecallFilters, SearchScope
-from memlane.recall.fusion import FusionWeights, ScoredChunk, fuse_scores
-from memlane.services.context import Principal, Services
+from memlane.ports import RecallFilters, SearchScope, Services
+from memlane.recall.fusion import ScoredChunk, fuse_scores
 
 if TYPE_CHECKING:
     from memlane.docsets.service import DocsetContext

@@ -6,66 +6,24 @@ delete or a forget nothing of the document may remain in any of them, and a read
 searchable. Expected: zero of every kind.
 
 The comparison and the repairs are the same for every backend; what differs is how a backend lists
-everything it holds, which is an `Inventory` (memlane.local.doctor for the embedded default,
+everything it holds, which is an `Inventory` (memlane.ports.inventory; memlane.local.doctor for the embedded default,
 memlane.adapters.aws.doctor for DynamoDB + OpenSearch + S3). Repairs go through the ports.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
 
+from memlane.documents.writer import WriteRequest, pieces_of
+from memlane.documents.writing import write_in_request
 from memlane.domain.models import DocumentStatus, IngestJob
-from memlane.ingest.writer import WriteRequest, pieces_of
-from memlane.services.context import Services
-from memlane.services.writing import write_in_request
+from memlane.ports import Inventory, Services, StoredDocument
 
 # Workflow staging (work/…) and queued payloads (raw/…) outlive nothing: once the document is
 # ready or failed they are leftovers. Stored content (content/…) and originals (media/…: an image,
 # a scan, a recording) belong to a document while it exists.
 _TRANSIENT_KINDS = frozenset({"work", "raw"})
 _FINISHED = frozenset({DocumentStatus.READY.value, DocumentStatus.FAILED.value})
-
-
-@dataclass(frozen=True)
-class StoredDocument:
-    organization_id: str
-    status: str
-    chunk_count: int
-
-
-@dataclass(frozen=True)
-class StoredBlob:
-    key: str
-    document_id: str
-    kind: str  # "content" | "work" | "raw" | "media"
-
-
-BLOB_KINDS = ("content", "work", "raw", "media")
-
-
-def stored_blob(key: str) -> StoredBlob | None:
-    """What a blob key says about its document: content/{org}/{doc}.txt, work/{org}/{doc}/…,
-    raw/{org}/{doc}, media/{org}/{doc}. None for keys of no document."""
-    parts = key.split("/")
-    if len(parts) < 3 or parts[0] not in BLOB_KINDS:
-        return None
-    doc_id = parts[2].removesuffix(".txt") if parts[0] == "content" else parts[2]
-    return StoredBlob(key=key, document_id=doc_id, kind=parts[0])
-
-
-class Inventory(Protocol):
-    """Everything one deployment's stores hold, listed in full (an operator's tool, not a request
-    path: full scans are expected here)."""
-
-    def organizations(self) -> list[str]: ...
-    def documents(self) -> dict[str, StoredDocument]: ...
-    def indexed_documents(self, org_id: str | None) -> set[str]: ...
-    def record_documents(self) -> set[str]: ...
-    def blobs(self) -> Iterable[StoredBlob]: ...
-    def cached_documents(self) -> set[str]: ...
-    def delete_records(self, document_ids: Iterable[str]) -> None: ...
 
 
 @dataclass

@@ -20,8 +20,8 @@ from pydantic import BaseModel
 
 from memlane.domain.errors import NotFoundError
 from memlane.domain.models import ContentType, Document
-from memlane.ports import RecallFilters
-from memlane.services.context import Principal, Services
+from memlane.domain.principal import Principal
+from memlane.ports import RecallFilters, Services
 
 MAX_DOCUMENTS = 2000  # newest documents read to build the graph
 MAX_NODES = 50

@@ -10,23 +10,15 @@ a key the gateway could not register is revoked again, so no key exists that wou
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memlane.domain.errors import ConflictError, ForbiddenError, InvalidInputError, NotFoundError
 from memlane.domain.models import ApiKey
-from memlane.ports import MetadataStore
-from memlane.services.context import Principal, Services
+from memlane.domain.principal import Principal
+from memlane.ports import KeyRegistry, MetadataStore, Services
 from memlane.services.keys import ensure_organization, issue_key, slugify
-
-
-class KeyRegistry(Protocol):
-    def register(self, key: ApiKey) -> str:
-        """Makes the key known to the gateway; returns the gateway's id for it."""
-        ...
-
-    def deregister(self, key_id: str) -> None: ...
 
 
 class KeysCommand(BaseModel):

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 
 from memlane.domain.errors import AuthenticationError, InvalidInputError, NotFoundError
 from memlane.domain.models import ApiKey, Organization, Project
+from memlane.domain.principal import Principal
 from memlane.ports import MetadataStore
-from memlane.services.context import Principal
 
 KEY_PREFIX = "mlk_"
 

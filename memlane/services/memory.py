@@ -7,8 +7,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from memlane import observability
+from memlane.documents.lifecycle import latest_version, version_chain
+from memlane.documents.media import MediaSave, original_hash, prepare_media, text_of_scan_without_ocr
+from memlane.documents.receipts import DeletionReceipt, delete_with_receipt
+from memlane.documents.writer import WriteOutcome, apply_summary
+from memlane.documents.writing import enqueue, protect, write_in_request
 from memlane.domain.errors import InvalidInputError, NotFoundError, TransientError
 from memlane.domain.models import ContentType, Document, DocumentStatus, IngestJob, new_id
+from memlane.domain.principal import Principal
 from memlane.domain.requests import (
     ChunkOut,
     DocumentOut,
@@ -18,16 +24,11 @@ from memlane.domain.requests import (
     MemoryOut,
     VersionOut,
 )
+from memlane.domain.salience import apply_salience
 from memlane.ingest.media import decode_media
 from memlane.ingest.pipeline import Prepared, content_hash, derive_title, prepare
-from memlane.ingest.writer import WriteOutcome, apply_summary
-from memlane.project_memory.salience import apply_salience
-from memlane.services.context import Principal, Services
-from memlane.services.lifecycle import latest_version, version_chain
-from memlane.services.media import MediaSave, original_hash, prepare_media, text_of_scan_without_ocr
+from memlane.ports import Services
 from memlane.services.projects import resolve_project
-from memlane.services.receipts import DeletionReceipt, delete_with_receipt
-from memlane.services.writing import enqueue, protect, write_in_request
 
 log = logging.getLogger(__name__)
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from memlane.domain.errors import AuthenticationError, DependencyUnavailableError
+from memlane.domain.principal import Principal
 from memlane.ports import MetadataStore
-from memlane.services.context import Principal
 
 ENV_ISSUER = "MEMLANE_OAUTH_ISSUER"
 ENV_CLIENT_IDS = "MEMLANE_OAUTH_CLIENT_IDS"

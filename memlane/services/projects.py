@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from memlane.documents.receipts import delete_with_receipt
 from memlane.domain.errors import ConflictError, NotFoundError
 from memlane.domain.models import Document, Project
+from memlane.domain.principal import Principal
 from memlane.domain.requests import (
     DeletionReceipt,
     DocumentListItem,
@@ -17,10 +19,8 @@ from memlane.domain.requests import (
     ProjectPatchIn,
     StatsOut,
 )
-from memlane.ports import DocsetStore
-from memlane.services.context import Principal, Services
+from memlane.ports import DocsetStore, Services
 from memlane.services.keys import slugify
-from memlane.services.receipts import delete_with_receipt
 
 
 def _out(p: Project, count: int) -> ProjectOut:

@@ -7,12 +7,12 @@ the other versions of it are left out: they are the same memory, shown as its hi
 
 from __future__ import annotations
 
+from memlane.documents.lifecycle import version_chain
 from memlane.domain.errors import NotFoundError
+from memlane.domain.principal import Principal
 from memlane.domain.requests import RecallIn, RelatedDocument, RelatedOut
-from memlane.ports import RecallFilters, SearchScope
+from memlane.ports import RecallFilters, SearchScope, Services
 from memlane.recall.service import materialize, rank
-from memlane.services.context import Principal, Services
-from memlane.services.lifecycle import version_chain
 
 QUERY_CHARS = 1_000  # the embedder reads ~256 tokens; more text only slows the text leg
 

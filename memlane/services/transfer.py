@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 
+from memlane.documents.writing import write_in_request
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import Document, DocumentStatus, Project
-from memlane.services.context import Principal, Services
+from memlane.domain.principal import Principal
+from memlane.ports import Services
 from memlane.services.keys import slugify
-from memlane.services.writing import write_in_request
 
 FORMAT = "memlane.export/1"
 

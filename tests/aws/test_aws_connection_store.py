@@ -18,7 +18,7 @@ from memlane.adapters.aws.token_vault import KmsTokenVault
 from memlane.adapters.local.connection_store import SqliteConnectionStore
 from memlane.adapters.local.sqlite_db import SqliteDatabase
 from memlane.adapters.local.token_vault import KEY_FILE, FileTokenVault
-from memlane.connections.models import (
+from memlane.domain.connections import (
     Connection,
     ConnectionItem,
     ConnectionStatus,

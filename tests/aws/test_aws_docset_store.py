@@ -7,7 +7,7 @@ from typing import Any
 
 from memlane.adapters.aws import dynamo_schema as ks
 from memlane.adapters.aws.docset_store import DynamoDocsetStore
-from memlane.docsets.models import Docset, PageStatus, page_id_for
+from memlane.domain.docsets import Docset, PageStatus, page_id_for
 
 TABLE = "memlane-test"  # the table tests/aws/conftest.py creates
 ORG = "org-a"

@@ -18,7 +18,7 @@ from memlane.adapters.aws.docset_store import DynamoDocsetStore
 from memlane.adapters.aws.metadata_store import DynamoMetadataStore
 from memlane.adapters.local.docset_store import SqliteDocsetStore
 from memlane.adapters.local.metadata_store import SqliteMetadataStore
-from memlane.docsets.models import ClientSession, Docset, DocsetPage, PageCounts, PageStatus, page_id_for
+from memlane.domain.docsets import ClientSession, Docset, DocsetPage, PageCounts, PageStatus, page_id_for
 from memlane.domain.models import Organization, Project
 
 pytestmark = pytest.mark.integration

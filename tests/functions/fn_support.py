@@ -30,7 +30,7 @@ from fakes import FixedClock, HashEmbedder  # noqa: E402
 from functions.invoke import LocalLambdaContext, handler_module, invoke  # noqa: E402
 from memlane.adapters.local.search_index import SqliteSearchIndex  # noqa: E402
 from memlane.api.app import MemlaneApi  # noqa: E402
-from memlane.services.context import Services  # noqa: E402
+from memlane.ports import Services  # noqa: E402
 
 EVENTS = REPO_ROOT / "events"
 REGION = "us-east-1"

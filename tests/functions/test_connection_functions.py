@@ -23,10 +23,10 @@ from functions.invoke import invoke  # noqa: E402
 from memlane.adapters.aws import compose  # noqa: E402
 from memlane.adapters.aws._boto import new_client  # noqa: E402
 from memlane.connections import service  # noqa: E402
-from memlane.connections.models import ConnectionStatus  # noqa: E402
 from memlane.connections.schemas import ConnectionIn  # noqa: E402
+from memlane.domain.connections import ConnectionStatus  # noqa: E402
 from memlane.domain.models import Organization  # noqa: E402
-from memlane.services.context import Principal  # noqa: E402
+from memlane.domain.principal import Principal  # noqa: E402
 
 REPO = "acme/ops"
 

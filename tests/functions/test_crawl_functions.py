@@ -14,9 +14,9 @@ from fn_support import ORG_ID, TABLE, Deployment, context, load_event
 from memlane.adapters.aws import compose
 from memlane.adapters.aws.crawl_queue import PageMessage
 from memlane.adapters.aws.docset_store import DynamoDocsetStore
-from memlane.crawl.types import FetchResult
-from memlane.docsets.models import Docset, PageStatus, epoch_ms, page_id_for
+from memlane.domain.docsets import Docset, PageStatus, epoch_ms, page_id_for
 from memlane.domain.models import Organization
+from memlane.ports import FetchResult
 
 SITE = {
     "https://docs.example.com/guide/": (

@@ -11,11 +11,11 @@ import pytest
 from fn_support import BUCKET, ORG_ID
 
 from memlane.adapters.aws.doctor import AwsInventory
+from memlane.documents.keys import work_prefix
+from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn, RecallIn
 from memlane.recall.service import recall
-from memlane.services.context import Principal
 from memlane.services.doctor import examine
-from memlane.services.lifecycle import work_prefix
 from memlane.services.memory import delete_document, save_memory
 
 WHO = Principal(organization_id=ORG_ID, key_id="k", user_id="u")

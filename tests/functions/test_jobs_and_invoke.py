@@ -9,9 +9,9 @@ from fn_support import EVENTS, ORG_ID, T0, Deployment, context, load_event
 
 from functions.invoke import handler_module
 from memlane.cli import main as cli_main
+from memlane.documents.writer import DocumentWriter
 from memlane.domain.models import Document, DocumentStatus, Organization
 from memlane.domain.requests import RecallIn
-from memlane.ingest.writer import DocumentWriter
 from memlane.ports import SearchScope
 from memlane.recall.service import cache_key
 

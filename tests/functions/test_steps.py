@@ -174,8 +174,8 @@ def test_a_retried_embed_step_embeds_only_the_batches_that_failed(
 ) -> None:
     """Reliability row 5 on AWS: the state machine retries Embed after a TransientError; the
     batches that succeeded were kept in S3 (work/…/embedded/) and are not embedded again."""
-    from memlane.ingest.progress import progress_prefix
-    from memlane.ingest.writer import EMBED_BATCH
+    from memlane.documents.progress import progress_prefix
+    from memlane.documents.writer import EMBED_BATCH
 
     text = "\n\n".join(
         f"Section {i}. " + " ".join(f"heron{i} pond{i} reed{j}" for j in range(120)) for i in range(150)

@@ -10,11 +10,11 @@ from fakes import HashEmbedder
 
 from memlane.cli import main
 from memlane.config import Settings
+from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn, RecallIn
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import build_local
 from memlane.recall.service import recall
-from memlane.services.context import Principal
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
 from memlane.services.transfer import export_project, import_lines

@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import importlib
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,9 @@ from fn_support import ORG_ID, T0, Deployment, context, load_event
 from infra import constants as c
 from memlane.api.app import MemlaneApi
 from memlane.config import Settings
+from memlane.documents import workflow as steps
 from memlane.domain import errors as domain_errors
 from memlane.domain.models import Document, DocumentStatus, IngestJob, Organization
-from memlane.ingest import steps
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import build_local
 from memlane.services.keys import create_key
@@ -296,7 +297,7 @@ def _local_mode(tmp_path: Path):
     (processed in the request: local mode's inline path)."""
     stack = build_local(Settings(data_dir=tmp_path / "local"), embedder=HashEmbedder(),
                         summarizer=LocalSummarizer())
-    stack.services.clock = FixedClock(T0)
+    stack.services = replace(stack.services, clock=FixedClock(T0))
     secret, key, org = create_key(stack.metadata, "default", "local")
     api = MemlaneApi(stack.services)
     ctx = {"organization_id": org.id, "key_id": key.id, "user_id": "api", "rate_limit": "1000"}

@@ -19,8 +19,8 @@ from fn_support import BUCKET, ORG_ID, T0, Deployment, context, load_event
 from test_workflow import CapturingStarter
 
 from memlane.adapters.aws._boto import new_client
+from memlane.documents import workflow as steps
 from memlane.domain.models import Document, DocumentStatus, IngestJob
-from memlane.ingest import steps
 
 pytestmark = pytest.mark.infra
 

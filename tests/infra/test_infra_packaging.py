@@ -202,7 +202,7 @@ def test_the_code_asset_leaves_out_benchmarks_evaluations_and_load_tests(tmp_pat
     names = {p.relative_to(staged).as_posix() for p in staged.rglob("*.py")}
     # Then no benchmark, evaluation or load test is shipped
     assert not [n for n in names if "/bench" in n or n.endswith(("/loadtest.py", "/eval.py")) or "/evals/" in n]
-    assert "memlane/ingest/writer.py" in names and "functions/api/handler.py" in names
+    assert "memlane/documents/writer.py" in names and "functions/api/handler.py" in names
     # and every handler imports from the staged code alone (the staged tree comes first on the path)
     modules = sorted({spec.handler.rsplit(".", 1)[0] for spec in c.ALL_FUNCTIONS})
     script = (f"import importlib, memlane\nassert memlane.__file__.startswith({str(staged)!r}), memlane.__file__\n"

@@ -11,9 +11,9 @@ from conftest_helpers import Running, free_port
 from fakes import HashEmbedder
 
 from memlane.config import Settings
+from memlane.documents.forget import forget_expired
 from memlane.local.server import LocalServer
 from memlane.services.keys import create_key
-from memlane.services.lifecycle import forget_expired
 
 pytestmark = [pytest.mark.integration]
 

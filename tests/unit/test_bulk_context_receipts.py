@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -16,16 +16,17 @@ from memlane.api.app import MemlaneApi
 from memlane.api.auth import authorizer_context
 from memlane.config import Settings
 from memlane.crawl.ssrf import NetworkPolicy
-from memlane.crawl.types import FetchResult
-from memlane.docsets.models import Docset, DocsetSettings, PageStatus, page_id_for
+from memlane.docsets.models import DocsetSettings
 from memlane.docsets.pages import CrawlContext, RobotsCache, crawl_page
 from memlane.docsets.service import DocsetContext
+from memlane.domain.docsets import Docset, PageStatus, page_id_for
 from memlane.domain.models import Project
+from memlane.domain.principal import Principal
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import LocalStack, build_local
 from memlane.local.gateway import build_event
 from memlane.mcp.tools import MemlaneTools
-from memlane.services.context import Principal
+from memlane.ports import FetchResult
 from memlane.services.keys import ensure_organization
 from memlane.services.ratelimit import InMemoryRateLimiter
 
@@ -83,8 +84,7 @@ def world(tmp_path) -> Iterator[World]:
     stack = build_local(Settings(data_dir=tmp_path / "d"), embedder=HashEmbedder(), summarizer=LocalSummarizer(),
                         media_readers=(None, None))
     clock = FixedClock()
-    stack.services.clock = clock
-    stack.services.rate_limiter = InMemoryRateLimiter()
+    stack.services = replace(stack.services, clock=clock, rate_limiter=InMemoryRateLimiter())
     org, _ = ensure_organization(stack.metadata, "acme")
     who = Principal(organization_id=org.id, key_id="key-a", rate_limit_per_minute=150)
     site = SiteFetcher()
@@ -184,7 +184,9 @@ class LeakyIndex:
 
 def test_a_receipt_fails_when_a_store_still_holds_the_document(world) -> None:
     saved = world.call("POST", "/v3/memory", {"content": "Passport renewal is due in October."})[1]
-    world.stack.services.index = LeakyIndex(world.stack.services.index)
+    # the services are immutable: the API is built again around the leaky index
+    leaky = replace(world.stack.services, index=LeakyIndex(world.stack.services.index))
+    world.api = MemlaneApi(leaky, docsets=world.docsets)
     receipt = world.call("DELETE", f"/v3/documents/{saved['id']}")[1]["receipt"]
     assert receipt["verified"] is False
     by_store = {c["store"]: c for c in receipt["checks"]}
@@ -194,7 +196,7 @@ def test_a_receipt_fails_when_a_store_still_holds_the_document(world) -> None:
 
 
 def test_the_sweep_and_a_docset_delete_record_verified_receipts(world) -> None:
-    from memlane.services.lifecycle import forget_expired
+    from memlane.documents.forget import forget_expired
 
     expiring = world.call("POST", "/v3/memory", {"content": "Gate code 4411 for the weekend only.",
                                                  "forget_after": (world.clock.now() + timedelta(days=400)).isoformat()})

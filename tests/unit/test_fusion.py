@@ -2,8 +2,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from memlane.domain.tuning import FusionWeights
 from memlane.ports import Candidate, LegResults
-from memlane.recall.fusion import FusionWeights, fuse_scores, group_by_document, recency_bonus
+from memlane.recall.fusion import fuse_scores, group_by_document, recency_bonus
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 

@@ -4,23 +4,24 @@ rate limits, doctor, export/import (spec §4.7, §9, §10, §13 Edge Caching and
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 from fakes import FixedClock, HashEmbedder
 
+from memlane.documents.forget import forget_expired
 from memlane.domain.errors import NotFoundError
 from memlane.domain.requests import MemoryIn, RecallIn
 from memlane.local.doctor import examine
 from memlane.recall.service import recall
-from memlane.services.lifecycle import forget_expired
 from memlane.services.memory import delete_document, get_document, save_memory
 
 
 @pytest.fixture
 def clock(stack):
     c = FixedClock()
-    stack.services.clock = c
+    stack.services = replace(stack.services, clock=c)
     return c
 
 
@@ -199,9 +200,9 @@ class OtherEmbedder(HashEmbedder):
 
 def test_export_import_round_trip_preserves_documents_and_versions(stack, who, clock, tmp_path):
     from memlane.config import Settings
+    from memlane.domain.principal import Principal
     from memlane.ingest.summarize import LocalSummarizer
     from memlane.local.compose import build_local
-    from memlane.services.context import Principal
     from memlane.services.keys import ensure_organization
     from memlane.services.projects import default_project
     from memlane.services.transfer import export_project, import_lines

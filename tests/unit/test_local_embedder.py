@@ -200,11 +200,11 @@ def test_a_changed_embedder_is_refused_until_reindex_migrates(tmp_path, monkeypa
     from memlane.cli import main
     from memlane.config import Settings
     from memlane.domain.errors import EmbedderMismatchError
+    from memlane.domain.principal import Principal
     from memlane.domain.requests import MemoryIn, RecallIn
     from memlane.ingest.summarize import LocalSummarizer
     from memlane.local.compose import build_local
     from memlane.recall.service import recall
-    from memlane.services.context import Principal
     from memlane.services.keys import ensure_organization
     from memlane.services.memory import save_memory
 

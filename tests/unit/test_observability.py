@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fakes import FixedClock
 
 from memlane import observability as o
+from memlane.documents.forget import forget_expired
 from memlane.domain.requests import MemoryIn, RecallIn
 from memlane.recall.service import recall
-from memlane.services.lifecycle import forget_expired
 from memlane.services.memory import save_memory
 
 
 def test_saves_writes_recalls_cache_and_sweeps_are_counted(stack, who, hash_embedder):
-    svc = stack.services
-    svc.clock = FixedClock()
+    svc = stack.services = replace(stack.services, clock=FixedClock())
     counts = svc.metrics.counts
     # Given a save, the same content again, and a save while the embedder is down
     save_memory(svc, who, MemoryIn(content="The ferry leaves at seven from pier four."))

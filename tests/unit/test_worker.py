@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fakes import FixedClock
 
 from memlane.domain.requests import MemoryIn
@@ -33,7 +35,7 @@ def test_a_batch_of_queued_documents_shares_embedding_calls(stack, who, hash_emb
 
 def test_embedder_outage_requeues_with_backoff_then_completes(stack, who, hash_embedder):
     clock = FixedClock()
-    stack.services.clock = clock
+    stack.services = replace(stack.services, clock=clock)
     [doc_id] = queue_docs(stack, who, ["The embedding service is flaky today."])
     hash_embedder.fail_times = 1
     worker = IngestWorker(stack.services, stack.queue)
@@ -65,7 +67,7 @@ def test_one_bad_document_fails_alone(stack, who, monkeypatch):
 
 def test_a_worker_killed_mid_job_leaves_the_job_claimable_after_the_lease(stack, who):
     clock = FixedClock()
-    stack.services.clock = clock
+    stack.services = replace(stack.services, clock=clock)
     [doc_id] = queue_docs(stack, who, ["Lease test note about puffins."])
     assert stack.queue.claim(clock.now(), 600) is not None  # a worker took it and died
     worker = IngestWorker(stack.services, stack.queue)
@@ -120,16 +122,15 @@ def test_partial_embedding_keeps_the_batches_that_succeeded_and_retries_only_the
     stack, who, hash_embedder
 ):
     """Spec §13 Error Recovery 3: if 3 of 5 chunks embed, save those and retry the other 2."""
-    from memlane.ingest.progress import progress_prefix
-    from memlane.ingest.writer import EMBED_BATCH
+    from memlane.documents.progress import progress_prefix
+    from memlane.documents.writer import EMBED_BATCH
 
     clock = FixedClock()
-    stack.services.clock = clock
-    stack.services.settings = stack.services.settings.model_copy(
+    stack.services = replace(stack.services, clock=clock, settings=stack.services.settings.model_copy(
         update={"chunk_max_tokens": 40, "chunk_overlap_tokens": 0}
-    )
+    ))
     flaky = FailingOnCall(hash_embedder, fail_on=2)
-    stack.services.embedder = flaky
+    stack.services = replace(stack.services, embedder=flaky)
     [doc_id] = queue_docs(stack, who, [long_document(150)])
     worker = IngestWorker(stack.services, stack.queue)
     assert worker.run_once()
@@ -148,7 +149,7 @@ def test_partial_embedding_keeps_the_batches_that_succeeded_and_retries_only_the
     )
     assert stack.services.blobs.keys(progress_prefix(who.organization_id, doc_id)) == []
     # every chunk carries its own vector, reused or fresh: its exact embedding is its nearest
-    from memlane.ingest.writer import embedding_text
+    from memlane.documents.writer import embedding_text
     from memlane.ports import SearchScope
 
     scope = SearchScope(organization_id=who.organization_id, project_ids=(doc.project_id,))
@@ -183,8 +184,8 @@ def test_an_index_outage_during_ingestion_keeps_the_save_and_indexes_after_recov
     from memlane.services.memory import get_document
 
     clock = FixedClock()
-    stack.services.clock = clock
-    stack.services.index = DownIndex(stack.services.index, down=2)
+    stack.services = replace(stack.services, clock=clock)
+    stack.services = replace(stack.services, index=DownIndex(stack.services.index, down=2))
     [doc_id] = queue_docs(stack, who, ["The boathouse key hangs behind the blue door."])
     worker = IngestWorker(stack.services, stack.queue)
     assert worker.run_once()

@@ -32,8 +32,16 @@ from memlane.config import Settings
 from memlane.connections.apps import ENV_CONNECTIONS_SECRET, ENV_PUBLIC_URL
 from memlane.domain.errors import MemlaneError
 from memlane.lazy import Lazy
-from memlane.ports import Clock, Embedder, SearchIndex, Summarizer
-from memlane.services.context import Services, SystemClock
+from memlane.ports import (
+    Clock,
+    ConnectionPorts,
+    Embedder,
+    Fetcher,
+    SearchIndex,
+    Services,
+    Summarizer,
+    SystemClock,
+)
 
 if TYPE_CHECKING:
     # Types only: these modules are imported by the builders, on first use (cold start).
@@ -43,9 +51,7 @@ if TYPE_CHECKING:
     from memlane.adapters.aws.docset_store import DynamoDocsetStore
     from memlane.adapters.openai.embedder import OpenAIEmbedder
     from memlane.adapters.openai.summarizer import OpenAISummarizer
-    from memlane.connections.ports import ConnectionPorts
     from memlane.crawl.fetcher import SafeFetcher
-    from memlane.crawl.types import Fetcher
     from memlane.docsets.models import DocsetSettings
     from memlane.docsets.service import DocsetContext
     from memlane.ingest.summarize import LocalSummarizer
@@ -280,7 +286,6 @@ def build_connection_ports(aws: AwsSettings) -> ConnectionPorts | None:
     from memlane.adapters.aws.sync_queue import SqsSyncDispatcher
     from memlane.adapters.aws.token_vault import KmsTokenVault
     from memlane.connections.apps import SecretApps
-    from memlane.connections.ports import ConnectionPorts
 
     return ConnectionPorts(store=DynamoConnectionStore(aws.table), vault=KmsTokenVault(aws.connections_key),
                            apps=SecretApps(aws.connections_secret), public_url=aws.public_url,

@@ -1,4 +1,4 @@
-"""ConnectionStore on DynamoDB (memlane.connections.ports), in the metadata table (keys in
+"""ConnectionStore on DynamoDB (memlane.ports.connections), in the metadata table (keys in
 dynamo_schema.py):
 
 | record      | key                                             | read by                          |
@@ -23,7 +23,7 @@ from botocore.exceptions import ClientError
 from memlane.adapters.aws import dynamo_schema as ks
 from memlane.adapters.aws._boto import error_code
 from memlane.adapters.aws.dynamo_table import DynamoTable, _key
-from memlane.connections.models import Connection, ConnectionItem, PendingAuthorization
+from memlane.domain.connections import Connection, ConnectionItem, PendingAuthorization
 
 
 def _s(value: str) -> dict[str, str]:

@@ -18,10 +18,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from memlane.adapters.aws._boto import error_code, is_transient, lazy_client
-from memlane.docsets.models import Docset, PageStatus, epoch_ms
+from memlane.domain.docsets import Docset, PageStatus, epoch_ms
 from memlane.domain.errors import TransientError
-from memlane.ports import Clock
-from memlane.services.context import SystemClock
+from memlane.ports import Clock, SystemClock
 
 log = logging.getLogger(__name__)
 

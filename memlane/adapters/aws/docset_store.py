@@ -36,14 +36,7 @@ from memlane.adapters.aws.metadata_store import (
     model_from_item,
     serialize,
 )
-from memlane.docsets.models import (
-    ClientSession,
-    Docset,
-    DocsetPage,
-    PageCounts,
-    PageStatus,
-    new_page,
-)
+from memlane.domain.docsets import ClientSession, Docset, DocsetPage, PageCounts, PageStatus, new_page
 
 # Conditional updates of a refresh run side by side (DynamoDB has no batch update).
 REQUEUE_WORKERS = 8

@@ -26,8 +26,7 @@ from typing import Any
 
 from memlane.adapters.aws import dynamo_schema as ks
 from memlane.adapters.aws.cache import pointer_pk
-from memlane.services.context import Services
-from memlane.services.doctor import BLOB_KINDS, StoredBlob, StoredDocument, stored_blob
+from memlane.ports import BLOB_KINDS, Services, StoredBlob, StoredDocument, stored_blob
 
 _DOCCACHE = pointer_pk("")
 

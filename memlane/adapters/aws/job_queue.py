@@ -21,8 +21,7 @@ from botocore.exceptions import ClientError
 from memlane.adapters.aws._boto import call, error_code, is_transient, lazy_client
 from memlane.domain.errors import InvalidInputError, TransientError
 from memlane.domain.models import IngestJob
-from memlane.ports import Clock
-from memlane.services.context import SystemClock
+from memlane.ports import Clock, SystemClock
 
 SQS_MAX_DELAY_SECONDS = 900
 SQS_MAX_VISIBILITY_SECONDS = 43_200

@@ -50,7 +50,7 @@ HNSW_EF_CONSTRUCTION = 128
 SPACE_TYPE = "innerproduct"
 TEXT_ANALYZER = "english"
 TEXT_FIELDS = ("text^1", "title^2", "heading_path^1.5")
-# The text of the memories saved around a short memory (memlane.ingest.context), below its own words.
+# The text of the memories saved around a short memory (memlane.documents.contextual), below its own words.
 CONTEXT_FIELD = "context"
 CONTEXT_BOOST = 0.5
 BULK_BATCH = 200  # chunks per bulk request (1024-dim vectors are ~20 KB of JSON each)

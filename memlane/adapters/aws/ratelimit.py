@@ -22,7 +22,7 @@ from botocore.exceptions import ClientError
 
 from memlane.adapters.aws import dynamo_schema as ks
 from memlane.adapters.aws._boto import error_code, is_transient, lazy_client
-from memlane.services.ratelimit import WINDOW_SECONDS, RateDecision, decide
+from memlane.ports import WINDOW_SECONDS, RateDecision, decide
 
 SK_RATE = "RATE"
 

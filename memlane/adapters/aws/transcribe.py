@@ -2,7 +2,7 @@
 
 No Lambda sleeps on it. The Step Functions workflow (infra/constructs/ingestion.py) starts the job
 with the SDK service integration (`aws-sdk:transcribe:startTranscriptionJob`: the job name and keys
-come from the Extract step, memlane.ingest.steps.extract; Transcribe detects the media format and
+come from the Extract step, memlane.documents.workflow.extract; Transcribe detects the media format and
 the language itself), then loops Wait → `getTranscriptionJob`
 until the job is COMPLETED or FAILED; the Transcribed step then reads the transcript JSON the job
 wrote to the content bucket and stores it (`transcript_from_output`).

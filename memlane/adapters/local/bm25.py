@@ -36,7 +36,7 @@ import numpy as np
 # Must stay the tokenizer of search_fts (memlane/adapters/local/sqlite_db.py); a unit test checks it.
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 # The columns of search_fts, then `context`: the text of the memories saved around a short memory
-# (memlane.ingest.context). Its terms are stored with the row's, not in search_fts, which keeps
+# (memlane.documents.contextual). Its terms are stored with the row's, not in search_fts, which keeps
 # the memory's own text.
 OWN_COLUMNS = ("title", "headings", "body")
 COLUMNS = (*OWN_COLUMNS, "context")

@@ -1,4 +1,4 @@
-"""ConnectionStore on SQLite (memlane.connections.ports): connections, their items and pending
+"""ConnectionStore on SQLite (memlane.ports.connections): connections, their items and pending
 OAuth flows, in the data directory's database file.
 
 Records are kept as JSON next to the columns queries need. The sync lease is a column of its own
@@ -12,7 +12,7 @@ import sqlite3
 from datetime import UTC, datetime
 
 from memlane.adapters.local.sqlite_db import SqliteDatabase, epoch, iso
-from memlane.connections.models import Connection, ConnectionItem, PendingAuthorization
+from memlane.domain.connections import Connection, ConnectionItem, PendingAuthorization
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS connections (

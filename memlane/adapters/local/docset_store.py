@@ -12,14 +12,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from memlane.adapters.local.sqlite_db import SqliteDatabase
-from memlane.docsets.models import (
-    ClientSession,
-    Docset,
-    DocsetPage,
-    PageCounts,
-    PageStatus,
-    new_page,
-)
+from memlane.domain.docsets import ClientSession, Docset, DocsetPage, PageCounts, PageStatus, new_page
 
 _PAGE_COLUMNS = (
     "id, docset_id, organization_id, url, path, title, status, etag, last_modified, content_hash, "

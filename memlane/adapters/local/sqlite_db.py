@@ -103,7 +103,7 @@ CREATE TABLE IF NOT EXISTS docset_sessions (
 CREATE TABLE IF NOT EXISTS forgotten (
     document_id TEXT NOT NULL, organization_id TEXT NOT NULL, project_id TEXT NOT NULL,
     forgotten_at TEXT NOT NULL, reason TEXT NOT NULL);
--- Deletion receipts (memlane.services.receipts): which stores were read after a delete and what
+-- Deletion receipts (memlane.documents.receipts): which stores were read after a delete and what
 -- each still held. Ids and counts only, never content.
 CREATE TABLE IF NOT EXISTS deletion_receipts (
     id TEXT PRIMARY KEY, organization_id TEXT NOT NULL, created_at TEXT NOT NULL, body TEXT NOT NULL);

@@ -22,7 +22,7 @@ from memlane.connections.schemas import (
     WebhookOut,
 )
 from memlane.domain.requests import UUIDStr
-from memlane.services.context import Services
+from memlane.ports import Services
 
 router = Router()
 

@@ -11,7 +11,7 @@ from aws_lambda_powertools.event_handler.router import Router
 from memlane.api.auth import principal_of
 from memlane.collections import service
 from memlane.collections.models import IngestIn, IngestOut, QueryIn, QueryOut
-from memlane.services.context import Services
+from memlane.ports import Services
 
 router = Router()
 

@@ -12,6 +12,8 @@ from pydantic import ValidationError
 
 from memlane.api.auth import principal_of
 from memlane.api.errors import describe_validation_errors, status_for
+from memlane.documents import receipts
+from memlane.documents.receipts import DeletionReceipt
 from memlane.domain.errors import MemlaneError, NotFoundError
 from memlane.domain.models import DocumentStatus
 from memlane.domain.requests import (
@@ -32,10 +34,9 @@ from memlane.domain.requests import (
     UUIDStr,
     WhoAmI,
 )
+from memlane.ports import Services
 from memlane.recall.service import recall as recall_service
-from memlane.services import bulk, graph, memory, projects, receipts
-from memlane.services.context import Services
-from memlane.services.receipts import DeletionReceipt
+from memlane.services import bulk, graph, memory, projects
 
 router = Router()
 

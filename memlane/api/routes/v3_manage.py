@@ -15,6 +15,7 @@ from aws_lambda_powertools.event_handler.router import Router
 from pydantic import BaseModel
 
 from memlane.api.auth import principal_of
+from memlane.documents import forget
 from memlane.domain.requests import (
     DocumentListOut,
     DocumentOut,
@@ -29,8 +30,8 @@ from memlane.domain.requests import (
     StatsOut,
     UUIDStr,
 )
-from memlane.services import key_admin, lifecycle, memory, projects, related
-from memlane.services.context import Services
+from memlane.ports import Services
+from memlane.services import key_admin, memory, projects, related
 
 router = Router()
 
@@ -122,7 +123,7 @@ def related_documents(document_id: Annotated[UUIDStr, Path()],
             summary="What auto-forget removed: ids, when and why (never the content), newest first")
 def forgotten(limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> ForgottenOut:
     who = principal_of(router)
-    records = lifecycle.forgotten_log(services(), who.organization_id, limit)
+    records = forget.forgotten_log(services(), who.organization_id, limit)
     return ForgottenOut(forgotten=[ForgottenRecord.model_validate(r) for r in records])
 
 

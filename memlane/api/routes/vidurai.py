@@ -14,9 +14,9 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.router import Router
 
 from memlane.api.auth import principal_of
+from memlane.ports import Services
 from memlane.project_memory.capabilities import capabilities as tool_capabilities
 from memlane.project_memory.service import ToolRequestError, call_tool
-from memlane.services.context import Services
 
 router = Router()
 

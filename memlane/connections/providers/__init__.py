@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from memlane.connections.models import Provider
 from memlane.connections.providers.base import Batch, ProviderAdapter
+from memlane.domain.connections import Provider
 from memlane.domain.errors import InvalidInputError
 
 

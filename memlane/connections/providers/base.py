@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
-from memlane.connections.models import Connection, Item, ItemRef, Provider, TokenSet
 from memlane.connections.oauth import OAuthSpec
 from memlane.connections.session import ProviderSession
+from memlane.domain.connections import Connection, Item, ItemRef, Provider, TokenSet
 
 
 @dataclass

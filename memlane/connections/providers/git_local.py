@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from memlane.connections.errors import ProviderItemError, ProviderUnavailable
-from memlane.connections.models import Connection, Item, ItemRef, Provider
 from memlane.connections.oauth import OAuthSpec
 from memlane.connections.providers import repository
 from memlane.connections.providers.base import Batch, ProviderDefaults
 from memlane.connections.session import ProviderSession
+from memlane.domain.connections import Connection, Item, ItemRef, Provider
 from memlane.domain.errors import InvalidInputError
 
 GIT_TIMEOUT_S = 120

@@ -28,11 +28,11 @@ from typing import Any, ClassVar
 import httpx
 
 from memlane.connections.errors import ProviderItemError, ProviderRateLimited
-from memlane.connections.models import Connection, Item, ItemRef, Provider, TokenSet
 from memlane.connections.oauth import OAuthSpec, retry_after_seconds
 from memlane.connections.providers import repository
 from memlane.connections.providers.base import Batch, ProviderDefaults
 from memlane.connections.session import ProviderSession
+from memlane.domain.connections import Connection, Item, ItemRef, Provider, TokenSet
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType
 

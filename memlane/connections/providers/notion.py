@@ -19,10 +19,10 @@ from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from memlane.connections.errors import ProviderItemError
-from memlane.connections.models import Connection, Item, ItemRef, Provider, TokenSet
 from memlane.connections.oauth import OAuthSpec
 from memlane.connections.providers.base import Batch, ProviderDefaults
 from memlane.connections.session import ProviderSession
+from memlane.domain.connections import Connection, Item, ItemRef, Provider, TokenSet
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memlane.collections.service import RAGED_KEY, filter_tags_for
-from memlane.connections.models import Item
+from memlane.domain.connections import Item
 from memlane.domain.models import ContentType
 
 MAX_FILE_BYTES = 500_000

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from memlane.connections.models import Connection, Item, ItemRef, Provider, TokenSet
 from memlane.connections.oauth import OAuthSpec
 from memlane.connections.providers.base import Batch, ProviderDefaults
 from memlane.connections.session import ProviderSession
+from memlane.domain.connections import Connection, Item, ItemRef, Provider, TokenSet
 from memlane.domain.models import ContentType
 
 PAGE_SIZE = 100

@@ -4,7 +4,7 @@ OAuth code flow and read back exactly what is stored."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -13,17 +13,18 @@ from fakes import FixedClock, HashEmbedder
 
 from memlane.config import Settings
 from memlane.connections import service
-from memlane.connections.models import Connection, Provider, SyncResult
-from memlane.connections.ports import OAuthApp, StaticApps
+from memlane.connections.apps import StaticApps
 from memlane.connections.schemas import ConnectionIn
 from memlane.connections.sync import sync_connection
+from memlane.domain.connections import Connection, Provider, SyncResult
 from memlane.domain.models import Document
+from memlane.domain.principal import Principal
 from memlane.domain.requests import RecallIn
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import LocalStack, build_local
 from memlane.local.worker import IngestWorker
+from memlane.ports import OAuthApp
 from memlane.recall.service import recall
-from memlane.services.context import Principal
 from memlane.services.keys import ensure_organization
 
 
@@ -43,9 +44,8 @@ class World:
     def __init__(self, tmp_path, fake: FakeProvider | None, provider: Provider) -> None:
         self.stack: LocalStack = build_local(Settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(),
                                              summarizer=LocalSummarizer())
-        self.svc = self.stack.services
         self.clock = FixedClock()
-        self.svc.clock = self.clock
+        self.svc = self.stack.services = replace(self.stack.services, clock=self.clock)
         self.fake = fake
         self.provider = provider
         self.ports = self.svc.connections

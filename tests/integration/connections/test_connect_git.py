@@ -15,7 +15,7 @@ from memlane.cli import main
 from memlane.collections.models import QueryIn
 from memlane.collections.service import query as raged_query
 from memlane.connections import service
-from memlane.connections.models import Provider
+from memlane.domain.connections import Provider
 
 
 def _function(name: str, n: int) -> str:

@@ -17,9 +17,10 @@ from fake_provider import CLIENT_ID, CLIENT_SECRET
 from fakes import HashEmbedder
 
 from memlane.config import Settings
-from memlane.connections.ports import OAuthApp, StaticApps
+from memlane.connections.apps import StaticApps
 from memlane.connections.webhooks import github_signature
 from memlane.local.server import LocalServer
+from memlane.ports import OAuthApp
 
 REPO = "acme/handbook"
 

@@ -10,7 +10,7 @@ import pytest
 from connection_world import World
 from fake_gdrive import DOC, FOLDER, SHEET, FakeDrive, tiny_pdf
 
-from memlane.connections.models import Provider
+from memlane.domain.connections import Provider
 from memlane.domain.models import ContentType
 
 

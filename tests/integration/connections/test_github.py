@@ -11,9 +11,9 @@ import pytest
 from connection_world import World
 from fake_github import FakeGitHub, blob_sha
 
-from memlane.connections.models import ConnectionStatus, Provider
 from memlane.connections.sync import is_due
 from memlane.connections.webhooks import github_signature, handle_github
+from memlane.domain.connections import ConnectionStatus, Provider
 from memlane.domain.errors import AuthenticationError
 
 REPO = "acme/billing"

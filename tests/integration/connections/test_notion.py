@@ -9,7 +9,7 @@ import pytest
 from connection_world import World
 from fake_notion import FakeNotion, block
 
-from memlane.connections.models import Provider
+from memlane.domain.connections import Provider
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 from connection_world import World
 from fake_slack_x import FakeSlack, FakeX
 
-from memlane.connections.models import Provider
+from memlane.domain.connections import Provider
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 from docsets_site import FAST, DocsSite, index, retrieve, start_server
 
-from memlane.recall.fusion import FusionWeights
+from memlane.domain.tuning import FusionWeights
 
 pytestmark = pytest.mark.integration
 

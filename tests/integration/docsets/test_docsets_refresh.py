@@ -8,7 +8,7 @@ import time
 import pytest
 from docsets_site import LONG, index, pages_by_path, retrieve, start_server
 
-from memlane.docsets.models import PageStatus
+from memlane.domain.docsets import PageStatus
 
 pytestmark = pytest.mark.integration
 

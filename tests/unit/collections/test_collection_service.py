@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from fakes import FixedClock
@@ -10,7 +11,7 @@ from pydantic import ValidationError
 
 from memlane.collections import service
 from memlane.collections.models import IngestIn, QueryIn
-from memlane.services.context import Principal
+from memlane.domain.principal import Principal
 from memlane.services.keys import ensure_organization
 
 AUTH = "export function login(user, password) {\n  return issueToken(user);\n}\n"
@@ -20,7 +21,7 @@ BILLING = "def charge(card, amount):\n    return stripe.charge(card, amount)\n"
 @pytest.fixture
 def clock(stack):
     c = FixedClock()
-    stack.services.clock = c
+    stack.services = replace(stack.services, clock=c)
     return c
 
 

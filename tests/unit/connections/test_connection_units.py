@@ -12,12 +12,12 @@ import httpx
 import pytest
 
 from memlane.connections import oauth
-from memlane.connections.models import Connection, ConnectionStatus, Provider
-from memlane.connections.ports import OAuthApp
 from memlane.connections.providers import adapter_for, repository
 from memlane.connections.sync import SYNC_EVERY, is_due
 from memlane.connections.webhooks import github_signature, verify_github_signature
+from memlane.domain.connections import Connection, ConnectionStatus, Provider
 from memlane.domain.errors import InvalidInputError
+from memlane.ports import OAuthApp
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 

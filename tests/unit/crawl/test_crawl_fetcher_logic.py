@@ -13,7 +13,7 @@ import pytest
 from memlane.crawl.errors import FetchError, PageTooLargeError, TooManyRedirectsError, UnsafeURLError
 from memlane.crawl.fetcher import USER_AGENT, FetchLimits, SafeFetcher, parse_retry_after
 from memlane.crawl.ssrf import NetworkPolicy
-from memlane.crawl.types import Fetcher
+from memlane.ports import Fetcher
 
 SITE = "https://docs.example.com"
 

@@ -6,7 +6,7 @@ import pytest
 
 from memlane.crawl.errors import FetchError, TooManyRedirectsError, UnsafeURLError
 from memlane.crawl.robots import RobotsPolicy, load_robots, robots_url
-from memlane.crawl.types import FetchResult
+from memlane.ports import FetchResult
 
 SITE = "https://docs.example.com"
 

@@ -9,7 +9,7 @@ import pytest
 
 from memlane.crawl.errors import FetchError, SitemapError
 from memlane.crawl.sitemap import collect_sitemap_urls, gunzip_capped, parse_lastmod, parse_sitemap
-from memlane.crawl.types import FetchResult
+from memlane.ports import FetchResult
 
 URLSET = b"""<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">

@@ -9,10 +9,10 @@ import pytest
 from pydantic import ValidationError
 
 from memlane.adapters.local.docset_store import SqliteDocsetStore
-from memlane.docsets.models import ClientSession, Docset, PageCounts, PageStatus, page_id_for
 from memlane.docsets.pages import admissible, link_density, strip_markdown_links
 from memlane.docsets.retrieval import _cut, diversify, format_snippet
 from memlane.docsets.schemas import IndexIn, RetrieveIn
+from memlane.domain.docsets import ClientSession, Docset, PageCounts, PageStatus, page_id_for
 from memlane.recall.fusion import ScoredChunk
 
 
@@ -169,6 +169,6 @@ def test_request_defaults_and_clamps():
 
 
 def test_epoch_ms_is_epoch_milliseconds():
-    from memlane.docsets.models import epoch_ms
+    from memlane.domain.docsets import epoch_ms
 
     assert epoch_ms(datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)) == 1767323045678

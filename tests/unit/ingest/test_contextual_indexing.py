@@ -1,19 +1,20 @@
-"""Contextual indexing (memlane.ingest.context through the one write path): a short memory's index
+"""Contextual indexing (memlane.documents.contextual through the one write path): a short memory's index
 entry carries the memories saved just before and after it in the same sitting, as a text field and
 in its vector; entries follow their neighbours' saves, updates and deletions. Hashing embedder:
 the mechanism, not the model."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import numpy as np
 import pytest
 from fakes import FixedClock
 
+from memlane.documents.writer import embedding_text
 from memlane.domain.models import chunk_id_for
 from memlane.domain.requests import BulkMemoriesIn, MemoryIn
-from memlane.ingest.writer import embedding_text
 from memlane.ports import RecallFilters, SearchScope
 from memlane.services.bulk import save_memories
 from memlane.services.memory import delete_document, save_memory
@@ -27,7 +28,7 @@ LATER = "Ann: The weather has been lovely this week."
 @pytest.fixture
 def clock(stack):
     c = FixedClock(T0)
-    stack.services.clock = c
+    stack.services = replace(stack.services, clock=c)
     return c
 
 
@@ -149,7 +150,7 @@ def test_a_bulk_save_gives_each_turn_its_neighbours_in_one_embedding_call(stack,
             self.advance(milliseconds=1)
             return self.current
 
-    stack.services.clock = Ticking(T0)
+    stack.services = replace(stack.services, clock=Ticking(T0))
     calls = hash_embedder.calls
     items = [MemoryIn(content=c, title="chat", project_id=project) for c in (ASK, ANSWER, LATER)]
     outcomes = save_memories(stack.services, who, BulkMemoriesIn(items=items))
@@ -166,9 +167,9 @@ def stack_with(tmp_path, hash_embedder):
     """A local stack with other context settings, its organization, a project and a fixed clock."""
     from memlane.config import Settings
     from memlane.domain.models import Project
+    from memlane.domain.principal import Principal
     from memlane.ingest.summarize import LocalSummarizer
     from memlane.local.compose import build_local
-    from memlane.services.context import Principal
     from memlane.services.keys import ensure_organization
 
     stacks = []
@@ -183,7 +184,7 @@ def stack_with(tmp_path, hash_embedder):
         me = Principal(organization_id=org.id, key_id="k")
         project = st.metadata.create_project(Project(organization_id=org.id, name="chat", slug="chat")).id
         clock = FixedClock(T0)
-        st.services.clock = clock
+        st.services = replace(st.services, clock=clock)
         return st, me, project, clock
 
     yield make
@@ -225,7 +226,7 @@ def test_with_the_vector_window_before_only_the_next_save_embeds_nothing_for_the
     stack, who, project, clock
 ):
     # Given contextual indexing whose vector window leaves the "after" side to the text field
-    stack.services.settings = stack.services.settings.model_copy(update={"context_vector_sides": "before"})
+    stack.services = replace(stack.services, settings=stack.services.settings.model_copy(update={"context_vector_sides": "before"}))
     emb = stack.services.embedder
     ask = save(stack, who, project, ASK, clock)
     answer = save(stack, who, project, ANSWER, clock)

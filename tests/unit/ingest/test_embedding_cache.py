@@ -5,6 +5,7 @@ organizations."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -12,9 +13,9 @@ import pytest
 from fakes import FixedClock, HashEmbedder
 
 from memlane.domain.models import Project, chunk_id_for
+from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn
 from memlane.ingest.embedding_cache import RecentEmbeddings, recent_embeddings
-from memlane.services.context import Principal
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
 
@@ -43,7 +44,7 @@ def _stored(stack, doc_id):
 
 def _sitting(stack, who, contents):
     clock = FixedClock(datetime(2026, 11, 20, 9, 0, tzinfo=UTC))
-    stack.services.clock = clock
+    stack.services = replace(stack.services, clock=clock)
     project = stack.metadata.create_project(
         Project(organization_id=who.organization_id, name="chat", slug=f"chat-{who.organization_id[:8]}")
     ).id

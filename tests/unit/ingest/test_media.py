@@ -10,6 +10,7 @@ import json
 import shutil
 import wave
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -22,13 +23,13 @@ from memlane.adapters.openai.media import OpenAITranscriber, OpenAIVisionReader,
 from memlane.config import Settings
 from memlane.domain.errors import InvalidInputError, UnprocessableError
 from memlane.domain.models import ContentType, DocumentStatus, MediaInfo
+from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn, RecallIn
 from memlane.ingest.media import decode_media, sniff, time_range
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import LocalStack, build_local
 from memlane.local.worker import IngestWorker
 from memlane.recall.service import recall
-from memlane.services.context import Principal
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import get_document, save_memory
 
@@ -62,7 +63,7 @@ def b64(data: bytes) -> str:
 @pytest.fixture
 def stack(tmp_path) -> Iterator[LocalStack]:
     s = build_local(Settings(data_dir=tmp_path / "d"), embedder=HashEmbedder(), summarizer=LocalSummarizer())
-    s.services.clock = FixedClock()
+    s.services = replace(s.services, clock=FixedClock())
     yield s
     s.close()
 

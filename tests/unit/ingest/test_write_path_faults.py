@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -24,22 +24,22 @@ from memlane.collections.models import IngestIn
 from memlane.collections.service import document_id_for
 from memlane.collections.service import ingest as raged_ingest
 from memlane.config import Settings
-from memlane.crawl.types import FetchResult
-from memlane.docsets.models import Docset, DocsetPage, DocsetSettings, PageStatus, page_id_for
+from memlane.docsets.models import DocsetSettings
 from memlane.docsets.pages import CrawlContext, RobotsCache, crawl_page
+from memlane.documents import workflow as steps
+from memlane.domain.docsets import Docset, DocsetPage, PageStatus, page_id_for
 from memlane.domain.errors import TransientError
 from memlane.domain.models import Document, DocumentStatus, Project
+from memlane.domain.principal import Principal
 from memlane.domain.requests import BulkMemoriesIn, MemoryIn, RecallIn
-from memlane.ingest import steps
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import LocalStack, build_local
 from memlane.local.reindex import requeue_everything
 from memlane.local.worker import IngestWorker
-from memlane.ports import SearchScope
+from memlane.ports import FetchResult, SearchScope, Services
 from memlane.recall.service import recall
 from memlane.services import doctor
 from memlane.services.bulk import save_memories
-from memlane.services.context import Principal, Services
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
 from memlane.services.transfer import export_project, import_lines
@@ -78,7 +78,7 @@ def make_world(tmp_path, name: str) -> World:
     stack = build_local(Settings(data_dir=tmp_path / name, **SETTINGS), embedder=HashEmbedder(),
                         summarizer=LocalSummarizer())
     clock = FixedClock()
-    stack.services.clock = clock
+    stack.services = replace(stack.services, clock=clock)
     faults = Faults(stack.services)
     org, _ = ensure_organization(stack.metadata, "acme")
     who = Principal(organization_id=org.id, key_id="k")
@@ -406,13 +406,13 @@ class OneNoteProvider:
         return False
 
     def scan(self, session, conn):
-        from memlane.connections.models import ItemRef
         from memlane.connections.providers.base import Batch
+        from memlane.domain.connections import ItemRef
 
         yield Batch(upserts=[ItemRef(external_id=NOTE_ID, version=self.version)], cursor={"seen": self.version})
 
     def fetch(self, session, conn, ref):
-        from memlane.connections.models import Item
+        from memlane.domain.connections import Item
         from memlane.domain.models import ContentType
 
         return Item(external_id=NOTE_ID, version=self.version, title="Greenhouse", content=self.text,
@@ -420,7 +420,7 @@ class OneNoteProvider:
 
 
 def _connection_setup(world: World) -> None:
-    from memlane.connections.models import Connection, ConnectionStatus, Provider
+    from memlane.domain.connections import Connection, ConnectionStatus, Provider
 
     conn = Connection(organization_id=world.who.organization_id, provider=Provider.GIT, project_id=world.project.id,
                       name="notes", status=ConnectionStatus.ACTIVE)

@@ -8,8 +8,8 @@ import pytest
 from memlane.collections import service as collections
 from memlane.collections.models import IngestIn
 from memlane.domain.errors import NotFoundError
+from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn
-from memlane.services.context import Principal
 from memlane.services.graph import build_memory_graph
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -24,7 +25,7 @@ def clock(stack):
     # Early in the day, so the memories below (3 days and 2.5 hours apart) never straddle a
     # midnight that the date assertions would see.
     c = FixedClock(datetime.now(UTC).replace(hour=8, minute=0, second=0, microsecond=0))
-    stack.services.clock = c
+    stack.services = replace(stack.services, clock=c)
     return c
 
 

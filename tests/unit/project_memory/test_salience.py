@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -9,20 +10,14 @@ from fakes import FixedClock
 
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.requests import MemoryIn
-from memlane.project_memory.salience import (
-    Salience,
-    apply_salience,
-    forget_after_for,
-    parse_salience,
-    salience_of,
-)
+from memlane.domain.salience import Salience, apply_salience, forget_after_for, parse_salience, salience_of
 from memlane.services.memory import get_document, save_memory
 
 
 @pytest.fixture
 def clock(stack):
     c = FixedClock()
-    stack.services.clock = c
+    stack.services = replace(stack.services, clock=c)
     return c
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from memlane.domain.tuning import NeighbourWeights
 from memlane.recall.fusion import ScoredDocument
-from memlane.recall.neighbours import NeighbourWeights, add_neighbour_context
+from memlane.recall.neighbours import add_neighbour_context
 
 # Save order of a conversation: q asks, a answers, x and y are elsewhere in the thread.
 ORDER = ["x", "q", "a", "y"]

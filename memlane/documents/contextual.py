@@ -33,42 +33,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from memlane.domain.models import Document
-from memlane.ports import SaveOrder
-
-if TYPE_CHECKING:  # settings (memlane.config) import this module's weights
-    from memlane.services.context import Services
-
-
-@dataclass(frozen=True)
-class ContextWeights:
-    sides: str = "both"  # "before", "both", or "none" (off)
-    text_weight: float = 0.5  # of the context field in the text leg, against 1 for the body; 0: none
-    vector: bool = True  # mix the window's embedding into the memory's own
-    # The window's "after" side in the vector too (else only in the text field): without it a
-    # memory's vector is final when it is saved, so the next save rebuilds its entry without
-    # embedding anything (its own and its window's embeddings are recent: memlane.ingest.embedding_cache).
-    vector_after: bool = True
-    max_gap_seconds: float = 1800.0
-    max_chars: int = 600  # of each neighbour's text (the embedder reads ~256 word pieces)
-
-    def __post_init__(self) -> None:
-        if self.sides not in ("none", "before", "both"):
-            raise ValueError("context sides must be none, before or both")
-        if self.text_weight < 0:
-            raise ValueError("context text weight must be ≥ 0")
-        if self.max_gap_seconds < 0 or self.max_chars < 1:
-            raise ValueError("context max_gap_seconds must be ≥ 0 and max_chars ≥ 1")
-
-    @property
-    def text(self) -> bool:
-        return self.text_weight > 0
-
-    @property
-    def active(self) -> bool:
-        return self.sides != "none" and (self.vector or self.text)
+from memlane.domain.tuning import ContextWeights
+from memlane.ports import MetadataStore, SaveOrder
 
 
 @dataclass(frozen=True)
@@ -112,17 +80,16 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0]
 
 
-def saved_order(svc: Services) -> SaveOrder | None:
-    store = svc.metadata
-    return store if isinstance(store, SaveOrder) else None
+def saved_order(metadata: MetadataStore) -> SaveOrder | None:
+    return metadata if isinstance(metadata, SaveOrder) else None
 
 
 def neighbours(
-    svc: Services, w: ContextWeights, org_id: str, document_ids: Sequence[str], now: datetime
+    metadata: MetadataStore, w: ContextWeights, org_id: str, document_ids: Sequence[str], now: datetime
 ) -> dict[str, tuple[str | None, str | None]]:
     """For each document, the id of the memory saved just before it and just after it in the
     same sitting (None where there is none, or the sides setting leaves it out)."""
-    store = saved_order(svc)
+    store = saved_order(metadata)
     if store is None or not w.active or not document_ids:
         return {}
     around = store.saved_around(org_id, list(document_ids), 1, w.max_gap_seconds, now)
@@ -136,7 +103,7 @@ def neighbours(
 
 
 def contexts(
-    svc: Services, w: ContextWeights, docs: Iterable[tuple[Document, int]], now: datetime
+    metadata: MetadataStore, w: ContextWeights, docs: Iterable[tuple[Document, int]], now: datetime
 ) -> dict[str, Context]:
     """The context of each eligible document, given with its chunk count; a document left out
     has none and is indexed as before. The documents given count as saved for each other (a
@@ -149,9 +116,9 @@ def contexts(
             by_org.setdefault(d.organization_id, []).append(d)
     out: dict[str, Context] = {}
     for org, wanted in by_org.items():
-        around = neighbours(svc, w, org, [d.id for d in wanted], now)
+        around = neighbours(metadata, w, org, [d.id for d in wanted], now)
         ids = {n for pair in around.values() for n in pair if n}
-        known = {d.id: d for d in (svc.metadata.get_documents(org, sorted(ids)) if ids else []) if eligible(d)}
+        known = {d.id: d for d in (metadata.get_documents(org, sorted(ids)) if ids else []) if eligible(d)}
         for d in wanted:
             before_id, after_id = around.get(d.id, (None, None))
             before, after = known.get(before_id or ""), known.get(after_id or "")
@@ -174,11 +141,11 @@ def contexts(
     return out
 
 
-def carriers(svc: Services, w: ContextWeights, org_id: str, document_ids: Sequence[str], now: datetime) -> set[str]:
+def carriers(metadata: MetadataStore, w: ContextWeights, org_id: str, document_ids: Sequence[str], now: datetime) -> set[str]:
     """The memories whose index entries may carry these documents as context: the one saved just
     after each (its "before" side) and, with both sides, the one just before. Asked before a
     document leaves (afterwards the save order no longer knows where it stood)."""
-    store = saved_order(svc)
+    store = saved_order(metadata)
     if store is None or not w.active or not document_ids:
         return set()
     out: set[str] = set()

@@ -1,5 +1,5 @@
 """Writing documents from a request (a save, raged ingest, an import, the doctor's repair): the
-one write path (memlane.ingest.writer) with the job queue as its safety net.
+one write path (memlane.documents.writer) with the job queue as its safety net.
 
 A job is queued *before* the write, due only once the write must have finished (SAFETY_NET). So
 whatever stops the request half way — an outage the writer records, or the process itself dying
@@ -16,9 +16,9 @@ import logging
 from collections.abc import Sequence
 from datetime import timedelta
 
+from memlane.documents.writer import DocumentWriter, WriteOutcome, WriteRequest
 from memlane.domain.models import Document, IngestJob
-from memlane.ingest.writer import DocumentWriter, WriteOutcome, WriteRequest
-from memlane.services.context import Services
+from memlane.ports import Services
 
 log = logging.getLogger(__name__)
 

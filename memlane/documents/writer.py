@@ -6,7 +6,7 @@
     commit     chunk records → search index (old rows dropped first on a rewrite) → the version it
                replaces hidden → `ready` → recall cache invalidated → embedding progress cleared
     context    the index entries of the short memories saved right before and after it, which
-               carry it as context (memlane.ingest.context), rebuilt
+               carry it as context (memlane.documents.contextual), rebuilt
 
 Every caller hands documents to DocumentWriter: a save processed in the request, the local job
 worker, the Step Functions steps (one stage per Lambda), documentation pages, raged ingest,
@@ -31,16 +31,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from memlane import observability
+from memlane.documents.cache import invalidate_project
+from memlane.documents.contextual import NO_CONTEXT, Context, carriers, contexts, eligible
+from memlane.documents.progress import EmbeddingProgress, embedding_key
 from memlane.domain.errors import MemlaneError, TransientError
 from memlane.domain.models import Chunk, Document, DocumentStatus, chunk_id_for
 from memlane.ingest.chunking import TextChunk, chunk_document
-from memlane.ingest.context import NO_CONTEXT, Context, carriers, contexts, eligible
 from memlane.ingest.embedding_cache import recent_embeddings
 from memlane.ingest.media import chunk_times
-from memlane.ingest.progress import EmbeddingProgress, embedding_key
-from memlane.ports import IndexedChunk, Summary
-from memlane.services.context import Services
-from memlane.services.lifecycle import invalidate_project
+from memlane.ports import IndexedChunk, Services, Summary
 
 log = logging.getLogger(__name__)
 
@@ -262,13 +261,13 @@ class DocumentWriter:
         context: Mapping[str, Context] | None = None,
     ) -> list[list[float]]:
         """The vectors to index: each chunk's embedding, mixed with its window's for a memory with
-        context (`context` by document id; None: looked up now, memlane.ingest.context).
+        context (`context` by document id; None: looked up now, memlane.documents.contextual).
 
         Embeds in batches of EMBED_BATCH. Remote embedders (OpenAI, Bedrock) retry transient
         failures themselves with 1, 2, 4 s backoff and then raise TransientError. `resumable`
         (the paths that retry a document later): every finished batch is saved before the next
         one starts and saved vectors are reused, so a retry embeds only what is still missing
-        (memlane.ingest.progress)."""
+        (memlane.documents.progress)."""
         if context is None:
             context = self.contexts_of_chunks(chunks)
         own = [embedding_text(c) for c in chunks]
@@ -381,7 +380,7 @@ class DocumentWriter:
             }
         )
         svc.metadata.put_document(ready)
-        invalidate_project(svc, org, doc.project_id)
+        invalidate_project(svc.cache, org, doc.project_id)
         svc.metrics.count(observability.DOCUMENTS_WRITTEN)
         if clear_progress or (clear_progress is None and (org, doc.id) in self._with_progress):
             self._clear_progress(ready)
@@ -389,14 +388,14 @@ class DocumentWriter:
             self._rebuild_around([_Work(0, ready, list(chunks), previous, context or NO_CONTEXT)])
         return ready
 
-    # ---------------------------------------------------------------- context (memlane.ingest.context)
+    # ---------------------------------------------------------------- context (memlane.documents.contextual)
 
     def contexts(self, docs: Sequence[tuple[Document, int]]) -> dict[str, Context]:
         """The neighbours of documents about to be indexed, each given with its chunk count. Context
         improves an entry; failing to read it never fails a write: the entry is indexed without it
         (and rebuilt when a neighbour is next written)."""
         try:
-            return contexts(self.svc, self.svc.settings.context, docs, self.svc.clock.now())
+            return contexts(self.svc.metadata, self.svc.settings.context, docs, self.svc.clock.now())
         except Exception:  # noqa: BLE001 - see the docstring
             log.warning("could not read the neighbours of %d documents; indexed without context", len(docs),
                         exc_info=True)
@@ -438,12 +437,12 @@ class DocumentWriter:
                     i.document.id for i in items
                     if eligible(i.document, len(i.chunks)) or (i.previous_chunk_count == 1 and eligible(i.document, 1))
                 ]
-                stale = carriers(self.svc, w, org, carried, now) - set(mine)
+                stale = carriers(self.svc.metadata, w, org, carried, now) - set(mine)
                 now_seen = self.contexts([(i.document, len(i.chunks)) for i in items])
                 stale |= {d for d, i in mine.items() if now_seen.get(d, NO_CONTEXT) != i.context}
                 # a version hidden by one of these leaves the context of the memories around it
                 replaced = [i.document.updates_memory_id for i in items if i.document.updates_memory_id]
-                stale |= carriers(self.svc, w, org, replaced, now) - set(mine)
+                stale |= carriers(self.svc.metadata, w, org, replaced, now) - set(mine)
                 self.rebuild(org, sorted(stale))
         except Exception:  # noqa: BLE001 - see the docstring
             log.warning("could not rebuild the context of neighbouring memories", exc_info=True)
@@ -474,7 +473,7 @@ class DocumentWriter:
             ],
         )
         for project in {d.project_id for d in docs}:
-            invalidate_project(svc, org_id, project)
+            invalidate_project(svc.cache, org_id, project)
         return len(docs)
 
     def _supersede(self, doc: Document) -> None:

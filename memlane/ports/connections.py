@@ -1,15 +1,16 @@
 """The ports connections talk to. Adapters: memlane.adapters.local.connection_store and
 token_vault (SQLite, a key file), memlane.adapters.aws.connection_store and token_vault
-(DynamoDB, KMS). Composed at the edge into ConnectionPorts, which Services carries."""
+(DynamoDB, KMS). Composed at the edge into ConnectionPorts, which Services carries.
+StaticApps (a fixed ProviderApps) lives in memlane.connections.apps."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from memlane.connections.models import Connection, ConnectionItem, PendingAuthorization
+from memlane.domain.connections import Connection, ConnectionItem, PendingAuthorization
 
 if TYPE_CHECKING:
     import httpx
@@ -72,12 +73,6 @@ class ProviderApps(Protocol):
     def app(self, provider: str) -> OAuthApp | None: ...
 
 
-@dataclass
-class StaticApps:
-    apps: dict[str, OAuthApp] = field(default_factory=dict)
-
-    def app(self, provider: str) -> OAuthApp | None:
-        return self.apps.get(provider)
 
 
 @dataclass
@@ -97,4 +92,3 @@ class ConnectionPorts:
 
     def webhook_url(self, provider: str, connection_id: str) -> str:
         return f"{self.public_url.rstrip('/')}/webhooks/{provider}?connection={connection_id}"
-

@@ -1,56 +1,32 @@
-"""What a service call needs: the caller (from the authenticated key) and the ports."""
+"""The Services bundle: every port a service call needs, composed at the edge."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memlane.config import Settings
 from memlane.domain.models import Document
 from memlane.observability import NoMetrics
-from memlane.ports import (
-    BlobStore,
-    Cache,
-    Clock,
-    Embedder,
-    ImageReader,
-    JobQueue,
-    MetadataStore,
-    Metrics,
-    SearchIndex,
-    Summarizer,
-    Transcriber,
-)
-from memlane.services.ratelimit import RateLimiter
+from memlane.ports.cache import Cache
+from memlane.ports.clock import Clock, Metrics, SystemClock
+from memlane.ports.connections import ConnectionPorts
+from memlane.ports.keys import KeyRegistry
+from memlane.ports.models import Embedder, ImageReader, Summarizer, Transcriber
+from memlane.ports.queue import JobQueue
+from memlane.ports.ratelimit import RateLimiter
+from memlane.ports.search import SearchIndex
+from memlane.ports.storage import BlobStore, MetadataStore
 
 if TYPE_CHECKING:  # Powertools' idempotency (and boto3 behind it) loads only where a key is sent
     from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
 
-    from memlane.connections.ports import ConnectionPorts
-    from memlane.services.key_admin import KeyRegistry
-
 
 @dataclass(frozen=True)
-class Principal:
-    """Who is calling. Built only from a verified API key; the tenant scope of every query."""
-
-    organization_id: str
-    key_id: str
-    user_id: str = "api"
-    rate_limit_per_minute: int = 100
-    can_manage_keys: bool = False
-
-
-class SystemClock:
-    def now(self) -> datetime:
-        return datetime.now(UTC)
-
-
-@dataclass
 class Services:
-    """The ports a service needs, composed at the edge (memlane.local.compose, functions/*)."""
+    """The ports a service needs, composed once at the edge (memlane.local.compose, functions/*) and
+    immutable after that: a variant is `dataclasses.replace(svc, field=...)`."""
 
     settings: Settings
     metadata: MetadataStore

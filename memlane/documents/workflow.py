@@ -4,18 +4,18 @@ large to write in the request:
     Extract → [Transcribe job: start, wait, poll] → Prepare → Embed → Write
                                           (any failure, after retries → MarkFailed)
 
-Each step is one stage of memlane.ingest.writer.DocumentWriter, the same code every other caller
+Each step is one stage of memlane.documents.writer.DocumentWriter, the same code every other caller
 runs in one process, so a document comes out of the workflow with the same chunks, vectors,
 summary and status as from a local save:
 
-- Extract: a media document saved without its text (memlane.services.media) is read first: OCR
+- Extract: a media document saved without its text (memlane.documents.media) is read first: OCR
   (Textract) in this Lambda, or for audio and video an Amazon Transcribe job that the state
   machine starts and polls with its SDK integration (no Lambda waits on it); Transcribed stores
   the transcript the job wrote. Any other document passes through.
 - Prepare: `begin` (the document says `processing`, and gets its summary and tags) and `cut`;
   the chunk records are staged in the blob store.
 - Embed: `embed`, resumable: batches that succeed are kept, so a retried step embeds only the
-  rest (memlane.ingest.progress); the vectors are staged.
+  rest (memlane.documents.progress); the vectors are staged.
 - Write: `commit`: chunk records, search index, the replaced version hidden, `ready`.
 
 States carry identifiers and S3 keys, never content (Step Functions payloads stop at 256 KB): the
@@ -33,18 +33,17 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memlane import observability
+from memlane.documents.keys import work_prefix
+from memlane.documents.media import apply_transcript, complete_pending
+from memlane.documents.writer import DocumentWriter, already_written, pieces_of
 from memlane.domain.errors import MemlaneError, NotFoundError, TransientError
 from memlane.domain.models import Chunk, Document, DocumentStatus, IngestJob
-from memlane.ingest.writer import DocumentWriter, already_written, pieces_of
-from memlane.ports import Transcript
-from memlane.services.context import Services
-from memlane.services.lifecycle import work_prefix
-from memlane.services.media import apply_transcript, complete_pending
+from memlane.ports import Services, Transcript, WorkflowStarter
 
 log = logging.getLogger(__name__)
 
@@ -254,12 +253,6 @@ STEPS = {"extract": extract, "prepare": prepare, "embed": embed, "write": write}
 
 
 # --------------------------------------------------------------------------- starting the workflow
-
-
-class WorkflowStarter(Protocol):
-    def start(
-        self, document_id: str, org_id: str, input: dict[str, Any], *, revision: str | None = None
-    ) -> str: ...
 
 
 class StartedExecution(BaseModel):

@@ -15,8 +15,8 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 
+from memlane.documents.keys import work_prefix
 from memlane.ports import BlobStore
-from memlane.services.lifecycle import work_prefix
 
 
 def embedding_key(embedder_id: str, text: str) -> str:

@@ -2,7 +2,7 @@
 into one of its projects, and the records the sync keeps.
 
 Models do no I/O. Tokens never appear in a model in the clear: `sealed_tokens` is what the
-TokenVault made of them (memlane.connections.ports), bound to the organization and connection.
+TokenVault made of them (memlane.ports.connections), bound to the organization and connection.
 """
 
 from __future__ import annotations

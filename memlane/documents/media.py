@@ -8,7 +8,7 @@ Where the reading happens:
   are queued (202): the document waits as `queued` with its original stored, and the job that
   writes it reads it first (`complete_pending`): the local worker, or on AWS the ingestion
   workflow's Extract step (Amazon Transcribe runs there as an asynchronous job the workflow
-  polls; see memlane.ingest.steps).
+  polls; see memlane.documents.workflow).
 
 With no engine for the kind of media, the save is refused with a 422 that says what to configure;
 text sent as the OCR result or the transcript (content_type image, audio or video) is saved as
@@ -21,20 +21,19 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memlane.documents.keys import media_key
 from memlane.domain.errors import InvalidInputError, MemlaneError, UnprocessableError
 from memlane.domain.models import ContentType, Document, MediaInfo
 from memlane.ingest.media import (
     MediaPayload,
     content_type_for,
     join_pages,
-    media_key,
     page_images,
     placeholder_title,
     transcript_text,
 )
 from memlane.ingest.pipeline import content_hash, derive_title
-from memlane.ports import Transcript
-from memlane.services.context import Services
+from memlane.ports import Services, Transcript
 
 if TYPE_CHECKING:  # extraction loads bs4/lxml/pypdf: imported where a save needs it (cold start)
     from memlane.ingest.extract import ScannedPdfError

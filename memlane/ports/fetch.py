@@ -1,4 +1,4 @@
-"""The crawler's port and its result type.
+"""The crawler's port and its result type (memlane.crawl).
 
 `Fetcher` is the port the docset service and the page worker depend on; `SafeFetcher`
 (memlane.crawl.fetcher) is the production adapter, and unit tests hand in an in-memory fake with

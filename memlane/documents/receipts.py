@@ -2,7 +2,7 @@
 
 Every delete path (DELETE /v3/documents/{id}, the auto-forget sweep, a docset delete, a
 connection delete) removes documents through memlane's one removal path
-(memlane.services.lifecycle.remove_document) and then calls `delete_with_receipt`'s check: every
+(memlane.documents.lifecycle.remove_document) and then calls `delete_with_receipt`'s check: every
 store is *read again* after the delete, by the document's id, and the receipt records what each
 still holds. A store that still holds something makes the receipt fail (`verified: false`, the
 store named with what it holds); the delete is not reported as clean because the code that
@@ -29,12 +29,13 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 
+from memlane.documents.keys import content_key, media_key, raw_key, work_prefix
+from memlane.documents.lifecycle import remove_document
 from memlane.domain.errors import NotFoundError
 from memlane.domain.models import Document, chunk_id_for, new_id
+from memlane.domain.principal import Principal
 from memlane.domain.requests import DeletionReceipt, StoreCheck
-from memlane.ingest.media import media_key
-from memlane.services.context import Principal, Services
-from memlane.services.lifecycle import raw_key, remove_document, work_prefix
+from memlane.ports import Services
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ STORES = ("metadata", "content", "text index", "vector index", "cache", "staging
 
 def _blob_prefixes(doc: Document) -> list[str]:
     org = doc.organization_id
-    return [f"content/{org}/{doc.id}.txt", media_key(org, doc.id), raw_key(org, doc.id)]
+    return [content_key(org, doc.id), media_key(org, doc.id), raw_key(org, doc.id)]
 
 
 def verify_removed(svc: Services, docs: Sequence[Document]) -> list[StoreCheck]:

@@ -1,0 +1,78 @@
+"""A document's life after it is written (memlane.documents.writer makes it searchable and hides
+the version it replaces): its versions, and the one removal path (deletes and the auto-forget sweep,
+memlane.documents.forget, both come here). Every removal goes through `remove_document`, so metadata, content,
+the text index, the vector index and the cache can never disagree about what exists."""
+
+from __future__ import annotations
+
+import logging
+
+from memlane.documents.cache import invalidate_project
+from memlane.documents.contextual import carriers
+from memlane.documents.keys import raw_key, work_prefix
+from memlane.documents.writer import DocumentWriter
+from memlane.domain.models import Document
+from memlane.ports import Services
+
+log = logging.getLogger(__name__)
+
+
+def remove_document(svc: Services, doc: Document) -> None:
+    """Remove a document everywhere. The index goes first: if a later step failed, the document
+    would still be listed (and removable again), never a hidden orphan in the index.
+
+    Deleting one version re-links its neighbours, so the chain stays whole and the previous
+    version becomes the latest again when the newest is removed."""
+    org = doc.organization_id
+    # The memories indexed with this one as context (memlane.documents.contextual) are rebuilt
+    # without it, so its words leave the index with it.
+    carrying = carriers(svc.metadata, svc.settings.context, org, [doc.id], svc.clock.now())
+    svc.index.delete_document(org, doc.id)
+    svc.blobs.delete(raw_key(org, doc.id))
+    svc.blobs.delete_prefix(work_prefix(org, doc.id))
+    svc.metadata.delete_document(org, doc.id)
+    if svc.cache is not None:
+        svc.cache.purge_document(doc.id)
+    prev = svc.metadata.get_document(org, doc.updates_memory_id) if doc.updates_memory_id else None
+    nxt = svc.metadata.get_document(org, doc.superseded_by) if doc.superseded_by else None
+    if nxt is not None:
+        svc.metadata.put_document(nxt.model_copy(update={"updates_memory_id": prev.id if prev else None}))
+    if prev is not None and prev.superseded_by == doc.id:
+        svc.metadata.put_document(prev.model_copy(update={"superseded_by": nxt.id if nxt else None}))
+        if nxt is None:
+            svc.index.set_superseded(org, prev.id, False)
+    if carrying:
+        try:
+            DocumentWriter(svc).rebuild(org, sorted(carrying))
+        except Exception:  # noqa: BLE001 - the document is gone; its neighbours are rebuilt on their next write
+            log.warning("could not rebuild the context of the memories around %s", doc.id, exc_info=True)
+    invalidate_project(svc.cache, org, doc.project_id)
+
+
+def version_chain(svc: Services, doc: Document) -> list[Document]:
+    """All versions of a document, oldest first."""
+    org = doc.organization_id
+    seen = {doc.id}
+    older: list[Document] = []
+    cur = doc
+    while cur.updates_memory_id and cur.updates_memory_id not in seen:
+        prev = svc.metadata.get_document(org, cur.updates_memory_id)
+        if prev is None:
+            break
+        seen.add(prev.id)
+        older.append(prev)
+        cur = prev
+    newer: list[Document] = []
+    cur = doc
+    while cur.superseded_by and cur.superseded_by not in seen:
+        nxt = svc.metadata.get_document(org, cur.superseded_by)
+        if nxt is None:
+            break
+        seen.add(nxt.id)
+        newer.append(nxt)
+        cur = nxt
+    return [*reversed(older), doc, *newer]
+
+
+def latest_version(svc: Services, doc: Document) -> Document:
+    return version_chain(svc, doc)[-1]

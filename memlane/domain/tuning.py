@@ -1,0 +1,81 @@
+"""The small weight value types that settings (memlane.config) build and the pipeline reads:
+recall's fusion (memlane.recall.fusion), its neighbouring-memories stage (memlane.recall.neighbours)
+and contextual indexing at write time (memlane.documents.contextual). Values only, no behaviour beyond
+validation, so config can build them without importing the pipeline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FusionWeights:
+    vector: float = 0.6
+    text: float = 0.4
+    recency: float = 0.1
+    recency_days: float = 30.0
+    # Evidence from the same document: its best chunk gains `support` × the sum of the scores of
+    # its next `support_chunks` best candidates. 0 (the spec's formula) unless a caller asks for it.
+    support: float = 0.0
+    support_chunks: int = 2
+
+    def __post_init__(self) -> None:
+        for name in ("vector", "text", "recency", "support"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"fusion weight {name} must be ≥ 0")
+        if self.recency_days <= 0:
+            raise ValueError("recency_days must be > 0")
+        if self.support_chunks < 0:
+            raise ValueError("support_chunks must be ≥ 0")
+
+
+@dataclass(frozen=True)
+class NeighbourWeights:
+    weight: float = 0.3
+    window: int = 2
+    decay: float = 0.8  # a neighbour two saves away passes 0.8 of what the next one would
+    max_gap_seconds: float = 1800.0
+    lookups: int = 100
+
+    def __post_init__(self) -> None:
+        if self.weight < 0:
+            raise ValueError("neighbour weight must be ≥ 0")
+        if self.window < 1 or self.lookups < 1:
+            raise ValueError("neighbour window and lookups must be ≥ 1")
+        if not 0 <= self.decay <= 1:
+            raise ValueError("neighbour decay must be between 0 and 1")
+        if self.max_gap_seconds < 0:
+            raise ValueError("neighbour max_gap_seconds must be ≥ 0")
+
+    @property
+    def active(self) -> bool:
+        return self.weight > 0
+
+
+@dataclass(frozen=True)
+class ContextWeights:
+    sides: str = "both"  # "before", "both", or "none" (off)
+    text_weight: float = 0.5  # of the context field in the text leg, against 1 for the body; 0: none
+    vector: bool = True  # mix the window's embedding into the memory's own
+    # The window's "after" side in the vector too (else only in the text field): without it a
+    # memory's vector is final when it is saved, so the next save rebuilds its entry without
+    # embedding anything (its own and its window's embeddings are recent: memlane.ingest.embedding_cache).
+    vector_after: bool = True
+    max_gap_seconds: float = 1800.0
+    max_chars: int = 600  # of each neighbour's text (the embedder reads ~256 word pieces)
+
+    def __post_init__(self) -> None:
+        if self.sides not in ("none", "before", "both"):
+            raise ValueError("context sides must be none, before or both")
+        if self.text_weight < 0:
+            raise ValueError("context text weight must be ≥ 0")
+        if self.max_gap_seconds < 0 or self.max_chars < 1:
+            raise ValueError("context max_gap_seconds must be ≥ 0 and max_chars ≥ 1")
+
+    @property
+    def text(self) -> bool:
+        return self.text_weight > 0
+
+    @property
+    def active(self) -> bool:
+        return self.sides != "none" and (self.vector or self.text)

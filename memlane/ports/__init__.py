@@ -1,0 +1,148 @@
+"""The ports the core talks to, one module per concern. Adapters (memlane.adapters.*) implement
+them; composition happens at the edge (the CLI, the local server, functions/*), never inside a
+service. Every name is importable from here (`from memlane.ports import MetadataStore`).
+
+Protocols, not base classes: a test hands in an in-memory fake with the same methods.
+
+    storage      MetadataStore, BlobStore, SaveOrder (and listing cursors)
+    search       SearchIndex and the scope, filters and candidates of a search
+    models       Embedder, Summarizer, ImageReader, Transcriber
+    queue        JobQueue, WorkflowStarter
+    cache        Cache
+    clock        Clock, Metrics
+    ratelimit    RateLimiter
+    keys         KeyRegistry
+    fetch        Fetcher (the crawler)
+    inventory    Inventory (what `memlane doctor` reads of a deployment)
+    docsets      DocsetStore
+    connections  ConnectionStore, TokenVault, SyncDispatcher, ProviderApps (ConnectionPorts)
+    bundle       Services: the ports of a service call, composed once
+"""
+
+from memlane.ports.bundle import (
+    Services,
+)
+from memlane.ports.cache import (
+    Cache,
+    project_scope_key,
+)
+from memlane.ports.clock import (
+    Clock,
+    Metrics,
+    SystemClock,
+)
+from memlane.ports.connections import (
+    ConnectionPorts,
+    ConnectionStore,
+    OAuthApp,
+    ProviderApps,
+    SyncDispatcher,
+    TokenVault,
+)
+from memlane.ports.docsets import (
+    DocsetStore,
+)
+from memlane.ports.fetch import (
+    SKIP_STATUSES,
+    Fetcher,
+    FetchResult,
+)
+from memlane.ports.inventory import (
+    BLOB_KINDS,
+    Inventory,
+    StoredBlob,
+    StoredDocument,
+    stored_blob,
+)
+from memlane.ports.keys import (
+    KeyRegistry,
+)
+from memlane.ports.models import (
+    Embedder,
+    ImageReader,
+    Summarizer,
+    Summary,
+    Transcriber,
+    Transcript,
+    TranscriptSegment,
+)
+from memlane.ports.queue import (
+    JobQueue,
+    WorkflowStarter,
+)
+from memlane.ports.ratelimit import (
+    WINDOW_SECONDS,
+    RateDecision,
+    RateLimiter,
+    decide,
+)
+from memlane.ports.search import (
+    Candidate,
+    IndexedChunk,
+    IndexHoldings,
+    LegResults,
+    RecallFilters,
+    SearchIndex,
+    SearchScope,
+)
+from memlane.ports.storage import (
+    BlobStore,
+    DocumentPage,
+    DocumentStats,
+    MetadataStore,
+    SaveOrder,
+    decode_cursor,
+    encode_cursor,
+)
+
+__all__ = [
+    "BLOB_KINDS",
+    "BlobStore",
+    "Cache",
+    "Candidate",
+    "Clock",
+    "ConnectionPorts",
+    "ConnectionStore",
+    "DocsetStore",
+    "DocumentPage",
+    "DocumentStats",
+    "Embedder",
+    "FetchResult",
+    "Fetcher",
+    "ImageReader",
+    "IndexHoldings",
+    "IndexedChunk",
+    "Inventory",
+    "JobQueue",
+    "KeyRegistry",
+    "LegResults",
+    "MetadataStore",
+    "Metrics",
+    "OAuthApp",
+    "ProviderApps",
+    "RateDecision",
+    "RateLimiter",
+    "RecallFilters",
+    "SKIP_STATUSES",
+    "SaveOrder",
+    "SearchIndex",
+    "SearchScope",
+    "Services",
+    "StoredBlob",
+    "StoredDocument",
+    "Summarizer",
+    "Summary",
+    "SyncDispatcher",
+    "SystemClock",
+    "TokenVault",
+    "Transcriber",
+    "Transcript",
+    "TranscriptSegment",
+    "WINDOW_SECONDS",
+    "WorkflowStarter",
+    "decide",
+    "decode_cursor",
+    "encode_cursor",
+    "project_scope_key",
+    "stored_blob",
+]

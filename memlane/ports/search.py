@@ -1,0 +1,79 @@
+"""The search index: k-NN + BM25 over chunks, and the scope every search runs in."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from memlane.domain.models import Chunk, ContentType
+
+
+@dataclass(frozen=True)
+class RecallFilters:
+    content_types: tuple[ContentType, ...] = ()
+    created_after: datetime | None = None
+    tags: tuple[str, ...] = ()  # a document matches when it carries any of these tags
+    include_superseded: bool = False  # older versions of a document are hidden unless asked for
+
+
+@dataclass(frozen=True)
+class SearchScope:
+    """Who may see what. Built by services from the authenticated key, never from a body; every
+    index adapter applies it inside both legs."""
+
+    organization_id: str
+    project_ids: tuple[str, ...]  # never empty: "all projects" is expanded by the service
+    filters: RecallFilters = field(default_factory=RecallFilters)
+    now: datetime | None = None  # documents whose forget_after is before this are invisible
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One chunk returned by one search leg, with that leg's raw score."""
+
+    chunk_id: str
+    document_id: str
+    chunk_index: int
+    score: float
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class LegResults:
+    vector: list[Candidate]
+    text: list[Candidate]
+
+
+@dataclass(frozen=True)
+class IndexHoldings:
+    """What the search index still holds of one document (a deletion receipt reads this)."""
+
+    text: int  # entries the text (BM25) leg can match
+    vector: int  # vectors the k-NN leg can return
+
+
+@dataclass(frozen=True)
+class IndexedChunk:
+    chunk: Chunk
+    vector: Sequence[float]
+    # The text of the memories saved around this one (memlane.documents.contextual): matched by the text
+    # leg at a lower weight than the chunk's own words; never returned by recall.
+    context: str = ""
+
+
+class SearchIndex(Protocol):
+    """k-NN + BM25 over chunks. Engines return candidates with raw scores; memlane ranks them."""
+
+    def upsert(self, embedder_id: str, items: Sequence[IndexedChunk]) -> None: ...
+    def delete_document(self, org_id: str, document_id: str) -> None: ...
+    def set_superseded(self, org_id: str, document_id: str, superseded: bool) -> None: ...
+    def search(
+        self, scope: SearchScope, query_text: str, query_vector: Sequence[float] | None, k: int
+    ) -> LegResults: ...
+    def document_ids(self, org_id: str | None = None) -> set[str]: ...
+    def holdings(self, document_id: str) -> IndexHoldings:
+        """Read from the index itself (any organization: a document id is unique), not from what
+        memlane believes it wrote."""
+        ...
