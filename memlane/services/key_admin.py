@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from memlane.domain.errors import ConflictError, ForbiddenError, InvalidInputError, NotFoundError
 from memlane.domain.models import ApiKey
 from memlane.domain.principal import Principal
-from memlane.ports import KeyRegistry, MetadataStore, Services
+from memlane.ports import KeyRegistry, MetadataStore, OrganizationStore, Services
 from memlane.services.keys import ensure_organization, issue_key, slugify
 
 
@@ -97,7 +97,7 @@ def administer_keys(store: MetadataStore, registry: KeyRegistry, command: KeysCo
     return KeysResult(action="revoke", message=f"revoked {key_id}")
 
 
-def create_registered_key(store: MetadataStore, registry: KeyRegistry, org_id: str, name: str, now: datetime,
+def create_registered_key(store: OrganizationStore, registry: KeyRegistry, org_id: str, name: str, now: datetime,
                           *, rate_limit_per_minute: int = 100,
                           can_manage_keys: bool = False) -> tuple[str, ApiKey, str]:
     """A new key of an existing organization, known to the gateway before anyone can use it:

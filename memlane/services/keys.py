@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from memlane.domain.errors import AuthenticationError, InvalidInputError, NotFoundError
 from memlane.domain.models import ApiKey, Organization, Project
 from memlane.domain.principal import Principal
-from memlane.ports import MetadataStore
+from memlane.ports import MetadataStore, OrganizationStore
 
 KEY_PREFIX = "mlk_"
 
@@ -52,7 +52,7 @@ def create_key(
 
 
 def issue_key(
-    store: MetadataStore, org_id: str, key_name: str, rate_limit_per_minute: int = 100, *,
+    store: OrganizationStore, org_id: str, key_name: str, rate_limit_per_minute: int = 100, *,
     can_manage_keys: bool = False,
 ) -> tuple[str, ApiKey]:
     """A new key for an existing organization: the secret and the stored key."""
@@ -79,7 +79,7 @@ def key_from_headers(headers: Mapping[str, str]) -> str | None:
     return api_key or None
 
 
-def authenticate(store: MetadataStore, headers: Mapping[str, str]) -> Principal:
+def authenticate(store: OrganizationStore, headers: Mapping[str, str]) -> Principal:
     """The authorizer logic, shared by the Lambda authorizer and the local server."""
     secret = key_from_headers(headers)
     if secret is None:
@@ -93,6 +93,6 @@ def authenticate(store: MetadataStore, headers: Mapping[str, str]) -> Principal:
     )
 
 
-def revoke_key(store: MetadataStore, key_id_or_prefix: str, now) -> None:
+def revoke_key(store: OrganizationStore, key_id_or_prefix: str, now) -> None:
     if not store.revoke_api_key(key_id_or_prefix, now):
         raise NotFoundError(f"no active key {key_id_or_prefix!r}")

@@ -24,6 +24,7 @@ from memlane.adapters.aws._boto import new_client
 from memlane.adapters.aws.blob_store import S3BlobStore
 from memlane.adapters.aws.cache import DynamoCache
 from memlane.adapters.aws.job_queue import SqsIngestQueue, StepFunctionsStarter
+from memlane.adapters.aws.metadata.organizations import DynamoOrganizationStore
 from memlane.adapters.aws.metadata_store import DynamoMetadataStore
 from memlane.adapters.aws.metrics import PowertoolsMetrics
 from memlane.adapters.aws.ratelimit import DynamoRateLimiter
@@ -166,9 +167,13 @@ class OpenAIClientFromSecret:
 
 
 def build_metadata_store(aws: AwsSettings) -> DynamoMetadataStore:
-    """The authorizer needs only this (one GetItem per request)."""
     blobs = S3BlobStore(aws.bucket) if aws.bucket else None
     return DynamoMetadataStore(aws.table, blob_store=blobs)
+
+
+def build_organization_store(aws: AwsSettings) -> DynamoOrganizationStore:
+    """The authorizer needs only this part of the metadata store (one GetItem per request)."""
+    return DynamoOrganizationStore(aws.table)
 
 
 def build_embedder(aws: AwsSettings) -> Embedder:
