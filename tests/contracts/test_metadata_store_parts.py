@@ -1,6 +1,7 @@
 """The metadata port is narrowed by aggregate: MetadataStore is exactly the union of its parts
 (OrganizationStore, ProjectStore, DocumentStore, DeletionRecordStore, ChunkStore), each method in
-one part, and the DynamoDB store is composed of one class per part that implements it alone."""
+one part, and the DynamoDB and SQLite stores are each composed of one class per part that
+implements it alone."""
 
 from __future__ import annotations
 
@@ -14,6 +15,11 @@ from memlane.adapters.aws.metadata.organizations import DynamoOrganizationStore
 from memlane.adapters.aws.metadata.projects import DynamoProjectStore
 from memlane.adapters.aws.metadata.records import DynamoDeletionRecordStore
 from memlane.adapters.aws.metadata_store import DynamoMetadataStore
+from memlane.adapters.local.metadata.chunks import SqliteChunkStore
+from memlane.adapters.local.metadata.documents import SqliteDocumentStore
+from memlane.adapters.local.metadata.organizations import SqliteOrganizationStore
+from memlane.adapters.local.metadata.projects import SqliteProjectStore
+from memlane.adapters.local.metadata.records import SqliteDeletionRecordStore
 from memlane.adapters.local.metadata_store import SqliteMetadataStore
 from memlane.ports import (
     ChunkStore,
@@ -25,12 +31,13 @@ from memlane.ports import (
 )
 
 PARTS = {
-    OrganizationStore: DynamoOrganizationStore,
-    ProjectStore: DynamoProjectStore,
-    DocumentStore: DynamoDocumentStore,
-    DeletionRecordStore: DynamoDeletionRecordStore,
-    ChunkStore: DynamoChunkStore,
+    OrganizationStore: (DynamoOrganizationStore, SqliteOrganizationStore),
+    ProjectStore: (DynamoProjectStore, SqliteProjectStore),
+    DocumentStore: (DynamoDocumentStore, SqliteDocumentStore),
+    DeletionRecordStore: (DynamoDeletionRecordStore, SqliteDeletionRecordStore),
+    ChunkStore: (DynamoChunkStore, SqliteChunkStore),
 }
+IMPLEMENTATIONS = [(part, implementation) for part, pair in PARTS.items() for implementation in pair]
 
 
 def own_methods(protocol: type) -> set[str]:
@@ -54,8 +61,8 @@ def test_the_metadata_store_is_exactly_its_parts():
     assert len(union) == 35  # as many as the one Protocol had before the split
 
 
-@pytest.mark.parametrize(("part", "implementation"), list(PARTS.items()), ids=lambda p: getattr(p, "__name__", ""))
-def test_each_dynamo_part_implements_its_port_with_the_same_signatures(part: type, implementation: type):
+@pytest.mark.parametrize(("part", "implementation"), IMPLEMENTATIONS, ids=lambda p: getattr(p, "__name__", ""))
+def test_each_part_implements_its_port_with_the_same_signatures(part: type, implementation: type):
     for name in own_methods(part):
         method = getattr(implementation, name, None)
         assert callable(method), f"{implementation.__name__} lacks {name}"
@@ -63,8 +70,7 @@ def test_each_dynamo_part_implements_its_port_with_the_same_signatures(part: typ
         assert list(inspect.signature(method).parameters)[: len(declared)] == declared, name
 
 
-@pytest.mark.parametrize("store", [DynamoMetadataStore, SqliteMetadataStore])
-def test_the_stores_implement_every_part(store: type):
+@pytest.mark.parametrize(("store", "index"), [(DynamoMetadataStore, 0), (SqliteMetadataStore, 1)])
+def test_each_store_is_composed_of_its_parts(store: type, index: int):
     assert all(callable(getattr(store, name, None)) for name in all_methods(MetadataStore))
-    if store is DynamoMetadataStore:
-        assert all(issubclass(store, implementation) for implementation in PARTS.values())
+    assert all(issubclass(store, pair[index]) for pair in PARTS.values())
