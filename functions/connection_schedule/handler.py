@@ -10,6 +10,8 @@ from typing import Any
 
 from functions._handler import compose_services, lambda_handler, logger
 from functions.schedule import ScheduledJob
+from memlane.adapters.aws.sync_queue import SqsSyncDispatcher, SyncMessage
+from memlane.connections.sync import due_connections
 from memlane.lazy import Lazy
 from memlane.ports import Services
 
@@ -18,9 +20,6 @@ _services: Lazy[Services] = Lazy(compose_services, "Services")
 
 @lambda_handler(correlation_id_path="execution_id")
 def handler(event: dict[str, Any], context: Any, services: Services | None = None) -> dict[str, Any]:
-    from memlane.adapters.aws.sync_queue import SqsSyncDispatcher, SyncMessage
-    from memlane.connections.sync import due_connections
-
     services = services or _services.get()
     job = ScheduledJob.model_validate(event)
     due = due_connections(services)
