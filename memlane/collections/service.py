@@ -33,6 +33,7 @@ from memlane.collections.models import (
 from memlane.collections.router import RoutingDecision, Strategy, route
 from memlane.documents.writer import WriteRequest
 from memlane.documents.writing import write_in_request
+from memlane.domain.collection_items import RAGED_KEY, filter_tags_for, item_tag
 from memlane.domain.errors import DependencyUnavailableError, NotFoundError
 from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus
 from memlane.domain.principal import Principal
@@ -42,9 +43,6 @@ from memlane.ports import LegResults, RecallFilters, SearchScope, Services
 from memlane.recall.fusion import fuse_scores
 from memlane.services.projects import find_project_by_name
 
-RAGED_KEY = "raged"  # Document.metadata[RAGED_KEY] holds the item's own fields
-TAG_PREFIXES = ("raged-repo:", "raged-lang:", "raged-path:")
-MAX_TAG_CHARS = 100
 # Semantic ranking is the fusion with only the vector leg weighted: the score is the cosine, as in raged.
 SEMANTIC_WEIGHTS = FusionWeights(vector=1.0, text=0.0, recency=0.0)
 METADATA_SCAN_DOCUMENTS = 1000  # documents a metadata query looks at (newest first)
@@ -58,38 +56,14 @@ def document_id_for(project_id: str, base_id: str) -> str:
     return str(uuid.uuid5(_ITEM_NAMESPACE, f"{project_id}\x00{base_id}"))
 
 
-def _tag(prefix: str, value: str) -> str | None:
-    tag = f"{prefix}{value.lower()}"
-    return tag if len(tag) <= MAX_TAG_CHARS else None
-
-
-def path_prefix_tags(path: str) -> list[str]:
-    """One tag per directory prefix (`src/`, `src/auth/`), so a `path` filter that names a
-    directory is pushed down exactly."""
-    parts = path.split("/")[:-1]
-    prefixes = ["/".join(parts[: i + 1]) + "/" for i in range(len(parts))]
-    return [t for p in prefixes if (t := _tag("raged-path:", p)) is not None]
-
-
-def filter_tags_for(fields: dict[str, Any]) -> list[str]:
-    tags: list[str] = []
-    if isinstance(fields.get("repoId"), str) and (t := _tag("raged-repo:", fields["repoId"])):
-        tags.append(t)
-    if isinstance(fields.get("lang"), str) and (t := _tag("raged-lang:", fields["lang"])):
-        tags.append(t)
-    if isinstance(fields.get("path"), str):
-        tags.extend(path_prefix_tags(fields["path"]))
-    return tags
-
-
 def pushdown_tag(flt: QueryFilter) -> str | None:
     """The one tag that narrows the search most surely (tags match any-of, so only one is sent);
     the exact check on every field follows."""
-    if flt.repoId is not None and (t := _tag("raged-repo:", flt.repoId)):
+    if flt.repoId is not None and (t := item_tag("raged-repo:", flt.repoId)):
         return t
-    if flt.path is not None and flt.path.endswith("/") and (t := _tag("raged-path:", flt.path)):
+    if flt.path is not None and flt.path.endswith("/") and (t := item_tag("raged-path:", flt.path)):
         return t
-    if flt.lang is not None and (t := _tag("raged-lang:", flt.lang)):
+    if flt.lang is not None and (t := item_tag("raged-lang:", flt.lang)):
         return t
     return None
 

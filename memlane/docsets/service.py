@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 from urllib.parse import urlsplit
 
 from memlane.crawl.errors import FetchError, UnsafeURLError
@@ -30,27 +28,11 @@ from memlane.domain.docsets import (
 from memlane.domain.errors import InvalidInputError, NotFoundError
 from memlane.domain.models import Project
 from memlane.domain.principal import Principal
-from memlane.ports import DocsetStore, Services
+from memlane.ports import CrawlDispatcher, DocsetStore, Services
 
 HOUR_MS = 3_600_000
 
 log = logging.getLogger(__name__)
-
-
-class CrawlDispatcher(Protocol):
-    """Where queued pages go: the local runner's threads, or (on AWS) the SQS page queue, one
-    message per page."""
-
-    def pages_queued(self, docset: Docset) -> None:
-        """Pages of the docset are pending (a new docset, a refresh)."""
-
-    def pages_found(self, docset: Docset, page_ids: Sequence[str]) -> None:
-        """A crawled page links to these pages of the docset."""
-
-    def page_due(self, docset: Docset, page_id: str, due_ms: int) -> None:
-        """A page failed transiently and is due again at `due_ms` (its backoff)."""
-
-    def docset_deleted(self, docset_id: str) -> None: ...
 
 
 @dataclass

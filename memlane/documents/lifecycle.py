@@ -1,7 +1,8 @@
 """A document's life after it is written (memlane.documents.writer makes it searchable and hides
-the version it replaces): its versions, and the one removal path (deletes and the auto-forget sweep,
-memlane.documents.forget, both come here). Every removal goes through `remove_document`, so metadata, content,
-the text index, the vector index and the cache can never disagree about what exists."""
+the version it replaces): its versions, and the one removal path. Every removal (a delete, the
+auto-forget sweep in memlane.documents.forget, a docset or connection delete) goes through
+`remove_document`, so metadata, content, the text index, the vector index and the cache can never
+disagree about what exists."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from memlane.adapters.local.sqlite_db import SqliteDatabase
 from memlane.config import DEFAULT_PORT, Settings
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.observability import CountingMetrics
-from memlane.ports import Services
+from memlane.ports import ConnectionPorts, Services
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,6 @@ def build_connection_ports(settings: Settings, db: SqliteDatabase):
     from memlane.adapters.local.connection_store import SqliteConnectionStore
     from memlane.adapters.local.token_vault import FileTokenVault
     from memlane.connections.apps import ENV_PUBLIC_URL, apps_from_env
-    from memlane.ports import ConnectionPorts
 
     return ConnectionPorts(store=SqliteConnectionStore(db), vault=FileTokenVault(settings.data_dir),
                            apps=apps_from_env(),

@@ -21,12 +21,12 @@ from memlane.api.app import MAX_BODY_BYTES, MemlaneApi
 from memlane.api.errors import error_body
 from memlane.config import Settings
 from memlane.connections.apps import ENV_PUBLIC_URL
-from memlane.docsets.local import LocalDocsets
 from memlane.docsets.models import DocsetSettings
 from memlane.documents.forget import forget_expired
 from memlane.domain.errors import InvalidInputError
 from memlane.local.compose import LocalStack, build_local
 from memlane.local.connections import LocalSyncRunner
+from memlane.local.docsets import LocalDocsets
 from memlane.local.gateway import LocalGateway, is_loopback_host
 from memlane.local.periodic import PeriodicJob
 from memlane.local.webapp import WebApp, default_build_dir

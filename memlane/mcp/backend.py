@@ -170,10 +170,10 @@ class DirectBackend(ResolverBackend):
         org, _ = ensure_organization(self.stack.metadata, org_name)
         self.who = Principal(organization_id=org.id, key_id="mcp-local", user_id="mcp")
         if docsets is None:
-            docsets = importlib.util.find_spec("memlane.docsets.local") is not None
+            docsets = importlib.util.find_spec("memlane.local.docsets") is not None
         self.docsets = None
         if docsets:
-            from memlane.docsets.local import LocalDocsets
+            from memlane.local.docsets import LocalDocsets
 
             private = os.environ.get("MEMLANE_ALLOW_PRIVATE_NETWORK") == "1"  # as `memlane serve`
             self.docsets = LocalDocsets(self.stack, allow_private_network=private)

@@ -15,7 +15,7 @@ Protocols, not base classes: a test hands in an in-memory fake with the same met
     keys         KeyRegistry
     fetch        Fetcher (the crawler)
     inventory    Inventory (what `memlane doctor` reads of a deployment)
-    docsets      DocsetStore
+    docsets      DocsetStore, CrawlDispatcher
     connections  ConnectionStore, TokenVault, SyncDispatcher, ProviderApps (ConnectionPorts)
     bundle       Services: the ports of a service call, composed once
 """
@@ -41,6 +41,7 @@ from memlane.ports.connections import (
     TokenVault,
 )
 from memlane.ports.docsets import (
+    CrawlDispatcher,
     DocsetStore,
 )
 from memlane.ports.fetch import (
@@ -108,6 +109,7 @@ __all__ = [
     "Candidate",
     "ChunkStore",
     "Clock",
+    "CrawlDispatcher",
     "ConnectionPorts",
     "ConnectionStore",
     "DeletionRecordStore",

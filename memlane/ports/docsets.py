@@ -1,4 +1,5 @@
-"""The docset store (memlane.docsets): docsets, their pages' crawl state, client sessions."""
+"""The ports of documentation sets (memlane.docsets): the store of docsets, their pages' crawl state
+and client sessions, and the dispatcher that hands queued pages to a crawler."""
 
 from __future__ import annotations
 
@@ -39,3 +40,19 @@ class DocsetStore(Protocol):
     def get_session(self, org_id: str, session_id: str) -> ClientSession | None: ...
     def delete_session(self, org_id: str, session_id: str) -> bool: ...
     def list_sessions(self, org_id: str) -> list[ClientSession]: ...
+
+
+class CrawlDispatcher(Protocol):
+    """Where queued pages go: the local runner's threads, or (on AWS) the SQS page queue, one
+    message per page."""
+
+    def pages_queued(self, docset: Docset) -> None:
+        """Pages of the docset are pending (a new docset, a refresh)."""
+
+    def pages_found(self, docset: Docset, page_ids: Sequence[str]) -> None:
+        """A crawled page links to these pages of the docset."""
+
+    def page_due(self, docset: Docset, page_id: str, due_ms: int) -> None:
+        """A page failed transiently and is due again at `due_ms` (its backoff)."""
+
+    def docset_deleted(self, docset_id: str) -> None: ...

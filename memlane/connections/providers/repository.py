@@ -17,7 +17,7 @@ import posixpath
 from collections.abc import Mapping
 from typing import Any
 
-from memlane.collections.service import RAGED_KEY, filter_tags_for
+from memlane.domain.collection_items import RAGED_KEY, filter_tags_for
 from memlane.domain.connections import Item
 from memlane.domain.models import ContentType
 
