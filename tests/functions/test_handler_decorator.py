@@ -24,6 +24,13 @@ FUNCTIONS_DIR = Path(__file__).resolve().parents[2] / "functions"
 HANDLER_MARK = "memlane_lambda_handler"
 
 
+@pytest.fixture(autouse=True)
+def _function_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the stack sets on every function, in place when a handler module is first imported."""
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "memlane")
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+
+
 def handler_modules() -> list[str]:
     """Every module Lambda names as a handler: functions/<name>/handler.py and functions/steps/<step>.py."""
     names = []
