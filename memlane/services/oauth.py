@@ -30,7 +30,7 @@ from typing import Any
 from memlane.domain.errors import AuthenticationError, DependencyUnavailableError
 from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
 from memlane.domain.principal import Principal
-from memlane.ports import MetadataStore
+from memlane.ports import OrganizationStore
 
 ENV_ISSUER = "MEMLANE_OAUTH_ISSUER"
 ENV_CLIENT_IDS = "MEMLANE_OAUTH_CLIENT_IDS"
@@ -167,7 +167,7 @@ def organization_slug(claims: Mapping[str, Any]) -> str:
     return groups[0][len(ORG_GROUP_PREFIX):]
 
 
-def authenticate_token(store: MetadataStore, validator: TokenValidator, token: str) -> Principal:
+def authenticate_token(store: OrganizationStore, validator: TokenValidator, token: str) -> Principal:
     """The authorizer logic for OAuth access tokens (API keys: memlane.services.keys.authenticate)."""
     claims = validator.validate(token)
     slug = organization_slug(claims)

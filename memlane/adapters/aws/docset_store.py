@@ -29,13 +29,13 @@ from botocore.exceptions import ClientError
 
 from memlane.adapters.aws import dynamo_schema as ks
 from memlane.adapters.aws._boto import error_code
-from memlane.adapters.aws.dynamo_table import DynamoTable, _key
-from memlane.adapters.aws.metadata_store import (
+from memlane.adapters.aws.dynamo_codec import (
     deserialize,
     model_attributes,
     model_from_item,
     serialize,
 )
+from memlane.adapters.aws.dynamo_table import DynamoTable, _key
 from memlane.domain.docsets import ClientSession, Docset, DocsetPage, PageCounts, PageStatus, new_page
 
 # Conditional updates of a refresh run side by side (DynamoDB has no batch update).
