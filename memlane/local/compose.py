@@ -10,6 +10,7 @@ from memlane.adapters.local.cache import SqliteCache
 from memlane.adapters.local.idempotency import SqliteIdempotencyLayer
 from memlane.adapters.local.job_queue import SqliteJobQueue
 from memlane.adapters.local.metadata_store import SqliteMetadataStore
+from memlane.adapters.local.private_files import private_dir
 from memlane.adapters.local.search_index import SqliteSearchIndex
 from memlane.adapters.local.sqlite_db import SqliteDatabase
 from memlane.config import DEFAULT_PORT, Settings
@@ -88,7 +89,7 @@ class LocalStack:
 
 
 def build_local(settings: Settings, embedder=None, summarizer=None, media_readers=None) -> LocalStack:
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(settings.data_dir)
     db = SqliteDatabase(settings.data_dir / DB_FILE)
     embedder = embedder or make_embedder(settings)
     metadata = SqliteMetadataStore(db)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import os
-import stat
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import anyio
 
+from memlane.adapters.local.private_files import write_private
 from memlane.api.app import MAX_BODY_BYTES, MemlaneApi
 from memlane.api.errors import error_body
 from memlane.config import Settings
@@ -93,8 +93,7 @@ def first_start_key(stack: LocalStack, data_dir: Path) -> str | None:
     md = stack.metadata
     if not md.list_api_keys():
         secret, _, _ = create_key(md, "default", "local", can_manage_keys=True)
-        path.write_text(secret + "\n")
-        os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+        write_private(path, (secret + "\n").encode())
         return secret
     if path.exists():
         secret = path.read_text().strip()
