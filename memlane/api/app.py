@@ -21,7 +21,8 @@ from memlane import __version__
 from memlane.api.errors import describe_validation_errors, error_body, status_for
 from memlane.api.resolver import ConcurrentRestResolver
 from memlane.api.routes import connections, mcp, mem_oracle, raged, v3, v3_manage, vidurai
-from memlane.domain.errors import MemlaneError, RateLimitedError
+from memlane.domain.errors import InvalidInputError, MemlaneError, RateLimitedError
+from memlane.domain.json_input import JsonBoundsError, parse_json
 from memlane.services.context import Services
 
 log = logging.getLogger(__name__)
@@ -103,7 +104,7 @@ class MemlaneApi:
         body = event.get("body") or ""
         if len(body) > MAX_BODY_BYTES:
             return _too_large()
-        refusal = _normalize_content_type(event)
+        refusal = _normalize_content_type(event) or _refuse_unbounded_json(event)
         if refusal is not None:
             return refusal
         svc = self._services()
@@ -167,6 +168,29 @@ def _normalize_content_type(event: dict[str, Any]) -> dict[str, Any] | None:
     return {"statusCode": 415, "isBase64Encoded": False, "headers": {"Content-Type": "application/json"},
             "body": error_body(f"Content-Type: {value or 'none'} is not supported; send JSON "
                                "(Content-Type: application/json)")}
+
+
+def _refuse_unbounded_json(event: dict[str, Any]) -> dict[str, Any] | None:
+    """Every JSON body passes memlane's one bounded parse (memlane.domain.json_input) before any
+    route, the resolver's own parse or the bulk route's weighing reads it: nested too deep, a
+    number too long, a lone surrogate answer 400 naming the bound, never 500. Syntax errors are
+    left to the route, which words them its own way."""
+    body = event.get("body")
+    if not body or event.get("isBase64Encoded"):
+        return None
+    headers = event.get("headers") or {}
+    value = next((v for k, v in headers.items() if k.lower() == "content-type"), "") or ""
+    media = value.split(";")[0].strip().lower()
+    if media and media != "application/json" and not media.endswith("+json"):
+        return None
+    try:
+        parse_json(body)
+    except JsonBoundsError as exc:
+        return {"statusCode": 400, "isBase64Encoded": False, "headers": {"Content-Type": "application/json"},
+                "body": error_body(exc.message)}
+    except InvalidInputError:
+        return None
+    return None
 
 
 # Routes that count as more than one request against the rate limit: (method, path) → weight.

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +23,7 @@ from memlane.connections.schemas import WebhookOut
 from memlane.connections.service import ports_of
 from memlane.connections.sync import apply_changes, vault_context
 from memlane.domain.errors import AuthenticationError, InvalidInputError, NotFoundError
+from memlane.domain.json_input import JsonBoundsError, parse_json
 from memlane.services.context import Services
 
 SIGNATURE_HEADER = "x-hub-signature-256"
@@ -106,8 +106,10 @@ def handle_github(svc: Services, connection_id: str | None, headers: Mapping[str
         raise AuthenticationError(_REFUSED)
     event = _header(headers, EVENT_HEADER) or ""
     try:
-        payload = json.loads(body)
-    except ValueError as exc:
+        payload = parse_json(body)
+    except JsonBoundsError:
+        raise
+    except InvalidInputError as exc:
         raise InvalidInputError("body", "is not JSON (set the webhook's content type to application/json)") from exc
     if not isinstance(payload, dict):
         raise InvalidInputError("body", "must be a JSON object")

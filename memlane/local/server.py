@@ -71,10 +71,17 @@ class AsgiBridge:
             more = message.get("more_body", False)
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         client = scope.get("client") or ("127.0.0.1", 0)
-        response = await anyio.to_thread.run_sync(
-            self.gateway.handle, scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"),
-            headers, b"".join(chunks), client[0],
-        )
+        try:
+            response = await anyio.to_thread.run_sync(
+                self.gateway.handle, scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"),
+                headers, b"".join(chunks), client[0],
+            )
+        except Exception:
+            # Never uvicorn's plain-text 500: every answer is JSON, and the trace stays in the log.
+            log.exception("unhandled error outside the resolver")
+            await _send(send, 500, {"Content-Type": "application/json", "X-Content-Type-Options": "nosniff"},
+                        error_body("internal error").encode())
+            return
         await _send(send, response.status, response.headers, response.body)
 
 

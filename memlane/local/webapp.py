@@ -28,6 +28,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from memlane.api.errors import error_body
+from memlane.domain.errors import InvalidInputError
+from memlane.domain.json_input import JsonBoundsError, parse_json
 from memlane.local.gateway import GatewayResponse
 from memlane.webapp_policy import APP_ROUTE_PATTERNS, SECURITY_HEADERS
 
@@ -126,9 +128,12 @@ class WebApp:
             # Only the app itself may redeem a code: not another page on this machine.
             return GatewayResponse(403, no_store, error_body(f"origin not allowed: {origin}").encode())
         try:
-            code = json.loads(body or b"{}").get("code")
-        except (ValueError, AttributeError):
-            code = None
+            parsed = parse_json(body or b"{}")
+        except JsonBoundsError as exc:
+            return GatewayResponse(400, no_store, error_body(exc.message).encode())
+        except InvalidInputError:
+            parsed = None
+        code = parsed.get("code") if isinstance(parsed, dict) else None
         if not isinstance(code, str) or not code or len(code) > 200:
             return GatewayResponse(400, no_store, error_body("code: is required (the code in the sign-in link)").encode())
         secret = self.sign_in.redeem(code)

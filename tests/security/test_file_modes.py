@@ -3,6 +3,7 @@ created with that mode (never written first and tightened), and `memlane doctor`
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import threading
@@ -50,10 +51,8 @@ def test_the_database_file_is_never_visible_to_others_even_briefly(tmp_path, ope
         while not done.is_set():
             if root.exists():
                 for p in root.iterdir():
-                    try:
+                    with contextlib.suppress(FileNotFoundError):
                         seen.setdefault(p.name, stat.S_IMODE(p.stat().st_mode))
-                    except FileNotFoundError:
-                        pass
 
     t = threading.Thread(target=watch)
     t.start()
