@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from memlane.connections import replay
 from memlane.connections.models import Connection, ConnectionStatus, ItemRef, Provider
 from memlane.connections.providers import repository
 from memlane.connections.providers.github import issue_id
@@ -28,6 +29,7 @@ from memlane.services.context import Services
 
 SIGNATURE_HEADER = "x-hub-signature-256"
 EVENT_HEADER = "x-github-event"
+DELIVERY_HEADER = "x-github-delivery"
 PUSH_COMMITS_IN_PAYLOAD = 20  # GitHub lists at most this many commits in a push payload
 _REFUSED = "X-Hub-Signature-256: missing, or not signed with this connection's webhook secret"
 
@@ -122,9 +124,13 @@ def handle_github(svc: Services, connection_id: str | None, headers: Mapping[str
     changes = github_changes(conn, event, payload)
     if changes is None:
         return WebhookOut(ok=True, event=event, note="not about anything this connection syncs")
+    delivery = _header(headers, DELIVERY_HEADER)
+    if replay.already_applied(svc, conn.id, delivery, body):
+        return WebhookOut(ok=True, event=event, note="this delivery was already applied; nothing changed")
     applied = apply_changes(svc, conn, changes.upserts, changes.deletes)
     if applied is None:
         return WebhookOut(ok=True, event=event, note="a sync is running; it was asked to run again")
+    replay.record_applied(svc, conn.id, delivery, body)  # only now: a failed delivery may come again
     if changes.incomplete:
         current = ports.store.get_connection(conn.organization_id, conn.id)
         if current is not None:
