@@ -123,6 +123,8 @@ class MemlaneApi:
         with self.resolver.request_scope():
             self.resolver.append_context(services=svc, docsets=self._docsets)
             result = self.resolver.resolve(event, context)
+        # No browser may sniff a JSON answer (a stored "<script>" in a memory) into HTML.
+        result.setdefault("headers", {}).setdefault("X-Content-Type-Options", "nosniff")
         if decision is not None:
             result.setdefault("headers", {}).update(decision.headers())
             if result.get("multiValueHeaders") is not None:

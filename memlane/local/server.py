@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +35,15 @@ from memlane.services.lifecycle import forget_expired
 from memlane.services.ratelimit import InMemoryRateLimiter
 
 log = logging.getLogger(__name__)
+
+NO_AUTH_WARNING = """
+!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!
+!! memlane: WARNING: --no-auth: NO API KEY IS NEEDED.                                    !!
+!! Every program on this machine, and any page on any localhost port in your browser,     !!
+!! can read, change and delete every memory of the default organization.                 !!
+!! Use it only to try things out; restart without --no-auth for real data.               !!
+!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!
+"""
 
 KEY_FILE = "local-api-key"
 FORGET_EVERY_SECONDS = 3600
@@ -88,6 +98,8 @@ class AsgiBridge:
 async def _send(send, status: int, headers: dict[str, str], body: bytes) -> None:
     raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()
            if k.lower() != "content-length"]
+    if not any(k == b"x-content-type-options" for k, _ in raw):  # every answer, the gateway's own too
+        raw.append((b"x-content-type-options", b"nosniff"))
     raw.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
@@ -123,6 +135,7 @@ class LocalServer:
             raise InvalidInputError("--no-auth", f"refusing to serve without authentication on {host!r}; "
                                                  "bind to 127.0.0.1, ::1 or localhost")
         self.settings = settings
+        self.no_auth = no_auth
         self.host = host
         self.port = port
         self.stack = build_local(settings, embedder=embedder)
@@ -158,6 +171,9 @@ class LocalServer:
         return uvicorn.Server(config)
 
     def prepare(self) -> str | None:
+        if self.no_auth:
+            print(NO_AUTH_WARNING, file=sys.stderr, flush=True)
+            log.warning("serving without authentication (--no-auth)")
         key = first_start_key(self.stack, self.settings.data_dir)
         self.stack.index.warm()
         self.worker.start()
