@@ -101,3 +101,49 @@ def test_doctor_reports_and_repairs_wrong_modes(tmp_path, open_umask, hash_embed
         assert_private(data)
     finally:
         stack.close()
+
+
+def test_after_a_crawl_everything_is_private(tmp_path, open_umask):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "integration" / "docsets"))
+    from docsets_site import DocsSite, build_site, index, start_server
+
+    site = DocsSite()
+    build_site(site)
+    running = start_server(tmp_path / "data")
+    try:
+        docset_id = index(running, site)["docsetId"]
+        running.wait_ready(docset_id, timeout=60)
+        assert_private(tmp_path / "data")
+    finally:
+        running.client.close()
+        running.server.shutdown()
+        site.close()
+
+
+def test_after_a_connection_syncs_everything_is_private(tmp_path, open_umask):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "integration" / "connections"))
+    from connection_world import World
+    from fake_github import FakeGitHub
+
+    from memlane.connections.models import Provider
+
+    fake = FakeGitHub().start()
+    try:
+        fake.reset_data()
+        fake.repo("acme/modes").files.update({"README.md": b"# Modes\n"})
+        world = World(tmp_path, fake, Provider.GITHUB)
+        try:
+            conn = world.connect(world.a, {"repositories": ["acme/modes"]})
+            assert world.sync(conn).errors == []
+            assert (tmp_path / "data" / FileTokenVault(tmp_path / "data").path.name).exists()
+            assert_private(tmp_path / "data")
+        finally:
+            world.close()
+    finally:
+        fake.stop()
