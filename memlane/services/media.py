@@ -32,6 +32,7 @@ from memlane.ingest.media import (
     placeholder_title,
     transcript_text,
 )
+from memlane.ingest.media_bounds import check_image, check_pdf_scan
 from memlane.ingest.pipeline import content_hash, derive_title
 from memlane.ports import Transcript
 from memlane.services.context import Services
@@ -97,6 +98,7 @@ def prepare_media(
             if any(t.strip() for t in scan.page_texts):
                 return None
             raise _refuse("pdf", declared)
+        check_pdf_scan(scan.data, scan.scanned)  # pages × pixels, from the headers: 413 before any decode
         media = MediaInfo(kind="pdf", mime="application/pdf", bytes=len(scan.data), blob_key=key,
                           pages=len(scan.page_texts))
         save = MediaSave(scan.data, media, ContentType.PDF, original_hash(scan.data),
@@ -108,6 +110,8 @@ def prepare_media(
     assert payload is not None
     if not can_read(svc, payload.kind):
         raise _refuse(payload.kind, declared)
+    if payload.kind == "image":
+        check_image(payload.data)  # pixels per frame and in all, from the headers: 413 before any decode
     media = MediaInfo(kind=payload.kind, mime=payload.mime, bytes=len(payload.data), blob_key=key)
     save = MediaSave(payload.data, media, content_type_for(payload, declared), original_hash(payload.data),
                      title or placeholder_title(payload.kind, payload.mime))
