@@ -45,6 +45,7 @@ from memlane.ports import Transcript
 from memlane.services.context import Services
 from memlane.services.lifecycle import work_prefix
 from memlane.services.media import apply_transcript, complete_pending
+from memlane.services.media_budget import charge as charge_media
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +169,8 @@ def transcribed(svc: Services, inp: StepInput, *, parse: Callable[[dict[str, Any
     doc = _document(svc, inp.document)
     output = json.loads(_read(svc, inp.artifact("extract", "output_key")))
     transcript = parse(output)
+    # Amazon Transcribe bills by the minute of recording: counted per organization.
+    charge_media(svc, doc.organization_id, "transcribe_minutes", (transcript.duration or 0.0) / 60.0)
     apply_transcript(svc, doc, transcript, "transcribe")
     return TranscribedResult(segments=len(transcript.segments))
 
