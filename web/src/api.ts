@@ -219,6 +219,15 @@ export interface DeletionReceipt {
   checks: StoreCheck[]
 }
 
+/** A connection as POST /v3/connections/confirm answers it (the fields the confirmation page shows). */
+export interface ConnectionOut {
+  id: string
+  provider: string
+  name: string
+  status: string
+  account: string | null
+}
+
 export class ApiError extends Error {
   readonly status: number
   constructor(status: number, message: string) {
@@ -320,6 +329,7 @@ export const api = {
     request<{ message: string; refreshed: boolean }>('POST', '/refresh', { docsetId, force: true }),
   deleteDocset: (docsetId: string) =>
     request<{ success: boolean; receiptId: string | null; verified: boolean | null }>('DELETE', `/docset/${id(docsetId)}`),
+  confirmConnection: (flow: string) => request<ConnectionOut>('POST', '/v3/connections/confirm', { flow }),
   indexDocset: (baseUrl: string, seedSlug: string, name?: string) =>
     request<{ docsetId: string; status: string }>('POST', '/index', { baseUrl, seedSlug, ...(name ? { name } : {}) }),
 }
