@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 
-from memlane.adapters.local.private_files import write_private
+from memlane.adapters.local.private_files import write_private, wrong_modes
 from memlane.api.app import MAX_BODY_BYTES, MemlaneApi
 from memlane.api.errors import error_body
 from memlane.config import Settings
@@ -174,6 +174,10 @@ class LocalServer:
         if self.no_auth:
             print(NO_AUTH_WARNING, file=sys.stderr, flush=True)
             log.warning("serving without authentication (--no-auth)")
+        exposed = wrong_modes(self.settings.data_dir)
+        if exposed:  # an install made before the data directory was private, or a hand-copied file
+            print(f"memlane: WARNING: {len(exposed)} paths in {self.settings.data_dir} are readable by other users "
+                  f"of this machine (e.g. {exposed[0]}); run: memlane doctor --repair", file=sys.stderr, flush=True)
         key = first_start_key(self.stack, self.settings.data_dir)
         self.stack.index.warm()
         self.worker.start()

@@ -147,3 +147,20 @@ def test_after_a_connection_syncs_everything_is_private(tmp_path, open_umask):
             world.close()
     finally:
         fake.stop()
+
+
+def test_the_server_warns_at_start_about_an_open_data_directory(tmp_path, open_umask, capsys):
+    from conftest_helpers import free_port
+    from fakes import HashEmbedder
+
+    from memlane.local.server import LocalServer
+
+    data = tmp_path / "data"
+    data.mkdir(mode=0o755)
+    os.chmod(data, 0o755)
+    srv = LocalServer(Settings(data_dir=data), port=free_port(), embedder=HashEmbedder())
+    try:
+        srv.prepare()
+    finally:
+        srv.shutdown()
+    assert "memlane doctor --repair" in capsys.readouterr().err
