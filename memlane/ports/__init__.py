@@ -20,6 +20,7 @@ Protocols, not base classes: a test hands in an in-memory fake with the same met
     bundle       Services: the ports of a service call, composed once
 """
 
+from memlane.ports.budget import MediaBudget, Meter
 from memlane.ports.bundle import (
     Services,
 )
@@ -140,6 +141,8 @@ __all__ = [
     "SaveOrder",
     "SearchIndex",
     "SearchScope",
+    "MediaBudget",
+    "Meter",
     "Services",
     "StoredBlob",
     "StoredDocument",

@@ -31,6 +31,7 @@ from memlane.adapters.aws.ratelimit import DynamoRateLimiter
 from memlane.adapters.aws.textract import TextractReader
 from memlane.config import Settings
 from memlane.connections.apps import ENV_CONNECTIONS_SECRET, ENV_PUBLIC_URL
+from memlane.connections.flow_binding import ENV_WEBAPP_URL
 from memlane.domain.errors import MemlaneError
 from memlane.lazy import Lazy
 from memlane.ports import (
@@ -294,6 +295,7 @@ def build_connection_ports(aws: AwsSettings) -> ConnectionPorts | None:
 
     return ConnectionPorts(store=DynamoConnectionStore(aws.table), vault=KmsTokenVault(aws.connections_key),
                            apps=SecretApps(aws.connections_secret), public_url=aws.public_url,
+                           webapp_url=os.environ.get(ENV_WEBAPP_URL),  # CloudFront: the confirmation page
                            dispatcher=SqsSyncDispatcher(aws.sync_queue_url) if aws.sync_queue_url else None)
 
 
