@@ -18,8 +18,8 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from memlane.domain.errors import InvalidInputError
+    from memlane.domain.origins import ALLOWED_ORIGINS_ENV, parse_origins
     from memlane.local.server import LocalServer
-    from memlane.project_memory.cors import ALLOWED_ORIGINS_ENV, parse_origins
 
     settings = settings_of(args)
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)

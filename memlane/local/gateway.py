@@ -12,10 +12,10 @@ from memlane.api.auth import authorizer_context, is_loopback_host, public_base_u
 from memlane.api.errors import error_body
 from memlane.api.events import build_event
 from memlane.domain.errors import AuthenticationError
+from memlane.domain.origins import OriginPolicy, header
 from memlane.domain.principal import Principal
 from memlane.local.responses import GatewayResponse
 from memlane.ports import MetadataStore, Services
-from memlane.project_memory.cors import OriginPolicy, header
 from memlane.services.keys import authenticate, ensure_organization, key_from_headers
 
 if TYPE_CHECKING:

@@ -27,8 +27,8 @@ from typing import Any
 import anyio
 from mcp_types import INVALID_REQUEST
 
+from memlane.domain.origins import OriginPolicy, header
 from memlane.mcp.backend import Backend
-from memlane.project_memory.cors import OriginPolicy, header
 
 MCP_PATH = "/mcp"
 ALLOWED_METHODS = "POST, OPTIONS"

@@ -30,7 +30,7 @@ from memlane.api.auth import (
 from memlane.api.events import LOCAL_STAGE, MAX_BODY_BYTES
 from memlane.api.resolver import ConcurrentRestResolver
 from memlane.domain.errors import AuthenticationError
-from memlane.project_memory.cors import ALLOWED_ORIGINS_ENV, OriginPolicy, header, parse_origins
+from memlane.domain.origins import ALLOWED_ORIGINS_ENV, OriginPolicy, header, parse_origins
 from memlane.services.oauth import OAuthSettings
 
 router = Router()
