@@ -61,7 +61,7 @@ class LocalGateway:
                 authorizer = authorizer_context(self._authenticate(headers))
             except AuthenticationError as exc:
                 # API keys only here: the protected resource metadata names no authorization server.
-                challenge = www_authenticate(public_base_url(headers))
+                challenge = www_authenticate(public_base_url(headers, None, self.services.settings.public_url))
                 return GatewayResponse(
                     401,
                     {"Content-Type": "application/json", "WWW-Authenticate": challenge},
