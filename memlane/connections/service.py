@@ -20,7 +20,7 @@ from memlane.connections.providers import adapter_for
 from memlane.connections.schemas import (
     ConnectionDeletedOut,
     ConnectionIn,
-    ConnectionList,
+    ConnectionListOut,
     ConnectionOut,
     ConnectionStartOut,
     SyncRequestedOut,
@@ -167,9 +167,9 @@ def complete_authorization(svc: Services, *, state: str | None, code: str | None
 # --------------------------------------------------------------------------- the other routes
 
 
-def list_connections(svc: Services, who: Principal) -> ConnectionList:
+def list_connections(svc: Services, who: Principal) -> ConnectionListOut:
     conns = ports_of(svc).store.list_connections(who.organization_id)
-    return ConnectionList(connections=[connection_out(c) for c in conns])
+    return ConnectionListOut(connections=[connection_out(c) for c in conns])
 
 
 def get_connection(svc: Services, who: Principal, connection_id: str) -> ConnectionOut:

@@ -923,8 +923,8 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /** ConnectionList */
-        ConnectionList: {
+        /** ConnectionListOut */
+        ConnectionListOut: {
             /** Connections */
             connections: components["schemas"]["ConnectionOut"][];
         };
@@ -1489,8 +1489,8 @@ export interface components {
             /** Secret */
             secret: string;
         };
-        /** KeyList */
-        KeyList: {
+        /** KeyListOut */
+        KeyListOut: {
             /** Keys */
             keys: components["schemas"]["KeyOut"][];
         };
@@ -1551,8 +1551,8 @@ export interface components {
             /** Language */
             language?: string | null;
         };
-        /** MemoryGraph */
-        MemoryGraph: {
+        /** MemoryGraphOut */
+        MemoryGraphOut: {
             /** Nodes */
             nodes: components["schemas"]["GraphNode"][];
             /** Edges */
@@ -1669,8 +1669,8 @@ export interface components {
             /** Description */
             description?: string | null;
         };
-        /** ProjectList */
-        ProjectList: {
+        /** ProjectListOut */
+        ProjectListOut: {
             /** Projects */
             projects: components["schemas"]["ProjectOut"][];
         };
@@ -2324,8 +2324,8 @@ export interface components {
             /** Note */
             note?: string | null;
         };
-        /** WhoAmI */
-        WhoAmI: {
+        /** WhoAmIOut */
+        WhoAmIOut: {
             /** User Id */
             user_id: string;
             /** Email */
@@ -3217,7 +3217,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConnectionList"];
+                    "application/json": components["schemas"]["ConnectionListOut"];
                 };
             };
             /** @description Validation Error */
@@ -3663,7 +3663,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["KeyList"];
+                    "application/json": components["schemas"]["KeyListOut"];
                 };
             };
             /** @description Validation Error */
@@ -3835,7 +3835,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MemoryGraph"];
+                    "application/json": components["schemas"]["MemoryGraphOut"];
                 };
             };
             /** @description Validation Error */
@@ -3864,7 +3864,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProjectList"];
+                    "application/json": components["schemas"]["ProjectListOut"];
                 };
             };
             /** @description Validation Error */
@@ -4120,7 +4120,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WhoAmI"];
+                    "application/json": components["schemas"]["WhoAmIOut"];
                 };
             };
             /** @description Validation Error */
