@@ -79,3 +79,14 @@ def test_docset_settings_name_the_variable_too():
         DocsetSettings.from_env({"MEMLANE_CRAWL_MAX_PAGES": "lots"})
     with pytest.raises(ConfigurationError, match="MEMLANE_DOCSET_WEIGHT_TEXT"):
         DocsetSettings.from_env({"MEMLANE_DOCSET_WEIGHT_TEXT": "heavy"})
+
+
+def test_the_cli_names_the_variable_and_exits_2(tmp_path, capsys, monkeypatch):
+    from memlane.cli import main
+
+    monkeypatch.delenv("MEMLANE_API_URL", raising=False)
+    monkeypatch.setenv("MEMLANE_MCP_MAX_OUTPUT_CHARS", "10")
+    assert main(["mcp", "--data-dir", str(tmp_path / "d")]) == 2
+    assert "memlane: MEMLANE_MCP_MAX_OUTPUT_CHARS='10': expected a whole number of characters, at least 1000" in (
+        capsys.readouterr().err)
+    assert not (tmp_path / "d").exists()  # nothing was opened
