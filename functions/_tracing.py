@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools import Tracer
 
 ENV_XRAY_SDK = "MEMLANE_XRAY_SDK"
 
@@ -34,7 +37,7 @@ def xray_sdk_enabled() -> bool:
     return os.getenv(ENV_XRAY_SDK, "true").strip().lower() not in ("0", "false", "no", "off")
 
 
-def lambda_tracer() -> Any:
+def lambda_tracer() -> Tracer | Untraced:
     """A Powertools `Tracer()` when the X-Ray SDK is on for this function, else `Untraced()`."""
     if not xray_sdk_enabled():
         return Untraced()

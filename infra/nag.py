@@ -13,8 +13,9 @@ import json
 from typing import Any
 
 from aws_cdk import Acknowledgment, Stack, Validations
+from aws_cdk import aws_iam as iam
 from cdk_nag import AwsSolutionsChecks
-from constructs import IConstruct
+from constructs import Construct, IConstruct
 
 MIN_REASON_LENGTH = 40
 
@@ -25,10 +26,13 @@ def enable_aws_solutions_checks(scope: IConstruct) -> None:
     )
 
 
-def acknowledge(construct: IConstruct, rule_id: str, reason: str) -> None:
-    """Acknowledge one cdk-nag rule (or finding) on `construct` and its children."""
+def acknowledge(construct: IConstruct | iam.IGrantable | iam.IPrincipal, rule_id: str, reason: str) -> None:
+    """Acknowledge one cdk-nag rule (or finding) on `construct` and its children. A grantee or a
+    principal (a function, a role) is acknowledged on itself: it must be a construct."""
     if len(reason.strip()) < MIN_REASON_LENGTH:
         raise ValueError(f"acknowledging {rule_id} needs a reason a reviewer can check, got {reason!r}")
+    if not isinstance(construct, Construct):
+        raise TypeError(f"cannot acknowledge {rule_id} on {construct!r}: not a construct")
     Validations.of(construct).acknowledge(Acknowledgment(id=rule_id, reason=reason))
 
 

@@ -65,6 +65,13 @@ class Settings(BaseModel):
     # Images (and scans) of up to this many pages are read by OCR in the request; longer ones, and
     # every recording, are read by the job that writes them (202).
     ocr_inline_pages: int = 4
+    # Media work per organization and UTC day (memlane.documents.media_budget): engine seconds of
+    # OCR and of transcription here, Textract pages and Transcribe minutes on AWS. Work over the
+    # budget waits for the next day (never fails for it); 0 turns that budget off.
+    media_ocr_seconds_per_day: float = 3600.0
+    media_transcribe_seconds_per_day: float = 3600.0
+    media_textract_pages_per_day: float = 1000.0
+    media_transcribe_minutes_per_day: float = 600.0
     chunk_max_tokens: int = 512
     chunk_overlap_tokens: int = 50
     candidate_k: int = 50  # per search leg (spec §4: limit 50)
@@ -123,19 +130,25 @@ class Settings(BaseModel):
         CLI's flags) win; a value memlane cannot use is a ConfigurationError naming its variable."""
         env = os.environ if env is None else env
         values: dict = {}
-        for name, key in (
+        numbers = (
             ("weight_vector", "MEMLANE_WEIGHT_VECTOR"),
             ("weight_text", "MEMLANE_WEIGHT_TEXT"),
             ("weight_recency", "MEMLANE_WEIGHT_RECENCY"),
             ("recall_neighbour_weight", "MEMLANE_RECALL_NEIGHBOUR_WEIGHT"),
             ("recall_neighbour_max_gap_seconds", "MEMLANE_RECALL_NEIGHBOUR_MAX_GAP_SECONDS"),
             ("context_text_weight", "MEMLANE_CONTEXT_TEXT_WEIGHT"),
-        ):
+            ("media_ocr_seconds_per_day", "MEMLANE_MEDIA_OCR_SECONDS_PER_DAY"),
+            ("media_transcribe_seconds_per_day", "MEMLANE_MEDIA_TRANSCRIBE_SECONDS_PER_DAY"),
+            ("media_textract_pages_per_day", "MEMLANE_MEDIA_TEXTRACT_PAGES_PER_DAY"),
+            ("media_transcribe_minutes_per_day", "MEMLANE_MEDIA_TRANSCRIBE_MINUTES_PER_DAY"),
+        )
+        for name, key in numbers:
             if env.get(key):
                 values[name] = env_float(env, key, 0.0)
+        # which variable a field comes from, to name it when the model refuses a value
         variables = {"inline_max_chars": "MEMLANE_INLINE_MAX_CHARS", "context_sides": "MEMLANE_CONTEXT_SIDES",
                      "context_vector_sides": "MEMLANE_CONTEXT_VECTOR_SIDES", "embedder": "MEMLANE_EMBEDDER",
-                     "embedder_window": "MEMLANE_EMBEDDER_WINDOW"}
+                     "embedder_window": "MEMLANE_EMBEDDER_WINDOW", **dict(numbers)}
         if env.get("MEMLANE_CONTEXT_SIDES"):
             values["context_sides"] = env["MEMLANE_CONTEXT_SIDES"]
         if env.get("MEMLANE_CONTEXT_VECTOR_SIDES"):

@@ -50,6 +50,7 @@ APP_ROUTE_PATTERNS = (
     r"/search",
     r"/memories/[^/]+",
     r"/deletions/[^/]+",  # a deletion receipt (GET /v3/deletions/{id} is the API's)
+    r"/connections/confirm",  # an OAuth flow coming back, confirmed by a member (memlane.connections.flow_binding)
     r"/graph",
     r"/settings",
 )

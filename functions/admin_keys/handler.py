@@ -11,20 +11,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from pydantic import ValidationError
 
-from functions._tracing import lambda_tracer
+from functions._handler import lambda_handler, logger
 from memlane.domain.errors import MemlaneError
+from memlane.lazy import Lazy
 from memlane.ports import Clock, KeyRegistry, MetadataStore, SystemClock
 from memlane.services.key_admin import administer_keys, parse_command
 
-logger = Logger()
-tracer = lambda_tracer()
+
+def _compose_store() -> MetadataStore:
+    from memlane.adapters.aws.compose import aws_settings, build_metadata_store
+
+    return build_metadata_store(aws_settings())
 
 
-@logger.inject_lambda_context
-@tracer.capture_lambda_handler
+def _compose_registry() -> KeyRegistry:
+    from memlane.adapters.aws.compose import build_key_registry
+
+    return build_key_registry()
+
+
+_store: Lazy[MetadataStore] = Lazy(_compose_store, "MetadataStore")
+_registry: Lazy[KeyRegistry] = Lazy(_compose_registry, "KeyRegistry")
+
+
+@lambda_handler()
 def handler(event: dict[str, Any], context: Any, store: MetadataStore | None = None,
             registry: KeyRegistry | None = None, clock: Clock | None = None) -> dict[str, Any]:
     try:
@@ -34,14 +46,9 @@ def handler(event: dict[str, Any], context: Any, store: MetadataStore | None = N
                                    for e in exc.errors())}
     except MemlaneError as exc:
         return {"error": exc.message}
-    if store is None or registry is None:
-        from memlane.adapters.aws.compose import aws_settings, build_key_registry, build_metadata_store
-
-        aws = aws_settings()
-        store = store or build_metadata_store(aws)
-        registry = registry or build_key_registry(aws)
     try:
-        result = administer_keys(store, registry, command, (clock or SystemClock()).now())
+        result = administer_keys(store or _store.get(), registry or _registry.get(), command,
+                                 (clock or SystemClock()).now())
     except MemlaneError as exc:
         return {"error": exc.message}
     logger.info("keys admin", extra={"action": command.action, "key_id": result.key and result.key.id})

@@ -8,17 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging import correlation_paths
 
-from functions._tracing import lambda_tracer
+from functions._handler import lambda_handler
 from memlane.api.app import MemlaneApi
 from memlane.lazy import Lazy
-from memlane.observability import metrics_namespace
-
-logger = Logger()
-metrics = Metrics(namespace=metrics_namespace())  # flushed as CloudWatch EMF after each invocation
-tracer = lambda_tracer()
 
 
 def _compose() -> MemlaneApi:
@@ -30,8 +24,6 @@ def _compose() -> MemlaneApi:
 _api: Lazy[MemlaneApi] = Lazy(_compose, "MemlaneApi")
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-@metrics.log_metrics
-@tracer.capture_lambda_handler
+@lambda_handler(correlation_id_path=correlation_paths.API_GATEWAY_REST)
 def handler(event: dict[str, Any], context: Any, api: MemlaneApi | None = None) -> dict[str, Any]:
     return (api or _api.get()).handle(event, context)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event import (
     APIGatewayAuthorizerResponse,
@@ -31,26 +30,23 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.parser.models import ApiGatewayAuthorizerRequest
 
-from functions._tracing import lambda_tracer
+from functions._handler import lambda_handler, logger
 from memlane.api.auth import MCP_PATH, VIA_KEY, VIA_OAUTH, authorizer_context
 from memlane.domain.errors import AuthenticationError
 from memlane.domain.principal import Principal
 from memlane.lazy import Lazy
-from memlane.ports import MetadataStore
+from memlane.ports import OrganizationStore
 from memlane.services.keys import authenticate, hash_key, key_from_headers
 from memlane.services.oauth import OAuthSettings, TokenValidator, authenticate_token, looks_like_jwt
 
-logger = Logger()
-tracer = lambda_tracer()
+
+def _compose() -> OrganizationStore:
+    from memlane.adapters.aws.compose import aws_settings, build_organization_store
+
+    return build_organization_store(aws_settings())
 
 
-def _compose() -> MetadataStore:
-    from memlane.adapters.aws.compose import aws_settings, build_metadata_store
-
-    return build_metadata_store(aws_settings())
-
-
-_store: Lazy[MetadataStore] = Lazy(_compose, "MetadataStore")
+_store: Lazy[OrganizationStore] = Lazy(_compose, "OrganizationStore")
 
 
 def _compose_validator() -> TokenValidator | None:
@@ -62,7 +58,7 @@ def _compose_validator() -> TokenValidator | None:
 _validator: Lazy[TokenValidator | None] = Lazy(_compose_validator, "TokenValidator")
 
 
-def _authenticate(store: MetadataStore, validator: TokenValidator | None, headers: dict[str, str],
+def _authenticate(store: OrganizationStore, validator: TokenValidator | None, headers: dict[str, str],
                   path: str) -> tuple[Principal, str]:
     secret = key_from_headers(headers)
     if secret is not None and validator is not None and looks_like_jwt(secret):
@@ -79,9 +75,8 @@ def _headers(request: ApiGatewayAuthorizerRequest) -> dict[str, str]:
     return headers
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-@tracer.capture_lambda_handler
-def handler(event: dict[str, Any], context: Any, store: MetadataStore | None = None,
+@lambda_handler(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+def handler(event: dict[str, Any], context: Any, store: OrganizationStore | None = None,
             validator: TokenValidator | None = None) -> dict[str, Any]:
     request = parse(event=event, model=ApiGatewayAuthorizerRequest)
     headers = _headers(request)

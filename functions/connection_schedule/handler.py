@@ -8,26 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
-
-from functions._tracing import lambda_tracer
+from functions._handler import compose_services, lambda_handler, logger
 from functions.schedule import ScheduledJob
+from memlane.adapters.aws.sync_queue import SqsSyncDispatcher, SyncMessage
+from memlane.connections.sync import due_connections
+from memlane.lazy import Lazy
 from memlane.ports import Services
 
-logger = Logger()
-tracer = lambda_tracer()
+_services: Lazy[Services] = Lazy(compose_services, "Services")
 
 
-@logger.inject_lambda_context(correlation_id_path="execution_id")
-@tracer.capture_lambda_handler
+@lambda_handler(correlation_id_path="execution_id")
 def handler(event: dict[str, Any], context: Any, services: Services | None = None) -> dict[str, Any]:
-    from memlane.adapters.aws.sync_queue import SqsSyncDispatcher, SyncMessage
-    from memlane.connections.sync import due_connections
-
-    if services is None:
-        from memlane.adapters.aws.compose import build_aws_services
-
-        services = build_aws_services()
+    services = services or _services.get()
     job = ScheduledJob.model_validate(event)
     due = due_connections(services)
     dispatcher = services.connections.dispatcher if services.connections else None

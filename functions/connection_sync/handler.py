@@ -9,18 +9,16 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from pydantic import Json
 
-from functions._tracing import lambda_tracer
+from functions._handler import compose_services, lambda_handler, logger
 from memlane.adapters.aws.sync_queue import SyncMessage
 from memlane.connections.sync import sync_connection
+from memlane.lazy import Lazy
 from memlane.ports import Services
-
-logger = Logger()
-tracer = lambda_tracer()
 
 # What the sync leaves of the function's time for recording its result and the batch's reply.
 SAFETY_MARGIN_S = 90.0
@@ -33,6 +31,8 @@ class SyncRecord(SqsRecordModel):
 
 
 processor = BatchProcessor(event_type=EventType.SQS, model=SyncRecord, raise_on_entire_batch_failure=False)
+
+_services: Lazy[Services] = Lazy(compose_services, "Services")
 
 
 def record_handler(record: SyncRecord, services: Services, remaining_s: float) -> dict[str, Any]:
@@ -48,13 +48,9 @@ def record_handler(record: SyncRecord, services: Services, remaining_s: float) -
     return summary
 
 
-@logger.inject_lambda_context
-@tracer.capture_lambda_handler
-def handler(event: dict[str, Any], context: Any, services: Services | None = None) -> dict[str, Any]:
-    if services is None:
-        from memlane.adapters.aws.compose import build_aws_services
-
-        services = build_aws_services()
+@lambda_handler()
+def handler(event: dict[str, Any], context: Any, services: Services | None = None) -> PartialItemFailureResponse:
+    services = services or _services.get()
     remaining = (context.get_remaining_time_in_millis() / 1000
                  if context is not None and hasattr(context, "get_remaining_time_in_millis") else DEFAULT_REMAINING_S)
     handle = partial(record_handler, services=services, remaining_s=remaining)

@@ -7,27 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
-
-from functions._tracing import lambda_tracer
+from functions._handler import compose_services, lambda_handler, logger
 from functions.schedule import ScheduledJob
 from memlane.documents.forget import forget_expired
-from memlane.observability import metrics_namespace
+from memlane.lazy import Lazy
 from memlane.ports import Services
 
-logger = Logger()
-metrics = Metrics(namespace=metrics_namespace())  # flushed as CloudWatch EMF after each invocation
-tracer = lambda_tracer()
+_services: Lazy[Services] = Lazy(compose_services, "Services")
 
 
-@logger.inject_lambda_context(correlation_id_path="execution_id")
-@metrics.log_metrics
-@tracer.capture_lambda_handler
+@lambda_handler(correlation_id_path="execution_id")
 def handler(event: dict[str, Any], context: Any, services: Services | None = None) -> dict[str, Any]:
-    if services is None:
-        from memlane.adapters.aws.compose import build_aws_services
-
-        services = build_aws_services()
+    services = services or _services.get()
     job = ScheduledJob.model_validate(event)
     report = forget_expired(services)
     logger.info("forget job done", extra={"scheduled_time": job.scheduled_time, **report.as_dict()})

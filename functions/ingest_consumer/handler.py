@@ -13,19 +13,16 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from pydantic import Json
 
-from functions._tracing import lambda_tracer
+from functions._handler import compose_services, lambda_handler, logger
 from memlane.documents.workflow import StartedExecution, start_ingestion
 from memlane.domain.models import IngestJob
 from memlane.lazy import Lazy
 from memlane.ports import Services, WorkflowStarter
-
-logger = Logger()
-tracer = lambda_tracer()
 
 
 class IngestJobRecord(SqsRecordModel):
@@ -44,14 +41,8 @@ def _compose_starter() -> WorkflowStarter:
     return build_starter()
 
 
-def _compose_services() -> Services:
-    from memlane.adapters.aws.compose import build_aws_services
-
-    return build_aws_services()
-
-
 _starter: Lazy[WorkflowStarter] = Lazy(_compose_starter, "WorkflowStarter")
-_services: Lazy[Services] = Lazy(_compose_services, "Services")
+_services: Lazy[Services] = Lazy(compose_services, "Services")
 
 
 def record_handler(record: IngestJobRecord, starter: WorkflowStarter, services: Services) -> dict[str, Any]:
@@ -64,9 +55,8 @@ def record_handler(record: IngestJobRecord, starter: WorkflowStarter, services: 
     return started.model_dump()
 
 
-@logger.inject_lambda_context
-@tracer.capture_lambda_handler
+@lambda_handler()
 def handler(event: dict[str, Any], context: Any, starter: WorkflowStarter | None = None,
-            services: Services | None = None) -> dict[str, Any]:
+            services: Services | None = None) -> PartialItemFailureResponse:
     handle = partial(record_handler, starter=starter or _starter.get(), services=services or _services.get())
     return process_partial_response(event=event, record_handler=handle, processor=processor, context=context)

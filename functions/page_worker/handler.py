@@ -9,20 +9,15 @@ from dataclasses import asdict
 from functools import partial
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from pydantic import Json
 
-from functions._tracing import lambda_tracer
+from functions._handler import lambda_handler, logger
 from memlane.adapters.aws.crawl_queue import PageMessage
 from memlane.docsets.service import DocsetContext, crawl_queued_page
 from memlane.lazy import Lazy
-from memlane.observability import metrics_namespace
-
-logger = Logger()
-metrics = Metrics(namespace=metrics_namespace())  # flushed as CloudWatch EMF after each invocation
-tracer = lambda_tracer()
 
 
 class PageRecord(SqsRecordModel):
@@ -49,9 +44,7 @@ def record_handler(record: PageRecord, docsets: DocsetContext) -> dict[str, Any]
     return asdict(result)
 
 
-@logger.inject_lambda_context
-@metrics.log_metrics
-@tracer.capture_lambda_handler
-def handler(event: dict[str, Any], context: Any, docsets: DocsetContext | None = None) -> dict[str, Any]:
+@lambda_handler()
+def handler(event: dict[str, Any], context: Any, docsets: DocsetContext | None = None) -> PartialItemFailureResponse:
     handle = partial(record_handler, docsets=docsets or _docsets.get())
     return process_partial_response(event=event, record_handler=handle, processor=processor, context=context)

@@ -7,23 +7,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
-
-from functions._tracing import lambda_tracer
+from functions._handler import lambda_handler, logger
 from functions.schedule import ScheduledJob
 from memlane.docsets.service import DocsetContext, refresh_stale_docsets
-
-logger = Logger()
-tracer = lambda_tracer()
+from memlane.lazy import Lazy
 
 
-@logger.inject_lambda_context(correlation_id_path="execution_id")
-@tracer.capture_lambda_handler
+def _compose() -> DocsetContext:
+    from memlane.adapters.aws.compose import build_docset_context
+
+    return build_docset_context()
+
+
+_docsets: Lazy[DocsetContext] = Lazy(_compose, "DocsetContext")
+
+
+@lambda_handler(correlation_id_path="execution_id")
 def handler(event: dict[str, Any], context: Any, docsets: DocsetContext | None = None) -> dict[str, Any]:
-    if docsets is None:
-        from memlane.adapters.aws.compose import build_docset_context
-
-        docsets = build_docset_context()
+    docsets = docsets or _docsets.get()
     job = ScheduledJob.model_validate(event)
     outcome = refresh_stale_docsets(docsets)
     logger.info("refresh job done", extra={"scheduled_time": job.scheduled_time, "total": outcome.total,

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 
-from aws_cdk import Aws, Duration, Fn, RemovalPolicy, Size, Stack
+from aws_cdk import Aws, CfnResource, Duration, Fn, RemovalPolicy, Size, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -45,7 +45,7 @@ from constructs import Construct
 from infra import constants as c
 from infra.config import DeploymentConfig
 from infra.constructs.embeddings import ModelAccess
-from infra.constructs.functions import FunctionFactory, log_removal_policy, retention_days
+from infra.constructs.functions import FunctionFactory, function_role, log_removal_policy, retention_days
 from infra.constructs.ingestion import grant_textract
 from infra.constructs.oauth import OAuth
 from infra.constructs.search import Search
@@ -149,7 +149,7 @@ class Api(Construct):
         storage.grant_content_delete(self.api_function)
         grant_textract(self.api_function)  # images of a few pages are read in the save request
         # Recall reads; delete removes a document from the index at once (write includes read).
-        search.grant_write(self.api_function.role)
+        search.grant_write(function_role(self.api_function))
         # Saves up to the inline limit are written in the request: embedded, summarized, indexed.
         models.grant_embed(self.api_function)
         models.grant_summarize(self.api_function)
@@ -199,7 +199,7 @@ class Api(Construct):
         # creates a key, and its grants are a policy of their own that the function does not wait for.
         self.api_function.add_environment(c.ENV_USAGE_PLAN_NAME, self.usage_plan_name)
         key_admin = iam.Policy(self, "ApiKeyAdmin", statements=self._api_key_admin_statements(lookup=True))
-        key_admin.attach_to_role(self.api_function.role)
+        key_admin.attach_to_role(function_role(self.api_function))
         acknowledge(key_admin, wildcard_resource_finding(Stack.of(self), self._api_key_arns()[1]), API_KEY_ADMIN_REASON)
 
         acknowledge(self.rest_api, "AwsSolutions-COG4", NO_COGNITO_REASON)
@@ -280,7 +280,10 @@ class Api(Construct):
             results_cache_ttl=Duration.seconds(0),
         )
         # CDK renders an empty identity-source list as ""; leave the property out instead.
-        authorizer.node.default_child.add_property_deletion_override("IdentitySource")
+        cfn_authorizer = authorizer.node.default_child
+        if not isinstance(cfn_authorizer, CfnResource):
+            raise TypeError(f"the authorizer's default child is {cfn_authorizer!r}, not a CfnResource")
+        cfn_authorizer.add_property_deletion_override("IdentitySource")
         root = self.rest_api.root
         proxy = root.add_resource("{proxy+}")
         for resource in (root, proxy):
@@ -326,7 +329,7 @@ class Api(Construct):
     def _grant_api_key_admin(self, function: lambda_.Function) -> None:
         for statement in self._api_key_admin_statements():
             function.add_to_role_policy(statement)
-        acknowledge(function.role, wildcard_resource_finding(Stack.of(self), self._api_key_arns()[1]),
+        acknowledge(function_role(function), wildcard_resource_finding(Stack.of(self), self._api_key_arns()[1]),
                     API_KEY_ADMIN_REASON)
 
     @property

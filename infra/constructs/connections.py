@@ -29,7 +29,7 @@ from constructs import Construct
 from infra import constants as c
 from infra.config import DeploymentConfig
 from infra.constructs.embeddings import ModelAccess
-from infra.constructs.functions import FunctionFactory
+from infra.constructs.functions import FunctionFactory, function_role
 from infra.constructs.queues import WorkQueue, work_queue
 from infra.constructs.schedules import Schedules
 from infra.constructs.search import Search
@@ -75,7 +75,7 @@ class Connections(Construct):
         storage.grant_content_read(self.sync_function)
         storage.grant_content_write(self.sync_function)
         storage.grant_content_delete(self.sync_function)  # an item deleted at the provider
-        search.grant_write(self.sync_function.role)
+        search.grant_write(function_role(self.sync_function))
         models.grant_embed(self.sync_function)
         models.grant_summarize(self.sync_function)
         self.grant_seal(self.sync_function)  # a refreshed token is sealed again

@@ -16,7 +16,7 @@ from constructs import Construct
 
 from infra import constants as c
 from infra.constructs.embeddings import ModelAccess
-from infra.constructs.functions import FunctionFactory
+from infra.constructs.functions import FunctionFactory, function_role
 from infra.constructs.queues import WorkQueue, work_queue
 from infra.constructs.search import Search
 from infra.constructs.storage import Storage
@@ -43,7 +43,7 @@ class Crawl(Construct):
         storage.grant_content_read(self.worker)
         storage.grant_content_write(self.worker)
         storage.grant_content_delete(self.worker)
-        search.grant_write(self.worker.role)
+        search.grant_write(function_role(self.worker))
         models.grant_embed(self.worker)
         models.grant_summarize(self.worker)
         self.pages.queue.grant_send_messages(self.worker)

@@ -33,6 +33,15 @@ RUNTIME_REASON = (
 )
 
 
+def function_role(function: lambda_.IFunction) -> iam.IRole:
+    """The execution role FunctionFactory.create gave `function` (typed `IRole | None` by CDK,
+    since an imported function may have none; memlane's always have one)."""
+    role = function.role
+    if role is None:
+        raise ValueError(f"{function.node.path} has no execution role")
+    return role
+
+
 class FunctionFactory(Construct):
     """Creates memlane's functions and remembers them (observability alarms on every one)."""
 

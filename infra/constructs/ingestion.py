@@ -38,7 +38,7 @@ from constructs import Construct
 from infra import constants as c
 from infra.config import DeploymentConfig
 from infra.constructs.embeddings import ModelAccess
-from infra.constructs.functions import FunctionFactory, log_removal_policy, retention_days
+from infra.constructs.functions import FunctionFactory, function_role, log_removal_policy, retention_days
 from infra.constructs.queues import WorkQueue, work_queue
 from infra.constructs.search import Search
 from infra.constructs.storage import Storage
@@ -103,7 +103,7 @@ class Ingestion(Construct):
         storage.grant_content_delete(steps["Write"])
         models.grant_embed(steps["Embed"])
         models.grant_summarize(steps["Prepare"])
-        search.grant_write(steps["Write"].role)
+        search.grant_write(function_role(steps["Write"]))
         grant_textract(steps["Extract"])
 
         self.transcribed_function = factory.create(self, c.TRANSCRIBED_FUNCTION)

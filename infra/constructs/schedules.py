@@ -21,7 +21,7 @@ from constructs import Construct
 
 from infra import constants as c
 from infra.config import DeploymentConfig
-from infra.constructs.functions import FunctionFactory
+from infra.constructs.functions import FunctionFactory, function_role
 from infra.constructs.queues import dead_letter_queue
 from infra.constructs.search import Search
 from infra.constructs.storage import Storage
@@ -64,7 +64,7 @@ class Schedules(Construct):
         storage.grant_table_read_write(self.forget_function, indexes=(schema.GSI2,))
         storage.grant_content_read(self.forget_function)
         storage.grant_content_delete(self.forget_function)
-        search.grant_write(self.forget_function.role)
+        search.grant_write(function_role(self.forget_function))
 
         # The refresh re-queues pages in the table (every docset from GSI1) and sends them to the
         # page queue; fetching and indexing are the page worker's.

@@ -22,7 +22,8 @@ from memlane.api.errors import describe_validation_errors, error_body, status_fo
 from memlane.api.events import MAX_BODY_BYTES
 from memlane.api.resolver import ConcurrentRestResolver
 from memlane.api.routes import collections, connections, docsets, mcp, project_memory, v3, v3_manage
-from memlane.domain.errors import MemlaneError, RateLimitedError
+from memlane.domain.errors import InvalidInputError, MemlaneError, RateLimitedError
+from memlane.domain.json_input import JsonBoundsError, parse_json
 from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
 from memlane.ports import Services
 
@@ -107,7 +108,7 @@ class MemlaneApi:
         body = event.get("body") or ""
         if len(body) > MAX_BODY_BYTES:
             return _too_large()
-        refusal = _normalize_content_type(event)
+        refusal = _normalize_content_type(event) or _refuse_unbounded_json(event)
         if refusal is not None:
             return refusal
         svc = self._services()
@@ -126,6 +127,8 @@ class MemlaneApi:
         with self.resolver.request_scope():
             self.resolver.append_context(services=svc, docsets=self._docsets)
             result = self.resolver.resolve(event, context)
+        # No browser may sniff a JSON answer (a stored "<script>" in a memory) into HTML.
+        result.setdefault("headers", {}).setdefault("X-Content-Type-Options", "nosniff")
         if decision is not None:
             result.setdefault("headers", {}).update(decision.headers())
             if result.get("multiValueHeaders") is not None:
@@ -172,6 +175,29 @@ def _normalize_content_type(event: dict[str, Any]) -> dict[str, Any] | None:
     return {"statusCode": 415, "isBase64Encoded": False, "headers": {"Content-Type": "application/json"},
             "body": error_body(f"Content-Type: {value or 'none'} is not supported; send JSON "
                                "(Content-Type: application/json)")}
+
+
+def _refuse_unbounded_json(event: dict[str, Any]) -> dict[str, Any] | None:
+    """Every JSON body passes memlane's one bounded parse (memlane.domain.json_input) before any
+    route, the resolver's own parse or the bulk route's weighing reads it: nested too deep, a
+    number too long, a lone surrogate answer 400 naming the bound, never 500. Syntax errors are
+    left to the route, which words them its own way."""
+    body = event.get("body")
+    if not body or event.get("isBase64Encoded"):
+        return None
+    headers = event.get("headers") or {}
+    value = next((v for k, v in headers.items() if k.lower() == "content-type"), "") or ""
+    media = value.split(";")[0].strip().lower()
+    if media and media != "application/json" and not media.endswith("+json"):
+        return None
+    try:
+        parse_json(body)
+    except JsonBoundsError as exc:
+        return {"statusCode": 400, "isBase64Encoded": False, "headers": {"Content-Type": "application/json"},
+                "body": error_body(exc.message)}
+    except InvalidInputError:
+        return None
+    return None
 
 
 # Routes that count as more than one request against the rate limit: (method, path) → weight.

@@ -71,9 +71,18 @@ class WebhookInfo(BaseModel):
 class ConnectionStartOut(BaseModel):
     connection: ConnectionOut
     authorization_url: str = Field(description="Open it in a browser; the provider sends the user back to "
-                                               "/oauth/callback, which completes the connection.")
+                                               "/oauth/callback, which hands over to the web app's "
+                                               "/connections/confirm page, where a signed-in member of "
+                                               "this organization completes the connection.")
     expires_at: datetime
     webhook: WebhookInfo | None = None
+
+
+class ConfirmIn(BaseModel):
+    """The one-time token the callback put in the confirmation page's address."""
+
+    model_config = ConfigDict(extra="forbid")
+    flow: str = Field(min_length=1, max_length=200)
 
 
 class ConnectionListOut(BaseModel):

@@ -2,18 +2,21 @@
 pause, resume, sync now, delete; and `memlane connect git`.
 
 Tenant scope comes from the Principal (the API key) in every call but two, which the provider's
-user agent or servers make without a key: the OAuth callback is bound to its organization by the
-`state` it carries (random, used once, expiring), and a webhook by the connection's own secret.
+user agent or servers make without a key: the OAuth callback is bound to the organization and key
+that started the flow by the sealed `state` it carries (used once, expiring) and completes only
+when a member of that organization confirms it (memlane.connections.flow_binding), and a webhook
+is bound by the connection's own secret.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
-from memlane.connections import oauth
+from memlane.connections import flow_binding, oauth
 from memlane.connections.errors import OAuthError
 from memlane.connections.provider_access import http_client, open_session, sealed, vault_context
 from memlane.connections.providers import adapter_for
@@ -37,6 +40,7 @@ from memlane.domain.connections import (
 from memlane.domain.errors import (
     ConflictError,
     DependencyUnavailableError,
+    ForbiddenError,
     InvalidInputError,
     MemlaneError,
     NotFoundError,
@@ -101,7 +105,10 @@ def start_connection(svc: Services, who: Principal, body: ConnectionIn) -> Conne
         secret = secrets.token_urlsafe(32)
         conn = conn.model_copy(update={"sealed_webhook_secret": ports.vault.seal(vault_context(conn), secret.encode())})
         webhook = WebhookInfo(url=ports.webhook_url("github", conn.id), secret=secret, events=GITHUB_WEBHOOK_EVENTS)
-    state = oauth.new_state()
+    # The state is sealed: it names the organization and the key that started the flow.
+    state = flow_binding.sign_state(ports.vault, flow_binding.FlowClaims(
+        organization_id=who.organization_id, key_id=who.key_id, connection_id=conn.id,
+        expires_at=now + AUTHORIZATION_TTL))
     verifier, challenge = oauth.pkce_pair() if spec.pkce else (None, None)
     redirect_uri = ports.callback_url()
     pending = PendingAuthorization(
@@ -114,16 +121,20 @@ def start_connection(svc: Services, who: Principal, body: ConnectionIn) -> Conne
                               authorization_url=oauth.authorization_url(spec, app, redirect_uri, state, challenge))
 
 
-def complete_authorization(svc: Services, *, state: str | None, code: str | None, error: str | None = None,
-                           error_description: str | None = None) -> ConnectionOut:
-    """The provider sent the user back. No API key here: `state` names the flow (and so the
-    organization); it is good once and for AUTHORIZATION_TTL."""
+def receive_callback(svc: Services, *, state: str | None, code: str | None, error: str | None = None,
+                     error_description: str | None = None) -> str:
+    """The provider sent the user back (no API key). The sealed `state` names the flow, its
+    organization and the key that started it (memlane.connections.flow_binding); it is good once
+    and for AUTHORIZATION_TTL. Nothing is linked yet: the code is kept sealed for a member of that
+    organization to confirm, and the answer is where they do it (the web app's page)."""
     ports = ports_of(svc)
     now = svc.clock.now()
     if not state:
         raise InvalidInputError("state", "is required")
+    claims = flow_binding.open_state(ports.vault, state, now)
     pending = ports.store.take_pending(hash_state(state), now)
-    if pending is None:
+    if pending is None or (pending.organization_id, pending.connection_id) != (claims.organization_id,
+                                                                               claims.connection_id):
         raise InvalidInputError("state", "is unknown, used or expired: start the connection again")
     conn = ports.store.get_connection(pending.organization_id, pending.connection_id)
     if conn is None:
@@ -135,14 +146,54 @@ def complete_authorization(svc: Services, *, state: str | None, code: str | None
         raise InvalidInputError("error", reason)
     if not code:
         raise InvalidInputError("code", "is required")
+    verifier = ports.vault.open(vault_context(conn), pending.sealed_verifier).decode() if pending.sealed_verifier else None
+    token = flow_binding.new_confirmation()
+    ports.store.put_pending(PendingAuthorization(
+        state_hash=hash_state(token), organization_id=pending.organization_id, connection_id=pending.connection_id,
+        provider=pending.provider, redirect_uri=pending.redirect_uri, expires_at=now + flow_binding.CONFIRM_TTL,
+        sealed_verifier=flow_binding.seal_code(ports.vault, code, verifier, claims.key_id)))
+    return flow_binding.confirm_url(ports.webapp_url or ports.public_url, token)
+
+
+def confirm_authorization(svc: Services, who: Principal, flow: str) -> ConnectionOut:
+    """A signed-in member of the flow's organization confirms it: the code is exchanged and the
+    connection becomes active. The token is used once, whoever presents it: a member of another
+    organization cancels the flow (a victim lured into consenting to someone else's flow)."""
+    ports = ports_of(svc)
+    now = svc.clock.now()
+    pending = ports.store.take_pending(hash_state(flow), now) if flow else None
+    if pending is None or not pending.sealed_verifier:
+        raise InvalidInputError("flow", "is unknown, used or expired: start the connection again")
+    if pending.organization_id != who.organization_id:
+        log.warning("connection %s: authorization confirmed from another organization; cancelled",
+                    pending.connection_id)
+        raise ForbiddenError("flow: this authorization was started by another organization; it has been cancelled")
+    code, verifier, key_id = flow_binding.open_code(ports.vault, pending.sealed_verifier)
+    started_by = next((k for k in svc.metadata.list_api_keys(who.organization_id) if k.id == key_id), None)
+    if key_id != who.key_id and (started_by is None or not started_by.active):
+        raise ForbiddenError("flow: the key that started this authorization is revoked; start the connection again")
+    conn = ports.store.get_connection(pending.organization_id, pending.connection_id)
+    if conn is None:
+        raise NotFoundError("flow: the connection it was for has been deleted")
+    return _exchange(svc, ports, conn, code, pending.redirect_uri, verifier, now)
+
+
+def complete_authorization(svc: Services, who: Principal, *, state: str | None, code: str | None,
+                           error: str | None = None, error_description: str | None = None) -> ConnectionOut:
+    """The callback and the confirmation in one step, for a caller that is the member (tests, tools)."""
+    url = receive_callback(svc, state=state, code=code, error=error, error_description=error_description)
+    return confirm_authorization(svc, who, parse_qs(urlsplit(url).query)["flow"][0])
+
+
+def _exchange(svc: Services, ports: ConnectionPorts, conn: Connection, code: str, redirect_uri: str,
+              verifier: str | None, now: datetime) -> ConnectionOut:
     adapter = adapter_for(conn.provider)
     app = ports.apps.app(conn.provider.value)
     if adapter.oauth is None or app is None:
         raise InvalidInputError("state", f"{conn.provider.value} is no longer set up on this server")
-    verifier = ports.vault.open(vault_context(conn), pending.sealed_verifier).decode() if pending.sealed_verifier else None
     with http_client(ports) as client:
         try:
-            tokens = oauth.exchange_code(client, adapter.oauth, app, code, pending.redirect_uri, verifier, now)
+            tokens = oauth.exchange_code(client, adapter.oauth, app, code, redirect_uri, verifier, now)
         except OAuthError as exc:
             raise InvalidInputError("code", exc.message) from exc
         conn = conn.model_copy(update=sealed(ports, conn, tokens))

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from memlane.connections import replay
 from memlane.connections.provider_access import vault_context
 from memlane.connections.providers import repository
 from memlane.connections.providers.github import issue_id
@@ -25,10 +25,12 @@ from memlane.connections.service import ports_of
 from memlane.connections.sync import apply_changes
 from memlane.domain.connections import Connection, ConnectionStatus, ItemRef, Provider
 from memlane.domain.errors import AuthenticationError, InvalidInputError, NotFoundError
+from memlane.domain.json_input import JsonBoundsError, parse_json
 from memlane.ports import Services
 
 SIGNATURE_HEADER = "x-hub-signature-256"
 EVENT_HEADER = "x-github-event"
+DELIVERY_HEADER = "x-github-delivery"
 PUSH_COMMITS_IN_PAYLOAD = 20  # GitHub lists at most this many commits in a push payload
 _REFUSED = "X-Hub-Signature-256: missing, or not signed with this connection's webhook secret"
 
@@ -107,8 +109,10 @@ def handle_github(svc: Services, connection_id: str | None, headers: Mapping[str
         raise AuthenticationError(_REFUSED)
     event = _header(headers, EVENT_HEADER) or ""
     try:
-        payload = json.loads(body)
-    except ValueError as exc:
+        payload = parse_json(body)
+    except JsonBoundsError:
+        raise
+    except InvalidInputError as exc:
         raise InvalidInputError("body", "is not JSON (set the webhook's content type to application/json)") from exc
     if not isinstance(payload, dict):
         raise InvalidInputError("body", "must be a JSON object")
@@ -121,9 +125,13 @@ def handle_github(svc: Services, connection_id: str | None, headers: Mapping[str
     changes = github_changes(conn, event, payload)
     if changes is None:
         return WebhookOut(ok=True, event=event, note="not about anything this connection syncs")
+    delivery = _header(headers, DELIVERY_HEADER)
+    if replay.already_applied(svc, conn.id, delivery, body):
+        return WebhookOut(ok=True, event=event, note="this delivery was already applied; nothing changed")
     applied = apply_changes(svc, conn, changes.upserts, changes.deletes)
     if applied is None:
         return WebhookOut(ok=True, event=event, note="a sync is running; it was asked to run again")
+    replay.record_applied(svc, conn.id, delivery, body)  # only now: a failed delivery may come again
     if changes.incomplete:
         current = ports.store.get_connection(conn.organization_id, conn.id)
         if current is not None:

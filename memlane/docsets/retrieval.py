@@ -16,6 +16,7 @@ from memlane.domain.docsets import Docset, DocsetPage
 from memlane.domain.errors import NotFoundError
 from memlane.domain.models import Chunk
 from memlane.domain.principal import Principal
+from memlane.domain.quoting import escape_line_breaks
 from memlane.ports import LegResults, RecallFilters, SearchScope
 from memlane.recall.fusion import ScoredChunk, fuse_scores
 
@@ -27,9 +28,11 @@ ELLIPSIS = "…"
 def format_snippet(title: str, url: str, breadcrumb: str, content: str) -> str:
     """The seed's layout: `## Title`, `Source: url`, `Section: breadcrumb` (when there is one), a
     blank line, the content."""
-    lines = [f"## {title}", f"Source: {url}"]
+    # Title, URL and breadcrumb come from the crawled page: line breaks escaped, so none of them
+    # can start a line of its own in the seed's layout (memlane.domain.quoting).
+    lines = [f"## {escape_line_breaks(title)}", f"Source: {escape_line_breaks(url)}"]
     if breadcrumb:
-        lines.append(f"Section: {breadcrumb}")
+        lines.append(f"Section: {escape_line_breaks(breadcrumb)}")
     return "\n".join(lines) + "\n\n" + content
 
 

@@ -18,9 +18,11 @@ before.
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memlane.documents import media_budget
 from memlane.documents.keys import media_key
 from memlane.domain.errors import InvalidInputError, MemlaneError, UnprocessableError
 from memlane.domain.models import ContentType, Document, MediaInfo
@@ -32,6 +34,7 @@ from memlane.ingest.media import (
     placeholder_title,
     transcript_text,
 )
+from memlane.ingest.media_bounds import check_image, check_pdf_scan
 from memlane.ingest.pipeline import content_hash, derive_title
 from memlane.ports import Services, Transcript
 
@@ -96,24 +99,27 @@ def prepare_media(
             if any(t.strip() for t in scan.page_texts):
                 return None
             raise _refuse("pdf", declared)
+        check_pdf_scan(scan.data, scan.scanned)  # pages × pixels, from the headers: 413 before any decode
         media = MediaInfo(kind="pdf", mime="application/pdf", bytes=len(scan.data), blob_key=key,
                           pages=len(scan.page_texts))
         save = MediaSave(scan.data, media, ContentType.PDF, original_hash(scan.data),
                          title or scan.title or placeholder_title("pdf", media.mime), metadata=dict(scan.metadata))
-        if len(scan.scanned) <= svc.settings.ocr_inline_pages:
-            save.text, save.media = _read_scan(svc, scan, media)
+        if len(scan.scanned) <= svc.settings.ocr_inline_pages and not _ocr_over_budget(svc, org_id):
+            save.text, save.media = _read_scan(svc, scan, media, org_id)
             save.title = title or scan.title or derive_title_from(save.text, media)
         return save
     assert payload is not None
     if not can_read(svc, payload.kind):
         raise _refuse(payload.kind, declared)
+    if payload.kind == "image":
+        check_image(payload.data)  # pixels per frame and in all, from the headers: 413 before any decode
     media = MediaInfo(kind=payload.kind, mime=payload.mime, bytes=len(payload.data), blob_key=key)
     save = MediaSave(payload.data, media, content_type_for(payload, declared), original_hash(payload.data),
                      title or placeholder_title(payload.kind, payload.mime))
     if payload.kind == "image":
         pages = page_images(payload)  # a bad image is a 400 now, whenever it is read
-        if len(pages) <= svc.settings.ocr_inline_pages:
-            save.text, save.media = _read_images(svc, pages, media)
+        if len(pages) <= svc.settings.ocr_inline_pages and not _ocr_over_budget(svc, org_id):
+            save.text, save.media = _read_images(svc, pages, media, org_id)
             save.title = title or derive_title_from(save.text, media)
     return save
 
@@ -134,20 +140,37 @@ def _ocr(svc: Services):  # noqa: ANN202 - the ImageReader port
     return svc.ocr
 
 
-def _read_images(svc: Services, pages: list[bytes], media: MediaInfo) -> tuple[str, MediaInfo]:
+def _ocr_over_budget(svc: Services, org_id: str) -> bool:
+    """Over today's OCR budget, a save reads nothing in the request: the worker reads it when the
+    organization's budget allows (memlane.documents.media_budget)."""
+    return svc.ocr is not None and media_budget.over_budget(svc, org_id, (media_budget.ocr_meter(svc.ocr.id),)) is not None
+
+
+def _read_pages(svc: Services, reader, pages: list[bytes], org_id: str) -> list[str]:  # noqa: ANN001 - ImageReader
+    """OCR of `pages`, charged to the organization: engine seconds, or Textract pages."""
+    started = time.monotonic()
+    try:
+        return [reader.read_text(page) for page in pages]
+    finally:
+        meter = media_budget.ocr_meter(reader.id)
+        spent = float(len(pages)) if meter == "textract_pages" else time.monotonic() - started
+        media_budget.charge(svc, org_id, meter, spent)
+
+
+def _read_images(svc: Services, pages: list[bytes], media: MediaInfo, org_id: str) -> tuple[str, MediaInfo]:
     reader = _ocr(svc)
-    text, _ = join_pages([reader.read_text(page) for page in pages])
+    text, _ = join_pages(_read_pages(svc, reader, pages, org_id))
     if not text.strip():
         raise InvalidInputError("content", "no text could be read from the image")
     return _trim(text), media.model_copy(update={"extracted_by": reader.id, "pages": len(pages)})
 
 
-def _read_scan(svc: Services, scan: ScannedPdfError, media: MediaInfo) -> tuple[str, MediaInfo]:
+def _read_scan(svc: Services, scan: ScannedPdfError, media: MediaInfo, org_id: str) -> tuple[str, MediaInfo]:
     reader = _ocr(svc)
     images = page_images(scan.data, pdf_pages=scan.scanned)
     texts = list(scan.page_texts)
-    for number, image in zip(scan.scanned, images, strict=False):
-        texts[number] = reader.read_text(image)
+    for number, text in zip(scan.scanned, _read_pages(svc, reader, images, org_id), strict=False):
+        texts[number] = text
     text, _ = join_pages(texts)
     if not text.strip():
         raise InvalidInputError("content", "no text could be read from the scanned PDF")
@@ -169,21 +192,28 @@ def complete_pending(svc: Services, doc: Document) -> Document:
     if data is None:
         raise MemlaneError(f"the original of document {doc.id} is missing from the content store")
     if media.kind == "image":
-        text, media = _read_images(svc, page_images(MediaPayload(data, media.mime, media.kind)), media)
+        text, media = _read_images(svc, page_images(MediaPayload(data, media.mime, media.kind)), media,
+                                   doc.organization_id)
     elif media.kind == "pdf":
         from memlane.ingest.extract import ScannedPdfError, extract
 
         try:
             extract(data, ContentType.PDF)
         except ScannedPdfError as scan:
-            text, media = _read_scan(svc, scan, media)
+            text, media = _read_scan(svc, scan, media, doc.organization_id)
         else:  # nothing left to OCR (cannot happen for a document saved as a scan)
             text = extract(data, ContentType.PDF).text
             media = media.model_copy(update={"extracted_by": "pdf"})
     else:
         if svc.transcriber is None:
             raise MemlaneError(TRANSCRIBE_HELP.format(kind=doc.content_type.value))
-        return apply_transcript(svc, doc, svc.transcriber.transcribe(data, media.mime), svc.transcriber.id)
+        started = time.monotonic()
+        try:
+            transcript = svc.transcriber.transcribe(data, media.mime)
+        finally:
+            media_budget.charge(svc, doc.organization_id, media_budget.transcribe_meter(svc.transcriber.id),
+                                time.monotonic() - started)
+        return apply_transcript(svc, doc, transcript, svc.transcriber.id)
     return _store_text(svc, doc, text, media)
 
 

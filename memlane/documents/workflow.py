@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memlane import observability
 from memlane.documents.keys import work_prefix
 from memlane.documents.media import apply_transcript, complete_pending
+from memlane.documents.media_budget import charge as charge_media
 from memlane.documents.writer import DocumentWriter, already_written, pieces_of
 from memlane.domain.errors import MemlaneError, NotFoundError, TransientError
 from memlane.domain.models import Chunk, Document, DocumentStatus, IngestJob
@@ -167,6 +168,8 @@ def transcribed(svc: Services, inp: StepInput, *, parse: Callable[[dict[str, Any
     doc = _document(svc, inp.document)
     output = json.loads(_read(svc, inp.artifact("extract", "output_key")))
     transcript = parse(output)
+    # Amazon Transcribe bills by the minute of recording: counted per organization.
+    charge_media(svc, doc.organization_id, "transcribe_minutes", (transcript.duration or 0.0) / 60.0)
     apply_transcript(svc, doc, transcript, "transcribe")
     return TranscribedResult(segments=len(transcript.segments))
 

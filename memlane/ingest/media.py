@@ -24,12 +24,13 @@ from dataclasses import dataclass
 
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType, Document, MediaInfo
+
+# A decompression bomb is refused at the save, from the headers (memlane.ingest.media_bounds).
+from memlane.ingest.media_bounds import MAX_IMAGE_PIXELS, MAX_PAGES, bounded_pillow  # noqa: F401
 from memlane.ports import Transcript
 
 # What fits a 10 MB request body once base64-encoded (4 characters per 3 bytes), with room for JSON.
 MAX_MEDIA_BYTES = 7 * 1024 * 1024
-MAX_IMAGE_PIXELS = 60_000_000  # a decompression bomb is refused before it is decoded
-MAX_PAGES = 300  # pages of a scanned PDF or frames of a TIFF that are read
 
 MEDIA_TYPES = frozenset({ContentType.IMAGE, ContentType.AUDIO, ContentType.VIDEO})
 IMAGE_FORMATS = "PNG, JPEG, WebP, GIF or TIFF"
@@ -148,11 +149,11 @@ def page_images(payload_or_pdf: MediaPayload | bytes, *, pdf_pages: Sequence[int
     of a TIFF), or for a PDF the pictures on each of `pdf_pages` (a scanned page is one picture)."""
     from PIL import Image, UnidentifiedImageError  # imported lazily: only media saves need it
 
-    Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS
     if isinstance(payload_or_pdf, bytes):
-        return _pdf_page_images(payload_or_pdf, pdf_pages or [])
+        with bounded_pillow():
+            return _pdf_page_images(payload_or_pdf, pdf_pages or [])
     try:
-        with Image.open(io.BytesIO(payload_or_pdf.data)) as image:
+        with bounded_pillow(), Image.open(io.BytesIO(payload_or_pdf.data)) as image:
             frames = getattr(image, "n_frames", 1) if image.format == "TIFF" else 1
             pages = []
             for index in range(min(frames, MAX_PAGES)):

@@ -14,6 +14,7 @@ from memlane.adapters.local.connection_store import SqliteConnectionStore
 from memlane.adapters.local.idempotency import SqliteIdempotencyLayer
 from memlane.adapters.local.job_queue import SqliteJobQueue
 from memlane.adapters.local.metadata_store import SqliteMetadataStore
+from memlane.adapters.local.private_files import private_dir
 from memlane.adapters.local.search_index import SqliteSearchIndex
 from memlane.adapters.local.sqlite_db import SqliteDatabase
 from memlane.adapters.local.token_vault import FileTokenVault
@@ -99,7 +100,7 @@ def build_local(settings: Settings, embedder=None, summarizer=None, media_reader
     """The stores and models over `settings.data_dir`, and the complete Services in one go.
     The keywords are what a running host adds (memlane.local.runtime): the worker's wake-up, the
     background executor, the rate limiter, the connections' sync runner and public URL."""
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(settings.data_dir)
     db = SqliteDatabase(settings.data_dir / DB_FILE)
     embedder = embedder or make_embedder(settings)
     metadata = SqliteMetadataStore(db)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from memlane.adapters.local.private_files import repair_modes, wrong_modes
 from memlane.local.compose import LocalStack
 from memlane.ports import StoredBlob, StoredDocument, stored_blob
 from memlane.services import doctor
@@ -52,4 +53,11 @@ class LocalInventory:
 
 
 def examine(stack: LocalStack, repair: bool = False) -> DoctorReport:
-    return doctor.examine(stack.services, LocalInventory(stack), repair=repair)
+    report = doctor.examine(stack.services, LocalInventory(stack), repair=repair)
+    # The data directory holds every organization's memories in plain text: 0700, files 0600.
+    data_dir = stack.services.settings.data_dir
+    report.wrong_modes = wrong_modes(data_dir)
+    if repair and report.wrong_modes:
+        repair_modes(data_dir)
+        report.repaired = True
+    return report

@@ -18,13 +18,13 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-import stat
 import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from memlane.adapters.local.private_files import write_private
 from memlane.api.app import MemlaneApi
 from memlane.api.auth import authorizer_context
 from memlane.api.inprocess import call, in_process
@@ -186,8 +186,7 @@ def first_start_key(stack: LocalStack, data_dir: Path) -> str | None:
     md = stack.metadata
     if not md.list_api_keys():
         secret, _, _ = create_key(md, DEFAULT_ORG, "local", can_manage_keys=True)
-        path.write_text(secret + "\n")
-        os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+        write_private(path, (secret + "\n").encode())
         return secret
     if path.exists():
         secret = path.read_text().strip()

@@ -7,11 +7,13 @@ synchronous). The ingestion worker runs in the same process.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections.abc import Iterable
 
 import anyio
 
+from memlane.adapters.local.private_files import wrong_modes
 from memlane.api.auth import is_loopback_host
 from memlane.api.errors import error_body
 from memlane.api.events import MAX_BODY_BYTES
@@ -23,6 +25,15 @@ from memlane.local.runtime import LocalRuntime, first_start_key
 from memlane.local.webapp import WebApp, default_build_dir
 
 log = logging.getLogger(__name__)
+
+NO_AUTH_WARNING = """
+!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!
+!! memlane: WARNING: --no-auth: NO API KEY IS NEEDED.                                    !!
+!! Every program on this machine, and any page on any localhost port in your browser,     !!
+!! can read, change and delete every memory of the default organization.                 !!
+!! Use it only to try things out; restart without --no-auth for real data.               !!
+!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!
+"""
 
 
 class AsgiBridge:
@@ -57,16 +68,25 @@ class AsgiBridge:
             more = message.get("more_body", False)
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         client = scope.get("client") or ("127.0.0.1", 0)
-        response = await anyio.to_thread.run_sync(
-            self.gateway.handle, scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"),
-            headers, b"".join(chunks), client[0],
-        )
+        try:
+            response = await anyio.to_thread.run_sync(
+                self.gateway.handle, scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"),
+                headers, b"".join(chunks), client[0],
+            )
+        except Exception:
+            # Never uvicorn's plain-text 500: every answer is JSON, and the trace stays in the log.
+            log.exception("unhandled error outside the resolver")
+            await _send(send, 500, {"Content-Type": "application/json", "X-Content-Type-Options": "nosniff"},
+                        error_body("internal error").encode())
+            return
         await _send(send, response.status, response.headers, response.body)
 
 
 async def _send(send, status: int, headers: dict[str, str], body: bytes) -> None:
     raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()
            if k.lower() != "content-length"]
+    if not any(k == b"x-content-type-options" for k, _ in raw):  # every answer, the gateway's own too
+        raw.append((b"x-content-type-options", b"nosniff"))
     raw.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
@@ -84,6 +104,7 @@ class LocalServer:
             raise InvalidInputError("--no-auth", f"refusing to serve without authentication on {host!r}; "
                                                  "bind to 127.0.0.1, ::1 or localhost")
         self.settings = settings
+        self.no_auth = no_auth
         self.host = host
         self.port = port
         shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
@@ -108,6 +129,13 @@ class LocalServer:
         return uvicorn.Server(config)
 
     def prepare(self) -> str | None:
+        if self.no_auth:
+            print(NO_AUTH_WARNING, file=sys.stderr, flush=True)
+            log.warning("serving without authentication (--no-auth)")
+        exposed = wrong_modes(self.settings.data_dir)
+        if exposed:  # an install made before the data directory was private, or a hand-copied file
+            print(f"memlane: WARNING: {len(exposed)} paths in {self.settings.data_dir} are readable by other users "
+                  f"of this machine (e.g. {exposed[0]}); run: memlane doctor --repair", file=sys.stderr, flush=True)
         key = first_start_key(self.stack, self.settings.data_dir)
         self.stack.index.warm()
         self.runtime.start()

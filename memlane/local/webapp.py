@@ -25,14 +25,22 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 
 from memlane.api.errors import error_body
+from memlane.domain.errors import InvalidInputError
+from memlane.domain.json_input import JsonBoundsError, parse_json
 from memlane.local.responses import GatewayResponse
+from memlane.services.ratelimit import InMemoryRateLimiter
 from memlane.webapp_policy import APP_ROUTE_PATTERNS, SECURITY_HEADERS
 
 SIGN_IN_PATH = "/webapp/sign-in"
 SIGN_IN_CODE_TTL_S = 15 * 60
+# Sign-in attempts per minute, from anyone: a person pastes a link a few times at most. A code is
+# 192-bit and single-use, so guessing is hopeless anyway; this keeps the endpoint from being a
+# free oracle (300 tries in 0.2 s before).
+SIGN_IN_ATTEMPTS_PER_MINUTE = 10
 ENV_WEB_DIR = "MEMLANE_WEB_DIR"
 _APP_ROUTES = re.compile("|".join(f"(?:{p})" for p in APP_ROUTE_PATTERNS))
 _HASHED_ASSET = re.compile(r"^/assets/.+-[A-Za-z0-9_-]{8,}\.[a-z0-9]+$")
@@ -79,6 +87,7 @@ class WebApp:
     def __init__(self, build_dir: Path, sign_in: SignInCodes | None = None) -> None:
         self.root = build_dir.resolve()
         self.sign_in = sign_in or SignInCodes()
+        self._attempts = InMemoryRateLimiter()
 
     @property
     def built(self) -> bool:
@@ -120,15 +129,23 @@ class WebApp:
 
     def _redeem(self, headers: Mapping[str, str], body: bytes) -> GatewayResponse:
         no_store = {"Content-Type": "application/json", "Cache-Control": "no-store", **SECURITY_HEADERS}
+        attempt = self._attempts.hit("webapp-sign-in", SIGN_IN_ATTEMPTS_PER_MINUTE, datetime.now(UTC))
+        if not attempt.allowed:
+            return GatewayResponse(429, {**no_store, "Retry-After": str(attempt.retry_after_s), **attempt.headers()},
+                                   error_body(f"too many sign-in attempts; retry after {attempt.retry_after_s} s")
+                                   .encode())
         lowered = {k.lower(): v for k, v in headers.items()}
         origin, host = lowered.get("origin"), lowered.get("host", "")
         if origin is not None and origin not in (f"http://{host}", f"https://{host}"):
             # Only the app itself may redeem a code: not another page on this machine.
             return GatewayResponse(403, no_store, error_body(f"origin not allowed: {origin}").encode())
         try:
-            code = json.loads(body or b"{}").get("code")
-        except (ValueError, AttributeError):
-            code = None
+            parsed = parse_json(body or b"{}")
+        except JsonBoundsError as exc:
+            return GatewayResponse(400, no_store, error_body(exc.message).encode())
+        except InvalidInputError:
+            parsed = None
+        code = parsed.get("code") if isinstance(parsed, dict) else None
         if not isinstance(code, str) or not code or len(code) > 200:
             return GatewayResponse(400, no_store, error_body("code: is required (the code in the sign-in link)").encode())
         secret = self.sign_in.redeem(code)

@@ -10,6 +10,7 @@ import logging
 import threading
 
 from memlane.adapters.local.job_queue import SqliteJobQueue, backoff
+from memlane.documents import media_budget
 from memlane.documents.media import complete_pending
 from memlane.documents.writer import DocumentWriter, already_written
 from memlane.domain.errors import TransientError
@@ -79,6 +80,18 @@ class IngestWorker:
                 self.queue.complete(job.id)
                 continue
             if doc.media is not None and doc.media.pending:
+                # Over the organization's media budget for today: the job waits for tomorrow,
+                # it does not fail (memlane.documents.media_budget).
+                engine = self.svc.ocr if doc.media.kind in ("image", "pdf") else self.svc.transcriber
+                wait = media_budget.deferral(self.svc, job.organization_id,
+                                             media_budget.meters_for(doc.media.kind, engine.id if engine else None))
+                if wait is not None:
+                    meter, until = wait
+                    self.svc.metadata.set_status(job.organization_id, job.document_id, DocumentStatus.QUEUED,
+                                                 f"deferred: the organization's {meter} budget for today is spent; "
+                                                 f"resumes after {until:%Y-%m-%d %H:%M} UTC")
+                    self.queue.retry_later(job.id, f"media budget ({meter}) spent", until)
+                    continue
                 # Media is read before it is written: OCR of a long scan, a transcript.
                 try:
                     doc = complete_pending(self.svc, doc)

@@ -6,13 +6,13 @@ the schemas), and every failure becomes a `ToolError` whose message the assistan
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from memlane.domain.quoting import json_data
 from memlane.mcp import formatting as fmt
 from memlane.mcp.backend import ApiError, Backend
 
@@ -220,7 +220,7 @@ class MemlaneTools:
         graph = self.backend.memory_graph(self._project_id(args.project))
         summary = (f"Memory graph: {len(graph['nodes'])} topics, {len(graph['edges'])} connections. "
                    "Labels are stored data.\n")
-        return ToolOutput(summary + json.dumps(graph, ensure_ascii=False, indent=1), graph)
+        return ToolOutput(summary + json_data(graph, indent=1), graph)
 
     def who_am_i(self, args: NoArgs) -> ToolOutput:
         out = self.backend.request("GET", "/v3/whoami")

@@ -4,7 +4,8 @@ service. Every name is importable from here (`from memlane.ports import Metadata
 
 Protocols, not base classes: a test hands in an in-memory fake with the same methods.
 
-    storage      MetadataStore, BlobStore, SaveOrder (and listing cursors)
+    storage      MetadataStore (OrganizationStore, ProjectStore, DocumentStore, DeletionRecordStore,
+                 ChunkStore), BlobStore, SaveOrder (and listing cursors)
     search       SearchIndex and the scope, filters and candidates of a search
     models       Embedder, Summarizer, ImageReader, Transcriber
     queue        JobQueue, WorkflowStarter
@@ -19,6 +20,7 @@ Protocols, not base classes: a test hands in an in-memory fake with the same met
     bundle       Services: the ports of a service call, composed once
 """
 
+from memlane.ports.budget import MediaBudget, Meter
 from memlane.ports.bundle import (
     Services,
 )
@@ -88,9 +90,14 @@ from memlane.ports.search import (
 )
 from memlane.ports.storage import (
     BlobStore,
+    ChunkStore,
+    DeletionRecordStore,
     DocumentPage,
     DocumentStats,
+    DocumentStore,
     MetadataStore,
+    OrganizationStore,
+    ProjectStore,
     SaveOrder,
     decode_cursor,
     encode_cursor,
@@ -101,13 +108,16 @@ __all__ = [
     "BlobStore",
     "Cache",
     "Candidate",
+    "ChunkStore",
     "Clock",
     "CrawlDispatcher",
     "ConnectionPorts",
     "ConnectionStore",
+    "DeletionRecordStore",
     "DocsetStore",
     "DocumentPage",
     "DocumentStats",
+    "DocumentStore",
     "Embedder",
     "FetchResult",
     "Fetcher",
@@ -121,6 +131,8 @@ __all__ = [
     "MetadataStore",
     "Metrics",
     "OAuthApp",
+    "OrganizationStore",
+    "ProjectStore",
     "ProviderApps",
     "RateDecision",
     "RateLimiter",
@@ -129,6 +141,8 @@ __all__ = [
     "SaveOrder",
     "SearchIndex",
     "SearchScope",
+    "MediaBudget",
+    "Meter",
     "Services",
     "StoredBlob",
     "StoredDocument",

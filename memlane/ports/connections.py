@@ -85,6 +85,9 @@ class ConnectionPorts:
     public_url: str  # where the OAuth callback and webhooks reach this deployment
     dispatcher: SyncDispatcher | None = None
     # The transport every provider request goes through (tests hand in one bound to loopback).
+    # Where the web app is, for the OAuth confirmation page (memlane.connections.flow_binding):
+    # the API's own origin locally; CloudFront's on AWS (MEMLANE_WEBAPP_URL).
+    webapp_url: str | None = None
     transport: httpx.BaseTransport | None = None
 
     def callback_url(self) -> str:

@@ -40,6 +40,14 @@ TOOLS: dict[str, dict[str, Any]] = {
         "description": "Get the current active project from VS Code",
         "parameters": {},
     },
+    # memlane's own: the seed's editor plugin wrote a file every organization read; here the
+    # plugin sets its organization's active project with its key.
+    "set_active_project": {
+        "description": "Set this organization's active project (what the editor has open)",
+        "parameters": {
+            "path": {"type": "string", "description": "Project path", "required": True},
+        },
+    },
 }
 
 

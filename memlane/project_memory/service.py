@@ -1,4 +1,4 @@
-"""Vidurai's four tools on memlane: project context, memory search, recent activity, active project.
+"""Vidurai's tools on memlane: project context, memory search, recent activity, the active project.
 
 A Vidurai project path is a memlane project whose name is that path. With no project (or `.`) the
 tools use the active project (see `active_project`); until a project of that name exists, the
@@ -14,7 +14,6 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -23,6 +22,7 @@ from memlane import __version__
 from memlane.domain.errors import InvalidInputError, NotFoundError, describe_validation_errors
 from memlane.domain.models import Document, Project
 from memlane.domain.principal import Principal
+from memlane.domain.quoting import escape_line_breaks, has_line_break
 from memlane.domain.requests import RecallIn
 from memlane.domain.salience import Salience, parse_salience, salience_of
 from memlane.ports import RecallFilters, Services
@@ -30,7 +30,7 @@ from memlane.project_memory.capabilities import TOOLS
 from memlane.recall.service import recall
 from memlane.services.projects import default_project, find_project_by_name
 
-ACTIVE_PROJECT_FILE = "active-project.txt"
+MAX_PATH_CHARS = 1000
 MAX_RESULTS = 100
 MAX_HOURS = 24 * 365
 SCAN_DOCUMENTS = 1000  # newest memories a salience scan (critical, min_salience without a query) reads
@@ -73,6 +73,10 @@ class SearchParams(_Params):
         return min(v, MAX_RESULTS)
 
 
+class SetActiveParams(_Params):
+    path: str = Field(min_length=1, max_length=MAX_PATH_CHARS)
+
+
 class ActivityParams(_Params):
     project: str | None = None
     hours: int = Field(default=RECENT_HOURS, ge=1)
@@ -86,16 +90,30 @@ class ActivityParams(_Params):
 # ------------------------------------------------------------------------------------ projects
 
 
-def active_project(data_dir: Path, cwd: str | None = None) -> tuple[str, str]:
-    """(path, source): the path an editor plugin wrote to `<data dir>/active-project.txt`
+def active_project_key(org_id: str) -> str:
+    """Where an organization's active project is kept (the blob store: SQLite here, S3 on AWS).
+    Per organization: one organization's editor must never steer, or see, another's context."""
+    return f"vidurai/{org_id}/active-project"
+
+
+def active_project(svc: Services, who: Principal, cwd: str | None = None) -> tuple[str, str]:
+    """(path, source): the path the organization's editor plugin set with `set_active_project`
     ("vscode"), else the server's working directory ("default")."""
     try:
-        written = (data_dir / ACTIVE_PROJECT_FILE).read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+        written = (svc.blobs.get(active_project_key(who.organization_id)) or b"").decode("utf-8").strip()
+    except UnicodeDecodeError:
         written = ""
     if written:
-        return written.splitlines()[0].strip(), "vscode"
+        return written, "vscode"
     return cwd or os.getcwd(), "default"
+
+
+def set_active_project(svc: Services, who: Principal, params: SetActiveParams) -> tuple[str, str]:
+    path = params.path.strip()
+    if not path or has_line_break(path):
+        raise InvalidInputError("params.path", "must be a project path on one line")
+    svc.blobs.put(active_project_key(who.organization_id), path.encode("utf-8"))
+    return path, "vscode"
 
 
 def normalize_path(path: str) -> str:
@@ -112,7 +130,7 @@ class ProjectRef:
 
 def resolve_project(svc: Services, who: Principal, project: str | None) -> ProjectRef:
     if project is None or project.strip() in ("", "."):
-        path, _ = active_project(svc.settings.data_dir)
+        path, _ = active_project(svc, who)
         try:
             return ProjectRef(path, find_project_by_name(svc, who, normalize_path(path)))
         except NotFoundError:
@@ -228,7 +246,7 @@ def project_context(svc: Services, who: Principal, params: ContextParams) -> str
             since = svc.clock.now() - timedelta(hours=RECENT_HOURS)
             recent = _recent(svc, who, ref.project, budget, since)
 
-    lines = [f"# Project Context: {ref.path}", "", f"## Recent Developments (Last {RECENT_HOURS} hours)"]
+    lines = [f"# Project Context: {escape_line_breaks(ref.path)}", "", f"## Recent Developments (Last {RECENT_HOURS} hours)"]
     lines += [f"- {one_line(d.content)}" for d in recent] or [f"_Nothing in the last {RECENT_HOURS} hours._"]
     lines += ["", "## Critical Information"]
     lines += [f"- {one_line(d.content)}" for d in critical] or ["_No critical memories._"]
@@ -270,7 +288,9 @@ def call_tool(svc: Services, who: Principal, request: Any) -> dict[str, Any]:
         "get_project_context": lambda: {"result": project_context(svc, who, _parse(ContextParams, params))},
         "search_memories": lambda: {"result": search_memories(svc, who, _parse(SearchParams, params))},
         "get_recent_activity": lambda: {"result": recent_activity(svc, who, _parse(ActivityParams, params))},
-        "get_active_project": lambda: dict(zip(("result", "source"), active_project(svc.settings.data_dir),
+        "get_active_project": lambda: dict(zip(("result", "source"), active_project(svc, who), strict=True)),
+        "set_active_project": lambda: dict(zip(("result", "source"),
+                                               set_active_project(svc, who, _parse(SetActiveParams, params)),
                                                strict=True)),
     }
     return handlers[tool]()

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal
 from memlane.domain.errors import NotFoundError
 from memlane.domain.models import Chunk, Document
 from memlane.domain.principal import Principal
+from memlane.domain.quoting import quote_block, quoted
 from memlane.domain.requests import ContextIn, ContextOut, ContextPiece
 from memlane.domain.tuning import FusionWeights
 from memlane.ingest.chunking import estimate_tokens
@@ -162,11 +163,11 @@ def _clock(seconds: float) -> str:
 
 
 def _block(number: int, piece: ContextPiece, content: str) -> str:
-    lines = (content.splitlines() or [""])
-    quoted = "\n".join(f"> {line}" if line else ">" for line in lines)
-    title = " ".join(piece.title.split())
+    # The title is stored data: a JSON string on the block's first line, so nothing in it can end
+    # the header or start a line; the content is quoted line by line (memlane.domain.quoting).
     changed = " (the page has changed since this was saved)" if piece.source_changed_at else ""
-    return f"[{number}] {piece.kind}: {title}\nSource: {' '.join(piece.source.split())}{changed}\n{quoted}\n"
+    return (f"[{number}] {piece.kind}: {quoted(piece.title)}\nSource: {' '.join(piece.source.split())}{changed}\n"
+            f"{quote_block(content)}\n")
 
 
 def _size(text: str, unit: str) -> int:

@@ -34,6 +34,7 @@ class DoctorReport:
     blob_orphans: list[str] = field(default_factory=list)  # content of deleted documents, stale staging
     cache_orphans: list[str] = field(default_factory=list)  # cached results naming deleted documents
     unrepairable: list[str] = field(default_factory=list)  # index orphans of an unknown organization
+    wrong_modes: list[str] = field(default_factory=list)  # data-directory paths others may read (local)
     repaired: bool = False
 
     @property
@@ -46,6 +47,7 @@ class DoctorReport:
                 self.chunk_orphans,
                 self.blob_orphans,
                 self.cache_orphans,
+                self.wrong_modes,
             )
         )
 
@@ -56,6 +58,7 @@ class DoctorReport:
             "chunk_orphans": len(self.chunk_orphans),
             "blob_orphans": len(self.blob_orphans),
             "cache_orphans": len(self.cache_orphans),
+            "wrong_modes": len(self.wrong_modes),
             "total": self.total,
             "repaired": self.repaired,
         }

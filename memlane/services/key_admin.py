@@ -18,7 +18,7 @@ from memlane.domain.errors import ConflictError, ForbiddenError, InvalidInputErr
 from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
 from memlane.domain.models import ApiKey
 from memlane.domain.principal import Principal
-from memlane.ports import KeyRegistry, MetadataStore, Services
+from memlane.ports import KeyRegistry, MetadataStore, OrganizationStore, Services
 from memlane.services.keys import ensure_organization, issue_key, slugify
 
 
@@ -98,7 +98,7 @@ def administer_keys(store: MetadataStore, registry: KeyRegistry, command: KeysCo
     return KeysResult(action="revoke", message=f"revoked {key_id}")
 
 
-def create_registered_key(store: MetadataStore, registry: KeyRegistry, org_id: str, name: str, now: datetime,
+def create_registered_key(store: OrganizationStore, registry: KeyRegistry, org_id: str, name: str, now: datetime,
                           *, rate_limit_per_minute: int = DEFAULT_RATE_LIMIT_PER_MINUTE,
                           can_manage_keys: bool = False) -> tuple[str, ApiKey, str]:
     """A new key of an existing organization, known to the gateway before anyone can use it:

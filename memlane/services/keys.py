@@ -11,7 +11,7 @@ from memlane.domain.errors import AuthenticationError, InvalidInputError, NotFou
 from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
 from memlane.domain.models import ApiKey, Organization, Project
 from memlane.domain.principal import Principal
-from memlane.ports import MetadataStore
+from memlane.ports import MetadataStore, OrganizationStore
 
 KEY_PREFIX = "mlk_"
 
@@ -53,7 +53,7 @@ def create_key(
 
 
 def issue_key(
-    store: MetadataStore, org_id: str, key_name: str, rate_limit_per_minute: int = DEFAULT_RATE_LIMIT_PER_MINUTE, *,
+    store: OrganizationStore, org_id: str, key_name: str, rate_limit_per_minute: int = DEFAULT_RATE_LIMIT_PER_MINUTE, *,
     can_manage_keys: bool = False,
 ) -> tuple[str, ApiKey]:
     """A new key for an existing organization: the secret and the stored key."""
@@ -80,7 +80,7 @@ def key_from_headers(headers: Mapping[str, str]) -> str | None:
     return api_key or None
 
 
-def authenticate(store: MetadataStore, headers: Mapping[str, str]) -> Principal:
+def authenticate(store: OrganizationStore, headers: Mapping[str, str]) -> Principal:
     """The authorizer logic, shared by the Lambda authorizer and the local server."""
     secret = key_from_headers(headers)
     if secret is None:
@@ -94,6 +94,6 @@ def authenticate(store: MetadataStore, headers: Mapping[str, str]) -> Principal:
     )
 
 
-def revoke_key(store: MetadataStore, key_id_or_prefix: str, now) -> None:
+def revoke_key(store: OrganizationStore, key_id_or_prefix: str, now) -> None:
     if not store.revoke_api_key(key_id_or_prefix, now):
         raise NotFoundError(f"no active key {key_id_or_prefix!r}")

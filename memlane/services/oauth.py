@@ -28,7 +28,7 @@ from typing import Any
 from memlane.domain.errors import AuthenticationError, DependencyUnavailableError
 from memlane.domain.oauth import ALGORITHMS, ORG_GROUP_PREFIX, OAuthSettings
 from memlane.domain.principal import Principal
-from memlane.ports import MetadataStore
+from memlane.ports import OrganizationStore
 
 LEEWAY_SECONDS = 30
 
@@ -94,7 +94,7 @@ def organization_slug(claims: Mapping[str, Any]) -> str:
     return groups[0][len(ORG_GROUP_PREFIX):]
 
 
-def authenticate_token(store: MetadataStore, validator: TokenValidator, token: str) -> Principal:
+def authenticate_token(store: OrganizationStore, validator: TokenValidator, token: str) -> Principal:
     """The authorizer logic for OAuth access tokens (API keys: memlane.services.keys.authenticate)."""
     claims = validator.validate(token)
     slug = organization_slug(claims)

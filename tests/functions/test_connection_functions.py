@@ -79,7 +79,7 @@ def test_schedule_and_sync_function_sync_a_connection_on_aws(deployment: Deploym
     assert f"{location.scheme}://{location.netloc}{location.path}" == \
         "https://abc123.execute-api.us-east-1.amazonaws.com/dev/oauth/callback"
     back = {k: v[0] for k, v in parse_qs(location.query).items()}
-    out = service.complete_authorization(svc, state=back["state"], code=back["code"])
+    out = service.complete_authorization(svc, who, state=back["state"], code=back["code"])
     stored = svc.connections.store.get_connection(ORG_ID, out.id)
     assert stored.status == ConnectionStatus.ACTIVE and stored.sealed_tokens.startswith("kms1.")
     # and a paused connection of another organization

@@ -54,6 +54,7 @@ def test_a_healthy_deployment_has_no_orphans(svc, capsys):
             "chunk_orphans": 0,
             "blob_orphans": 0,
             "cache_orphans": 0,
+            "wrong_modes": 0,
             "total": 0,
             "repaired": False,
         },
@@ -86,6 +87,7 @@ def test_doctor_finds_planted_orphans_in_every_store_and_repairs_them(svc, deplo
         "chunk_orphans": 1,
         "blob_orphans": 2,
         "cache_orphans": 1,
+        "wrong_modes": 0,
         "total": 6,
         "repaired": False,
     }

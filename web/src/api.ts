@@ -5,6 +5,7 @@ import { clearKey, getKey } from './auth'
 
 // The API's shapes are generated from its OpenAPI document (clients/typescript, `make types`).
 import type {
+  ConnectionOut,
   ContentType,
   DeletionReceipt,
   Docset,
@@ -41,6 +42,7 @@ import type {
 
 export type {
   ApiKeyInfo,
+  ConnectionOut,
   ContentType,
   DeletionReceipt,
   Docset,
@@ -169,6 +171,7 @@ export const api = {
   refreshDocset: (docsetId: string) =>
     request<Refreshed>('POST', '/refresh', { docsetId, force: true } satisfies RefreshIn),
   deleteDocset: (docsetId: string) => request<DocsetDeleted>('DELETE', `/docset/${id(docsetId)}`),
+  confirmConnection: (flow: string) => request<ConnectionOut>('POST', '/v3/connections/confirm', { flow }),
   indexDocset: (baseUrl: string, seedSlug: string, name?: string) =>
     request<Indexed>('POST', '/index', { baseUrl, seedSlug, ...(name ? { name } : {}) } satisfies IndexIn),
 }

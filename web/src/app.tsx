@@ -16,6 +16,9 @@ const ProjectSettings = lazy(() => import('./pages/ProjectSettings').then((m) =>
 const Projects = lazy(() => import('./pages/Projects').then((m) => ({ default: m.Projects })))
 const Search = lazy(() => import('./pages/Search').then((m) => ({ default: m.Search })))
 const Settings = lazy(() => import('./pages/Settings').then((m) => ({ default: m.Settings })))
+const ConfirmConnection = lazy(() =>
+  import('./pages/ConfirmConnection').then((m) => ({ default: m.ConfirmConnection })),
+)
 
 const NAV = [
   ['/', 'Dashboard'],
@@ -62,6 +65,7 @@ export function App() {
           <Route path="/deletions/:id">{(p) => <DeletionPage key={p.id} id={p.id} />}</Route>
           <Route path="/graph" component={Graph} />
           <Route path="/settings" component={Settings} />
+          <Route path="/connections/confirm" component={ConfirmConnection} />
           <Route>
             <main id="main" className="page">
               <h1>Not found</h1>

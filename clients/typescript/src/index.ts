@@ -38,6 +38,8 @@ export type RefreshIn = Schemas['RefreshIn']
 
 /** GET /v3/whoami */
 export type WhoAmI = Sent<Schemas['WhoAmIOut']>
+/** A connection as POST /v3/connections/confirm answers it. */
+export type ConnectionOut = Sent<Schemas['ConnectionOut']>
 /** GET /v3/stats */
 export type Stats = Sent<Schemas['StatsOut']>
 

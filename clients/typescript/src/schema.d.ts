@@ -238,7 +238,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Where the provider sends the user back after authorizing (no API key: bound by state) */
+        /** Where the provider sends the user back after authorizing (no API key: bound by the sealed state); redirects to the web app's confirmation page */
         get: operations["oauth_callback_oauth_callback_get"];
         put?: never;
         post?: never;
@@ -396,6 +396,23 @@ export interface paths {
         put?: never;
         /** Start an OAuth connection */
         post: operations["start_connection_v3_connections_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/connections/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Complete an authorization the provider sent back (a member of the organization that started it) */
+        post: operations["confirm_connection_v3_connections_confirm_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -878,6 +895,14 @@ export interface components {
             /** End Seconds */
             end_seconds?: number | null;
         };
+        /**
+         * ConfirmIn
+         * @description The one-time token the callback put in the confirmation page's address.
+         */
+        ConfirmIn: {
+            /** Flow */
+            flow: string;
+        };
         /** ConnectionDeletedOut */
         ConnectionDeletedOut: {
             /** Id */
@@ -977,7 +1002,7 @@ export interface components {
             connection: components["schemas"]["ConnectionOut"];
             /**
              * Authorization Url
-             * @description Open it in a browser; the provider sends the user back to /oauth/callback, which completes the connection.
+             * @description Open it in a browser; the provider sends the user back to /oauth/callback, which hands over to the web app's /connections/confirm page, where a signed-in member of this organization completes the connection.
              */
             authorization_url: string;
             /**
@@ -2923,13 +2948,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Successful Response */
-            200: {
+            /** @description To /connections/confirm?flow=…, where a member confirms */
+            302: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConnectionOut"];
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
             /** @description Validation Error */
@@ -3251,6 +3278,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConnectionStartOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    confirm_connection_v3_connections_confirm_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfirmIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectionOut"];
                 };
             };
             /** @description Validation Error */

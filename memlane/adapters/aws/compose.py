@@ -15,7 +15,7 @@ request (201); only larger ones go through the SQS queue and the Step Functions 
 from __future__ import annotations
 
 import os
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -24,16 +24,40 @@ from memlane.adapters.aws._boto import new_client
 from memlane.adapters.aws.blob_store import S3BlobStore
 from memlane.adapters.aws.cache import DynamoCache
 from memlane.adapters.aws.job_queue import SqsIngestQueue, StepFunctionsStarter
+from memlane.adapters.aws.metadata.organizations import DynamoOrganizationStore
 from memlane.adapters.aws.metadata_store import DynamoMetadataStore
 from memlane.adapters.aws.metrics import PowertoolsMetrics
 from memlane.adapters.aws.ratelimit import DynamoRateLimiter
 from memlane.adapters.aws.textract import TextractReader
 from memlane.config import Settings
 from memlane.connections.apps import ENV_CONNECTIONS_SECRET
+from memlane.connections.flow_binding import ENV_WEBAPP_URL
 from memlane.domain.errors import MemlaneError
 from memlane.domain.oauth import ENV_PUBLIC_URL
 from memlane.lazy import Lazy
-from memlane.ports import Clock, ConnectionPorts, Embedder, SearchIndex, Services, SystemClock
+from memlane.ports import (
+    Clock,
+    ConnectionPorts,
+    Embedder,
+    Fetcher,
+    SearchIndex,
+    Services,
+    Summarizer,
+    SystemClock,
+)
+
+if TYPE_CHECKING:
+    # Types only: these modules are imported by the builders, on first use (cold start).
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+    from memlane.adapters.aws.api_keys import ApiGatewayKeyRegistry
+    from memlane.adapters.aws.docset_store import DynamoDocsetStore
+    from memlane.adapters.openai.embedder import OpenAIEmbedder
+    from memlane.adapters.openai.summarizer import OpenAISummarizer
+    from memlane.crawl.fetcher import SafeFetcher
+    from memlane.docsets.models import DocsetSettings
+    from memlane.docsets.service import DocsetContext
+    from memlane.ingest.summarize import LocalSummarizer
 
 # Names the stack sets besides those in dynamo_schema (infra/constants.py holds the same strings;
 # infra imports memlane, never the other way round).
@@ -145,16 +169,22 @@ class OpenAIClientFromSecret:
 
 
 def build_metadata_store(aws: AwsSettings) -> DynamoMetadataStore:
-    """The authorizer needs only this (one GetItem per request)."""
     blobs = S3BlobStore(aws.bucket) if aws.bucket else None
     return DynamoMetadataStore(aws.table, blob_store=blobs)
 
 
-def build_embedder(aws: AwsSettings) -> Any:
+def build_organization_store(aws: AwsSettings) -> DynamoOrganizationStore:
+    """The authorizer needs only this part of the metadata store (one GetItem per request)."""
+    return DynamoOrganizationStore(aws.table)
+
+
+def build_embedder(aws: AwsSettings) -> Embedder:
+    """Bedrock's Titan (built at once: its client is created on first use), or OpenAI's behind a
+    `Lazy`, so that a function that never embeds never reads the secret."""
     if aws.embedder == "openai":
         secret = aws.require("openai_secret_name")
 
-        def openai_embedder() -> Any:
+        def openai_embedder() -> OpenAIEmbedder:
             from memlane.adapters.openai.embedder import OpenAIEmbedder
 
             return OpenAIEmbedder(client=cast(Any, OpenAIClientFromSecret(secret)))
@@ -165,18 +195,18 @@ def build_embedder(aws: AwsSettings) -> Any:
     return BedrockEmbedder(model_id=aws.bedrock_model_id, dimension=BEDROCK_DIMENSION)
 
 
-def build_summarizer(aws: AwsSettings) -> Any:
+def build_summarizer(aws: AwsSettings) -> Summarizer:
     if aws.embedder == "openai":
         secret = aws.require("openai_secret_name")
 
-        def openai_summarizer() -> Any:
+        def openai_summarizer() -> OpenAISummarizer:
             from memlane.adapters.openai.summarizer import OpenAISummarizer
 
             return OpenAISummarizer(client=cast(Any, OpenAIClientFromSecret(secret)))
 
         return Lazy(openai_summarizer, "OpenAISummarizer")
 
-    def local_summarizer() -> Any:
+    def local_summarizer() -> LocalSummarizer:
         from memlane.ingest.summarize import LocalSummarizer
 
         return LocalSummarizer()
@@ -184,10 +214,10 @@ def build_summarizer(aws: AwsSettings) -> Any:
     return Lazy(local_summarizer, "LocalSummarizer")
 
 
-def build_search_index(aws: AwsSettings, embedder: Any) -> Any:
+def build_search_index(aws: AwsSettings, embedder: Embedder) -> SearchIndex:
     """OpenSearch behind the alias, SigV4-signed ("es" or "aoss") with the function's role."""
 
-    def opensearch() -> Any:
+    def opensearch() -> SearchIndex:
         from memlane.adapters.aws.opensearch_index import OpenSearchIndex, make_opensearch_client
 
         endpoint, region = aws.require("search_endpoint"), aws.require("region")
@@ -253,7 +283,7 @@ def build_aws_services(settings: Settings | None = None) -> Services:
     return _services.get()
 
 
-def build_connection_ports(aws: AwsSettings) -> Any:
+def build_connection_ports(aws: AwsSettings) -> ConnectionPorts | None:
     """Connections on AWS: the store in the metadata table, tokens sealed with the stack's KMS key,
     OAuth clients from one Secrets Manager secret, syncs sent to the sync queue. None where the
     stack gave the function no key (a function that has nothing to do with connections)."""
@@ -266,10 +296,11 @@ def build_connection_ports(aws: AwsSettings) -> Any:
 
     return ConnectionPorts(store=DynamoConnectionStore(aws.table), vault=KmsTokenVault(aws.connections_key),
                            apps=SecretApps(aws.connections_secret), public_url=aws.public_url,
+                           webapp_url=os.environ.get(ENV_WEBAPP_URL),  # CloudFront: the confirmation page
                            dispatcher=SqsSyncDispatcher(aws.sync_queue_url) if aws.sync_queue_url else None)
 
 
-def build_idempotency_layer(aws: AwsSettings) -> Any:
+def build_idempotency_layer(aws: AwsSettings) -> DynamoDBPersistenceLayer:
     """Idempotency-Key records of saves, in the metadata table: pk=IDEMP#save, sk=<key hash>,
     expiring through the table's TTL attribute."""
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
@@ -286,7 +317,7 @@ def reset_aws_services() -> None:
 
 
 
-def build_key_registry(aws: AwsSettings | None = None) -> Any:
+def build_key_registry(aws: AwsSettings | None = None) -> ApiGatewayKeyRegistry:
     from memlane.adapters.aws.api_keys import ApiGatewayKeyRegistry
 
     aws = aws or aws_settings()
@@ -298,14 +329,14 @@ def build_key_registry(aws: AwsSettings | None = None) -> Any:
 # --------------------------------------------------------------------------- documentation sets
 
 
-def build_docset_store(aws: AwsSettings) -> Any:
+def build_docset_store(aws: AwsSettings) -> DynamoDocsetStore:
     """memlane.ports.DocsetStore on AWS: docsets, page crawl state and sessions in the metadata table."""
     from memlane.adapters.aws.docset_store import DynamoDocsetStore
 
     return DynamoDocsetStore(aws.table)
 
 
-def build_fetcher(settings: Any) -> Any:
+def build_fetcher(settings: DocsetSettings) -> SafeFetcher:
     from memlane.crawl.fetcher import FetchLimits, SafeFetcher
     from memlane.crawl.ssrf import NetworkPolicy
 
@@ -313,7 +344,7 @@ def build_fetcher(settings: Any) -> Any:
 
 
 def build_docset_context(aws: AwsSettings | None = None, services: Services | None = None,
-                         fetcher: Any = None) -> Any:
+                         fetcher: Fetcher | None = None) -> DocsetContext:
     """What the docset service needs on AWS: the services, the docset store, an SSRF-guarded
     fetcher for the public internet only, and the SQS page queue as its dispatcher."""
     from memlane.adapters.aws.crawl_queue import SqsPageDispatcher
@@ -332,7 +363,7 @@ def build_docset_context(aws: AwsSettings | None = None, services: Services | No
                          dispatcher=SqsPageDispatcher(aws.require("page_queue_url"), store, clock=svc.clock))
 
 
-def lazy_docset_context() -> Lazy:
+def lazy_docset_context() -> Lazy[DocsetContext]:
     """The API Lambda's DocsetContext, composed on the first Mem-Oracle request: the crawler's
     imports (bs4, httpx) stay off the cold start of every other route."""
     return Lazy(build_docset_context, "DocsetContext")

@@ -19,8 +19,8 @@ from memlane.adapters.aws.docset_records import (
     page_item,
     s_value,
 )
+from memlane.adapters.aws.dynamo_codec import deserialize, serialize
 from memlane.adapters.aws.dynamo_table import DynamoTable, _key
-from memlane.adapters.aws.metadata_store import deserialize, serialize
 from memlane.domain.docsets import Docset, DocsetPage, PageCounts, PageStatus, new_page
 
 # Conditional updates of a refresh run side by side (DynamoDB has no batch update).

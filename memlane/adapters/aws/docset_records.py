@@ -10,7 +10,7 @@ from botocore.exceptions import ClientError
 
 from memlane.adapters.aws import dynamo_schema as ks
 from memlane.adapters.aws._boto import error_code
-from memlane.adapters.aws.metadata_store import deserialize, model_attributes
+from memlane.adapters.aws.dynamo_codec import deserialize, model_attributes
 from memlane.domain.docsets import Docset, DocsetPage, PageStatus
 
 _CLAIMABLE = (PageStatus.PENDING.value, PageStatus.ERROR.value)

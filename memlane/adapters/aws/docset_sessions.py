@@ -7,8 +7,8 @@ from typing import Any
 
 from memlane.adapters.aws import dynamo_schema as ks
 from memlane.adapters.aws.docset_records import n_value, s_value
+from memlane.adapters.aws.dynamo_codec import model_from_item
 from memlane.adapters.aws.dynamo_table import DynamoTable, _key
-from memlane.adapters.aws.metadata_store import model_from_item
 from memlane.domain.docsets import ClientSession
 
 

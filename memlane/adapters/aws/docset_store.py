@@ -42,8 +42,8 @@ from memlane.adapters.aws.docset_records import (
     s_value,
 )
 from memlane.adapters.aws.docset_sessions import DynamoDocsetSessions
+from memlane.adapters.aws.dynamo_codec import model_from_item, serialize
 from memlane.adapters.aws.dynamo_table import _key
-from memlane.adapters.aws.metadata_store import model_from_item, serialize
 from memlane.domain.docsets import Docset
 
 # Importable from here, where they have always been.

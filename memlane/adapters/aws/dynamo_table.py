@@ -61,6 +61,16 @@ class DynamoTable:
                 return
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
+    def _scan(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        """A paginated Scan: for an operator's listing across organizations only."""
+        kwargs["TableName"] = self.table_name
+        while True:
+            page = self._call("scan", **kwargs)
+            yield from page.get("Items", [])
+            if "LastEvaluatedKey" not in page:
+                return
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
     def _transact(self, operations: list[dict[str, Any]], conflict: str) -> None:
         """TransactWriteItems; a failed condition becomes ConflictError(conflict)."""
         try:

@@ -14,6 +14,8 @@ from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memlane.adapters.local.private_files import create_private_file, private_dir
+
 SCHEMA_VERSION = 1
 
 _SCHEMA = """
@@ -184,7 +186,8 @@ class SqliteDatabase:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         if str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent)
+            create_private_file(self.path)  # SQLite gives -wal/-shm the database file's mode
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()

@@ -20,6 +20,7 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from memlane.adapters.local.private_files import private_dir
 from memlane.domain.errors import MemlaneError
 
 KEY_FILE = "connection-secrets.key"
@@ -44,7 +45,7 @@ class FileTokenVault:
             return self._key
 
     def _read_or_create(self) -> bytes:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IRUSR | stat.S_IWUSR)
         except FileExistsError:

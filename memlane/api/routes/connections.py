@@ -13,6 +13,7 @@ from aws_lambda_powertools.event_handler.router import Router
 from memlane.api.auth import principal_of
 from memlane.connections import service, webhooks
 from memlane.connections.schemas import (
+    ConfirmIn,
     ConnectionDeletedOut,
     ConnectionIn,
     ConnectionListOut,
@@ -84,15 +85,25 @@ def delete_connection(connection_id: Annotated[UUIDStr, Path()],
 
 
 @router.get("/oauth/callback", tags=["connections"],
-            summary="Where the provider sends the user back after authorizing (no API key: bound by state)")
+            summary="Where the provider sends the user back after authorizing (no API key: bound by the sealed "
+                    "state); redirects to the web app's confirmation page",
+            responses={302: {"description": "To /connections/confirm?flow=…, where a member confirms"}})
 def oauth_callback(
     state: Annotated[str | None, Query(max_length=MAX_QUERY_VALUE)] = None,
     code: Annotated[str | None, Query(max_length=MAX_QUERY_VALUE)] = None,
     error: Annotated[str | None, Query(max_length=MAX_QUERY_VALUE)] = None,
     error_description: Annotated[str | None, Query(max_length=MAX_QUERY_VALUE)] = None,
-) -> ConnectionOut:
-    return service.complete_authorization(services(), state=state, code=code, error=error,
-                                          error_description=error_description)
+) -> Response[dict]:
+    url = service.receive_callback(services(), state=state, code=code, error=error,
+                                   error_description=error_description)
+    return Response(status_code=302, content_type="application/json", body={"confirm_url": url},
+                    headers={"Location": url, "Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
+
+
+@router.post("/v3/connections/confirm", tags=["connections"],
+             summary="Complete an authorization the provider sent back (a member of the organization that started it)")
+def confirm_connection(body: ConfirmIn) -> ConnectionOut:
+    return service.confirm_authorization(services(), principal_of(router), body.flow)
 
 
 @router.post("/webhooks/github", tags=["connections"],

@@ -7,13 +7,14 @@ seed's own messages ("Invalid request format", "Missing 'tool' in request", "Unk
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.router import Router
 
 from memlane.api.auth import principal_of
+from memlane.domain.errors import InvalidInputError
+from memlane.domain.json_input import parse_json
 from memlane.ports import Services
 from memlane.project_memory.capabilities import capabilities as tool_capabilities
 from memlane.project_memory.service import ToolRequestError, call_tool
@@ -35,8 +36,8 @@ def run_tool() -> Response[dict[str, Any]]:
     who = principal_of(router)
     raw = router.current_event.decoded_body or ""
     try:
-        request = json.loads(raw)
-    except (json.JSONDecodeError, TypeError) as exc:
+        request = parse_json(raw)
+    except InvalidInputError as exc:
         raise ToolRequestError("Invalid request format") from exc
     result = call_tool(services(), who, request)
     return Response(status_code=200, content_type="application/json", body=result)

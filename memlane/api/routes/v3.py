@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
@@ -14,7 +13,8 @@ from memlane.api.auth import principal_of
 from memlane.api.errors import describe_validation_errors, status_for
 from memlane.documents import receipts
 from memlane.documents.receipts import DeletionReceipt
-from memlane.domain.errors import MemlaneError, NotFoundError
+from memlane.domain.errors import InvalidInputError, MemlaneError, NotFoundError
+from memlane.domain.json_input import parse_json
 from memlane.domain.models import DocumentStatus
 from memlane.domain.requests import (
     BulkItemOut,
@@ -115,8 +115,8 @@ def describe_item_error(exc: Exception | None) -> tuple[int, str]:
 def bulk_request_weight(event: dict) -> int:
     """A bulk save counts once per item against the rate limit (memlane.api.app)."""
     try:
-        return bulk.item_count(json.loads(event.get("body") or "null"))
-    except ValueError:
+        return bulk.item_count(parse_json(event.get("body") or "null"))
+    except InvalidInputError:
         return 1
 
 

@@ -75,7 +75,7 @@ class World:
         location = urlsplit(answer.headers["Location"])
         assert f"{location.scheme}://{location.netloc}{location.path}" == self.ports.callback_url()
         back = {k: v[0] for k, v in parse_qs(location.query).items()}
-        out = service.complete_authorization(self.svc, state=back["state"], code=back["code"])
+        out = service.complete_authorization(self.svc, who, state=back["state"], code=back["code"])
         assert out.status.value == "active", out
         conn = self.ports.store.get_connection(who.organization_id, out.id)
         assert conn is not None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import time
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -79,11 +79,16 @@ def test_connect_sync_webhook_and_delete_over_http(server, fake):
 
     # When the user approves at the provider and the browser comes back to the callback (no key)
     consent = httpx.get(body["authorization_url"], follow_redirects=False)
-    callback = httpx.get(consent.headers["Location"])
+    callback = httpx.get(consent.headers["Location"], follow_redirects=False)
+    # it is sent on to the web app's confirmation page, where a member of the organization confirms
+    assert callback.status_code == 302, callback.text
+    confirm = urlsplit(callback.headers["Location"])
+    assert confirm.path == "/connections/confirm"
+    confirmed = a.post("/v3/connections/confirm", json={"flow": parse_qs(confirm.query)["flow"][0]})
 
     # Then the connection is active and the server syncs it in the background
-    assert callback.status_code == 200, callback.text
-    assert callback.json()["status"] == "active" and callback.json()["account"] == "octocat"
+    assert confirmed.status_code == 200, confirmed.text
+    assert confirmed.json()["status"] == "active" and confirmed.json()["account"] == "octocat"
     synced = wait_for(lambda: (c := a.get(f"/v3/connections/{conn_id}").json())["last_synced_at"] and c)
     assert synced["last_result"]["added"] == 3 and synced["last_result"]["errors"] == []
     # and the same state cannot be used twice
@@ -173,7 +178,7 @@ def test_a_provider_without_an_oauth_app_is_a_clear_400_and_routes_need_a_key(se
 def test_a_refused_authorization_is_a_400_and_marks_the_connection(server):
     a = server["a"]
     started = a.post("/v3/connections", json={"provider": "github", "options": {"repositories": [REPO]}}).json()
-    state = dict(p.split("=", 1) for p in urlsplit(started["authorization_url"]).query.split("&"))["state"]
+    state = parse_qs(urlsplit(started["authorization_url"]).query)["state"][0]
     # When the user says no at the provider, it sends them back with error=access_denied
     back = httpx.get(server["url"] + "/oauth/callback", params={"state": state, "error": "access_denied"})
     assert back.status_code == 400 and back.json()["error"].startswith("error: the provider did not authorize")

@@ -50,6 +50,9 @@ SEED_CAPABILITIES = {
             },
             "get_active_project": {"description": "Get the current active project from VS Code",
                                    "parameters": {}},
+            "set_active_project": {"description": "Set this organization's active project (what the editor has open)",
+                                   "parameters": {"path": {"type": "string", "description": "Project path",
+                                                           "required": True}}},
         }
     }
 }
@@ -144,7 +147,7 @@ def test_get_active_project_examples(vidurai):
     body = r.json()
     assert set(body) == {"result", "source"} and body["source"] == "default"
     assert isinstance(body["result"], str)
-    (vidurai.server.settings.data_dir / "active-project.txt").write_text(PROJECT + "\n")
+    assert tool(c, "set_active_project", {"path": PROJECT + "\n"}).json() == {"result": PROJECT, "source": "vscode"}
     assert tool(c, "get_active_project", {}).json() == {"result": PROJECT, "source": "vscode"}
     # and the active project is what "no project" means now
     assert len(tool(c, "search_memories", {"min_salience": "NOISE"}).json()["result"]) == 5

@@ -14,7 +14,7 @@ from fakes import FixedClock
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import Project
 from memlane.domain.requests import MemoryIn
-from memlane.project_memory.service import ACTIVE_PROJECT_FILE, call_tool, memory_number
+from memlane.project_memory.service import active_project_key, call_tool, memory_number
 from memlane.services.memory import save_memory
 
 PROJECT = "/home/user/my-project"
@@ -134,12 +134,12 @@ def test_unknown_project_is_empty_and_no_project_means_the_active_one(stack, who
     assert tool(stack, who, "get_recent_activity", project="/nowhere/")["result"] == []
     empty = tool(stack, who, "get_project_context", project="/nowhere")["result"]
     assert empty.startswith("# Project Context: /nowhere\n") and "_No critical memories._" in empty
-    # the active project file written by an editor plugin
-    (stack.services.settings.data_dir / ACTIVE_PROJECT_FILE).write_text(PROJECT + "/\n")
+    # the active project an editor plugin set for its organization
+    assert tool(stack, who, "set_active_project", path=PROJECT + "/") == {"result": PROJECT + "/", "source": "vscode"}
     assert tool(stack, who, "get_active_project") == {"result": PROJECT + "/", "source": "vscode"}
     assert len(tool(stack, who, "search_memories")["result"]) == 3  # "." and omitted mean the active project
     assert len(tool(stack, who, "search_memories", project=".")["result"]) == 3
-    (stack.services.settings.data_dir / ACTIVE_PROJECT_FILE).unlink()
+    stack.services.blobs.delete(active_project_key(who.organization_id))
     active = tool(stack, who, "get_active_project")
     assert active["source"] == "default" and active["result"] == os.getcwd()
 
