@@ -246,7 +246,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     queries = load_queries(queries_path)
-    docset_settings = DocsetSettings.from_env()
+    docset_settings = DocsetSettings.from_env(os.environ)
     with tempfile.TemporaryDirectory(prefix="memlane-eval-") as tmp, StaticSite(docs, args.docs_port) as site:
         data_dir = Path(args.data_dir) if args.data_dir else Path(tmp) / "data"
         server = LocalServer(

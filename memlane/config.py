@@ -1,17 +1,57 @@
-"""Settings, read once at the edge (CLI, server, Lambda entry points) and passed inward."""
+"""Settings, read once at the edge (CLI, server, Lambda entry points) and passed inward.
+
+`Settings.from_env` is the one place the library reads its MEMLANE_* variables (the hosts in
+cli/, local/ and adapters/aws/compose.py read their own: data directory, ports, AWS resources).
+Nothing below reads os.environ during a request: a route, a tool or a service takes what it
+needs from `Services.settings` or from an argument its host passes. A value memlane cannot use
+is a ConfigurationError naming the variable, raised when the host starts, not in a request.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+from memlane.domain.errors import ConfigurationError, InvalidInputError
+from memlane.domain.oauth import ENV_PUBLIC_URL, OAuthSettings
+from memlane.domain.origins import ALLOWED_ORIGINS_ENV, parse_origins
 from memlane.domain.tuning import ContextWeights, FusionWeights, NeighbourWeights
 
 DEFAULT_PORT = 7432
 ContextSides = Literal["none", "before", "both"]
+ENV_MCP_MAX_OUTPUT_CHARS = "MEMLANE_MCP_MAX_OUTPUT_CHARS"
+DEFAULT_MCP_MAX_OUTPUT_CHARS = 25_000  # what one MCP tool answer may put into the assistant's context
+MIN_MCP_OUTPUT_CHARS = 1000
+
+
+def env_int(env: Mapping[str, str], name: str, default: int, *, minimum: int | None = None,
+            what: str = "a whole number") -> int:
+    """`name` from `env` as an int (`default` when unset or blank); a ConfigurationError naming it
+    otherwise."""
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigurationError(name, f"{name}={raw!r}: expected {what}") from None
+    if minimum is not None and value < minimum:
+        raise ConfigurationError(name, f"{name}={raw!r}: expected {what}, at least {minimum}")
+    return value
+
+
+def env_float(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigurationError(name, f"{name}={raw!r}: expected a number") from None
 
 
 def default_data_dir() -> Path:
@@ -54,6 +94,15 @@ class Settings(BaseModel):
     embedder: str = "auto"  # auto | local | openai
     # Word pieces the local embedder reads of each text (memlane.adapters.local.embedder).
     embedder_window: Literal[128, 256] = 256
+    # MEMLANE_PUBLIC_URL: the URL clients reach this API at, no trailing slash ("": derived from
+    # the request's gateway domain or Host; the deployed stack sets it, tokens are bound to it).
+    public_url: str = ""
+    # MEMLANE_ALLOWED_ORIGINS: exact browser origins beyond the built-in list (memlane.domain.origins).
+    allowed_origins: frozenset[str] = frozenset()
+    # MEMLANE_MCP_MAX_OUTPUT_CHARS: what one MCP tool answer may hold.
+    mcp_max_output_chars: int = Field(default=DEFAULT_MCP_MAX_OUTPUT_CHARS, ge=MIN_MCP_OUTPUT_CHARS)
+    # MEMLANE_OAUTH_*: the user pool whose access tokens /mcp accepts; None: API keys only.
+    oauth: OAuthSettings | None = None
 
     @property
     def fusion(self) -> FusionWeights:
@@ -76,10 +125,12 @@ class Settings(BaseModel):
         )
 
     @classmethod
-    def from_env(cls, **overrides) -> Settings:
-        env = os.environ
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> Settings:
+        """From the environment (`env`, else os.environ), once, at the edge. `overrides` (the
+        CLI's flags) win; a value memlane cannot use is a ConfigurationError naming its variable."""
+        env = os.environ if env is None else env
         values: dict = {}
-        for name, key in (
+        numbers = (
             ("weight_vector", "MEMLANE_WEIGHT_VECTOR"),
             ("weight_text", "MEMLANE_WEIGHT_TEXT"),
             ("weight_recency", "MEMLANE_WEIGHT_RECENCY"),
@@ -90,9 +141,14 @@ class Settings(BaseModel):
             ("media_transcribe_seconds_per_day", "MEMLANE_MEDIA_TRANSCRIBE_SECONDS_PER_DAY"),
             ("media_textract_pages_per_day", "MEMLANE_MEDIA_TEXTRACT_PAGES_PER_DAY"),
             ("media_transcribe_minutes_per_day", "MEMLANE_MEDIA_TRANSCRIBE_MINUTES_PER_DAY"),
-        ):
+        )
+        for name, key in numbers:
             if env.get(key):
-                values[name] = float(env[key])
+                values[name] = env_float(env, key, 0.0)
+        # which variable a field comes from, to name it when the model refuses a value
+        variables = {"inline_max_chars": "MEMLANE_INLINE_MAX_CHARS", "context_sides": "MEMLANE_CONTEXT_SIDES",
+                     "context_vector_sides": "MEMLANE_CONTEXT_VECTOR_SIDES", "embedder": "MEMLANE_EMBEDDER",
+                     "embedder_window": "MEMLANE_EMBEDDER_WINDOW", **dict(numbers)}
         if env.get("MEMLANE_CONTEXT_SIDES"):
             values["context_sides"] = env["MEMLANE_CONTEXT_SIDES"]
         if env.get("MEMLANE_CONTEXT_VECTOR_SIDES"):
@@ -100,12 +156,30 @@ class Settings(BaseModel):
         if env.get("MEMLANE_CONTEXT_VECTOR"):
             values["context_vector"] = env["MEMLANE_CONTEXT_VECTOR"].lower() not in ("0", "false", "no", "off")
         if env.get("MEMLANE_INLINE_MAX_CHARS"):
-            values["inline_max_chars"] = int(env["MEMLANE_INLINE_MAX_CHARS"])
+            values["inline_max_chars"] = env_int(env, "MEMLANE_INLINE_MAX_CHARS", 0, minimum=0,
+                                                 what="a whole number of characters")
         if env.get("OPENAI_API_KEY"):
             values["openai_api_key"] = env["OPENAI_API_KEY"]
         if env.get("MEMLANE_EMBEDDER"):
             values["embedder"] = env["MEMLANE_EMBEDDER"]
         if env.get("MEMLANE_EMBEDDER_WINDOW"):
-            values["embedder_window"] = int(env["MEMLANE_EMBEDDER_WINDOW"])
+            values["embedder_window"] = env_int(env, "MEMLANE_EMBEDDER_WINDOW", 256, what="128 or 256")
+        values["public_url"] = (env.get(ENV_PUBLIC_URL) or "").strip().rstrip("/")
+        try:
+            values["allowed_origins"] = parse_origins([env.get(ALLOWED_ORIGINS_ENV, "")], ALLOWED_ORIGINS_ENV)
+        except InvalidInputError as exc:
+            raise ConfigurationError(ALLOWED_ORIGINS_ENV, exc.message) from None
+        values["mcp_max_output_chars"] = env_int(
+            env, ENV_MCP_MAX_OUTPUT_CHARS, DEFAULT_MCP_MAX_OUTPUT_CHARS, minimum=MIN_MCP_OUTPUT_CHARS,
+            what="a whole number of characters")
+        values["oauth"] = OAuthSettings.from_env(env)
         values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            # e.g. MEMLANE_CONTEXT_SIDES=after: name the variable, not the field
+            first = exc.errors()[0]
+            field = str(first["loc"][0]) if first.get("loc") else ""
+            variable = variables.get(field, field)
+            raise ConfigurationError(variable, f"{variable}={env.get(variable, values.get(field))!r}: "
+                                               f"{first['msg']}") from None

@@ -19,6 +19,7 @@ the protected resource metadata (the UNAUTHORIZED gateway response).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
@@ -49,7 +50,7 @@ _store: Lazy[OrganizationStore] = Lazy(_compose, "OrganizationStore")
 
 
 def _compose_validator() -> TokenValidator | None:
-    settings = OAuthSettings.from_env()
+    settings = OAuthSettings.from_env(os.environ)  # once per cold start
     return TokenValidator(settings) if settings is not None else None
 
 

@@ -52,7 +52,8 @@ from infra.constructs.search import Search
 from infra.constructs.storage import Storage
 from infra.nag import acknowledge, wildcard_resource_finding
 from memlane.adapters.aws import dynamo_schema as schema
-from memlane.api.auth import ENV_PUBLIC_URL, PROTECTED_RESOURCE_PATH
+from memlane.api.auth import PROTECTED_RESOURCE_PATH
+from memlane.domain.oauth import ENV_PUBLIC_URL
 
 ACCESS_LOG_FORMAT = {
     "requestId": "$context.requestId",

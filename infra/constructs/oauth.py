@@ -30,7 +30,7 @@ from constructs import Construct
 from infra import constants as c
 from infra.config import DeploymentConfig
 from infra.nag import acknowledge
-from memlane.services import oauth as settings
+from memlane.domain import oauth as settings
 
 PLUS_TIER_REASON = (
     "The Essentials feature plan already gives what memlane uses (managed login and resource binding "

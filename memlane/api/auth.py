@@ -8,7 +8,6 @@ and writes the same fields into the event it builds. Either way routes read it f
 from __future__ import annotations
 
 import ipaddress
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,7 +18,6 @@ from memlane.domain.principal import Principal
 
 MCP_PATH = "/mcp"
 PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource"
-ENV_PUBLIC_URL = "MEMLANE_PUBLIC_URL"
 # How the caller authenticated, in the authorizer context: an API key, or an OAuth access token
 # (whose audience is the MCP endpoint: the authorizer allows such callers /mcp only, and the tools
 # /mcp runs make their API requests in process, as that caller).
@@ -53,12 +51,12 @@ def authorizer_context(p: Principal, via: str = VIA_KEY) -> dict[str, str]:
 
 
 def public_base_url(headers: Mapping[str, str], request_context: Mapping[str, Any] | None = None,
-                    env: Mapping[str, str] | None = None) -> str:
-    """The URL clients use to reach this API, without a trailing slash: the configured
-    MEMLANE_PUBLIC_URL (the deployed stack sets it: tokens are bound to it, so it must not come
-    from the request), else the API Gateway domain and stage, else the Host header (the local
-    server, http on loopback)."""
-    configured = (os.environ if env is None else env).get(ENV_PUBLIC_URL, "").strip()
+                    configured: str = "") -> str:
+    """The URL clients use to reach this API, without a trailing slash: `configured`
+    (Settings.public_url, MEMLANE_PUBLIC_URL: the deployed stack sets it: tokens are bound to it,
+    so it must not come from the request), else the API Gateway domain and stage, else the Host
+    header (the local server, http on loopback)."""
+    configured = configured.strip()
     if configured:
         return configured.rstrip("/")
     rc = request_context or {}

@@ -12,11 +12,16 @@ together; common holds the client a command talks to.
 
 from __future__ import annotations
 
+from memlane.cli.common import err
 from memlane.cli.parser import build_parser
+from memlane.domain.errors import ConfigurationError
 
 __all__ = ["build_parser", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args) or 0
+    try:
+        return args.func(args) or 0
+    except ConfigurationError as exc:  # a setting memlane cannot use, named, before anything ran
+        return err(exc.message, 2)

@@ -17,17 +17,20 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from memlane.domain.errors import InvalidInputError
+    from memlane.domain.errors import ConfigurationError, InvalidInputError
+    from memlane.domain.origins import parse_origins
     from memlane.local.server import LocalServer
-    from memlane.project_memory.cors import ALLOWED_ORIGINS_ENV, parse_origins
 
-    settings = settings_of(args)
+    try:
+        settings = settings_of(args)
+    except ConfigurationError as exc:
+        return err(exc.message, 2)
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     print(f"memlane: data directory {settings.data_dir}", flush=True)
     try:
         allow_private = args.allow_private_network or os.environ.get("MEMLANE_ALLOW_PRIVATE_NETWORK") == "1"
-        origins = parse_origins(args.allow_origin or []) | parse_origins(
-            [os.environ.get(ALLOWED_ORIGINS_ENV, "")], ALLOWED_ORIGINS_ENV)
+        # --allow-origin, and MEMLANE_ALLOWED_ORIGINS (read with the other settings)
+        origins = parse_origins(args.allow_origin or []) | settings.allowed_origins
         server = LocalServer(
             settings,
             host=args.host,

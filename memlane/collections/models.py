@@ -1,4 +1,6 @@
-"""Request and response models of the raged API (POST /ingest, POST /query), field for field."""
+"""Request and response models of the raged API (POST /ingest, POST /query), field for field as the
+seed documents them; the Python names follow memlane's convention (bodies `XxxIn`, answers
+`XxxOut`, parts named for what they are: memlane.domain.requests)."""
 
 from __future__ import annotations
 

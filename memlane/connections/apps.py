@@ -15,7 +15,6 @@ Parameters and cached for SECRET_MAX_AGE_S, so a rotated secret is picked up wit
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +24,6 @@ from memlane.ports.connections import OAuthApp
 
 ENV_PREFIX = {Provider.GITHUB: "GITHUB", Provider.NOTION: "NOTION", Provider.GOOGLE_DRIVE: "GOOGLE",
               Provider.SLACK: "SLACK", Provider.X: "X"}
-ENV_PUBLIC_URL = "MEMLANE_PUBLIC_URL"
 ENV_CONNECTIONS_SECRET = "MEMLANE_CONNECTIONS_SECRET"
 SECRET_MAX_AGE_S = 300
 
@@ -39,8 +37,8 @@ def _app(values: Mapping[str, Any]) -> OAuthApp | None:
                     api_url=values.get("api_url") or None)
 
 
-def apps_from_env(env: Mapping[str, str] | None = None) -> StaticApps:
-    env = os.environ if env is None else env
+def apps_from_env(env: Mapping[str, str]) -> StaticApps:
+    """The OAuth clients named in `env` (the local host passes its environment, once)."""
     apps: dict[str, OAuthApp] = {}
     for provider, prefix in ENV_PREFIX.items():
         key = f"MEMLANE_{prefix}_"

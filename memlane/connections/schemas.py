@@ -1,5 +1,6 @@
 """Request and response bodies of the connection routes (memlane.api.routes.connections). The
-OpenAPI document is generated from them; unknown fields are refused with a 400 naming them."""
+OpenAPI document is generated from them; unknown fields are refused with a 400 naming them.
+Bodies are `XxxIn`, answers `XxxOut` (the convention: memlane.domain.requests)."""
 
 from __future__ import annotations
 
@@ -84,7 +85,7 @@ class ConfirmIn(BaseModel):
     flow: str = Field(min_length=1, max_length=200)
 
 
-class ConnectionList(BaseModel):
+class ConnectionListOut(BaseModel):
     connections: list[ConnectionOut]
 
 

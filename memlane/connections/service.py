@@ -23,7 +23,7 @@ from memlane.connections.providers import adapter_for
 from memlane.connections.schemas import (
     ConnectionDeletedOut,
     ConnectionIn,
-    ConnectionList,
+    ConnectionListOut,
     ConnectionOut,
     ConnectionStartOut,
     SyncRequestedOut,
@@ -218,9 +218,9 @@ def _exchange(svc: Services, ports: ConnectionPorts, conn: Connection, code: str
 # --------------------------------------------------------------------------- the other routes
 
 
-def list_connections(svc: Services, who: Principal) -> ConnectionList:
+def list_connections(svc: Services, who: Principal) -> ConnectionListOut:
     conns = ports_of(svc).store.list_connections(who.organization_id)
-    return ConnectionList(connections=[connection_out(c) for c in conns])
+    return ConnectionListOut(connections=[connection_out(c) for c in conns])
 
 
 def get_connection(svc: Services, who: Principal, connection_id: str) -> ConnectionOut:

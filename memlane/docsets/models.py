@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from memlane.config import env_float, env_int
 from memlane.domain.tuning import FusionWeights
-
-
-def _env_float(name: str, default: float) -> float:
-    value = os.environ.get(name)
-    return float(value) if value else default
-
-
-def _env_int(name: str, default: int) -> int:
-    value = os.environ.get(name)
-    return int(value) if value else default
-
 
 DOCSET_FUSION = FusionWeights(vector=0.8, text=0.2, recency=0.0, support=0.2, support_chunks=2)
 
@@ -53,21 +43,29 @@ class DocsetSettings:
     fusion: FusionWeights = field(default_factory=lambda: DOCSET_FUSION)
 
     @classmethod
-    def from_env(cls, **overrides: object) -> DocsetSettings:
+    def from_env(cls, env: Mapping[str, str], **overrides: object) -> DocsetSettings:
+        """From the host's environment (`env`: the local runtime and the AWS composition pass
+        os.environ, once); a value that is not a number is a ConfigurationError naming it."""
+        def _int(name: str, default: int) -> int:
+            return env_int(env, name, default, minimum=0)
+
+        def _float(name: str, default: float) -> float:
+            return env_float(env, name, default)
+
         values: dict[str, object] = {
-            "per_host_concurrency": _env_int("MEMLANE_CRAWL_CONCURRENCY", cls.per_host_concurrency),
-            "fetch_workers": _env_int("MEMLANE_CRAWL_WORKERS", cls.fetch_workers),
-            "max_pages": _env_int("MEMLANE_CRAWL_MAX_PAGES", cls.max_pages),
-            "refresh_interval_hours": _env_float("MEMLANE_DOCSET_REFRESH_HOURS", cls.refresh_interval_hours),
-            "chunk_max_tokens": _env_int("MEMLANE_DOCSET_CHUNK_TOKENS", cls.chunk_max_tokens),
-            "chunk_overlap_tokens": _env_int("MEMLANE_DOCSET_CHUNK_OVERLAP", cls.chunk_overlap_tokens),
+            "per_host_concurrency": _int("MEMLANE_CRAWL_CONCURRENCY", cls.per_host_concurrency),
+            "fetch_workers": _int("MEMLANE_CRAWL_WORKERS", cls.fetch_workers),
+            "max_pages": _int("MEMLANE_CRAWL_MAX_PAGES", cls.max_pages),
+            "refresh_interval_hours": _float("MEMLANE_DOCSET_REFRESH_HOURS", cls.refresh_interval_hours),
+            "chunk_max_tokens": _int("MEMLANE_DOCSET_CHUNK_TOKENS", cls.chunk_max_tokens),
+            "chunk_overlap_tokens": _int("MEMLANE_DOCSET_CHUNK_OVERLAP", cls.chunk_overlap_tokens),
         }
         weights = FusionWeights(
-            vector=_env_float("MEMLANE_DOCSET_WEIGHT_VECTOR", DOCSET_FUSION.vector),
-            text=_env_float("MEMLANE_DOCSET_WEIGHT_TEXT", DOCSET_FUSION.text),
-            recency=_env_float("MEMLANE_DOCSET_WEIGHT_RECENCY", DOCSET_FUSION.recency),
-            support=_env_float("MEMLANE_DOCSET_WEIGHT_SUPPORT", DOCSET_FUSION.support),
-            support_chunks=_env_int("MEMLANE_DOCSET_SUPPORT_CHUNKS", DOCSET_FUSION.support_chunks),
+            vector=_float("MEMLANE_DOCSET_WEIGHT_VECTOR", DOCSET_FUSION.vector),
+            text=_float("MEMLANE_DOCSET_WEIGHT_TEXT", DOCSET_FUSION.text),
+            recency=_float("MEMLANE_DOCSET_WEIGHT_RECENCY", DOCSET_FUSION.recency),
+            support=_float("MEMLANE_DOCSET_WEIGHT_SUPPORT", DOCSET_FUSION.support),
+            support_chunks=_int("MEMLANE_DOCSET_SUPPORT_CHUNKS", DOCSET_FUSION.support_chunks),
         )
         values["fusion"] = weights
         values.update({k: v for k, v in overrides.items() if v is not None})

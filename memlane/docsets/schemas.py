@@ -4,6 +4,8 @@ them (camelCase names, epoch-millisecond timestamps, the documented defaults and
 Requests reject unknown fields with a 400 naming them, like the rest of memlane. Two additions,
 both optional: `maxPages` on /index (the per-docset page cap, default 5,000) and `mode` on
 /retrieve (`bm25` or `vector` rank by one search leg alone, for evaluation; default `hybrid`).
+Python names follow memlane's convention (bodies `XxxIn`, answers `XxxOut`: memlane.domain.requests);
+the fields keep the seed's names.
 """
 
 from __future__ import annotations

@@ -101,3 +101,13 @@ def describe_validation_errors(errors: Sequence[dict[str, Any]]) -> str:
             msg = str(err["ctx"]["error"])  # the validator's own words, without pydantic's "Value error, "
         messages.append(f"{field}: {msg}" if field else msg)
     return "; ".join(dict.fromkeys(messages)) or "invalid request"
+
+
+class ConfigurationError(MemlaneError, ValueError):
+    """The host's configuration is wrong: an environment variable with a value memlane cannot use.
+    Raised once, at startup (memlane.config.Settings.from_env), never for a client's request; the
+    message names the variable."""
+
+    def __init__(self, variable: str, message: str) -> None:
+        super().__init__(message)
+        self.variable = variable

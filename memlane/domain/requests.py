@@ -3,6 +3,21 @@ derives the OpenAPI document from them), the CLI and the MCP server, so all thre
 
 Server-owned fields (organization, status, content_hash, ids, timestamps) are not accepted:
 unknown fields are rejected with a 400 that names them.
+
+Naming, here and in each feature's schemas (memlane/docsets/schemas.py,
+memlane/collections/models.py, memlane/connections/schemas.py, memlane/api/routes/v3_manage.py):
+
+- a request body is `XxxIn` (MemoryIn, RecallIn, DocumentPatchIn; a part of one too: RecallFiltersIn);
+- a route's answer is `XxxOut` (MemoryOut, WhoAmIOut, ProjectListOut, DeletedOut);
+- a part of an answer is named for what it is (RecalledDocument, DocumentListItem, StoreCheck), and
+  so is a record that is an answer of its own as well as a part of others (DeletionReceipt: the
+  answer of GET /v3/deletions/{id}, inside every DELETE's answer, and kept by the receipts store);
+- the seed APIs (raged's /ingest and /query, Vidurai's tool calls, Mem-Oracle's docsets) keep the
+  field names their seeds document, whatever the Python names.
+
+The class name is the schema's name in /openapi.json and clients/typescript/src/schema.d.ts;
+clients/typescript/src/index.ts gives the apps their friendly names (`WhoAmI` for WhoAmIOut), so a
+rename here changes one line there (`make types`), not the apps.
 """
 
 from __future__ import annotations
@@ -180,7 +195,7 @@ class ProjectOut(BaseModel):
     created_at: datetime
 
 
-class ProjectList(BaseModel):
+class ProjectListOut(BaseModel):
     projects: list[ProjectOut]
 
 
@@ -243,7 +258,7 @@ class DocumentOut(BaseModel):
     )
 
 
-class WhoAmI(BaseModel):
+class WhoAmIOut(BaseModel):
     user_id: str
     email: str | None = None
     organization_id: str

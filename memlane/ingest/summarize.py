@@ -15,6 +15,7 @@ from typing import Any
 from memlane.domain.models import ContentType
 from memlane.ingest.chunking import find_code_units, sentence_spans
 from memlane.ingest.languages import DISPLAY_NAMES
+from memlane.ingest.text import shorten
 from memlane.ports import Summary
 
 SUMMARY_MAX_CHARS = 400
@@ -168,27 +169,17 @@ def summarize_prose(text: str) -> str:
         if len(chosen) == SUMMARY_SENTENCES:
             break
     if not chosen:  # even the best sentence is too long: shorten it
-        return _shorten(sentences[scored[0][1]] if scored else sentences[0], SUMMARY_MAX_CHARS)
+        return shorten(sentences[scored[0][1]] if scored else sentences[0], SUMMARY_MAX_CHARS)
     return " ".join(sentences[i] for i in sorted(chosen))
 
 
-def _shorten(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    if space >= limit // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:-") + "…"
-
 
 def _fallback_summary(title: str, text: str, content_type: ContentType) -> str:
-    head = _shorten(plain_prose(text) if content_type is not ContentType.CODE else text, FALLBACK_CHARS)
+    head = shorten(plain_prose(text) if content_type is not ContentType.CODE else text, FALLBACK_CHARS)
     if head:
         return head
     if title.strip():
-        return _shorten(title, FALLBACK_CHARS)
+        return shorten(title, FALLBACK_CHARS)
     return f"An empty {content_type.value} document."
 
 
@@ -228,7 +219,7 @@ def summarize_code(code: str, language: str | None) -> str:
     doc = first_doc_sentence(code)
     if doc:
         summary = f"{summary} {doc}"
-    return _shorten(summary, SUMMARY_MAX_CHARS)
+    return shorten(summary, SUMMARY_MAX_CHARS)
 
 
 def first_doc_sentence(code: str) -> str | None:
@@ -254,7 +245,7 @@ def first_doc_sentence(code: str) -> str | None:
     sentence = sentence[0].upper() + sentence[1:]
     if sentence[-1] not in ".!?":
         sentence += "."
-    return _shorten(sentence, 200)
+    return shorten(sentence, 200)
 
 
 # --------------------------------------------------------------------------- metadata

@@ -19,7 +19,7 @@ from memlane.adapters.local.search_index import SqliteSearchIndex
 from memlane.adapters.local.sqlite_db import SqliteDatabase
 from memlane.adapters.local.token_vault import FileTokenVault
 from memlane.config import DEFAULT_PORT, Settings
-from memlane.connections.apps import ENV_PUBLIC_URL, apps_from_env
+from memlane.connections.apps import apps_from_env
 from memlane.domain.models import Document
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.observability import CountingMetrics
@@ -71,12 +71,12 @@ def make_media_readers(settings: Settings):
 def build_connection_ports(settings: Settings, db: SqliteDatabase, *, dispatcher: SyncDispatcher | None = None,
                            public_url: str | None = None) -> ConnectionPorts:
     """Connections in the embedded default: SQLite, tokens sealed with a key file in the data
-    directory, OAuth clients from the environment (memlane.connections.apps). The local runtime
-    hands in the dispatcher (its sync runner) and the public URL its server listens on;
-    MEMLANE_PUBLIC_URL wins over both."""
+    directory, OAuth clients from the environment (memlane.connections.apps, read here, once).
+    The local runtime hands in the dispatcher (its sync runner) and the public URL its server
+    listens on; MEMLANE_PUBLIC_URL (Settings.public_url) wins over the latter."""
     return ConnectionPorts(store=SqliteConnectionStore(db), vault=FileTokenVault(settings.data_dir),
-                           apps=apps_from_env(), dispatcher=dispatcher,
-                           public_url=os.environ.get(ENV_PUBLIC_URL) or public_url
+                           apps=apps_from_env(os.environ), dispatcher=dispatcher,
+                           public_url=settings.public_url or public_url
                            or f"http://127.0.0.1:{DEFAULT_PORT}")
 
 

@@ -8,6 +8,8 @@ MEMLANE_ALLOW_PRIVATE_NETWORK=1). Link-local and cloud metadata addresses stay r
 
 from __future__ import annotations
 
+import os
+
 from memlane.adapters.local.docset_store import SqliteDocsetStore
 from memlane.crawl.fetcher import FetchLimits, SafeFetcher
 from memlane.crawl.ssrf import NetworkPolicy
@@ -22,7 +24,7 @@ from memlane.ports import Fetcher
 class LocalDocsets:
     def __init__(self, stack: LocalStack, *, allow_private_network: bool = False,
                  settings: DocsetSettings | None = None, fetcher: Fetcher | None = None) -> None:
-        self.settings = settings or DocsetSettings.from_env()
+        self.settings = settings or DocsetSettings.from_env(os.environ)
         self.policy = (NetworkPolicy.private_network() if allow_private_network
                        else NetworkPolicy.public_only())
         self._owned_fetcher = None

@@ -12,10 +12,10 @@ from memlane.api.auth import authorizer_context, is_loopback_host, public_base_u
 from memlane.api.errors import error_body
 from memlane.api.events import build_event
 from memlane.domain.errors import AuthenticationError
+from memlane.domain.origins import OriginPolicy, header
 from memlane.domain.principal import Principal
 from memlane.local.responses import GatewayResponse
 from memlane.ports import MetadataStore, Services
-from memlane.project_memory.cors import OriginPolicy, header
 from memlane.services.keys import authenticate, ensure_organization, key_from_headers
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ class LocalGateway:
                 authorizer = authorizer_context(self._authenticate(headers))
             except AuthenticationError as exc:
                 # API keys only here: the protected resource metadata names no authorization server.
-                challenge = www_authenticate(public_base_url(headers))
+                challenge = www_authenticate(public_base_url(headers, None, self.services.settings.public_url))
                 return GatewayResponse(
                     401,
                     {"Content-Type": "application/json", "WWW-Authenticate": challenge},

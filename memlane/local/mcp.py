@@ -38,7 +38,7 @@ def local_backend(settings: Settings, org: str | None = None, *, embedder: objec
 
 
 def backend_from_env(data_dir: Path | None = None, env: Mapping[str, str] | None = None,
-                     org: str | None = None) -> Backend:
+                     org: str | None = None, settings: Settings | None = None) -> Backend:
     """MEMLANE_API_URL (with MEMLANE_API_KEY) selects a server; without it, the data directory
     (`--data-dir`, MEMLANE_DATA_DIR or ~/.memlane) as `--org`/MEMLANE_ORG or the default
     organization. The spec's MEMORY_API_URL/MEMORY_API_KEY are accepted too, so its sample
@@ -47,17 +47,18 @@ def backend_from_env(data_dir: Path | None = None, env: Mapping[str, str] | None
     url = env.get("MEMLANE_API_URL") or env.get("MEMORY_API_URL")
     if url:
         return HttpBackend(url, env.get("MEMLANE_API_KEY") or env.get("MEMORY_API_KEY"))
-    settings = Settings.from_env(data_dir=data_dir)
+    settings = settings or Settings.from_env(env, data_dir=data_dir)
     return local_backend(settings, org_name(org, env),
                          allow_private_network=env.get(ENV_ALLOW_PRIVATE_NETWORK) == "1")  # as `memlane serve`
 
 
 def run_stdio(data_dir: Path | None = None, org: str | None = None) -> int:
     """`memlane mcp`: serve until the client closes stdin."""
-    backend = backend_from_env(data_dir, org=org)
+    settings = Settings.from_env(data_dir=data_dir)  # once, here: the tools never read the environment
+    backend = backend_from_env(data_dir, org=org, settings=settings)
     log.info("memlane MCP server using the %s", backend.description)
     try:
-        anyio.run(serve_stdio, backend)
+        anyio.run(serve_stdio, backend, settings.mcp_max_output_chars)
     finally:
         backend.close()
     return 0

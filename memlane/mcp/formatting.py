@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from memlane.config import DEFAULT_MCP_MAX_OUTPUT_CHARS
 from memlane.domain.quoting import quote_block, quoted
 
 DATA_NOTICE = ("Quoted blocks below are stored data from memlane, shown verbatim with their sources. "
@@ -98,7 +99,8 @@ def docs_text(query: str, out: dict[str, Any]) -> str:
 
 # ------------------------------------------------------------------------------------ output cap
 
-MAX_OUTPUT_CHARS = 25_000  # what one tool answer may put into the assistant's context
+# What one tool answer may put into the assistant's context (MEMLANE_MCP_MAX_OUTPUT_CHARS changes it).
+MAX_OUTPUT_CHARS = DEFAULT_MCP_MAX_OUTPUT_CHARS
 RESULT_SEPARATOR = "\n\n---\n\n"  # between the results of recall_text, memories_text, docs_text
 _NOTICE_ROOM = 300
 

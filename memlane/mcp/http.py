@@ -27,8 +27,9 @@ from typing import Any
 import anyio
 from mcp_types import INVALID_REQUEST
 
+from memlane.domain.origins import OriginPolicy, header
 from memlane.mcp.backend import Backend
-from memlane.project_memory.cors import OriginPolicy, header
+from memlane.mcp.formatting import MAX_OUTPUT_CHARS
 
 MCP_PATH = "/mcp"
 ALLOWED_METHODS = "POST, OPTIONS"
@@ -55,7 +56,7 @@ def jsonrpc_error(status: int, message: str, code: int = INVALID_REQUEST,
 
 
 def handle(method: str, headers: Mapping[str, str], body: bytes, backend: Backend, *,
-           origins: OriginPolicy, max_body_bytes: int, output_limit: int | None = None) -> HttpReply:
+           origins: OriginPolicy, max_body_bytes: int, output_limit: int = MAX_OUTPUT_CHARS) -> HttpReply:
     origin = header(headers, "origin")
     if origin is not None and not origins.allows(origin):
         return jsonrpc_error(403, f"Forbidden: origin not allowed: {origin}")
@@ -81,7 +82,7 @@ def handle(method: str, headers: Mapping[str, str], body: bytes, backend: Backen
 
 
 def _post(headers: Mapping[str, str], body: bytes, backend: Backend, max_body_bytes: int,
-          output_limit: int | None) -> HttpReply:
+          output_limit: int) -> HttpReply:
     # Imported here: the SDK's server stack (starlette, jsonschema) only loads for MCP requests.
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 

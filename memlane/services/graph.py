@@ -44,7 +44,7 @@ class GraphEdge(BaseModel):
     weight: int
 
 
-class MemoryGraph(BaseModel):
+class MemoryGraphOut(BaseModel):
     nodes: list[GraphNode]
     edges: list[GraphEdge]
 
@@ -91,7 +91,7 @@ def build_memory_graph(
     *,
     max_nodes: int = MAX_NODES,
     max_edges: int = MAX_EDGES,
-) -> MemoryGraph:
+) -> MemoryGraphOut:
     """The graph of one project (or, with None, all the caller's projects). An unknown project
     (or another tenant's) is a NotFoundError, as everywhere else."""
     if project_id is None:
@@ -101,7 +101,7 @@ def build_memory_graph(
     else:
         project_ids = [project_id]
     if not project_ids:
-        return MemoryGraph(nodes=[], edges=[])
+        return MemoryGraphOut(nodes=[], edges=[])
     docs = svc.metadata.recent_documents(who.organization_id, project_ids, RecallFilters(), svc.clock.now(),
                                          MAX_DOCUMENTS)
 
@@ -124,4 +124,4 @@ def build_memory_graph(
     nodes = [GraphNode(id=n, label=labels[n][0], type=labels[n][1], document_count=counts[n]) for n in kept]
     top_pairs = sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))[:max(0, max_edges)]
     edges = [GraphEdge(source=a, target=b, relation=EDGE_RELATION, weight=w) for (a, b), w in top_pairs]
-    return MemoryGraph(nodes=nodes, edges=edges)
+    return MemoryGraphOut(nodes=nodes, edges=edges)

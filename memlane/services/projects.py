@@ -14,7 +14,7 @@ from memlane.domain.requests import (
     DocumentListItem,
     DocumentListOut,
     ProjectIn,
-    ProjectList,
+    ProjectListOut,
     ProjectOut,
     ProjectPatchIn,
     StatsOut,
@@ -35,9 +35,9 @@ def _out(p: Project, count: int) -> ProjectOut:
     )
 
 
-def list_projects(svc: Services, who: Principal) -> ProjectList:
+def list_projects(svc: Services, who: Principal) -> ProjectListOut:
     counts = svc.metadata.count_documents(who.organization_id)
-    return ProjectList(
+    return ProjectListOut(
         projects=[_out(p, counts.get(p.id, 0)) for p in svc.metadata.list_projects(who.organization_id)]
     )
 

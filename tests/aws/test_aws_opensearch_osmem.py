@@ -18,6 +18,7 @@ osmem_server = pytest.importorskip(
 from opensearchpy import OpenSearch  # noqa: E402
 
 from memlane.adapters.aws.opensearch_index import OpenSearchIndex, index_body  # noqa: E402
+from memlane.adapters.aws.opensearch_mapping import chunk_source  # noqa: E402
 from memlane.domain.errors import EmbedderMismatchError  # noqa: E402
 from memlane.domain.models import Chunk, ContentType, chunk_id_for  # noqa: E402
 from memlane.ports import IndexedChunk, RecallFilters, SearchScope  # noqa: E402
@@ -201,7 +202,7 @@ def test_swap_alias_moves_reads_to_the_new_index(client: OpenSearch, index: Open
     client.index(
         index="memlane-chunks-v2",
         id=chunk_id_for("new-doc", 0),
-        body=OpenSearchIndex._source(chunk("new-doc", 0, "rollout")),  # noqa: SLF001 - filling v2 directly
+        body=chunk_source(chunk("new-doc", 0, "rollout")),  # filling v2 directly
         refresh=True,
     )
     client.indices.refresh(index=ALIAS)

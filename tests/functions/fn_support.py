@@ -14,6 +14,7 @@ Everything else is the real AWS adapter talking to moto.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import sys
 from dataclasses import dataclass
@@ -73,6 +74,13 @@ class Deployment:
 
     def services(self) -> Services:
         return self.composed
+
+    def cold_start(self) -> None:
+        """What a new execution environment would compose: memlane's settings read again from the
+        environment as it is now (a running one read them once, when it started)."""
+        from memlane.adapters.aws import compose
+
+        self.composed = dataclasses.replace(self.composed, settings=compose.memlane_settings())
 
     def dependencies(self, function: str) -> dict[str, Any]:
         """What the handler would compose from its environment, composed for this test."""

@@ -5,6 +5,7 @@ authorizer first, with API keys and with OAuth access tokens."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 
 import anyio
@@ -105,6 +106,10 @@ def test_keys_save_recall_isolation_and_refusal_through_the_api_function(deploym
             extension = "chrome-extension://" + "abcdefghijklmnopabcdefghijklmnop"
             assert (await http.post("/mcp", json=ping, headers={"Origin": extension})).status_code == 403
             monkeypatch.setenv("MEMLANE_ALLOWED_ORIGINS", extension)
+            # a running function read its settings when it started: the change is not seen...
+            assert (await http.post("/mcp", json=ping, headers={"Origin": extension})).status_code == 403
+            # ...until the next cold start
+            deployment.cold_start()
             allowed = await http.post("/mcp", json=ping, headers={"Origin": extension})
             assert allowed.status_code == 200 and allowed.headers["Access-Control-Allow-Origin"] == extension
 
@@ -138,7 +143,8 @@ def issuer(monkeypatch: pytest.MonkeyPatch) -> Iterator[TokenIssuer]:
 
 @pytest.fixture
 def oauth_gateway(deployment: Deployment, org: Organization, issuer: TokenIssuer) -> ApiGatewayStandIn:
-    settings = OAuthSettings.from_env()
+    deployment.cold_start()  # the functions start with the pool in their environment
+    settings = OAuthSettings.from_env(os.environ)
     assert settings is not None
     return ApiGatewayStandIn(deployment, validator=TokenValidator(settings))
 

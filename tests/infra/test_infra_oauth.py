@@ -7,7 +7,7 @@ import pytest
 from infra_helpers import function_by_handler, join_to_text
 
 from infra import constants as c
-from memlane.services import oauth
+from memlane.domain import oauth
 
 pytestmark = pytest.mark.infra
 

@@ -105,11 +105,11 @@ def test_every_handler_and_the_aws_adapters_work_without_what_the_layer_leaves_o
     script = IMPORT_WITHOUT + f"""
 for name in {modules!r} + ["memlane.adapters.aws.opensearch_index", "memlane.adapters.aws.compose"]:
     importlib.import_module(name)
-from memlane.adapters.aws.opensearch_index import OpenSearchIndex, _normalize, make_opensearch_client
+from memlane.adapters.aws.opensearch_index import OpenSearchIndex, make_opensearch_client, normalize
 client = make_opensearch_client("https://search-x.us-east-1.es.amazonaws.com", "us-east-1", "managed",
                                 credentials=object())
 assert type(client.transport.connection_pool.connections[0]).__name__ == "RequestsHttpConnection"
-assert _normalize([3.0, 4.0]) == [0.6, 0.8]
+assert normalize([3.0, 4.0]) == [0.6, 0.8]
 print("ok")
 """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO_ROOT,

@@ -47,7 +47,7 @@ def test_the_document_is_stable_and_ends_with_a_newline() -> None:
     document = json.loads(text)
     assert list(document["paths"]) == sorted(document["paths"])
     # a model's fields keep their declared order (the generated types read like the models)
-    assert list(document["components"]["schemas"]["WhoAmI"]["properties"])[0] == "user_id"
+    assert list(document["components"]["schemas"]["WhoAmIOut"]["properties"])[0] == "user_id"
 
 
 def test_the_committed_types_are_generated_from_the_committed_document(tmp_path) -> None:

@@ -37,7 +37,7 @@ export type RefreshIn = Schemas['RefreshIn']
 // -------------------------------------------------------------- responses (as the server sends)
 
 /** GET /v3/whoami */
-export type WhoAmI = Sent<Schemas['WhoAmI']>
+export type WhoAmI = Sent<Schemas['WhoAmIOut']>
 /** A connection as POST /v3/connections/confirm answers it. */
 export type ConnectionOut = Sent<Schemas['ConnectionOut']>
 /** GET /v3/stats */
@@ -46,7 +46,7 @@ export type Stats = Sent<Schemas['StatsOut']>
 /** GET, POST and PATCH /v3/projects… */
 export type Project = Sent<Schemas['ProjectOut']>
 /** GET /v3/projects */
-export type ProjectList = Sent<Schemas['ProjectList']>
+export type ProjectList = Sent<Schemas['ProjectListOut']>
 /** DELETE /v3/projects/{project_id} */
 export type ProjectDeleted = Sent<Schemas['ProjectDeletedOut']>
 
@@ -70,12 +70,12 @@ export type RelatedList = Sent<Schemas['RelatedOut']>
 export type RelatedDocument = Sent<Schemas['RelatedDocument']>
 
 /** GET /v3/memory-graph */
-export type MemoryGraph = Sent<Schemas['MemoryGraph']>
+export type MemoryGraph = Sent<Schemas['MemoryGraphOut']>
 export type GraphNode = Sent<Schemas['GraphNode']>
 export type GraphEdge = Sent<Schemas['GraphEdge']>
 
 /** GET /v3/keys */
-export type KeyList = Sent<Schemas['KeyList']>
+export type KeyList = Sent<Schemas['KeyListOut']>
 export type ApiKeyInfo = Sent<Schemas['KeyOut']>
 /** POST /v3/keys: the secret is shown once. */
 export type KeyCreated = Sent<Schemas['KeyCreatedOut']>

@@ -948,8 +948,8 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /** ConnectionList */
-        ConnectionList: {
+        /** ConnectionListOut */
+        ConnectionListOut: {
             /** Connections */
             connections: components["schemas"]["ConnectionOut"][];
         };
@@ -1514,8 +1514,8 @@ export interface components {
             /** Secret */
             secret: string;
         };
-        /** KeyList */
-        KeyList: {
+        /** KeyListOut */
+        KeyListOut: {
             /** Keys */
             keys: components["schemas"]["KeyOut"][];
         };
@@ -1576,8 +1576,8 @@ export interface components {
             /** Language */
             language?: string | null;
         };
-        /** MemoryGraph */
-        MemoryGraph: {
+        /** MemoryGraphOut */
+        MemoryGraphOut: {
             /** Nodes */
             nodes: components["schemas"]["GraphNode"][];
             /** Edges */
@@ -1694,8 +1694,8 @@ export interface components {
             /** Description */
             description?: string | null;
         };
-        /** ProjectList */
-        ProjectList: {
+        /** ProjectListOut */
+        ProjectListOut: {
             /** Projects */
             projects: components["schemas"]["ProjectOut"][];
         };
@@ -2349,8 +2349,8 @@ export interface components {
             /** Note */
             note?: string | null;
         };
-        /** WhoAmI */
-        WhoAmI: {
+        /** WhoAmIOut */
+        WhoAmIOut: {
             /** User Id */
             user_id: string;
             /** Email */
@@ -3244,7 +3244,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConnectionList"];
+                    "application/json": components["schemas"]["ConnectionListOut"];
                 };
             };
             /** @description Validation Error */
@@ -3723,7 +3723,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["KeyList"];
+                    "application/json": components["schemas"]["KeyListOut"];
                 };
             };
             /** @description Validation Error */
@@ -3895,7 +3895,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MemoryGraph"];
+                    "application/json": components["schemas"]["MemoryGraphOut"];
                 };
             };
             /** @description Validation Error */
@@ -3924,7 +3924,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProjectList"];
+                    "application/json": components["schemas"]["ProjectListOut"];
                 };
             };
             /** @description Validation Error */
@@ -4180,7 +4180,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WhoAmI"];
+                    "application/json": components["schemas"]["WhoAmIOut"];
                 };
             };
             /** @description Validation Error */

@@ -30,9 +30,10 @@ from memlane.adapters.aws.metrics import PowertoolsMetrics
 from memlane.adapters.aws.ratelimit import DynamoRateLimiter
 from memlane.adapters.aws.textract import TextractReader
 from memlane.config import Settings
-from memlane.connections.apps import ENV_CONNECTIONS_SECRET, ENV_PUBLIC_URL
+from memlane.connections.apps import ENV_CONNECTIONS_SECRET
 from memlane.connections.flow_binding import ENV_WEBAPP_URL
 from memlane.domain.errors import MemlaneError
+from memlane.domain.oauth import ENV_PUBLIC_URL
 from memlane.lazy import Lazy
 from memlane.ports import (
     Clock,
@@ -354,7 +355,7 @@ def build_docset_context(aws: AwsSettings | None = None, services: Services | No
 
     aws = aws or aws_settings()
     store = build_docset_store(aws)
-    settings = DocsetSettings.from_env()
+    settings = DocsetSettings.from_env(os.environ)  # once per cold start
     fetcher = fetcher or build_fetcher(settings)
     svc = services or build_aws_services()
     crawl = CrawlContext(svc=svc, store=store, fetcher=fetcher, settings=settings, robots=RobotsCache(fetcher))

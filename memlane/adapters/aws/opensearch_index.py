@@ -30,122 +30,47 @@ Serverless (vector search collections) differs in two ways handled here with `se
 custom document ids are refused (chunks are indexed without `_id`, and an upsert first removes
 earlier copies by `chunk_id`), and deletes go through search + bulk delete instead of
 delete_by_query. Writes there become searchable later (Serverless refreshes on its own schedule).
+
+Three modules: opensearch_mapping.py (the index's settings and mapping, a chunk's indexed
+document, the vector space), opensearch_queries.py (the scope filter and each leg's body) and this
+one (the adapter: index lifecycle and alias, writes, reads, the client factory).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlparse
 
 from opensearchpy import exceptions as os_errors
 
+from memlane.adapters.aws.opensearch_mapping import (
+    CONTEXT_BOOST,
+    CONTEXT_FIELD,
+    TEXT_ANALYZER,
+    chunk_source,
+    cosine_from_knn_score,
+    index_body,
+    knn_score_from_cosine,
+    normalize,
+)
+from memlane.adapters.aws.opensearch_queries import (
+    REINDEX_HINT,
+    parse_time,
+    scope_filter,
+    search_bodies,
+    text_fields,
+)
 from memlane.domain.errors import DependencyUnavailableError, EmbedderMismatchError, MemlaneError
 from memlane.ports import Candidate, IndexedChunk, IndexHoldings, LegResults, SearchScope
 
-HNSW_M = 16
-HNSW_EF_CONSTRUCTION = 128
-SPACE_TYPE = "innerproduct"
-TEXT_ANALYZER = "english"
-TEXT_FIELDS = ("text^1", "title^2", "heading_path^1.5")
-# The text of the memories saved around a short memory (memlane.documents.contextual), below its own words.
-CONTEXT_FIELD = "context"
-CONTEXT_BOOST = 0.5
+# The index's shape (opensearch_mapping) and the recall's bodies (opensearch_queries) have modules
+# of their own; these names stay importable from here, where the adapter has always been.
+__all__ = ["OpenSearchIndex", "cosine_from_knn_score", "index_body", "knn_score_from_cosine",
+           "make_opensearch_client", "normalize"]
+
 BULK_BATCH = 200  # chunks per bulk request (1024-dim vectors are ~20 KB of JSON each)
-MAX_K = 10_000  # OpenSearch's k-NN and result window limit
 AGG_PAGE = 1_000
-SOURCE_FIELDS = ["chunk_id", "document_id", "organization_id", "chunk_index", "created_at"]
-KEYWORD_FIELDS = (
-    "organization_id",
-    "project_id",
-    "document_id",
-    "content_type",
-    "tags",
-    "source_url",
-    "chunk_id",
-)
-REINDEX_HINT = (
-    "run `memlane reindex` to re-embed every document into a new index with the configured embedder"
-)
-
-
-def index_body(dimension: int, embedder_id: str | None = None, *, serverless: bool = False) -> dict[str, Any]:
-    """Settings and mappings of a memlane chunk index."""
-    meta: dict[str, Any] = {"memlane_schema": 1, "dimension": dimension}
-    if embedder_id:
-        meta["embedder"] = embedder_id
-    properties: dict[str, Any] = {
-        "vector": {
-            "type": "knn_vector",
-            "dimension": dimension,
-            "method": {
-                "name": "hnsw",
-                "engine": "faiss",
-                "space_type": SPACE_TYPE,
-                "parameters": {"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION},
-            },
-        },
-        "text": {"type": "text", "analyzer": TEXT_ANALYZER},
-        "title": {"type": "text", "analyzer": TEXT_ANALYZER},
-        "heading_path": {"type": "text", "analyzer": TEXT_ANALYZER},
-        CONTEXT_FIELD: {"type": "text", "analyzer": TEXT_ANALYZER},
-        "created_at": {"type": "date"},
-        "forget_after": {"type": "date"},
-        "chunk_index": {"type": "integer"},
-        "superseded": {"type": "boolean"},  # absent (false) on the latest version of a document
-    }
-    properties.update({name: {"type": "keyword"} for name in KEYWORD_FIELDS})
-    settings: dict[str, Any] = {"index": {"knn": True}}
-    if not serverless:
-        # A memlane index is small (chunks of one deployment): one shard avoids scoring skew
-        # between shards and per-shard HNSW graphs. Serverless manages shards itself.
-        settings["index"]["number_of_shards"] = 1
-    return {
-        "settings": settings,
-        "mappings": {"dynamic": "strict", "_meta": meta, "properties": properties},
-    }
-
-
-def cosine_from_knn_score(score: float) -> float:
-    """Inverts OpenSearch's score translation for the faiss inner-product space."""
-    if score >= 1.0:
-        return score - 1.0
-    if score <= 0.0:
-        return -1.0
-    return 1.0 - 1.0 / score
-
-
-def knn_score_from_cosine(cosine: float) -> float:
-    """OpenSearch's translation (for tests and documentation): the inverse of the above."""
-    return 1.0 + cosine if cosine >= 0 else 1.0 / (1.0 - cosine)
-
-
-def _normalize(vector: Sequence[float]) -> list[float]:
-    # Plain Python, not numpy: a few thousand multiply-adds per chunk, and the Lambda layer stays
-    # ~48 MB smaller without numpy (the AWS path needs it nowhere else).
-    values = [float(v) for v in vector]
-    norm = math.sqrt(math.fsum(v * v for v in values))
-    if norm == 0.0 or not math.isfinite(norm):
-        return values
-    return [v / norm for v in values]
-
-
-def _iso(value: datetime) -> str:
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
-
-
-def _tags(tags: Sequence[str]) -> list[str]:
-    """Tags are indexed and matched lower-cased: the tag filter ignores case, as the local one does."""
-    return list(dict.fromkeys(t.lower() for t in tags))
-
-
-def _parse_time(value: Any) -> datetime:
-    parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 class OpenSearchIndex:
@@ -284,35 +209,8 @@ class OpenSearchIndex:
                 if not self.serverless:
                     action["_id"] = item.chunk.id
                 body.append({"index": action})
-                body.append(self._source(item))
+                body.append(chunk_source(item))
             self._check_bulk(self._call(self.client.bulk, body=body))
-
-    @staticmethod
-    def _source(item: IndexedChunk) -> dict[str, Any]:
-        chunk = item.chunk
-        source: dict[str, Any] = {
-            "chunk_id": chunk.id,
-            "document_id": chunk.document_id,
-            "organization_id": chunk.organization_id,
-            "project_id": chunk.project_id,
-            "chunk_index": chunk.chunk_index,
-            "text": chunk.content,
-            "title": chunk.title,
-            "heading_path": list(chunk.heading_path),
-            "content_type": chunk.content_type.value,
-            "tags": _tags(chunk.tags),
-            "created_at": _iso(chunk.created_at),
-            "vector": _normalize(item.vector),
-        }
-        if chunk.source_url:
-            source["source_url"] = chunk.source_url
-        if chunk.forget_after is not None:
-            source["forget_after"] = _iso(chunk.forget_after)
-        if chunk.superseded:
-            source["superseded"] = True
-        if item.context:
-            source[CONTEXT_FIELD] = item.context
-        return source
 
     @staticmethod
     def _check_bulk(response: dict[str, Any]) -> None:
@@ -390,12 +288,7 @@ class OpenSearchIndex:
         self._context_mapped = True
 
     def text_fields(self) -> list[str]:
-        """What the text leg matches: `most_fields` sums the fields' scores, so a context match
-        adds `context_boost` × its score to the memory's own (0: context is not searched)."""
-        fields = list(TEXT_FIELDS)
-        if self.context_boost > 0:
-            fields.append(f"{CONTEXT_FIELD}^{self.context_boost:g}")
-        return fields
+        return text_fields(self.context_boost)
 
     def _delete_matching(self, query: dict[str, Any]) -> None:
         try:
@@ -439,92 +332,14 @@ class OpenSearchIndex:
 
     @staticmethod
     def scope_filter(scope: SearchScope) -> list[dict[str, Any]]:
-        """The filter both legs apply. The tenant comes from the scope (the authenticated key),
-        never from the query."""
-        now = scope.now or datetime.now(UTC)
-        clauses: list[dict[str, Any]] = [
-            {"term": {"organization_id": scope.organization_id}},
-            # An empty project list matches nothing: the safe reading of a malformed scope.
-            {"terms": {"project_id": list(scope.project_ids)}},
-            {
-                "bool": {
-                    "should": [
-                        {"bool": {"must_not": [{"exists": {"field": "forget_after"}}]}},
-                        {"range": {"forget_after": {"gt": _iso(now)}}},
-                    ],
-                    "minimum_should_match": 1,
-                }
-            },
-        ]
-        filters = scope.filters
-        if not filters.include_superseded:
-            # a term on a field an older index never mapped matches nothing, so this holds there too
-            clauses.append({"bool": {"must_not": [{"term": {"superseded": True}}]}})
-        if filters.content_types:
-            clauses.append({"terms": {"content_type": [ct.value for ct in filters.content_types]}})
-        if filters.created_after is not None:
-            clauses.append({"range": {"created_at": {"gt": _iso(filters.created_after)}}})
-        if filters.tags:
-            clauses.append({"terms": {"tags": _tags(filters.tags)}})
-        return clauses
+        """The filter both legs apply (memlane.adapters.aws.opensearch_queries)."""
+        return scope_filter(scope)
 
     def search_bodies(
         self, scope: SearchScope, query_text: str, query_vector: Sequence[float] | None, k: int
     ) -> tuple[list[str], list[dict[str, Any]]]:
         """The legs to run and the _msearch body (header, query pairs)."""
-        size = max(1, min(MAX_K, k))
-        flt = self.scope_filter(scope)
-        legs: list[str] = []
-        body: list[dict[str, Any]] = []
-        if query_text.strip():
-            legs.append("text")
-            body.append({"index": self.alias})
-            body.append(
-                {
-                    "size": size,
-                    "_source": SOURCE_FIELDS,
-                    "track_total_hits": False,
-                    "query": {
-                        "bool": {
-                            "must": [
-                                {
-                                    "multi_match": {
-                                        "query": query_text,
-                                        "fields": self.text_fields(),
-                                        "type": "most_fields",
-                                    }
-                                }
-                            ],
-                            "filter": flt,
-                        }
-                    },
-                }
-            )
-        if query_vector is not None:
-            if len(query_vector) != self.dimension:
-                raise EmbedderMismatchError(
-                    f"query vector has {len(query_vector)} dimensions; the search index '{self.alias}' "
-                    f"holds {self.dimension}; {REINDEX_HINT}"
-                )
-            legs.append("vector")
-            body.append({"index": self.alias})
-            body.append(
-                {
-                    "size": size,
-                    "_source": SOURCE_FIELDS,
-                    "track_total_hits": False,
-                    "query": {
-                        "knn": {
-                            "vector": {
-                                "vector": _normalize(query_vector),
-                                "k": size,
-                                "filter": {"bool": {"filter": flt}},
-                            }
-                        }
-                    },
-                }
-            )
-        return legs, body
+        return search_bodies(self.alias, self.text_fields(), self.dimension, scope, query_text, query_vector, k)
 
     def search(
         self, scope: SearchScope, query_text: str, query_vector: Sequence[float] | None, k: int
@@ -552,7 +367,7 @@ class OpenSearchIndex:
                         document_id=str(source["document_id"]),
                         chunk_index=int(source.get("chunk_index", 0)),
                         score=cosine_from_knn_score(raw) if leg == "vector" else raw,
-                        created_at=_parse_time(source["created_at"]),
+                        created_at=parse_time(source["created_at"]),
                     )
                 )
         return LegResults(vector=found["vector"], text=found["text"])

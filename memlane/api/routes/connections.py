@@ -16,7 +16,7 @@ from memlane.connections.schemas import (
     ConfirmIn,
     ConnectionDeletedOut,
     ConnectionIn,
-    ConnectionList,
+    ConnectionListOut,
     ConnectionOut,
     ConnectionStartOut,
     SyncRequestedOut,
@@ -50,7 +50,7 @@ def start_connection(body: ConnectionIn) -> Response[ConnectionStartOut]:
 
 
 @router.get("/v3/connections", tags=["connections"], summary="List the organization's connections")
-def list_connections() -> ConnectionList:
+def list_connections() -> ConnectionListOut:
     return service.list_connections(services(), principal_of(router))
 
 

@@ -13,7 +13,6 @@ there the credential is an API key.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -30,8 +29,9 @@ from memlane.api.auth import (
 from memlane.api.events import LOCAL_STAGE, MAX_BODY_BYTES
 from memlane.api.resolver import ConcurrentRestResolver
 from memlane.domain.errors import AuthenticationError
-from memlane.project_memory.cors import ALLOWED_ORIGINS_ENV, OriginPolicy, header, parse_origins
-from memlane.services.oauth import OAuthSettings
+from memlane.domain.oauth import OAuthSettings
+from memlane.domain.origins import OriginPolicy, header
+from memlane.ports import Services
 
 router = Router()
 
@@ -48,24 +48,29 @@ MCP_DESCRIPTION = (
 )
 
 
+def _services() -> Services:
+    return router.context["services"]
+
+
 def _origins(request_context: dict[str, Any]) -> OriginPolicy:
     """The browser origins /mcp answers (the specification requires the check: DNS rebinding).
     Behind the local server the gateway has already refused every origin off the server's policy
     (the allow-list, --allow-origin, --allow-all-origins) before the resolver ran; behind API
-    Gateway nothing has, so the allow-list and MEMLANE_ALLOWED_ORIGINS apply here."""
+    Gateway nothing has, so the allow-list and MEMLANE_ALLOWED_ORIGINS (Settings.allowed_origins,
+    read when the function started) apply here."""
     if request_context.get("stage") == LOCAL_STAGE:
         return OriginPolicy(allow_all=True)
-    return OriginPolicy(extra=parse_origins([os.environ.get(ALLOWED_ORIGINS_ENV, "")], ALLOWED_ORIGINS_ENV))
+    return OriginPolicy(extra=_services().settings.allowed_origins)
 
 
 def _oauth() -> OAuthSettings | None:
-    """Read per request (a few environment variables): discovery documents are rare."""
-    return OAuthSettings.from_env()
+    return _services().settings.oauth
 
 
 def _base_url() -> str:
     event = router.current_event.raw_event
-    return public_base_url(event.get("headers") or {}, event.get("requestContext") or {})
+    return public_base_url(event.get("headers") or {}, event.get("requestContext") or {},
+                           _services().settings.public_url)
 
 
 def _headers() -> dict[str, str]:
@@ -127,7 +132,8 @@ def _handle(method: str) -> Response:
         dispatch, "memlane API",
         docs_unavailable=None if router.context.get("docsets") is not None else DOCS_NOT_SERVED)
     body = (router.current_event.body or "").encode("utf-8")
-    reply = http.handle(method, headers, body, backend, origins=origins, max_body_bytes=MAX_BODY_BYTES)
+    reply = http.handle(method, headers, body, backend, origins=origins, max_body_bytes=MAX_BODY_BYTES,
+                        output_limit=_services().settings.mcp_max_output_chars)
     return _reply(reply.status, reply.headers, reply.body, allowed_origin)
 
 

@@ -27,12 +27,12 @@ from memlane.domain.requests import (
     MemoryIn,
     MemoryOut,
     ProjectIn,
-    ProjectList,
+    ProjectListOut,
     ProjectOut,
     RecallIn,
     RecallOut,
     UUIDStr,
-    WhoAmI,
+    WhoAmIOut,
 )
 from memlane.ports import Services
 from memlane.recall.service import recall as recall_service
@@ -148,7 +148,7 @@ def context(body: ContextIn) -> ContextOut:
 
 
 @router.get("/v3/projects", tags=["projects"], summary="List projects with document counts")
-def list_projects() -> ProjectList:
+def list_projects() -> ProjectListOut:
     return projects.list_projects(services(), principal_of(router))
 
 
@@ -186,17 +186,17 @@ def memory_graph(
     project_id: Annotated[UUIDStr | None, Query()] = None,
     max_nodes: Annotated[int, Query(ge=1, le=500)] = graph.MAX_NODES,
     max_edges: Annotated[int, Query(ge=0, le=5000)] = graph.MAX_EDGES,
-) -> graph.MemoryGraph:
+) -> graph.MemoryGraphOut:
     return graph.build_memory_graph(
         services(), principal_of(router), project_id, max_nodes=max_nodes, max_edges=max_edges
     )
 
 
 @router.get("/v3/whoami", tags=["identity"], summary="The organization behind the API key")
-def whoami() -> WhoAmI:
+def whoami() -> WhoAmIOut:
     who = principal_of(router)
     org = services().metadata.get_organization(who.organization_id)
     if org is None:
         raise NotFoundError("organization not found")
-    return WhoAmI(user_id=who.user_id, organization_id=org.id, organization_name=org.name, key_id=who.key_id,
+    return WhoAmIOut(user_id=who.user_id, organization_id=org.id, organization_name=org.name, key_id=who.key_id,
                   can_manage_keys=who.can_manage_keys)

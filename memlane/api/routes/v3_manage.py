@@ -47,7 +47,7 @@ def _json(status: int, model: BaseModel, headers: dict[str, str] | None = None) 
                     headers=headers)
 
 
-class KeyList(BaseModel):
+class KeyListOut(BaseModel):
     keys: list[key_admin.KeyOut]
 
 
@@ -131,8 +131,8 @@ def forgotten(limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> ForgottenOut
 
 
 @router.get("/v3/keys", tags=["identity"], summary="The organization's API keys (needs a key that manages keys)")
-def list_keys() -> KeyList:
-    return KeyList(keys=key_admin.list_organization_keys(services(), principal_of(router)))
+def list_keys() -> KeyListOut:
+    return KeyListOut(keys=key_admin.list_organization_keys(services(), principal_of(router)))
 
 
 @router.post("/v3/keys", tags=["identity"], summary="Create an API key; the secret is in this answer only",

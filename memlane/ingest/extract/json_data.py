@@ -9,7 +9,8 @@ from typing import Any
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType
 from memlane.ingest.extract.result import Extracted
-from memlane.ingest.extract.text import clean_title, shorten
+from memlane.ingest.extract.text import clean_title
+from memlane.ingest.text import shorten
 
 _READABLE_KEYS = (
     "title", "name", "description", "summary", "text", "full_text", "body", "content", "message", "author",

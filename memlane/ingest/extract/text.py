@@ -6,6 +6,7 @@ import re
 
 from memlane.domain.models import ContentType
 from memlane.ingest.extract.result import Extracted
+from memlane.ingest.text import shorten
 
 TITLE_MAX_CHARS = 200  # a derived title is a label, not content
 LINE_TITLE_MAX_CHARS = 80  # a title made from the first line of plain text
@@ -30,15 +31,6 @@ def first_line_title(text: str) -> str | None:
     return None
 
 
-def shorten(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    if space >= limit // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:-") + "…"
 
 
 def clean_title(title: str) -> str | None:

@@ -4,6 +4,7 @@ mentions the query once, even when that one mention is the best single chunk."""
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
 from docsets_site import FAST, DocsSite, index, retrieve, start_server
@@ -68,8 +69,8 @@ def test_a_page_about_the_query_outranks_a_single_mention(tmp_path, ranking_site
 def test_docset_settings_read_page_support_from_the_environment(monkeypatch):
     from memlane.docsets.models import DocsetSettings
 
-    assert DocsetSettings.from_env().fusion.support == pytest.approx(0.2)
+    assert DocsetSettings.from_env(os.environ).fusion.support == pytest.approx(0.2)
     monkeypatch.setenv("MEMLANE_DOCSET_WEIGHT_SUPPORT", "0")
     monkeypatch.setenv("MEMLANE_DOCSET_SUPPORT_CHUNKS", "3")
-    fusion = DocsetSettings.from_env().fusion
+    fusion = DocsetSettings.from_env(os.environ).fusion
     assert fusion == FusionWeights(vector=0.8, text=0.2, recency=0.0, support=0.0, support_chunks=3)

@@ -226,9 +226,20 @@ def test_the_newer_protocol_the_sdk_prefers_works_too(running: Running) -> None:
     anyio.run(scenario)
 
 
-def test_tool_output_is_capped_with_a_notice(running: Running, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Given three long memories and an output limit of 3,000 characters
-    monkeypatch.setenv("MEMLANE_MCP_MAX_OUTPUT_CHARS", "3000")
+@pytest.fixture
+def capped(tmp_path) -> Iterator[Running]:
+    """A server started with MEMLANE_MCP_MAX_OUTPUT_CHARS=3000 (read once, with its settings)."""
+    settings = Settings.from_env({"MEMLANE_MCP_MAX_OUTPUT_CHARS": "3000"}, data_dir=tmp_path / "capped")
+    srv = LocalServer(settings, host="127.0.0.1", port=free_port(), embedder=HashEmbedder())
+    key = srv.prepare()
+    srv.start_in_thread()
+    yield Running(srv, key)
+    srv.shutdown()
+
+
+def test_tool_output_is_capped_with_a_notice(capped: Running) -> None:
+    # Given three long memories and a server whose output limit is 3,000 characters
+    running = capped
     long = " ".join(["walrus"] * 300)
 
     async def scenario() -> None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from memlane.config import Settings
+from memlane.domain.errors import ConfigurationError
 from memlane.mcp.definitions import BEHAVIOUR, TOOL_NAMES, tool_list
 from memlane.mcp.formatting import RESULT_SEPARATOR, limit_output, quote
-from memlane.mcp.server import max_output_chars, tool_result
+from memlane.mcp.server import tool_result
 from memlane.mcp.tools import ToolOutput
 
 
@@ -52,10 +54,12 @@ def test_the_structured_copy_is_only_sent_while_it_fits() -> None:
 
 
 def test_the_limit_is_configurable_but_not_below_1000() -> None:
-    assert max_output_chars({}) == 25_000
-    assert max_output_chars({"MEMLANE_MCP_MAX_OUTPUT_CHARS": "50000"}) == 50_000
-    with pytest.raises(ValueError, match="at least 1000"):
-        max_output_chars({"MEMLANE_MCP_MAX_OUTPUT_CHARS": "10"})
+    assert Settings.from_env({}).mcp_max_output_chars == 25_000
+    assert Settings.from_env({"MEMLANE_MCP_MAX_OUTPUT_CHARS": "50000"}).mcp_max_output_chars == 50_000
+    for bad in ("10", "lots"):
+        with pytest.raises(ConfigurationError, match="MEMLANE_MCP_MAX_OUTPUT_CHARS=") as exc:
+            Settings.from_env({"MEMLANE_MCP_MAX_OUTPUT_CHARS": bad})
+        assert exc.value.variable == "MEMLANE_MCP_MAX_OUTPUT_CHARS"
 
 
 def test_every_tool_has_a_title_and_all_five_hints() -> None:

@@ -10,9 +10,9 @@ import pytest
 from memlane.api.app import MemlaneApi
 from memlane.config import Settings
 from memlane.domain.errors import InvalidInputError
+from memlane.domain.origins import OriginPolicy, is_loopback_origin
 from memlane.local.gateway import LocalGateway, is_loopback_host
 from memlane.local.server import LocalServer
-from memlane.project_memory.cors import OriginPolicy, is_loopback_origin
 from memlane.services.keys import create_key
 
 LOCAL = {"host": "127.0.0.1:7432", "content-type": "application/json"}

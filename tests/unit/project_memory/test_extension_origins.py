@@ -10,8 +10,8 @@ import pytest
 
 from memlane.api.app import MemlaneApi
 from memlane.domain.errors import InvalidInputError
+from memlane.domain.origins import OriginPolicy, parse_origins
 from memlane.local.gateway import LocalGateway
-from memlane.project_memory.cors import OriginPolicy, parse_origins
 from memlane.services.keys import create_key
 
 CHROME = "chrome-extension://ibjigdcepmcfoplhobofpgjnoibiglci"

@@ -1,5 +1,5 @@
-"""Which browser origins may call the server (the Vidurai seed's CORS policy, applied by the local
-gateway to every route).
+"""Which browser origins may call the server: a pure policy over origin strings (the Vidurai seed's
+CORS policy), applied by the local gateway to every route, and by /mcp behind API Gateway.
 
 The allow-list: `http://localhost:*`, `http://127.0.0.1:*`, `https://chat.openai.com`,
 `https://chatgpt.com`. A request from any other origin is refused with 403 *before* it runs: with

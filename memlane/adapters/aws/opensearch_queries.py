@@ -1,0 +1,126 @@
+"""The bodies memlane sends to OpenSearch for a recall: the filter both legs apply (tenant,
+projects, expiry, versions, the recall filters), the BM25 leg (`most_fields` over the chunk's text
+fields) and the k-NN leg (faiss efficient filtering), and how their hits are read back. Pure
+functions over dicts; memlane.adapters.aws.opensearch_index sends them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from memlane.adapters.aws.opensearch_mapping import CONTEXT_FIELD, TEXT_FIELDS, iso, normalize, tags_of
+from memlane.domain.errors import EmbedderMismatchError
+from memlane.ports import SearchScope
+
+MAX_K = 10_000  # OpenSearch's k-NN and result window limit
+SOURCE_FIELDS = ["chunk_id", "document_id", "organization_id", "chunk_index", "created_at"]
+REINDEX_HINT = (
+    "run `memlane reindex` to re-embed every document into a new index with the configured embedder"
+)
+
+
+def text_fields(context_boost: float) -> list[str]:
+    """What the text leg matches: `most_fields` sums the fields' scores, so a context match
+    adds `context_boost` × its score to the memory's own (0: context is not searched)."""
+    fields = list(TEXT_FIELDS)
+    if context_boost > 0:
+        fields.append(f"{CONTEXT_FIELD}^{context_boost:g}")
+    return fields
+
+
+def scope_filter(scope: SearchScope) -> list[dict[str, Any]]:
+    """The filter both legs apply. The tenant comes from the scope (the authenticated key),
+    never from the query."""
+    now = scope.now or datetime.now(UTC)
+    clauses: list[dict[str, Any]] = [
+        {"term": {"organization_id": scope.organization_id}},
+        # An empty project list matches nothing: the safe reading of a malformed scope.
+        {"terms": {"project_id": list(scope.project_ids)}},
+        {
+            "bool": {
+                "should": [
+                    {"bool": {"must_not": [{"exists": {"field": "forget_after"}}]}},
+                    {"range": {"forget_after": {"gt": iso(now)}}},
+                ],
+                "minimum_should_match": 1,
+            }
+        },
+    ]
+    filters = scope.filters
+    if not filters.include_superseded:
+        # a term on a field an older index never mapped matches nothing, so this holds there too
+        clauses.append({"bool": {"must_not": [{"term": {"superseded": True}}]}})
+    if filters.content_types:
+        clauses.append({"terms": {"content_type": [ct.value for ct in filters.content_types]}})
+    if filters.created_after is not None:
+        clauses.append({"range": {"created_at": {"gt": iso(filters.created_after)}}})
+    if filters.tags:
+        clauses.append({"terms": {"tags": tags_of(filters.tags)}})
+    return clauses
+
+
+def search_bodies(
+    alias: str, fields: list[str], dimension: int, scope: SearchScope, query_text: str,
+    query_vector: Sequence[float] | None, k: int,
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """The legs to run and the _msearch body (header, query pairs) against `alias`: the text leg
+    matches `fields` (most_fields), the vector leg must have `dimension` dimensions."""
+    size = max(1, min(MAX_K, k))
+    flt = scope_filter(scope)
+    legs: list[str] = []
+    body: list[dict[str, Any]] = []
+    if query_text.strip():
+        legs.append("text")
+        body.append({"index": alias})
+        body.append(
+            {
+                "size": size,
+                "_source": SOURCE_FIELDS,
+                "track_total_hits": False,
+                "query": {
+                    "bool": {
+                        "must": [
+                            {
+                                "multi_match": {
+                                    "query": query_text,
+                                    "fields": fields,
+                                    "type": "most_fields",
+                                }
+                            }
+                        ],
+                        "filter": flt,
+                    }
+                },
+            }
+        )
+    if query_vector is not None:
+        if len(query_vector) != dimension:
+            raise EmbedderMismatchError(
+                f"query vector has {len(query_vector)} dimensions; the search index '{alias}' "
+                f"holds {dimension}; {REINDEX_HINT}"
+            )
+        legs.append("vector")
+        body.append({"index": alias})
+        body.append(
+            {
+                "size": size,
+                "_source": SOURCE_FIELDS,
+                "track_total_hits": False,
+                "query": {
+                    "knn": {
+                        "vector": {
+                            "vector": normalize(query_vector),
+                            "k": size,
+                            "filter": {"bool": {"filter": flt}},
+                        }
+                    }
+                },
+            }
+        )
+    return legs, body
+
+
+def parse_time(value: Any) -> datetime:
+    parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
