@@ -47,7 +47,7 @@ def recall_text(query: str, out: dict[str, Any], project_names: dict[str, str]) 
     results = out.get("results") or []
     floor = out.get("floor")
     if not results:
-        if isinstance(floor, int | float):
+        if isinstance(floor, int | float) and floor > 0:
             return (f"No memory matches {q(query)}: nothing reached the relevance floor of {float(floor):.2f} "
                     "(relevance 0-1).")
         return f"No memories found for {q(query)}."

@@ -108,3 +108,7 @@ def test_every_content_word_of_the_query_in_the_text_is_an_exact_match() -> None
     assert rel.exact_match("Two tomatoes.", [], rel.content_words("Tomato"))
     assert not rel.exact_match("Tomato seedlings need sun.", [], rel.content_words("tomato soup"))
     assert rel.exact_match("see parse_config", rel.distinctive_terms("parse_config bug"), ["parse_config", "bug"])
+
+
+def test_mcp_recall_without_a_floor_says_nothing_was_found() -> None:
+    assert recall_text("x", {"results": [], "floor": 0}, {}) == 'No memories found for "x".'
