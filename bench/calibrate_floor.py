@@ -38,12 +38,20 @@ from typing import Any
 import httpx
 
 from bench.common import free_port, machine, write_section
-from bench.eval_memory import DEFAULT_DATA, LIMIT, _save_conversation, load_conversations, score_ranking
+from bench.eval_memory import (
+    DEFAULT_DATA,
+    LIMIT,
+    _save_conversation,
+    load_conversations,
+    parse_evidence,
+    score_ranking,
+)
 
 PROG = "python -m bench.calibrate_floor"
 NONSENSE_COUNT = 50
 SEED = 22
 FLOORS = sorted({0.0, *(round(0.05 * i, 2) for i in range(1, 13)), *(round(0.01 * i, 2) for i in range(25, 40))})
+RELATED_FLOORS = [round(0.05 * i, 2) for i in range(0, 20)]
 
 _SALAD_WORDS = ["lantern", "quartz", "membrane", "velvet", "harbor", "spindle", "oxide", "tundra", "gravel", "saxophone", "meridian", "lattice", "ferret", "pylon", "basalt", "walrus", "prism", "cobalt", "nebula", "turbine", "mustard", "glacier", "fjord", "sonnet", "abacus", "trellis", "piston", "orchid", "magnet", "vortex", "plankton", "anvil", "canyon", "pepper", "ribbon", "sulfur", "kettle", "yodel", "zeppelin", "parsnip", "quiver", "barnacle", "tangent", "mosaic", "nozzle", "compass", "dynamo", "falcon", "gazebo", "hinge", "igloo", "jigsaw", "kelp", "ledger", "monsoon"]
 _UNRELATED = [
@@ -84,9 +92,9 @@ def nonsense_queries(seed: int = SEED, count: int = NONSENSE_COUNT) -> list[str]
 # --------------------------------------------------------------------------- recording
 
 
-def _record(svc: Any, org_id: str, project_id: str, query: str) -> dict[str, Any]:
+def _record(svc: Any, org_id: str, project_id: str, query: str, exact: bool = True) -> dict[str, Any]:
     """Every candidate document of recall's pipeline for this query (no floor), best first, with the
-    raw evidence of its chunks: [cosine, raw BM25, exact match of a distinctive term]."""
+    raw evidence of its chunks: [cosine, raw BM25, exact match (a distinctive term or every content word)]."""
     from memlane.ports import RecallFilters, SearchScope
     from memlane.recall import relevance as rel
     from memlane.recall.pipeline import Retrieval, memory_candidates, memory_stages, retrieve
@@ -98,12 +106,43 @@ def _record(svc: Any, org_id: str, project_id: str, query: str) -> dict[str, Any
     found = retrieve(svc, Retrieval(query=query, scope=scope, k=memory_candidates(svc, LIMIT), weights=svc.settings.fusion,
                                     stages=memory_stages(svc), floor=0.0,
                                     max_chunks_per_document=svc.settings.max_chunks_per_document,
-                                    calibration=probe))
+                                    calibration=probe, exact=exact))
     return {
         "terms": rel.query_terms(query),
         "documents": [[g.document_id, [[round(c.vector_score, 5), round(c.bm25, 4), c.exact] for c in g.chunks]]
                       for g in found.documents],
     }
+
+
+def related_pairs(raw: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """Turns that belong together, from the data's own labels: the turns one observation fact cites
+    together, and the evidence turns of one question. Each group gives (first turn, the others)."""
+    groups: list[list[str]] = []
+    for session in (raw.get("observation") or {}).values():
+        for facts in (session or {}).values():
+            for fact in facts:
+                groups.append(parse_evidence(fact[1:] if isinstance(fact, list) else []))
+    for qa in raw.get("qa") or []:
+        groups.append(parse_evidence(qa.get("evidence") or []))
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for g in groups:
+        if len(g) >= 2 and tuple(g) not in seen:
+            seen.add(tuple(g))
+            out.append((g[0], g[1:]))
+    return out
+
+
+def _related_record(svc: Any, org_id: str, project_id: str, document_id: str) -> dict[str, Any]:
+    """As related memories rank (memlane.services.related): the document's title, summary and opening
+    as the query, recall's pipeline, the document itself left out."""
+    from memlane.services.related import QUERY_CHARS
+
+    doc = svc.metadata.get_document(org_id, document_id)
+    query = "\n".join(p for p in (doc.title, doc.summary or "", doc.content[:QUERY_CHARS]) if p).strip()
+    rec = _record(svc, org_id, project_id, query[:10_000], exact=False)
+    rec["documents"] = [d for d in rec["documents"] if d[0] != document_id]
+    return rec
 
 
 def record(args: argparse.Namespace) -> dict[str, Any]:
@@ -142,6 +181,21 @@ def record(args: argparse.Namespace) -> dict[str, Any]:
             for query in nonsense_queries():
                 for _, project_id, _ in saved:
                     out["nonsense"].append({**_record(svc, org.id, project_id, query), "query": query})
+            # Related memories: a whole memory as the query (their own floor).
+            raw = {c["sample_id"]: c for c in json.loads(Path(args.memory).read_text())}
+            related: dict[str, list[Any]] = {"answerable": [], "unanswerable": [], "nonsense": []}
+            for i, (conv, project_id, documents) in enumerate(saved):
+                other = saved[(i + 1) % len(saved)][1]
+                for first, rest in related_pairs(raw[conv.sample_id]):
+                    if first not in documents or not all(r in documents for r in rest):
+                        continue
+                    evidence = [documents[r] for r in rest if documents[r] != documents[first]]
+                    if not evidence:
+                        continue
+                    related["answerable"].append({**_related_record(svc, org.id, project_id, documents[first]),
+                                                  "evidence": evidence, "category": 0})
+                    related["unanswerable"].append(_related_record(svc, org.id, other, documents[first]))
+            out["related"] = related
             out["seconds"] = round(time.monotonic() - t0, 1)
             out["load_average"] = os.getloadavg()[1]
         finally:
@@ -183,7 +237,7 @@ def curve(data: dict[str, Any], p: Params, floors: list[float] = FLOORS) -> list
             "floor": f,
             "recall@10": recall10 / len(ans),
             "abstain_unanswerable": sum(1 for x in una if x < f) / len(una),
-            "abstain_nonsense": sum(1 for x in non if x < f) / len(non),
+            "abstain_nonsense": sum(1 for x in non if x < f) / len(non) if non else float("nan"),
         })
     return rows
 
@@ -218,6 +272,27 @@ def report_markdown(data: dict[str, Any], p: Params, rows: list[dict[str, float]
         mark = " **(default)**" if r["floor"] == chosen["floor"] else ""
         lines.append(f"| {r['floor']:.2f}{mark} | {r['recall@10']:.3f} | {r['abstain_unanswerable']:.1%} | "
                      f"{r['abstain_nonsense']:.1%} |")
+    related = data.get("related")
+    if related and related["answerable"]:
+        from memlane.recall.relevance import calibration_for
+
+        r_rows = curve(related, p, RELATED_FLOORS)
+        r_chosen = choose(r_rows)
+        default = calibration_for(data["embedder"]).related_floor
+        lines += [
+            "",
+            f"Related memories (their own floor: a whole memory as the query, as `GET /v3/documents/{{id}}/related` "
+            f"asks): {len(related['answerable'])} memories whose related turns the data names (turns one observation "
+            "fact cites together, or one question's evidence turns), asked of their own project (related recall@10, "
+            "the memory itself left out) and of the next conversation's project (nothing related there).",
+            "",
+            "| floor | related recall@10 | other conversation's project: nothing above the floor |",
+            "| --- | --- | --- |",
+        ]
+        for r in r_rows:
+            mark = " **(default)**" if r["floor"] == default else ""
+            mark += " (highest within 0.02)" if r["floor"] == r_chosen["floor"] else ""
+            lines.append(f"| {r['floor']:.2f}{mark} | {r['recall@10']:.3f} | {r['abstain_unanswerable']:.1%} |")
     return "\n".join(lines) + "\n"
 
 
@@ -248,6 +323,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"floor {r['floor']:.2f}: recall@10 {r['recall@10']:.3f}, unanswerable abstain "
               f"{r['abstain_unanswerable']:.1%}, nonsense abstain {r['abstain_nonsense']:.1%}")
     print(f"highest floor within 0.02 of recall@10 without a floor: {chosen['floor']:.2f}")
+    related = data.get("related")
+    if related and related["answerable"]:
+        for r in curve(related, p, RELATED_FLOORS):
+            print(f"related floor {r['floor']:.2f}: recall@10 {r['recall@10']:.3f}, other project abstain "
+                  f"{r['abstain_unanswerable']:.1%}")
     if args.write:
         write_section(Path(args.write), "floor", report_markdown(data, p, rows, chosen, f"{PROG} --record FILE"))
     return 0

@@ -101,6 +101,9 @@ class Retrieval:
     query_vector: Sequence[float] | None = None  # already embedded (the context pack embeds once)
     text_query: str | None = None  # what the text leg matches, when not `query` ("" for none)
     calibration: rel.Calibration | None = None  # default: the embedder's (memlane.recall.relevance)
+    # Exact matches count as evidence (off when a whole document is the query: related memories,
+    # where some word of a long text is always in some memory).
+    exact: bool = True
 
 
 @dataclass
@@ -149,7 +152,7 @@ def _set_relevance(svc: Services, r: Retrieval, fused: list[ScoredChunk], c: rel
         sc.relevance = rel.relevance(sc.vector_score, sc.bm25, terms, False, c)
     # Exact matches (a distinctive term, or every content word): read only the chunks the text leg
     # found that are not already as relevant as an exact match would make them.
-    if r.legs == "vector":
+    if r.legs == "vector" or not r.exact:
         return
     distinctive, words = rel.distinctive_terms(r.query), rel.content_words(r.query)
     unsure = [sc for sc in fused if sc.bm25 > 0 and sc.relevance < c.exact_match]

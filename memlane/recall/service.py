@@ -108,9 +108,11 @@ def floor_for(svc: Services, body: RecallIn) -> float:
     return calibration_for(svc.embedder.id).floor
 
 
-def rank(svc: Services, scope: SearchScope, body: RecallIn, floor: float | None = None) -> Ranking:
+def rank(svc: Services, scope: SearchScope, body: RecallIn, floor: float | None = None, *,
+         exact: bool = True) -> Ranking:
     """The ranking for a query, before documents are loaded (memlane.recall.pipeline). Over-fetches
-    so documents deleted since they were indexed can be skipped without coming up short."""
+    so documents deleted since they were indexed can be skipped without coming up short. `floor`
+    and `exact` for related memories (memlane.services.related)."""
     now = scope.now or svc.clock.now()
     weights = svc.settings.fusion
     if not body.query.strip():
@@ -131,6 +133,7 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn, floor: float | None 
         stages=memory_stages(svc),
         floor=floor_for(svc, body) if floor is None else floor,
         max_chunks_per_document=svc.settings.max_chunks_per_document,
+        exact=exact,
     ))
     return Ranking(
         [

@@ -34,7 +34,7 @@ def related_documents(svc: Services, who: Principal, document_id: str, limit: in
     body = RecallIn(query=query[:10_000], limit=min(limit + len(same_memory), 100))
     scope = SearchScope(organization_id=who.organization_id, project_ids=projects,
                         filters=RecallFilters(), now=now)
-    ranking = [r for r in rank(svc, scope, body, floor).documents if r.document_id not in same_memory]
+    ranking = [r for r in rank(svc, scope, body, floor, exact=False).documents if r.document_id not in same_memory]
     found = materialize(svc, who, ranking, body, now)[:limit]
     return RelatedOut(document_id=doc.id, related=[
         RelatedDocument(document_id=r.document_id, title=r.title, summary=r.summary, score=r.score,

@@ -112,3 +112,8 @@ def test_every_content_word_of_the_query_in_the_text_is_an_exact_match() -> None
 
 def test_mcp_recall_without_a_floor_says_nothing_was_found() -> None:
     assert recall_text("x", {"results": [], "floor": 0}, {}) == 'No memories found for "x".'
+
+
+def test_a_year_is_not_a_distinctive_term() -> None:
+    assert rel.distinctive_terms("what did Caroline do in May 2023") == []
+    assert rel.distinctive_terms("gate code 4411") == ["4411"]
