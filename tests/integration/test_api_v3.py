@@ -483,3 +483,18 @@ def test_idempotency_key_replays_the_first_response_and_rejects_another_body(ser
     rival = server.as_key(server.new_key("idem-rival"))
     theirs = rival.post("/v3/memory", json=body, headers=headers)
     assert theirs.status_code == 201 and theirs.json()["id"] != first.json()["id"]
+
+
+def test_related_memories_have_their_own_floor(server):
+    ids = {title: save(server.client, content, title=title)["id"] for title, content in NOTES}
+    tenancy = save(server.client, "Tenancy: moving out needs written notice to the landlord two months ahead; "
+                                  "the deposit comes back after the inspection.", title="Moving out")["id"]
+    r = server.client.get(f"/v3/documents/{ids['Landlord']}/related")
+    assert r.status_code == 200, r.text
+    body = r.json()
+    # a whole document as the query has its own floor; the unrelated notes stay below it
+    assert body["floor"] == 0.5
+    related = [d["document_id"] for d in body["related"]]
+    assert related[:1] == [tenancy]
+    assert ids["Sourdough"] not in related and ids["Bike"] not in related
+    assert all(0.5 <= d["relevance"] <= 1 for d in body["related"])
