@@ -39,8 +39,8 @@ from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus
 from memlane.domain.principal import Principal
 from memlane.domain.tuning import FusionWeights
 from memlane.ingest.chunking import CHUNKING_KEY
-from memlane.ports import LegResults, RecallFilters, SearchScope, Services
-from memlane.recall.fusion import fuse_scores
+from memlane.ports import RecallFilters, SearchScope, Services
+from memlane.recall.pipeline import Retrieval, retrieve
 from memlane.services.projects import find_project_by_name
 
 # Semantic ranking is the fusion with only the vector leg weighted: the score is the cosine, as in raged.
@@ -205,7 +205,8 @@ def _metadata_hits(svc: Services, who: Principal, project_id: str, body: QueryIn
 
 def _ranked_hits(svc: Services, who: Principal, project_id: str, body: QueryIn,
                  strategy: Strategy) -> list[_Hit]:
-    """Semantic or hybrid: both run the one fusion function; semantic weighs only the vector leg."""
+    """Semantic or hybrid: both run the one retrieval pipeline; semantic keeps only the vector leg and
+    weighs only it, so the score is the cosine, as in raged."""
     now = svc.clock.now()
     text = body.query or ""
     tag = pushdown_tag(body.filter) if body.filter else None
@@ -215,13 +216,13 @@ def _ranked_hits(svc: Services, who: Principal, project_id: str, body: QueryIn,
         k = max(k, POST_FILTER_K)
     scope = SearchScope(organization_id=who.organization_id, project_ids=(project_id,),
                         filters=RecallFilters(tags=(tag,) if tag else ()), now=now)
-    vector = svc.embedder.embed_query(text)
-    legs = svc.index.search(scope, text if strategy is Strategy.HYBRID else "", vector, k)
-    if strategy is Strategy.SEMANTIC:
-        scored = fuse_scores(LegResults(vector=legs.vector, text=[]), now, SEMANTIC_WEIGHTS)
-    else:
-        scored = fuse_scores(legs, now, svc.settings.fusion)
-    return _materialize(svc, who, scored, body, now)
+    semantic = strategy is Strategy.SEMANTIC
+    # No stages and no floor: raged's semantics (every match, ranked) and its result shape (exactly
+    # id, score, source, text, payload: no room for `relevance`) stay.
+    found = retrieve(svc, Retrieval(query=text, scope=scope, k=k,
+                                    weights=SEMANTIC_WEIGHTS if semantic else svc.settings.fusion,
+                                    legs="vector" if semantic else "hybrid"))
+    return _materialize(svc, who, found.chunks, body, now)
 
 
 def _single_field(flt: QueryFilter) -> bool:

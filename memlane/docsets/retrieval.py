@@ -1,7 +1,8 @@
 """POST /retrieve: documentation snippets sized for a model's context.
 
-Ranking is memlane's one fusion function over the search index's two legs (k-NN and BM25),
-scoped to the docsets' projects inside both legs. On top of the ranking: at most
+Ranking is memlane's one retrieval pipeline (memlane.recall.pipeline) over the search index's two
+legs (k-NN and BM25), scoped to the docsets' projects inside both legs, with the docsets' fusion
+weights; chunks below the documentation relevance floor (or `minRelevance`) are left out. On top of the ranking: at most
 `maxChunksPerPage` chunks per page (so one long page cannot fill the answer), then a character
 budget - results are added best first until the next one would not fit; that one is cut to the
 room left (when a useful amount is left) and `truncated` says so.
@@ -17,8 +18,10 @@ from memlane.domain.errors import NotFoundError
 from memlane.domain.models import Chunk
 from memlane.domain.principal import Principal
 from memlane.domain.quoting import escape_line_breaks
-from memlane.ports import LegResults, RecallFilters, SearchScope
-from memlane.recall.fusion import ScoredChunk, fuse_scores
+from memlane.ports import RecallFilters, SearchScope
+from memlane.recall import pipeline
+from memlane.recall.fusion import ScoredChunk
+from memlane.recall.relevance import calibration_for
 
 # A result cut to fewer characters than this is not worth sending.
 MIN_TRUNCATED_CONTENT = 200
@@ -48,23 +51,28 @@ def _docsets(dctx: DocsetContext, who: Principal, ids: list[str] | None) -> list
     return found
 
 
+def docs_floor(dctx: DocsetContext, body: s.RetrieveIn) -> float:
+    """The request's minRelevance, else the embedder's calibrated floor for documentation."""
+    if body.minRelevance is not None:
+        return body.minRelevance
+    return calibration_for(dctx.svc.embedder.id).docs_floor
+
+
 def rank_chunks(dctx: DocsetContext, who: Principal, docsets: list[Docset],
                 body: s.RetrieveIn) -> list[ScoredChunk]:
-    """Both legs under the docsets' scope, fused by memlane's fusion function (`mode` can drop one
-    leg before fusion, to measure each alone)."""
+    """Both legs under the docsets' scope, through memlane's retrieval pipeline with the docsets'
+    fusion weights (`mode` keeps one leg, to measure each alone); chunks below the floor are left
+    out."""
     svc = dctx.svc
     now = svc.clock.now()
     scope = SearchScope(organization_id=who.organization_id, project_ids=tuple(d.project_id for d in docsets),
                         filters=RecallFilters(), now=now)
-    query_vector = svc.embedder.embed_query(body.query) if body.mode != "bm25" else None
     # Enough candidates that the per-page cap still leaves topK results.
     k = max(dctx.crawl.settings.candidate_k, body.topK * min(body.maxChunksPerPage, 5) * 2)
-    legs = svc.index.search(scope, body.query, query_vector, k)
-    if body.mode == "bm25":
-        legs = LegResults(vector=[], text=legs.text)
-    elif body.mode == "vector":
-        legs = LegResults(vector=legs.vector, text=[])
-    return fuse_scores(legs, now, dctx.crawl.settings.fusion)
+    found = pipeline.retrieve(svc, pipeline.Retrieval(query=body.query, scope=scope, k=k,
+                                                      weights=dctx.crawl.settings.fusion, legs=body.mode,
+                                                      floor=docs_floor(dctx, body)))
+    return found.chunks
 
 
 def diversify(ranked: list[ScoredChunk], top_k: int, per_page: int) -> list[ScoredChunk]:
@@ -97,7 +105,8 @@ def retrieve(dctx: DocsetContext, who: Principal, body: s.RetrieveIn) -> s.Retri
     are re-fetched first (within refreshBudgetMs) and, when any changed, ranked again."""
     docsets = _docsets(dctx, who, body.docsetIds)
     if not docsets:
-        return s.RetrieveOut(query=body.query, results=[], totalChars=0, truncated=False)
+        return s.RetrieveOut(query=body.query, results=[], totalChars=0, truncated=False,
+                             floor=docs_floor(dctx, body))
     out = _retrieve(dctx, who, body, docsets)
     if not body.refreshStale:
         return out
@@ -139,7 +148,7 @@ def _retrieve(dctx: DocsetContext, who: Principal, body: s.RetrieveIn, docsets: 
         page = pages.get(chunk.document_id)
         if page is None:
             page = pages[chunk.document_id] = dctx.store.get_page(docset.id, chunk.document_id)
-        result, size = _result(chunk, docset, scored.score, chunk.content, body.formatSnippets)
+        result, size = _result(chunk, docset, scored, chunk.content, body.formatSnippets)
         result = _with_freshness(dctx, result, docset, page, now)
         if total + size > body.maxTotalChars:
             truncated = True
@@ -147,13 +156,14 @@ def _retrieve(dctx: DocsetContext, who: Principal, body: s.RetrieveIn, docsets: 
             if room < MIN_TRUNCATED_CONTENT:
                 break
             cut = _cut(chunk.content, room)
-            result, size = _result(chunk, docset, scored.score, cut, body.formatSnippets)
+            result, size = _result(chunk, docset, scored, cut, body.formatSnippets)
             results.append(_with_freshness(dctx, result, docset, page, now))
             total += size
             break
         results.append(result)
         total += size
-    return s.RetrieveOut(query=body.query, results=results, totalChars=total, truncated=truncated)
+    return s.RetrieveOut(query=body.query, results=results, totalChars=total, truncated=truncated,
+                         floor=docs_floor(dctx, body))
 
 
 def _with_freshness(dctx: DocsetContext, result: s.RetrieveResult, docset: Docset, page: DocsetPage | None,
@@ -164,7 +174,7 @@ def _with_freshness(dctx: DocsetContext, result: s.RetrieveResult, docset: Docse
                                      "etag": page.etag, "stale": is_stale(dctx, docset, page, now)})
 
 
-def _result(chunk: Chunk, docset: Docset, score: float, content: str,
+def _result(chunk: Chunk, docset: Docset, scored: ScoredChunk, content: str,
             with_snippet: bool) -> tuple[s.RetrieveResult, int]:
     title = chunk.title
     url = chunk.source_url or ""
@@ -178,5 +188,6 @@ def _result(chunk: Chunk, docset: Docset, score: float, content: str,
                             charCount=size)
     heading = chunk.heading_path[-1] if chunk.heading_path else None
     result = s.RetrieveResult(chunkId=chunk.id, pageId=chunk.document_id, docsetId=docset.id, content=content,
-                              url=url, title=title, heading=heading, score=round(score, 6), snippet=snippet)
+                              url=url, title=title, heading=heading, score=round(scored.score, 6), snippet=snippet,
+                              relevance=round(scored.relevance, 6))
     return result, size

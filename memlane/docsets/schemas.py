@@ -76,6 +76,10 @@ class RetrieveIn(_Request):
     mode: Literal["hybrid", "bm25", "vector"] = Field(
         default="hybrid", description="memlane: rank with both search legs (default) or one alone"
     )
+    minRelevance: float | None = Field(
+        default=None, ge=0.0, le=1.0,
+        description="memlane: leave out snippets whose relevance (0-1) is below this; default the "
+                    "embedder's calibrated documentation floor; 0 for everything")
     refreshStale: bool = Field(
         default=False, description="memlane: re-fetch stale result pages (conditionally: ETag, "
                                    "Last-Modified) before answering, within refreshBudgetMs")
@@ -118,6 +122,8 @@ class RetrieveResult(_Schema):
     heading: str | None
     score: float
     snippet: Snippet | None = None
+    relevance: float | None = Field(default=None, description="memlane: 0-1 from raw evidence (cosine, "
+                                    "unnormalised BM25, exact rare terms): what the floor compares")
     fetchedAt: int | None = Field(default=None, description="memlane: when the page was last fetched (epoch ms)")
     lastModified: str | None = Field(default=None, description="memlane: the page's Last-Modified header")
     etag: str | None = Field(default=None, description="memlane: the page's ETag")
@@ -133,6 +139,7 @@ class RetrieveOut(_Schema):
     truncated: bool
     refreshedPages: int = Field(default=0, description="memlane: stale pages re-fetched by this request")
     changedPages: int = Field(default=0, description="memlane: of those, pages whose content had changed")
+    floor: float | None = Field(default=None, description="memlane: the relevance floor that applied")
 
 
 # --------------------------------------------------------------------------- docsets and status

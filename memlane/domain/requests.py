@@ -143,6 +143,10 @@ class RecallIn(_Request):
     limit: int = Field(default=10, ge=1, description=f"Clamped to {MAX_LIMIT}.")
     filters: RecallFiltersIn | None = None
     include_versions: bool = Field(default=False, description="Also return superseded versions.")
+    min_relevance: float | None = Field(
+        default=None, ge=0.0, le=1.0,
+        description="Drop results whose relevance is below this (0-1); default the embedder's calibrated "
+                    "floor; 0 returns everything the search legs found.")
 
     @field_validator("limit")
     @classmethod
@@ -150,11 +154,16 @@ class RecallIn(_Request):
         return min(v, MAX_LIMIT)
 
 
+RELEVANCE_DOC = ("0-1, from raw evidence (cosine, unnormalised BM25, exact rare terms): what the floor compares; "
+                 "null when the query is empty")
+
+
 class RecalledChunk(BaseModel):
     memory_id: str
     content: str
     chunk_index: int
     score: float
+    relevance: float | None = Field(default=None, description=RELEVANCE_DOC)
     heading_path: list[str] = Field(default_factory=list)
     start_seconds: float | None = Field(default=None, description="Transcripts: where this part begins.")
     end_seconds: float | None = None
@@ -164,7 +173,8 @@ class RecalledDocument(BaseModel):
     document_id: str
     title: str
     summary: str | None
-    score: float
+    score: float = Field(description="The spec's fused score (it can exceed 1); orders the results.")
+    relevance: float | None = Field(default=None, description=RELEVANCE_DOC)
     source_url: str | None
     content_type: ContentType
     created_at: datetime
@@ -178,6 +188,9 @@ class RecallOut(BaseModel):
     results: list[RecalledDocument]
     total: int
     query_time_ms: float
+    floor: float | None = Field(default=None, description="The relevance floor that applied (null: empty query).")
+    stages: list[str] = Field(default_factory=list, description="What ranked the results, in order "
+                                                                 "(fusion, neighbours; recent for an empty query).")
 
 
 class ProjectIn(_Request):
@@ -372,6 +385,7 @@ class RelatedDocument(BaseModel):
     title: str
     summary: str | None
     score: float
+    relevance: float | None = Field(default=None, description="0-1, from raw evidence: what the floor compares.")
     content_type: ContentType
     project_id: str
     created_at: datetime
@@ -380,6 +394,7 @@ class RelatedDocument(BaseModel):
 class RelatedOut(BaseModel):
     document_id: str
     related: list[RelatedDocument]
+    floor: float | None = Field(default=None, description="The relevance floor for related memories.")
 
 
 class ProjectPatchIn(_Request):
@@ -463,6 +478,10 @@ class ContextIn(_Request):
                                                       "projects excluded); [] for none.")
     docsets: list[Annotated[str, Field(max_length=100)]] | None = Field(
         default=None, max_length=100, description="Docsets to draw from; default all; [] for none.")
+    min_relevance: float | None = Field(
+        default=None, ge=0.0, le=1.0,
+        description="Leave out pieces whose relevance is below this (0-1); default the calibrated floors "
+                    "(memories and documentation have their own).")
 
 
 class ContextPiece(BaseModel):
@@ -476,6 +495,7 @@ class ContextPiece(BaseModel):
     project_id: str
     docset_id: str | None = None
     score: float
+    relevance: float = Field(default=0.0, description="0-1, from raw evidence: what the floor compares.")
     created_at: datetime
     source_changed_at: datetime | None = None
     content: str
@@ -491,3 +511,6 @@ class ContextOut(BaseModel):
     text: str = Field(description="The pieces with their sources, every stored line quoted, ready to paste.")
     truncated: bool = Field(description="Something relevant did not fit the budget.")
     dropped: int = Field(description="Relevant pieces left out for the budget.")
+    floor: float | None = Field(default=None, description="The memories' relevance floor that applied.")
+    docs_floor: float | None = Field(default=None, description="The documentation's relevance floor that applied.")
+    stages: list[str] = Field(default_factory=list, description="What ranked the memories, in order.")

@@ -48,14 +48,20 @@ def day(value: str | None) -> str:
 
 def recall_text(query: str, out: dict[str, Any], project_names: dict[str, str]) -> str:
     results = out.get("results") or []
+    floor = out.get("floor")
     if not results:
+        if isinstance(floor, int | float) and floor > 0:
+            return (f"No memory matches {q(query)}: nothing reached the relevance floor of {float(floor):.2f} "
+                    "(relevance 0-1).")
         return f"No memories found for {q(query)}."
     intro = f"Found {len(results)} memor{'y' if len(results) == 1 else 'ies'} for {q(query)}. {DATA_NOTICE}"
     parts = []
     for i, r in enumerate(results, 1):
         source = one_line(r.get("source_url")) or "saved note"
         project = project_names.get(r.get("project_id", ""), r.get("project_id", ""))
-        header = (f"[{i}] {q(r.get('title'))} (score: {float(r.get('score', 0)):.2f}; project {q(project)}; "
+        relevance = r.get("relevance")
+        shown = f"relevance: {float(relevance):.2f}; " if isinstance(relevance, int | float) else ""
+        header = (f"[{i}] {q(r.get('title'))} (score: {float(r.get('score', 0)):.2f}; {shown}project {q(project)}; "
                   f"saved {day(r.get('created_at'))}; document {r.get('document_id')})")
         body = "\n…\n".join(c.get("content", "") for c in r.get("chunks") or []) or (r.get("summary") or "")
         parts.append(f"{header}\nSource: {source}\n{quote(body)}")

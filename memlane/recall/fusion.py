@@ -40,6 +40,9 @@ class ScoredChunk:
     text_score: float
     recency: float
     support: float = 0.0  # what the document's other candidates added (already in `score`)
+    bm25: float = 0.0  # the text leg's raw score (not normalised): evidence for relevance
+    relevance: float = 0.0  # set by memlane.recall.pipeline from raw evidence; not part of `score`
+    exact: bool = False  # holds a distinctive query term verbatim (memlane.recall.relevance)
 
 
 @dataclass
@@ -47,6 +50,11 @@ class ScoredDocument:
     document_id: str
     score: float
     chunks: list[ScoredChunk] = field(default_factory=list)
+
+    @property
+    def relevance(self) -> float:
+        """A document is as relevant as its best evidence."""
+        return max((c.relevance for c in self.chunks), default=0.0)
 
 
 def normalize_by_max(candidates: Iterable[Candidate]) -> dict[str, float]:
@@ -68,8 +76,10 @@ def fuse_scores(legs: LegResults, now: datetime, weights: FusionWeights | None =
         by_id[c.chunk_id] = c
         # Cosine similarity can be slightly negative for unrelated text; the spec's range is 0–1.
         vector_scores[c.chunk_id] = min(1.0, max(0.0, c.score))
+    raw_text: dict[str, float] = {}
     for c in legs.text:
         by_id.setdefault(c.chunk_id, c)
+        raw_text[c.chunk_id] = max(0.0, c.score)
 
     fused: list[ScoredChunk] = []
     for chunk_id, c in by_id.items():
@@ -85,6 +95,7 @@ def fuse_scores(legs: LegResults, now: datetime, weights: FusionWeights | None =
                 vector_score=v,
                 text_score=t,
                 recency=r,
+                bm25=raw_text.get(chunk_id, 0.0),
             )
         )
     if w.support > 0 and w.support_chunks > 0:

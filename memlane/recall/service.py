@@ -20,9 +20,10 @@ from memlane.domain.errors import NotFoundError
 from memlane.domain.models import chunk_id_for
 from memlane.domain.principal import Principal
 from memlane.domain.requests import RecalledChunk, RecalledDocument, RecallIn, RecallOut
-from memlane.ports import RecallFilters, SaveOrder, SearchScope, Services, project_scope_key
-from memlane.recall.fusion import ScoredDocument, fuse_scores, group_by_document, recency_bonus
-from memlane.recall.neighbours import add_neighbour_context
+from memlane.ports import RecallFilters, SearchScope, Services, project_scope_key
+from memlane.recall.fusion import recency_bonus
+from memlane.recall.pipeline import Retrieval, memory_candidates, memory_stages, retrieve
+from memlane.recall.relevance import calibration_for
 
 CACHE_TTL_SECONDS = 300
 
@@ -32,6 +33,7 @@ class RankedChunk:
     chunk_id: str
     chunk_index: int
     score: float
+    relevance: float | None = None
 
 
 @dataclass
@@ -39,6 +41,14 @@ class RankedDocument:
     document_id: str
     score: float
     chunks: list[RankedChunk]
+    relevance: float | None = None  # None: no query, so no evidence (the most recent documents)
+
+
+@dataclass
+class Ranking:
+    documents: list[RankedDocument]
+    stages: list[str]
+    floor: float | None  # None: no query, so no floor
 
 
 def _filters(body: RecallIn) -> RecallFilters:
@@ -86,13 +96,23 @@ def cache_key(svc: Services, scope: SearchScope, body: RecallIn) -> str | None:
         "weights": [w.vector, w.text, w.recency, w.recency_days],
         "stages": recall_stages(svc),
         "embedder": svc.embedder.id,
+        "floor": floor_for(svc, body),
     }
     return "recall:" + hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
-def rank(svc: Services, scope: SearchScope, body: RecallIn) -> list[RankedDocument]:
-    """The ranking for a query, before documents are loaded. Over-fetches so documents deleted
-    since they were indexed can be skipped without coming up short."""
+def floor_for(svc: Services, body: RecallIn) -> float:
+    """The request's `min_relevance`, else the embedder's calibrated floor."""
+    if body.min_relevance is not None:
+        return body.min_relevance
+    return calibration_for(svc.embedder.id).floor
+
+
+def rank(svc: Services, scope: SearchScope, body: RecallIn, floor: float | None = None, *,
+         exact: bool = True) -> Ranking:
+    """The ranking for a query, before documents are loaded (memlane.recall.pipeline). Over-fetches
+    so documents deleted since they were indexed can be skipped without coming up short. `floor`
+    and `exact` for related memories (memlane.services.related)."""
     now = scope.now or svc.clock.now()
     weights = svc.settings.fusion
     if not body.query.strip():
@@ -104,42 +124,36 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn) -> list[RankedDocume
             score = recency_bonus(d.created_at, now, weights)
             chunks = [RankedChunk(chunk_id_for(d.id, 0), 0, score)] if d.chunk_count else []
             out.append(RankedDocument(d.id, score, chunks))
-        return out
-    query_vector = svc.embedder.embed_query(body.query)
-    k = max(svc.settings.candidate_k, body.limit * 5)
-    legs = svc.index.search(scope, body.query, query_vector, k)
-    groups = group_by_document(fuse_scores(legs, now, weights), svc.settings.max_chunks_per_document)
-    groups = after_fusion(svc, scope, groups)
-    return [
-        RankedDocument(
-            g.document_id, g.score, [RankedChunk(c.chunk_id, c.chunk_index, c.score) for c in g.chunks]
-        )
-        for g in groups[: body.limit * 2]
-    ]
+        return Ranking(out, ["recent"], None)
+    found = retrieve(svc, Retrieval(
+        query=body.query,
+        scope=scope,
+        k=memory_candidates(svc, body.limit),
+        weights=weights,
+        stages=memory_stages(svc),
+        floor=floor_for(svc, body) if floor is None else floor,
+        max_chunks_per_document=svc.settings.max_chunks_per_document,
+        exact=exact,
+    ))
+    return Ranking(
+        [
+            RankedDocument(
+                g.document_id,
+                g.score,
+                [RankedChunk(c.chunk_id, c.chunk_index, c.score, round(c.relevance, 6)) for c in g.chunks],
+                round(g.relevance, 6),
+            )
+            for g in found.documents[: body.limit * 2]
+        ],
+        found.stages,
+        found.floor,
+    )
 
 
 def recall_stages(svc: Services) -> dict[str, object]:
     """The stages after the fusion that apply to this composition, with their settings (also part
     of the cache key: a changed setting never serves an old ranking)."""
-    stages: dict[str, object] = {}
-    n = svc.settings.neighbours
-    if n.active and isinstance(svc.metadata, SaveOrder):
-        stages["neighbours"] = [n.weight, n.window, n.decay, n.max_gap_seconds, n.lookups]
-    return stages
-
-
-def after_fusion(svc: Services, scope: SearchScope, groups: list[ScoredDocument]) -> list[ScoredDocument]:
-    """The spec's fused ranking (§4.5-4.6), then the stages around it."""
-    n = svc.settings.neighbours
-    store = svc.metadata
-    if n.active and isinstance(store, SaveOrder):
-        now = scope.now or svc.clock.now()
-        groups = add_neighbour_context(
-            groups,
-            lambda ids: store.saved_around(scope.organization_id, ids, n.window, n.max_gap_seconds, now),
-            n,
-        )
-    return groups
+    return {stage.name: stage.settings() for stage in memory_stages(svc)}
 
 
 def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
@@ -152,30 +166,37 @@ def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
         now=now,
     )
     key = cache_key(svc, scope, body)
-    ranking: list[RankedDocument] | None = None
+    ranking: Ranking | None = None
     svc.metrics.count(observability.RECALLS)
     if key is not None and svc.cache is not None:
         cached = svc.cache.get(key, now)
         svc.metrics.count(observability.RECALL_CACHE_HITS if cached is not None else observability.RECALL_CACHE_MISSES)
         if cached is not None:
-            ranking = [
-                RankedDocument(d["document_id"], d["score"], [RankedChunk(**c) for c in d["chunks"]])
-                for d in json.loads(cached)
-            ]
+            stored = json.loads(cached)
+            ranking = Ranking(
+                [
+                    RankedDocument(d["document_id"], d["score"], [RankedChunk(**c) for c in d["chunks"]],
+                                   d.get("relevance"))
+                    for d in stored["documents"]
+                ],
+                stored["stages"],
+                stored["floor"],
+            )
     if ranking is None:
         ranking = rank(svc, scope, body)
         if key is not None and svc.cache is not None:
             svc.cache.set(
                 key,
-                json.dumps([asdict(r) for r in ranking]).encode(),
+                json.dumps(asdict(ranking)).encode(),
                 CACHE_TTL_SECONDS,
                 now,
-                document_ids=[r.document_id for r in ranking],
+                document_ids=[r.document_id for r in ranking.documents],
             )
-    results = materialize(svc, who, ranking, body, now)
+    results = materialize(svc, who, ranking.documents, body, now)
     _touch(svc, who, [r.document_id for r in results], now)
     return RecallOut(
-        results=results, total=len(results), query_time_ms=round((time.perf_counter() - started) * 1000, 2)
+        results=results, total=len(results), query_time_ms=round((time.perf_counter() - started) * 1000, 2),
+        floor=ranking.floor, stages=ranking.stages,
     )
 
 
@@ -200,6 +221,7 @@ def materialize(
                 content=chunks[c.chunk_id].content,
                 chunk_index=c.chunk_index,
                 score=round(c.score, 6),
+                relevance=c.relevance,
                 heading_path=chunks[c.chunk_id].heading_path,
                 start_seconds=chunks[c.chunk_id].start_seconds,
                 end_seconds=chunks[c.chunk_id].end_seconds,
@@ -213,6 +235,7 @@ def materialize(
                 title=d.title,
                 summary=d.summary,
                 score=round(r.score, 6),
+                relevance=r.relevance,
                 source_url=d.source_url,
                 content_type=d.content_type,
                 created_at=d.created_at,

@@ -3,9 +3,12 @@ for one query, in one block sized for a prompt.
 
 1. Both kinds are searched with the same query vector: memories over the caller's projects (or the
    ones named), documentation over the docsets' projects (or the ones named).
-2. Each is ranked by memlane's one fusion function (memlane.recall.fusion.fuse_scores) with its
-   own weights, the ones /v3/recall and /retrieve use, so a piece ranks here as it ranks there;
-   the two lists are merged by score.
+2. Each is ranked by memlane's one retrieval pipeline (memlane.recall.pipeline) as /v3/recall and
+   /retrieve rank it: memories with recall's weights, candidate count and stages (a memory ranks
+   here as it ranks in recall: by its document's score after the stages), documentation with the
+   docsets' weights. Pieces below the relevance floor are left out (memories and documentation have
+   their own floors; `min_relevance` sets both), so a pack is never padded with weak pieces. The two
+   lists are merged by score.
 3. Duplicates go: the same text twice (a memory saved from a docs page and that page's chunk, two
    versions of a note), a piece contained in one already picked, and near copies (most of their
    word sequences shared). At most `max_chunks_per_document` pieces come from one document.
@@ -31,7 +34,9 @@ from memlane.domain.requests import ContextIn, ContextOut, ContextPiece
 from memlane.domain.tuning import FusionWeights
 from memlane.ingest.chunking import estimate_tokens
 from memlane.ports import RecallFilters, SearchScope, Services
-from memlane.recall.fusion import ScoredChunk, fuse_scores
+from memlane.recall.fusion import ScoredChunk
+from memlane.recall.pipeline import Retrieval, memory_candidates, memory_stages, retrieve
+from memlane.recall.relevance import calibration_for
 
 if TYPE_CHECKING:
     from memlane.docsets.service import DocsetContext
@@ -41,12 +46,15 @@ NOTICE = ("Context from memlane for the query below. Quoted blocks are stored da
 MIN_CUT_CHARS = 200  # a piece cut shorter than this is not worth its source line
 SHINGLE = 5
 NEAR_COPY = 0.8  # share of word 5-grams two pieces have in common to count as one
+# Memories are ranked with the candidates /v3/recall uses at its default limit, so both rank alike.
+RANKED_LIKE_RECALL_LIMIT = 10
 
 
 @dataclass
 class _Candidate:
     scored: ScoredChunk
     kind: Literal["memory", "docs"]
+    rank: float  # memories: the document's score after the stages (as recall ranks it); docs: the chunk's
 
 
 def build_context(svc: Services, who: Principal, body: ContextIn, docsets: DocsetContext | None) -> ContextOut:
@@ -57,20 +65,30 @@ def build_context(svc: Services, who: Principal, body: ContextIn, docsets: Docse
     memory_projects = _memory_projects(svc, who, body, set(docs_projects))
     wanted_docsets = _docsets(body, all_docsets)
     query_vector = svc.embedder.embed_query(body.query)
-    k = max(svc.settings.candidate_k, 50)
+    calibration = calibration_for(svc.embedder.id)
+    floor = calibration.floor if body.min_relevance is None else body.min_relevance
+    docs_floor = calibration.docs_floor if body.min_relevance is None else body.min_relevance
     candidates: list[_Candidate] = []
+    stages = ["fusion", *(s.name for s in memory_stages(svc))]
     if memory_projects:
         scope = SearchScope(organization_id=org, project_ids=tuple(memory_projects), filters=RecallFilters(), now=now)
-        legs = svc.index.search(scope, body.query, query_vector, k)
-        candidates += [_Candidate(c, "memory") for c in fuse_scores(legs, now, svc.settings.fusion)]
+        found = retrieve(svc, Retrieval(
+            query=body.query, scope=scope, k=memory_candidates(svc, RANKED_LIKE_RECALL_LIMIT),
+            weights=svc.settings.fusion, stages=memory_stages(svc), floor=floor,
+            max_chunks_per_document=svc.settings.max_chunks_per_document, query_vector=query_vector))
+        stages = found.stages
+        candidates += [_Candidate(c, "memory", g.score) for g in found.documents for c in g.chunks
+                       if c.relevance >= floor]
     if wanted_docsets:
         weights: FusionWeights = docsets.crawl.settings.fusion if docsets is not None else svc.settings.fusion
         scope = SearchScope(organization_id=org, project_ids=tuple(d.project_id for d in wanted_docsets),
                             filters=RecallFilters(), now=now)
-        legs = svc.index.search(scope, body.query, query_vector, k)
-        candidates += [_Candidate(c, "docs") for c in fuse_scores(legs, now, weights)]
+        docs_found = retrieve(svc, Retrieval(
+            query=body.query, scope=scope, k=max(svc.settings.candidate_k, 50), weights=weights,
+            floor=docs_floor, query_vector=query_vector))
+        candidates += [_Candidate(c, "docs", c.score) for c in docs_found.chunks]
     docset_of_project = {d.project_id: d.id for d in wanted_docsets}
-    candidates.sort(key=lambda c: (-c.scored.score, c.scored.chunk_id))
+    candidates.sort(key=lambda c: (-c.rank, -c.scored.score, c.scored.chunk_id))
 
     chunks = {c.id: c for c in svc.metadata.get_chunks_by_id(org, [c.scored.chunk_id for c in candidates])}
     documents = {d.id: d for d in svc.metadata.get_documents(org, list({c.scored.document_id for c in candidates}))}
@@ -90,7 +108,9 @@ def build_context(svc: Services, who: Principal, body: ContextIn, docsets: Docse
         seen_texts.append((normalized, _shingles(normalized)))
         per_document[doc.id] = per_document.get(doc.id, 0) + 1
         pieces.append(_piece(cand, chunk, doc, docset_of_project.get(chunk.project_id)))
-    return _pack(body, pieces)
+    out = _pack(body, pieces)
+    return out.model_copy(update={"floor": floor if memory_projects else None,
+                                  "docs_floor": docs_floor if wanted_docsets else None, "stages": stages})
 
 
 def _memory_projects(svc: Services, who: Principal, body: ContextIn, docs_projects: set[str]) -> list[str]:
@@ -153,6 +173,7 @@ def _piece(cand: _Candidate, chunk: Chunk, doc: Document, docset_id: str | None)
     return ContextPiece(
         kind=cand.kind, title=doc.title, source=source, url=url, document_id=doc.id, chunk_id=chunk.id,
         project_id=doc.project_id, docset_id=docset_id, score=round(cand.scored.score, 6),
+        relevance=round(cand.scored.relevance, 6),
         created_at=doc.created_at, source_changed_at=doc.source_changed_at, content=chunk.content,
     )
 

@@ -192,6 +192,59 @@ def test_keyword_only_match_is_returned(server):
     res = recall(server.client, "ZX-4471")
     assert res["results"][0]["document_id"] == doc["id"]
     assert res["results"][0]["chunks"][0]["content"].startswith("Ticket ZX-4471")
+    # the exact match of a distinctive term passes the relevance floor on its own
+    assert res["results"][0]["relevance"] >= res["floor"] > 0
+
+
+NOTES = [
+    ("Landlord", "The lease says I must give my landlord two months' written notice before moving out."),
+    ("BM25", "BM25 parameters: k1 controls term frequency saturation and b controls length normalisation."),
+    ("Offsite", "Offsite plan: the team meets in Lisbon on March 3rd, hotel booked near the river."),
+    ("1:1 Priya", "1:1 with Priya: she wants to move to the platform team after the Q2 release."),
+    ("Bike", "The bike's rear derailleur needs a new cable; the shop on Elm Street can do it Tuesday."),
+    ("Sourdough", "Sourdough starter: feed it 50 g flour and 50 g water every morning, keep it at 24 °C."),
+]
+
+
+def test_a_nonsense_query_gets_nothing_and_names_the_floor(server):
+    for title, content in NOTES:
+        save(server.client, content, title=title)
+    res = recall(server.client, "zeppelin quiver barnacle nozzle")
+    # Then nothing, with the floor and the stages that applied said at the top level
+    assert res["results"] == [] and res["total"] == 0
+    assert res["floor"] == 0.27 and res["stages"] == ["fusion", "neighbours"]
+    # a request can lower the floor: then every candidate comes back, each with its relevance
+    everything = recall(server.client, "zeppelin quiver barnacle nozzle", min_relevance=0)
+    assert everything["floor"] == 0 and everything["results"]
+    assert all(0 <= r["relevance"] < 0.27 for r in everything["results"])
+    # a real question still finds its note, above the floor
+    notice = recall(server.client, "how much notice do I need to give my landlord")
+    assert notice["results"][0]["title"] == "Landlord"
+    assert all(r["relevance"] >= 0.27 for r in notice["results"])
+    # and a context pack is not padded with weak pieces
+    r = server.client.post("/v3/context", json={"query": "zeppelin quiver barnacle nozzle"})
+    assert r.status_code == 200, r.text
+    assert r.json()["pieces"] == [] and r.json()["floor"] == 0.27
+
+
+def test_recall_and_the_context_pack_rank_a_memory_alike(server):
+    ids = {title: save(server.client, content, title=title)["id"] for title, content in NOTES}
+    query = "when does the team meet for the offsite and where is the hotel"
+    ranked = [r["document_id"] for r in recall(server.client, query, min_relevance=0)["results"]]
+    r = server.client.post("/v3/context", json={"query": query, "budget": 50_000, "min_relevance": 0})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    packed = list(dict.fromkeys(p["document_id"] for p in body["pieces"] if p["kind"] == "memory"))
+    assert ranked[0] == ids["Offsite"]
+    assert packed == ranked and body["stages"] == ["fusion", "neighbours"]
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5, "high"])
+def test_min_relevance_out_of_range_is_400_naming_it(server, value):
+    r = server.client.post("/v3/recall", json={"query": "x", "min_relevance": value})
+    assert r.status_code == 400 and "min_relevance" in r.json()["error"], r.text
+    r = server.client.post("/v3/context", json={"query": "x", "min_relevance": value})
+    assert r.status_code == 400 and "min_relevance" in r.json()["error"], r.text
 
 
 def test_result_shape_matches_spec(server):
@@ -430,3 +483,18 @@ def test_idempotency_key_replays_the_first_response_and_rejects_another_body(ser
     rival = server.as_key(server.new_key("idem-rival"))
     theirs = rival.post("/v3/memory", json=body, headers=headers)
     assert theirs.status_code == 201 and theirs.json()["id"] != first.json()["id"]
+
+
+def test_related_memories_have_their_own_floor(server):
+    ids = {title: save(server.client, content, title=title)["id"] for title, content in NOTES}
+    tenancy = save(server.client, "Tenancy: moving out needs written notice to the landlord two months ahead; "
+                                  "the deposit comes back after the inspection.", title="Moving out")["id"]
+    r = server.client.get(f"/v3/documents/{ids['Landlord']}/related")
+    assert r.status_code == 200, r.text
+    body = r.json()
+    # a whole document as the query has its own floor; the unrelated notes stay below it
+    assert body["floor"] == 0.5
+    related = [d["document_id"] for d in body["related"]]
+    assert related[:1] == [tenancy]
+    assert ids["Sourdough"] not in related and ids["Bike"] not in related
+    assert all(0.5 <= d["relevance"] <= 1 for d in body["related"])

@@ -1049,6 +1049,11 @@ export interface components {
              * @description Docsets to draw from; default all; [] for none.
              */
             docsets?: string[] | null;
+            /**
+             * Min Relevance
+             * @description Leave out pieces whose relevance is below this (0-1); default the calibrated floors (memories and documentation have their own).
+             */
+            min_relevance?: number | null;
         };
         /** ContextOut */
         ContextOut: {
@@ -1080,6 +1085,21 @@ export interface components {
              * @description Relevant pieces left out for the budget.
              */
             dropped: number;
+            /**
+             * Floor
+             * @description The memories' relevance floor that applied.
+             */
+            floor?: number | null;
+            /**
+             * Docs Floor
+             * @description The documentation's relevance floor that applied.
+             */
+            docs_floor?: number | null;
+            /**
+             * Stages
+             * @description What ranked the memories, in order.
+             */
+            stages?: string[];
         };
         /** ContextPiece */
         ContextPiece: {
@@ -1107,6 +1127,12 @@ export interface components {
             docset_id?: string | null;
             /** Score */
             score: number;
+            /**
+             * Relevance
+             * @description 0-1, from raw evidence: what the floor compares.
+             * @default 0
+             */
+            relevance?: number;
             /**
              * Created At
              * Format: date-time
@@ -1828,6 +1854,11 @@ export interface components {
              * @default false
              */
             include_versions?: boolean;
+            /**
+             * Min Relevance
+             * @description Drop results whose relevance is below this (0-1); default the embedder's calibrated floor; 0 returns everything the search legs found.
+             */
+            min_relevance?: number | null;
         };
         /** RecallOut */
         RecallOut: {
@@ -1837,6 +1868,16 @@ export interface components {
             total: number;
             /** Query Time Ms */
             query_time_ms: number;
+            /**
+             * Floor
+             * @description The relevance floor that applied (null: empty query).
+             */
+            floor?: number | null;
+            /**
+             * Stages
+             * @description What ranked the results, in order (fusion, neighbours; recent for an empty query).
+             */
+            stages?: string[];
         };
         /** RecalledChunk */
         RecalledChunk: {
@@ -1848,6 +1889,11 @@ export interface components {
             chunk_index: number;
             /** Score */
             score: number;
+            /**
+             * Relevance
+             * @description 0-1, from raw evidence (cosine, unnormalised BM25, exact rare terms): what the floor compares; null when the query is empty
+             */
+            relevance?: number | null;
             /** Heading Path */
             heading_path?: string[];
             /**
@@ -1866,8 +1912,16 @@ export interface components {
             title: string;
             /** Summary */
             summary: string | null;
-            /** Score */
+            /**
+             * Score
+             * @description The spec's fused score (it can exceed 1); orders the results.
+             */
             score: number;
+            /**
+             * Relevance
+             * @description 0-1, from raw evidence (cosine, unnormalised BM25, exact rare terms): what the floor compares; null when the query is empty
+             */
+            relevance?: number | null;
             /** Source Url */
             source_url: string | null;
             content_type: components["schemas"]["ContentType"];
@@ -1975,6 +2029,11 @@ export interface components {
             summary: string | null;
             /** Score */
             score: number;
+            /**
+             * Relevance
+             * @description 0-1, from raw evidence: what the floor compares.
+             */
+            relevance?: number | null;
             content_type: components["schemas"]["ContentType"];
             /** Project Id */
             project_id: string;
@@ -1990,6 +2049,11 @@ export interface components {
             document_id: string;
             /** Related */
             related: components["schemas"]["RelatedDocument"][];
+            /**
+             * Floor
+             * @description The relevance floor for related memories.
+             */
+            floor?: number | null;
         };
         /** ResponseValidationError */
         ResponseValidationError: {
@@ -2040,6 +2104,11 @@ export interface components {
              */
             mode?: "hybrid" | "bm25" | "vector";
             /**
+             * Minrelevance
+             * @description memlane: leave out snippets whose relevance (0-1) is below this; default the embedder's calibrated documentation floor; 0 for everything
+             */
+            minRelevance?: number | null;
+            /**
              * Refreshstale
              * @description memlane: re-fetch stale result pages (conditionally: ETag, Last-Modified) before answering, within refreshBudgetMs
              * @default false
@@ -2074,6 +2143,11 @@ export interface components {
              * @default 0
              */
             changedPages?: number;
+            /**
+             * Floor
+             * @description memlane: the relevance floor that applied
+             */
+            floor?: number | null;
         };
         /** RetrieveResult */
         RetrieveResult: {
@@ -2094,6 +2168,11 @@ export interface components {
             /** Score */
             score: number;
             snippet?: components["schemas"]["Snippet"] | null;
+            /**
+             * Relevance
+             * @description memlane: 0-1 from raw evidence (cosine, unnormalised BM25, exact rare terms): what the floor compares
+             */
+            relevance?: number | null;
             /**
              * Fetchedat
              * @description memlane: when the page was last fetched (epoch ms)

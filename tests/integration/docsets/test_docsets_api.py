@@ -83,13 +83,15 @@ def test_retrieve_response_fields_and_snippet_format(docs_server, site):
     docs_server.wait_ready(docset_id)
     out = retrieve(docs_server, "quux timeout variable", topK=5, docsetIds=[docset_id], maxChunksPerPage=2,
                    maxTotalChars=16000, formatSnippets=True)
-    # the seed's fields, and memlane's additions (freshness, refresh on read)
-    assert set(out) == {"query", "results", "totalChars", "truncated", "refreshedPages", "changedPages"}
+    # the seed's fields, and memlane's additions (freshness, refresh on read, the relevance floor)
+    assert set(out) == {"query", "results", "totalChars", "truncated", "refreshedPages", "changedPages", "floor"}
     assert out["query"] == "quux timeout variable" and out["truncated"] is False
     assert 1 <= len(out["results"]) <= 5
     top = out["results"][0]
     assert set(top) == {"chunkId", "pageId", "docsetId", "content", "url", "title", "heading", "score",
-                        "snippet", "fetchedAt", "lastModified", "etag", "stale", "refreshed"}
+                        "snippet", "fetchedAt", "lastModified", "etag", "stale", "refreshed", "relevance"}
+    # the hashing embedder is not calibrated: no floor, the relevance still reported
+    assert out["floor"] == 0 and 0 < top["relevance"] <= 1
     assert top["stale"] is False and top["fetchedAt"] > 0 and top["refreshed"] is False
     assert top["url"] == f"{site.url}/docs/config" and top["title"] == "Configuration"
     assert top["docsetId"] == docset_id and uuid.UUID(top["chunkId"]) and uuid.UUID(top["pageId"])

@@ -1,0 +1,337 @@
+"""`python -m bench.calibrate_floor`: the relevance floor (memlane.recall.relevance), calibrated.
+
+One run records the raw evidence of every candidate (no floor); every floor value and every setting
+of the relevance function is then applied offline, so recalibrating takes seconds, not a run.
+
+Data (../shared/eval/README.md): the LoCoMo dev conversations, one project per conversation, every
+turn saved through POST /v3/memory as `make eval-memory` saves them (with --data-dir a rerun reuses
+the saved memories: identical content is not embedded again). Then, through recall's own pipeline
+(memlane.recall.pipeline, with recall's candidates and stages, in the server's process so every
+candidate's evidence can be read):
+
+- answerable: each conversation's questions (categories 1-4) asked of its own project;
+- unanswerable: the same questions asked of the NEXT conversation's project (conv i → conv i+1);
+- nonsense: NONSENSE_COUNT queries written here with a fixed seed (word salads, keyboard mash,
+  questions from unrelated domains), asked of every project.
+
+Per floor value: answerable recall@10 (results below the floor dropped, the next ones moving up, as
+recall does), the share of unanswerable questions and of nonsense queries with nothing at or above
+the floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import random
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.common import free_port, machine, write_section
+from bench.eval_memory import (
+    DEFAULT_DATA,
+    LIMIT,
+    _save_conversation,
+    load_conversations,
+    parse_evidence,
+    score_ranking,
+)
+
+PROG = "python -m bench.calibrate_floor"
+NONSENSE_COUNT = 50
+SEED = 22
+FLOORS = sorted({0.0, *(round(0.05 * i, 2) for i in range(1, 13)), *(round(0.01 * i, 2) for i in range(25, 40))})
+RELATED_FLOORS = [round(0.05 * i, 2) for i in range(0, 20)]
+
+_SALAD_WORDS = ["lantern", "quartz", "membrane", "velvet", "harbor", "spindle", "oxide", "tundra", "gravel", "saxophone", "meridian", "lattice", "ferret", "pylon", "basalt", "walrus", "prism", "cobalt", "nebula", "turbine", "mustard", "glacier", "fjord", "sonnet", "abacus", "trellis", "piston", "orchid", "magnet", "vortex", "plankton", "anvil", "canyon", "pepper", "ribbon", "sulfur", "kettle", "yodel", "zeppelin", "parsnip", "quiver", "barnacle", "tangent", "mosaic", "nozzle", "compass", "dynamo", "falcon", "gazebo", "hinge", "igloo", "jigsaw", "kelp", "ledger", "monsoon"]
+_UNRELATED = [
+    "torque specification for cylinder head bolts on a diesel engine",
+    "how do I compute eigenvalues of a sparse matrix in Fortran",
+    "tax treatment of depreciation on rental property improvements",
+    "what is the melting point of tungsten carbide",
+    "configure BGP route reflectors on a core router",
+    "latin declension of third-group neuter nouns",
+    "mitochondrial DNA haplogroup migration routes",
+    "how to calibrate a gas chromatograph detector",
+    "maximum load rating of a steel I-beam span",
+    "rules of castling in chess when the king is in check",
+    "orbital period of the moons of Neptune",
+    "pH buffer preparation with sodium phosphate",
+    "firmware update procedure for a programmable logic controller",
+    "soil nitrogen fixation by legume root nodules",
+    "compile a Rust crate for a bare-metal ARM target",
+]
+
+
+def nonsense_queries(seed: int = SEED, count: int = NONSENSE_COUNT) -> list[str]:
+    """Fixed, seeded queries that no memory answers: word salads, keyboard mash, unrelated domains."""
+    rng = random.Random(seed)
+    out: list[str] = []
+    unrelated = list(_UNRELATED)
+    rng.shuffle(unrelated)
+    out += unrelated[: min(len(unrelated), count // 3)]
+    while len(out) < count * 2 // 3:
+        out.append(" ".join(rng.sample(_SALAD_WORDS, rng.randint(3, 7))))
+    keys = "qwertyuiopasdfghjklzxcvbnm"
+    while len(out) < count:
+        out.append(" ".join("".join(rng.choice(keys) for _ in range(rng.randint(3, 9)))
+                            for _ in range(rng.randint(1, 4))))
+    return out
+
+
+# --------------------------------------------------------------------------- recording
+
+
+def _record(svc: Any, org_id: str, project_id: str, query: str, exact: bool = True) -> dict[str, Any]:
+    """Every candidate document of recall's pipeline for this query (no floor), best first, with the
+    raw evidence of its chunks: [cosine, raw BM25, exact match (a distinctive term or every content word)]."""
+    from memlane.ports import RecallFilters, SearchScope
+    from memlane.recall import relevance as rel
+    from memlane.recall.pipeline import Retrieval, memory_candidates, memory_stages, retrieve
+
+    scope = SearchScope(organization_id=org_id, project_ids=(project_id,), filters=RecallFilters(),
+                        now=svc.clock.now())
+    # exact_match above 1: every chunk the text leg found is checked for an exact term.
+    probe = replace(rel.calibration_for(svc.embedder.id), exact_match=2.0)
+    found = retrieve(svc, Retrieval(query=query, scope=scope, k=memory_candidates(svc, LIMIT), weights=svc.settings.fusion,
+                                    stages=memory_stages(svc), floor=0.0,
+                                    max_chunks_per_document=svc.settings.max_chunks_per_document,
+                                    calibration=probe, exact=exact))
+    return {
+        "terms": rel.query_terms(query),
+        "documents": [[g.document_id, [[round(c.vector_score, 5), round(c.bm25, 4), c.exact] for c in g.chunks]]
+                      for g in found.documents],
+    }
+
+
+def related_pairs(raw: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """Turns that belong together, from the data's own labels: the turns one observation fact cites
+    together, and the evidence turns of one question. Each group gives (first turn, the others)."""
+    groups: list[list[str]] = []
+    for session in (raw.get("observation") or {}).values():
+        for facts in (session or {}).values():
+            for fact in facts:
+                groups.append(parse_evidence(fact[1:] if isinstance(fact, list) else []))
+    for qa in raw.get("qa") or []:
+        groups.append(parse_evidence(qa.get("evidence") or []))
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for g in groups:
+        if len(g) >= 2 and tuple(g) not in seen:
+            seen.add(tuple(g))
+            out.append((g[0], g[1:]))
+    return out
+
+
+def _related_record(svc: Any, org_id: str, project_id: str, document_id: str) -> dict[str, Any]:
+    """As related memories rank (memlane.services.related): the document's title, summary and opening
+    as the query, recall's pipeline, the document itself left out."""
+    from memlane.services.related import QUERY_CHARS
+
+    doc = svc.metadata.get_document(org_id, document_id)
+    query = "\n".join(p for p in (doc.title, doc.summary or "", doc.content[:QUERY_CHARS]) if p).strip()
+    rec = _record(svc, org_id, project_id, query[:10_000], exact=False)
+    rec["documents"] = [d for d in rec["documents"] if d[0] != document_id]
+    return rec
+
+
+def record(args: argparse.Namespace) -> dict[str, Any]:
+    from memlane.config import Settings
+    from memlane.local.server import LocalServer
+    from memlane.services.keys import create_key
+
+    conversations = load_conversations(Path(args.memory))
+    with tempfile.TemporaryDirectory(prefix="memlane-calibrate-") as tmp:
+        settings = Settings.from_env(data_dir=Path(args.data_dir) if args.data_dir else Path(tmp) / "data")
+        server = LocalServer(settings, host="127.0.0.1", port=free_port())
+        server.prepare()
+        svc = server.stack.services
+        svc.embedder.embed_query("warm up")
+        server.start_in_thread()
+        key, _, org = create_key(server.stack.metadata, "locomo-eval", "calibrate", rate_limit_per_minute=1_000_000)
+        try:
+            with httpx.Client(base_url=f"http://127.0.0.1:{server.port}",
+                              headers={"Authorization": f"Bearer {key}"}, timeout=120) as client:
+                saved = []
+                for conv in conversations:
+                    t0 = time.monotonic()
+                    documents = _save_conversation(client, conv)
+                    saved.append((conv, documents.pop("__project__"), documents))
+                    print(f"{conv.sample_id}: saved in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
+            out: dict[str, Any] = {"embedder": svc.embedder.id, "answerable": [], "unanswerable": [], "nonsense": []}
+            t0 = time.monotonic()
+            for i, (conv, project_id, documents) in enumerate(saved):
+                other = saved[(i + 1) % len(saved)][1]
+                for q in conv.questions:
+                    evidence = [documents[e] for e in q.evidence]
+                    out["answerable"].append({**_record(svc, org.id, project_id, q.question), "evidence": evidence,
+                                              "category": q.category})
+                    out["unanswerable"].append(_record(svc, org.id, other, q.question))
+                print(f"{conv.sample_id}: {len(conv.questions)} questions asked twice", file=sys.stderr, flush=True)
+            for query in nonsense_queries():
+                for _, project_id, _ in saved:
+                    out["nonsense"].append({**_record(svc, org.id, project_id, query), "query": query})
+            # Related memories: a whole memory as the query (their own floor).
+            raw = {c["sample_id"]: c for c in json.loads(Path(args.memory).read_text())}
+            related: dict[str, list[Any]] = {"answerable": [], "unanswerable": [], "nonsense": []}
+            for i, (conv, project_id, documents) in enumerate(saved):
+                other = saved[(i + 1) % len(saved)][1]
+                for first, rest in related_pairs(raw[conv.sample_id]):
+                    if first not in documents or not all(r in documents for r in rest):
+                        continue
+                    evidence = [documents[r] for r in rest if documents[r] != documents[first]]
+                    if not evidence:
+                        continue
+                    related["answerable"].append({**_related_record(svc, org.id, project_id, documents[first]),
+                                                  "evidence": evidence, "category": 0})
+                    related["unanswerable"].append(_related_record(svc, org.id, other, documents[first]))
+            out["related"] = related
+            out["seconds"] = round(time.monotonic() - t0, 1)
+            out["load_average"] = os.getloadavg()[1]
+        finally:
+            server.shutdown()
+    return out
+
+
+# --------------------------------------------------------------------------- offline analysis
+
+
+@dataclass(frozen=True)
+class Params:
+    cosine_zero: float
+    cosine_one: float
+    bm25_scale: float
+    exact_match: float
+
+
+def _relevance(chunk: list[Any], terms: int, p: Params) -> float:
+    cosine, bm25, exact = chunk
+    v = min(1.0, max(0.0, (cosine - p.cosine_zero) / (p.cosine_one - p.cosine_zero)))
+    t = 1.0 - math.exp(-(bm25 / max(1, terms)) / p.bm25_scale) if bm25 > 0 else 0.0
+    return max(v, t, p.exact_match if exact else 0.0)
+
+
+def _doc_relevance(rec: dict[str, Any], p: Params) -> list[tuple[str, float]]:
+    return [(doc_id, max((_relevance(c, rec["terms"], p) for c in chunks), default=0.0))
+            for doc_id, chunks in rec["documents"]]
+
+
+def curve(data: dict[str, Any], p: Params, floors: list[float] = FLOORS) -> list[dict[str, float]]:
+    ans = [(_doc_relevance(r, p), r["evidence"]) for r in data["answerable"]]
+    una = [max((x for _, x in _doc_relevance(r, p)), default=0.0) for r in data["unanswerable"]]
+    non = [max((x for _, x in _doc_relevance(r, p)), default=0.0) for r in data["nonsense"]]
+    rows = []
+    for f in floors:
+        recall10 = sum(score_ranking([d for d, x in docs if x >= f][:LIMIT], ev)["recall@10"] for docs, ev in ans)
+        rows.append({
+            "floor": f,
+            "recall@10": recall10 / len(ans),
+            "abstain_unanswerable": sum(1 for x in una if x < f) / len(una),
+            "abstain_nonsense": sum(1 for x in non if x < f) / len(non) if non else float("nan"),
+        })
+    return rows
+
+
+def choose(rows: list[dict[str, float]], allowance: float = 0.02) -> dict[str, float]:
+    """The highest floor whose answerable recall@10 is within `allowance` of no floor at all."""
+    base = rows[0]["recall@10"]
+    ok = [r for r in rows if r["recall@10"] >= base - allowance - 1e-9]
+    return max(ok, key=lambda r: r["floor"])
+
+
+def report_markdown(data: dict[str, Any], p: Params, rows: list[dict[str, float]], chosen: dict[str, float],
+                    command: str) -> str:
+    lines = [
+        "## Relevance floor: calibration (MiniLM, LoCoMo dev)",
+        "",
+        f"Generated by `{command}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {machine()}, load average "
+        f"{data.get('load_average', 0):.1f}; embedder `{data['embedder']}`. One recording run (recall's pipeline "
+        "with recall's candidates and stages, no floor: every candidate's cosine, raw BM25 and exact "
+        "match: a distinctive term or every content word); every floor is applied offline, results below it dropped and the next ones "
+        f"moving up as /v3/recall does. {len(data['answerable'])} answerable questions (each LoCoMo dev "
+        f"conversation's categories 1-4 on its own project), {len(data['unanswerable'])} unanswerable (the same "
+        f"questions on the next conversation's project), {len(data['nonsense'])} nonsense trials "
+        f"({NONSENSE_COUNT} seeded queries × 5 projects). Relevance: cosine rescaled from {p.cosine_zero} → 0 to "
+        f"{p.cosine_one} → 1; BM25 per query term, 1 − exp(−x / {p.bm25_scale}); an exact match "
+        f"{p.exact_match}; the maximum of the three.",
+        "",
+        "| floor | answerable recall@10 | unanswerable with nothing above the floor | nonsense with nothing |",
+        "| --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        mark = " **(default)**" if r["floor"] == chosen["floor"] else ""
+        lines.append(f"| {r['floor']:.2f}{mark} | {r['recall@10']:.3f} | {r['abstain_unanswerable']:.1%} | "
+                     f"{r['abstain_nonsense']:.1%} |")
+    related = data.get("related")
+    if related and related["answerable"]:
+        from memlane.recall.relevance import calibration_for
+
+        r_rows = curve(related, p, RELATED_FLOORS)
+        r_chosen = choose(r_rows)
+        default = calibration_for(data["embedder"]).related_floor
+        lines += [
+            "",
+            f"Related memories (their own floor: a whole memory as the query, as `GET /v3/documents/{{id}}/related` "
+            f"asks): {len(related['answerable'])} memories whose related turns the data names (turns one observation "
+            "fact cites together, or one question's evidence turns), asked of their own project (related recall@10, "
+            "the memory itself left out) and of the next conversation's project (nothing related there).",
+            "",
+            "| floor | related recall@10 | other conversation's project: nothing above the floor |",
+            "| --- | --- | --- |",
+        ]
+        for r in r_rows:
+            mark = " **(default)**" if r["floor"] == default else ""
+            mark += " (highest within 0.02)" if r["floor"] == r_chosen["floor"] else ""
+            lines.append(f"| {r['floor']:.2f}{mark} | {r['recall@10']:.3f} | {r['abstain_unanswerable']:.1%} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=PROG, description="Record recall evidence on LoCoMo dev and calibrate the "
+                                 "relevance floor offline.")
+    ap.add_argument("--memory", default=str(DEFAULT_DATA.resolve()), help="LoCoMo-style JSON")
+    ap.add_argument("--data-dir", dest="data_dir", default=None, help="keep the memories here; a rerun reuses them")
+    ap.add_argument("--record", metavar="JSON", default="calibration.json",
+                    help="the recorded evidence; recorded when missing, read when present")
+    ap.add_argument("--cosine-zero", type=float, default=0.3)
+    ap.add_argument("--cosine-one", type=float, default=0.7)
+    ap.add_argument("--bm25-scale", type=float, default=5.0)
+    ap.add_argument("--exact-match", type=float, default=0.6)
+    ap.add_argument("--write", metavar="BENCHMARKS.md", help="write the curve into this file's floor section")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    path = Path(args.record)
+    if path.exists():
+        data = json.loads(path.read_text())
+    else:
+        data = record(args)
+        path.write_text(json.dumps(data))
+    p = Params(args.cosine_zero, args.cosine_one, args.bm25_scale, args.exact_match)
+    rows = curve(data, p)
+    chosen = choose(rows)
+    for r in rows:
+        print(f"floor {r['floor']:.2f}: recall@10 {r['recall@10']:.3f}, unanswerable abstain "
+              f"{r['abstain_unanswerable']:.1%}, nonsense abstain {r['abstain_nonsense']:.1%}")
+    print(f"highest floor within 0.02 of recall@10 without a floor: {chosen['floor']:.2f}")
+    related = data.get("related")
+    if related and related["answerable"]:
+        for r in curve(related, p, RELATED_FLOORS):
+            print(f"related floor {r['floor']:.2f}: recall@10 {r['recall@10']:.3f}, other project abstain "
+                  f"{r['abstain_unanswerable']:.1%}")
+    if args.write:
+        write_section(Path(args.write), "floor", report_markdown(data, p, rows, chosen, f"{PROG} --record FILE"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,167 @@
+"""memlane's one retrieval pipeline: candidates → fusion → stages → relevance floor.
+
+Every ranked read calls `retrieve`: recall (/v3/recall, MCP recall), the context pack, related
+memories, raged collections and documentation retrieval (/retrieve). Each caller keeps its own scope,
+grouping and output; what it asks for is a `Retrieval`:
+
+1. candidates: the query embedded once (or a vector the caller already has), both search legs under
+   the caller's scope and filters (`legs` can keep one: raged's semantic strategy, /retrieve's
+   `mode`);
+2. fusion: memlane.recall.fusion.fuse_scores with the caller's weights (the spec's formula for
+   memories, unchanged), grouped by document (spec §4.6);
+3. stages: a list of `Stage`s, each with a name, applied in order to the grouped ranking (today the
+   neighbouring-memories stage, memlane.recall.neighbours, where the store knows the save order);
+4. relevance and floor: every chunk gets a relevance in [0, 1] from raw evidence
+   (memlane.recall.relevance); chunks and documents below `floor` are dropped. The floor never
+   reorders: what passes keeps its rank.
+
+The answer names the stages that ran (`["fusion", ...]`) and the floor that applied, so every
+surface can say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, Protocol
+
+from memlane.domain.tuning import FusionWeights, NeighbourWeights
+from memlane.ports import LegResults, SaveOrder, SearchScope, Services
+from memlane.recall import relevance as rel
+from memlane.recall.fusion import ScoredChunk, ScoredDocument, fuse_scores, group_by_document
+from memlane.recall.neighbours import add_neighbour_context
+
+Legs = Literal["hybrid", "vector", "bm25"]
+
+
+class Stage(Protocol):
+    """A step after the fusion: re-ranks the grouped documents (never adds one the legs did not
+    return, so the scope and filters hold)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def settings(self) -> object:
+        """What changes the stage's output besides its input (part of the recall cache key)."""
+        ...
+
+    def __call__(self, groups: list[ScoredDocument], scope: SearchScope) -> list[ScoredDocument]: ...
+
+
+@dataclass(frozen=True)
+class NeighbourStage:
+    """Neighbouring memories (memlane.recall.neighbours) over a store that knows the save order."""
+
+    store: SaveOrder
+    weights: NeighbourWeights
+    now: Callable[[], datetime]
+    name: str = "neighbours"
+
+    def settings(self) -> object:
+        w = self.weights
+        return [w.weight, w.window, w.decay, w.max_gap_seconds, w.lookups]
+
+    def __call__(self, groups: list[ScoredDocument], scope: SearchScope) -> list[ScoredDocument]:
+        w = self.weights
+        now = scope.now or self.now()
+        return add_neighbour_context(
+            groups,
+            lambda ids: self.store.saved_around(scope.organization_id, ids, w.window, w.max_gap_seconds, now),
+            w,
+        )
+
+
+def memory_stages(svc: Services) -> list[Stage]:
+    """The stages memory recall applies in this composition (recall, the context pack's memories,
+    related memories: one list, so a memory ranks alike in all three)."""
+    stages: list[Stage] = []
+    n = svc.settings.neighbours
+    if n.active and isinstance(svc.metadata, SaveOrder):
+        stages.append(NeighbourStage(svc.metadata, n, svc.clock.now))
+    return stages
+
+
+def memory_candidates(svc: Services, limit: int) -> int:
+    """Candidates per leg for a memory query that shows `limit` documents (recall and the context
+    pack use the same count, so they rank alike)."""
+    return max(svc.settings.candidate_k, limit * 5)
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    query: str
+    scope: SearchScope
+    k: int  # candidates per leg
+    weights: FusionWeights
+    stages: Sequence[Stage] = ()
+    floor: float = 0.0
+    legs: Legs = "hybrid"
+    max_chunks_per_document: int = 3
+    query_vector: Sequence[float] | None = None  # already embedded (the context pack embeds once)
+    text_query: str | None = None  # what the text leg matches, when not `query` ("" for none)
+    calibration: rel.Calibration | None = None  # default: the embedder's (memlane.recall.relevance)
+    # Exact matches count as evidence (off when a whole document is the query: related memories,
+    # where some word of a long text is always in some memory).
+    exact: bool = True
+
+
+@dataclass
+class Retrieved:
+    chunks: list[ScoredChunk]  # every fused candidate at or above the floor, best first
+    documents: list[ScoredDocument]  # grouped, after the stages, at or above the floor, best first
+    stages: list[str]  # what ran: "fusion", then each stage's name
+    floor: float
+    below_floor: int = 0  # documents the floor dropped
+    calibration: rel.Calibration = field(default=rel.UNKNOWN)
+
+
+def retrieve(svc: Services, r: Retrieval) -> Retrieved:
+    now = r.scope.now or svc.clock.now()
+    vector = r.query_vector
+    if vector is None and r.legs != "bm25":
+        vector = svc.embedder.embed_query(r.query)
+    text = r.query if r.text_query is None else r.text_query
+    legs = svc.index.search(r.scope, text if r.legs != "vector" else "", vector if r.legs != "bm25" else None, r.k)
+    if r.legs == "vector":
+        legs = LegResults(vector=legs.vector, text=[])
+    elif r.legs == "bm25":
+        legs = LegResults(vector=[], text=legs.text)
+    fused = fuse_scores(legs, now, r.weights)
+    calibration = r.calibration or rel.calibration_for(svc.embedder.id)
+    _set_relevance(svc, r, fused, calibration)
+    groups = group_by_document(fused, r.max_chunks_per_document)
+    names = ["fusion"]
+    for stage in r.stages:
+        groups = stage(groups, r.scope)
+        names.append(stage.name)
+    kept = [g for g in groups if g.relevance >= r.floor]
+    return Retrieved(
+        chunks=[c for c in fused if c.relevance >= r.floor],
+        documents=kept,
+        stages=names,
+        floor=r.floor,
+        below_floor=len(groups) - len(kept),
+        calibration=calibration,
+    )
+
+
+def _set_relevance(svc: Services, r: Retrieval, fused: list[ScoredChunk], c: rel.Calibration) -> None:
+    terms = rel.query_terms(r.query)
+    for sc in fused:
+        sc.relevance = rel.relevance(sc.vector_score, sc.bm25, terms, False, c)
+    # Exact matches (a distinctive term, or every content word): read only the chunks the text leg
+    # found that are not already as relevant as an exact match would make them.
+    if r.legs == "vector" or not r.exact:
+        return
+    distinctive, words = rel.distinctive_terms(r.query), rel.content_words(r.query)
+    unsure = [sc for sc in fused if sc.bm25 > 0 and sc.relevance < c.exact_match]
+    if not (distinctive or words) or not unsure:
+        return
+    texts = {ch.id: f"{ch.title}\n{ch.content}"
+             for ch in svc.metadata.get_chunks_by_id(r.scope.organization_id, [sc.chunk_id for sc in unsure])}
+    for sc in unsure:
+        text = texts.get(sc.chunk_id, "")
+        if rel.exact_match(text, distinctive, words):
+            sc.exact = True
+            sc.relevance = max(sc.relevance, c.exact_match)

@@ -1,0 +1,146 @@
+"""A result's relevance in [0, 1], from raw evidence, and the floor below which recall says nothing.
+
+The spec's fused `score` (memlane.recall.fusion) orders results, but it cannot say whether the best
+result is any good: its text share is BM25 divided by the batch maximum, so the best keyword match of
+a nonsense query scores as much as the best match of a real one. Relevance is built only from
+evidence that means the same whatever else the batch holds:
+
+- the cosine similarity of the chunk to the query, rescaled per embedder from where the model puts
+  unrelated text (`cosine_zero`: MiniLM's cosines of unrelated sentences sit around 0.0-0.25) to
+  where it puts a close paraphrase (`cosine_one`);
+- the chunk's unnormalised BM25 per query term (`bm25 / terms`), saturating: `1 − exp(−x / bm25_scale)`.
+  Dividing by the query's terms rewards covering the query with rare words, not a long query;
+- an exact match in the chunk's text (title and content) of a distinctive query term (an
+  identifier, a code, a number, an acronym: a word with a digit, an inner capital, `_`, `-`, `.` or
+  `/` between letters, or all capitals; not a year), or of every content word of the query:
+  `exact_match` (so a keyword-only match, spec §13 "keyword-only match", passes the floor even in a
+  project too small for BM25's idf to mean anything: there a word in every memory has an idf of 0).
+
+Related memories (a whole document as the query) leave the exact part out: some word of a long
+text is always in some memory.
+
+relevance = max(vector part, text part, exact part): each is evidence on its own; none is averaged
+away by the absence of another (a keyword-only match has no cosine to speak of).
+
+Calibration (BENCHMARKS.md, "Relevance floor"): per embedder id, on LoCoMo's dev conversations asked
+of their own project (answerable) and of another conversation's (unanswerable), plus seeded nonsense
+queries (`python -m bench.calibrate_floor`). Embedders not measured here (OpenAI, Bedrock) get
+conservative values: a lower floor, so they return more rather than less.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How one embedder's evidence maps to relevance, and the floors that apply."""
+
+    cosine_zero: float  # cosine of unrelated text: relevance 0 from the vector leg
+    cosine_one: float  # cosine of a close paraphrase: relevance 1 from the vector leg
+    bm25_scale: float  # BM25 per query term at which the text part reaches 1 − 1/e
+    exact_match: float  # relevance of a chunk holding a distinctive query term verbatim
+    floor: float  # recall, MCP recall and the context pack (memories)
+    # /retrieve and the context pack's documentation. 0 until measured: a documentation chunk of
+    # 2,000 characters that answers a paraphrased question can sit at a MiniLM cosine of 0.26-0.37
+    # (tests/integration/docsets/test_docsets_semantic.py), where a short memory would be noise, and
+    # the documentation figures (hit@5 1.000, MRR@10 0.898) must not move. `minRelevance` sets one.
+    docs_floor: float
+    related_floor: float  # related memories (a whole document is the query)
+    calibrated: bool  # measured on this repository's data (False: a conservative guess)
+
+
+# MiniLM (the embedded default, every variant): measured, BENCHMARKS.md "Relevance floor". The floor is
+# the highest where answerable recall@10 on LoCoMo dev loses at most 0.02 (0.725 → 0.707); there 78 %
+# of unanswerable questions and 99 % of nonsense queries get nothing. Related memories: 0.5, where
+# related recall@10 loses 0.005 (a whole memory as the query: cosines run higher than a question's).
+MINILM = Calibration(cosine_zero=0.3, cosine_one=0.7, bm25_scale=5.0, exact_match=0.6,
+                     floor=0.27, docs_floor=0.0, related_floor=0.5, calibrated=True)
+# OpenAI text-embedding-3-* puts unrelated text lower than MiniLM (around 0.0-0.2) and paraphrases
+# lower too (0.4-0.6); not measured here, so the floors are lower than MiniLM's (they return more).
+OPENAI = Calibration(cosine_zero=0.15, cosine_one=0.55, bm25_scale=5.0, exact_match=0.6,
+                     floor=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
+# Bedrock (Titan Text Embeddings v2, Cohere embed): not measured here; conservative like OpenAI's.
+BEDROCK = Calibration(cosine_zero=0.15, cosine_one=0.6, bm25_scale=5.0, exact_match=0.6,
+                      floor=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
+# Anything else (a test's fake embedder, a model not listed): relevance is reported but no floor
+# applies, since nothing says where this model puts unrelated text.
+UNKNOWN = Calibration(cosine_zero=0.1, cosine_one=0.7, bm25_scale=5.0, exact_match=0.6,
+                      floor=0.0, docs_floor=0.0, related_floor=0.0, calibrated=False)
+
+
+def calibration_for(embedder_id: str) -> Calibration:
+    if embedder_id.startswith("local/all-MiniLM-L6-v2"):
+        return MINILM
+    if embedder_id.startswith("openai/"):
+        return OPENAI
+    if embedder_id.startswith("bedrock/"):
+        return BEDROCK
+    return UNKNOWN
+
+
+_WORD = re.compile(r"[\w][\w.\-/]*[\w]|[\w]", re.UNICODE)
+_TERM = re.compile(r"\w+", re.UNICODE)
+_YEAR = re.compile(r"(19|20)\d\d")
+# Too common to be evidence of anything (the text leg's tokenizer keeps them).
+STOPWORDS = frozenset(
+    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "she", "he", "so", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your"]
+)
+
+
+def query_terms(query: str) -> int:
+    """How many content words the query has (at least 1): what BM25 evidence is divided by."""
+    return max(1, sum(1 for t in _TERM.findall(query.lower()) if t not in STOPWORDS))
+
+
+def distinctive_terms(query: str) -> list[str]:
+    """Query words that are unlikely to appear by chance: identifiers, codes, numbers, acronyms."""
+    out = []
+    for word in _WORD.findall(query):
+        if len(word) < 3:
+            continue
+        inner = word[1:]
+        if _YEAR.fullmatch(word):
+            continue  # a year names a time, not a thing: memories' titles and dates are full of them
+        if word.isupper() and word.isalpha():
+            out.append(word)  # an acronym: matched in capitals only ("ARM" is not "arm")
+        elif (any(ch.isdigit() for ch in word) or any(ch in "_-./" for ch in word)
+                or any(ch.isupper() for ch in inner)):
+            out.append(word.lower())
+    return list(dict.fromkeys(out))
+
+
+def content_words(query: str) -> list[str]:
+    """The query's words that are not stopwords, in order, once each."""
+    return list(dict.fromkeys(t for t in _TERM.findall(query.lower()) if t not in STOPWORDS))
+
+
+def contains_term(text: str, term: str) -> bool:
+    """`term` in `text` as a whole token, or with a plural ending (case-insensitive, except for a term
+    in capitals: an acronym)."""
+    haystack = text if term.isupper() else text.lower()
+    return re.search(r"(?<![\w])" + re.escape(term) + r"(?:s|es)?(?![\w])", haystack) is not None
+
+
+def exact_match(text: str, distinctive: list[str], words: list[str]) -> bool:
+    """A distinctive query term, or every content word of the query, in `text`."""
+    if any(contains_term(text, t) for t in distinctive):
+        return True
+    return bool(words) and all(contains_term(text, w) for w in words)
+
+
+def vector_part(cosine: float, c: Calibration) -> float:
+    return min(1.0, max(0.0, (cosine - c.cosine_zero) / (c.cosine_one - c.cosine_zero)))
+
+
+def text_part(bm25: float, terms: int, c: Calibration) -> float:
+    if bm25 <= 0:
+        return 0.0
+    return 1.0 - math.exp(-(bm25 / max(1, terms)) / c.bm25_scale)
+
+
+def relevance(cosine: float, bm25: float, terms: int, exact: bool, c: Calibration) -> float:
+    return max(vector_part(cosine, c), text_part(bm25, terms, c), c.exact_match if exact else 0.0)

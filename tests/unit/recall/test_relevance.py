@@ -1,0 +1,119 @@
+"""Relevance in [0, 1] from raw evidence, and the one pipeline's floor (memlane.recall)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memlane.mcp.formatting import recall_text
+from memlane.ports import Candidate, LegResults, RecallFilters, SearchScope
+from memlane.recall import relevance as rel
+from memlane.recall.fusion import fuse_scores
+
+NOW = datetime(2026, 11, 25, tzinfo=UTC)
+C = rel.MINILM
+
+
+def test_relevance_stays_in_0_1_whatever_the_evidence() -> None:
+    for cosine in (-0.3, 0.0, 0.2, 0.5, 0.9, 1.2):
+        for bm25 in (0.0, 0.5, 5.0, 80.0):
+            for exact in (False, True):
+                assert 0.0 <= rel.relevance(cosine, bm25, 3, exact, C) <= 1.0
+
+
+def test_unrelated_cosines_give_nothing_and_close_paraphrases_everything() -> None:
+    assert rel.vector_part(0.2, C) == 0.0  # MiniLM's unrelated text sits around 0.0-0.25
+    assert rel.vector_part(0.8, C) == 1.0
+    assert rel.vector_part(0.4, C) < rel.vector_part(0.5, C)
+
+
+def test_bm25_counts_per_query_term_so_a_long_query_does_not_inflate_it() -> None:
+    # the same raw BM25 is strong evidence for a one-word query, weak for a ten-word one
+    assert rel.text_part(10.0, 1, C) > 0.8
+    assert rel.text_part(10.0, 10, C) < 0.2
+    assert rel.text_part(0.0, 1, C) == 0.0
+
+
+def test_distinctive_terms_are_codes_identifiers_numbers_and_acronyms() -> None:
+    terms = rel.distinctive_terms("why did ZX-4471 fail in parse_config after v2.3 and the NASA memo, Paris?")
+    assert terms == ["zx-4471", "parse_config", "v2.3", "NASA"]
+    assert rel.contains_term("the NASA memo", "NASA") and not rel.contains_term("my arm hurts", "ARM")
+    assert rel.distinctive_terms("how much notice for my landlord") == []
+    assert rel.contains_term("Ticket ZX-4471 was escalated", "zx-4471")
+    assert not rel.contains_term("Ticket ZX-44712 was escalated", "zx-4471")
+
+
+def test_embedders_get_their_own_calibration_and_an_unknown_one_no_floor() -> None:
+    assert rel.calibration_for("local/all-MiniLM-L6-v2/384") is rel.MINILM
+    assert rel.calibration_for("local/all-MiniLM-L6-v2-int8/384") is rel.MINILM
+    assert rel.calibration_for("openai/text-embedding-3-small/1536").floor < rel.MINILM.floor
+    assert rel.calibration_for("bedrock/amazon.titan-embed-text-v2:0/1024").calibrated is False
+    assert rel.calibration_for("test/hash/256").floor == 0.0
+
+
+def test_fusion_keeps_the_raw_bm25_beside_the_normalised_score() -> None:
+    def cand(cid: str, score: float) -> Candidate:
+        return Candidate(cid, "d-" + cid, 0, score, NOW)
+
+    fused = fuse_scores(LegResults(vector=[], text=[cand("a", 4.0), cand("b", 0.4)]), NOW)
+    by_id = {f.chunk_id: f for f in fused}
+    # normalised to the batch maximum, the weak match of a weak batch would look as good as any
+    assert by_id["a"].text_score == 1.0 and by_id["a"].bm25 == 4.0 and by_id["b"].bm25 == 0.4
+
+
+class _Index:
+    def __init__(self, legs: LegResults) -> None:
+        self.legs = legs
+        self.calls: list[tuple[str, object]] = []
+
+    def search(self, scope, text, vector, k):  # noqa: ANN001, ANN201
+        self.calls.append((text, vector))
+        return self.legs
+
+
+@pytest.mark.parametrize("floor, kept", [(0.0, ["d-strong", "d-weak"]), (0.5, ["d-strong"])])
+def test_the_pipeline_drops_what_is_below_the_floor_and_says_what_ran(floor, kept) -> None:  # noqa: ANN001
+    from types import SimpleNamespace
+
+    from memlane.domain.tuning import FusionWeights
+    from memlane.recall.pipeline import Retrieval, retrieve
+
+    legs = LegResults(
+        vector=[Candidate("strong", "d-strong", 0, 0.75, NOW), Candidate("weak", "d-weak", 0, 0.2, NOW)], text=[])
+    index = _Index(legs)
+    embedder = SimpleNamespace(id="local/all-MiniLM-L6-v2/384", embed_query=lambda q: [1.0])
+    svc = SimpleNamespace(embedder=embedder, index=index, clock=SimpleNamespace(now=lambda: NOW))
+    scope = SearchScope(organization_id="o", project_ids=("p",), filters=RecallFilters(), now=NOW)
+    found = retrieve(svc, Retrieval(query="what medication does my cat take", scope=scope, k=10,  # type: ignore[arg-type]
+                                    weights=FusionWeights(), floor=floor))
+    assert [g.document_id for g in found.documents] == kept
+    assert found.stages == ["fusion"] and found.floor == floor
+    assert found.below_floor == 2 - len(kept)
+    assert all(0 <= g.relevance <= 1 for g in found.documents)
+
+
+def test_mcp_recall_says_no_memory_matches_and_names_the_floor() -> None:
+    text = recall_text("zeppelin quiver", {"results": [], "total": 0, "floor": 0.29}, {})
+    assert text.startswith("No memory matches") and "0.29" in text
+    shown = recall_text("tides", {"results": [{"title": "t", "score": 0.8, "relevance": 0.61, "chunks": [
+        {"content": "spring tides"}]}], "floor": 0.29}, {})
+    assert "relevance: 0.61" in shown
+
+
+def test_every_content_word_of_the_query_in_the_text_is_an_exact_match() -> None:
+    words = rel.content_words("what about the tomatoes?")
+    assert words == ["about", "tomatoes"]
+    assert rel.exact_match("Tomato seedlings need sun.", [], rel.content_words("tomato"))
+    assert rel.exact_match("Two tomatoes.", [], rel.content_words("Tomato"))
+    assert not rel.exact_match("Tomato seedlings need sun.", [], rel.content_words("tomato soup"))
+    assert rel.exact_match("see parse_config", rel.distinctive_terms("parse_config bug"), ["parse_config", "bug"])
+
+
+def test_mcp_recall_without_a_floor_says_nothing_was_found() -> None:
+    assert recall_text("x", {"results": [], "floor": 0}, {}) == 'No memories found for "x".'
+
+
+def test_a_year_is_not_a_distinctive_term() -> None:
+    assert rel.distinctive_terms("what did Caroline do in May 2023") == []
+    assert rel.distinctive_terms("gate code 4411") == ["4411"]
