@@ -261,6 +261,38 @@ def test_a_memory_holding_script_handlers_and_javascript_links_renders_inert(pag
     assert not [u for u in requests if "tracker.invalid" in u]
 
 
+ENTITIES = "\n\n".join([
+    "# R&amp;D &gt; sales",
+    "Tom &amp; Jerry &copy; 2026 &mdash; caf&eacute; &euro;5 &frac12; &hellip; &NotNestedGreaterGreater;",
+    "Numeric &#169; &#x1F600; and unknown &notanentity; and bare &amp",
+    "[Q&amp;A](https://example.com/?a=1&amp;b=2) and `&amp; in code`",
+    "| a &amp; b | &copy; |\n|---|---|\n| &lt;td&gt; | x |",
+    "<div title=\"&amp;\">raw &amp; html</div>",
+    "> quote &hearts;\n\n- item &check;\n\n~~strike &amp;~~",
+    "```\n&amp; in a fence\n```",
+])
+
+
+def test_a_memory_holding_character_references_raw_html_and_edge_cases_renders(page, web_server) -> None:
+    # Named references are decoded without the DOM: the page's Trusted Types policy would refuse it
+    doc = save(web_server, ENTITIES, title="Tom &amp; Jerry", content_type="markdown")
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{web_server.url}/memories/{doc['id']}")
+    article = page.get_by_role("article")
+    expect(article.get_by_role("heading", name="R&D > sales")).to_be_visible()
+    expect(article).to_contain_text("Tom & Jerry © 2026 — café €5 ½ … ⪢̸")
+    expect(article).to_contain_text("Numeric © 😀 and unknown &notanentity; and bare &amp")
+    expect(article.get_by_role("link", name="Q&A")).to_have_attribute("href", "https://example.com/?a=1&b=2")
+    expect(article.locator("code", has_text="&amp; in code")).to_be_visible()
+    expect(article.locator("th").first).to_have_text("a & b")
+    expect(article).to_contain_text('<div title="&amp;">raw &amp; html</div>')
+    expect(article.locator("del")).to_have_text("strike &")
+    # and the page still works: it can be edited and deleted
+    expect(page.get_by_role("button", name="Delete this memory…")).to_be_visible()
+    assert errors == []
+
+
 def test_the_page_policy_forbids_inline_script_and_html_sinks(page, web_server) -> None:
     response = page.goto(web_server.url)
     csp = response.headers["content-security-policy"]
