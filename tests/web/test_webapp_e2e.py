@@ -26,7 +26,7 @@ def save(server: WebServer, content: str, **fields) -> dict:
 def search_for(page: Page, server: WebServer, query: str) -> None:
     page.goto(f"{server.url}/search")
     page.get_by_label("Search across your memories").fill(query)
-    expect(page.get_by_test_id("search-status")).to_contain_text("results in")
+    expect(page.get_by_test_id("search-status")).to_have_text(re.compile(r"^\d+ results? in \d+ ms$"))
 
 
 # --------------------------------------------------------------------------- signing in and out
