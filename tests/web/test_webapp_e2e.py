@@ -384,3 +384,76 @@ def _serious_violations(page: Page, axe_source: str) -> list[str]:
     result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
     return [f"{v['id']} ({v['impact']}): {json.dumps([n['target'] for n in v['nodes']])[:300]}"
             for v in result["violations"] if v["impact"] in ("serious", "critical")]
+
+
+# --------------------------------------------------------------------------- every page, phone and desktop
+
+WIDTHS = (1280, 390)
+
+
+def _every_page(server: WebServer) -> dict[str, tuple[str, str, str]]:
+    """name → (path, how to know it is shown, what): every page of the app, with content in it."""
+    project = server.api().post("/v3/projects", json={"name": "Layout checks with a fairly long project name"}).json()
+    doc = save(server, "## Passport renewal\n\nThe passport expires on 2027-03-14; renew it by January. "
+               + "A very-long-unbroken-identifier-" * 6 + "\n\n```python\nprint('a rather long line of code that does not wrap at all on a phone')\n```\n\n"
+               "| column one | column two | column three | column four |\n|---|---|---|---|\n| a | b | c | d |",
+               project_id=project["id"], metadata={"tags": ["travel", "documents"]})
+    for i in range(3):
+        save(server, f"Note {i} about the passport and travel plans.", project_id=project["id"])
+    gone = save(server, "A note deleted for its receipt.", project_id=project["id"])
+    receipt = server.api().delete(f"/v3/documents/{gone['id']}").json()["receipt"]
+    server.api().post("/v3/keys", json={"name": "laptop key with a long descriptive name"})
+    return {
+        "dashboard": ("/", "heading", "Dashboard"),
+        "projects": ("/projects", "heading", "Projects"),
+        "project": (f"/projects/{project['id']}", "heading", project["name"]),
+        "project-settings": (f"/projects/{project['id']}/settings", "heading", "Project settings"),
+        "search-empty": ("/search", "heading", "What to type"),
+        "search": ("/search?q=passport%20renewal", "testid", "snippet"),
+        "memory": (f"/memories/{doc['id']}", "heading", "Passport renewal"),
+        "deletion": (f"/deletions/{receipt['id']}", "testid", "receipt-checks"),
+        "graph": ("/graph", "testid", "graph"),
+        "settings": ("/settings", "heading", "API keys"),
+        "not-found": ("/no/such/page", "heading", "Page not found"),
+    }
+
+
+def test_every_page_fits_a_phone_and_a_desktop_without_sideways_scroll(page, web_server, screenshot) -> None:
+    pages = _every_page(web_server)
+    wide: dict[str, int] = {}
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900 if width > 600 else 844})
+        for name, (path, kind, what) in pages.items():
+            page.goto(f"{web_server.url}{path}")
+            target = page.get_by_role("heading", name=what).first if kind == "heading" else page.get_by_test_id(what).first
+            expect(target).to_be_visible()
+            page.wait_for_timeout(150)  # late layout (the graph's simulation, fonts)
+            scroll, inner = page.evaluate("[document.scrollingElement.scrollWidth, window.innerWidth]")
+            if scroll > inner:
+                wide[f"{name}@{width}"] = scroll
+            screenshot(page, f"{name}-{width}")
+    assert wide == {}, f"pages wider than the viewport: {wide}"
+
+
+def test_an_unknown_path_shows_the_app_s_page_not_found_and_the_api_keeps_json(page, web_server) -> None:
+    response = page.goto(f"{web_server.url}/no/such/page")
+    assert response.status == 404
+    expect(page.get_by_role("heading", name="Page not found")).to_be_visible()
+    expect(page.get_by_role("link", name="Back to the dashboard")).to_be_visible()
+    api = web_server.api().get("/v3/no-such-route")
+    assert api.status_code == 404 and api.json()["error"]
+
+
+def test_with_the_server_unreachable_one_banner_offers_a_retry(page, web_server) -> None:
+    page.goto(f"{web_server.url}/")
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    page.route("**/v3/**", lambda route: route.abort("connectionrefused"))
+    page.reload()
+    banner = page.get_by_test_id("offline")
+    expect(banner).to_contain_text("Cannot reach memlane")
+    expect(page.get_by_role("alert")).to_have_count(1)
+    expect(page.locator("body")).not_to_contain_text("Failed to fetch")
+    page.unroute("**/v3/**")
+    page.get_by_role("button", name="Retry").click()
+    expect(banner).to_have_count(0)
+    expect(page.get_by_test_id("stat-total")).not_to_have_text("…")
