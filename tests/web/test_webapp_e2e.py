@@ -175,6 +175,16 @@ def expect_verified_receipt(page: Page, receipt_id: str, documents: int) -> list
     return cells
 
 
+def _nodes_outside_the_drawing(page: Page) -> list[str]:
+    return page.evaluate("""() => {
+        const box = document.querySelector('[data-testid=graph]').getBoundingClientRect()
+        return [...document.querySelectorAll('[data-testid=graph-node] circle')].filter(c => {
+            const r = c.getBoundingClientRect()
+            return r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1
+        }).map(c => c.parentNode.textContent)
+    }""")
+
+
 def test_the_graph_draws_nodes_and_a_click_searches_for_one(page, web_server, screenshot) -> None:
     for text, tags in (("Rust borrow checker notes: lifetimes and references.", ["rust", "programming"]),
                        ("Python typing: Protocols and generics.", ["python", "programming"]),
@@ -184,13 +194,21 @@ def test_the_graph_draws_nodes_and_a_click_searches_for_one(page, web_server, sc
     nodes = page.get_by_test_id("graph-node")
     expect(nodes.first).to_be_visible()
     assert nodes.count() >= 4
-    expect(page.get_by_role("button", name=re.compile(r"^programming \(concept, 2 memories\)"))).to_be_visible()
+    expect(page.get_by_role("button", name=re.compile(r"^programming \(tag, 2 memories\)"))).to_be_visible()
     assert page.locator("[data-testid=graph] line").count() >= 1
     screenshot(page, "graph")
-    # pan and zoom move the drawing
+    # every node is inside the drawing when it opens
+    assert _nodes_outside_the_drawing(page) == []
+    # zoom moves the drawing, and Reset fits every node again
     layer = page.locator("[data-testid=graph] > g").first
-    page.get_by_role("button", name="Zoom in").click()
-    expect(layer).to_have_attribute("transform", re.compile(r"scale\(1\.3"))
+    fitted = layer.get_attribute("transform")
+    for _ in range(4):
+        page.get_by_role("button", name="Zoom in").click()
+    expect(layer).not_to_have_attribute("transform", fitted)
+    assert _nodes_outside_the_drawing(page) != []
+    page.get_by_role("button", name="Reset view").click()
+    expect(layer).to_have_attribute("transform", fitted)
+    assert _nodes_outside_the_drawing(page) == []
     page.get_by_role("button", name=re.compile(r"^programming ")).click()
     expect(page).to_have_url(f"{web_server.url}/search?q=programming")
     expect(page.get_by_test_id("search-results")).to_contain_text("borrow checker")
