@@ -35,6 +35,8 @@ def save_from_popup(browser, tab_id: int, *, project: str | None = None, tags: s
     popup.click("#save")
     popup.wait_for_selector("#save-status.ok")
     memory_id = popup.get_attribute("#save-status", "data-memory-id")
+    # "Saved ✓" links to the memory in the web app
+    expect(popup.locator("#saved-link")).to_have_attribute("href", re.compile(rf"/memories/{memory_id}$"))
     if shot:
         shot(popup)
     popup.close()
@@ -275,6 +277,13 @@ def test_a_server_that_does_not_allow_the_extension_refuses_it_and_the_save_wait
     # Given the extension pointed at a memlane started without --allow-origin
     use_server(configured, other_memlane)
     try:
+        # "Test connection" sends what saves send, so it sees the refusal and names the command that allows it
+        options = configured.options()
+        options.click("#test")
+        options.wait_for_selector("#status.bad")
+        assert "refuses requests from this extension" in options.inner_text("#status")
+        assert options.inner_text("#allow-command") == f"memlane serve --allow-origin {extension_origin}"
+        options.close()
         page, tab_id = configured.open(pages.loopback(BOARD) + "?refused=1")
         page.evaluate("""() => document.getElementById('cards').insertAdjacentHTML('beforeend',
             '<li class="card">Refused note: the second pad needs its own origin setting.</li>')""")
