@@ -10,7 +10,8 @@ afterEach(() => vi.unstubAllGlobals())
 const EMPTY: Record<string, unknown> = {
   '/v3/whoami': { organization_name: 'Home', key_id: 'k1' },
   '/v3/stats': { total_memories: 3, memories_this_week: 1, storage_bytes: 10, project_count: 1 },
-  '/v3/projects': { projects: [] },
+  '/v3/projects': { projects: [{ id: 'p1', name: 'Home', memory_count: 3, document_count: 4 }] },
+  '/status': { docsets: [] },
   '/v3/recall': { results: [], total: 0, query_time_ms: 1 },
 }
 
