@@ -95,7 +95,7 @@ def test_a_memory_is_saved_found_versioned_edited_and_deleted_from_the_ui(page, 
     first = page.get_by_test_id("search-results").locator("li").first
     expect(first.get_by_role("link")).to_have_text("Miso meds")
     expect(first.locator(".score").first).to_have_text(re.compile(r"^0\.\d{3}$"))
-    expect(first.locator("blockquote")).to_contain_text("thyroid pill every morning")
+    expect(first.get_by_test_id("snippet")).to_contain_text("thyroid pill every morning")
     screenshot(page, "search")
 
     # Open it: content, details, tags
