@@ -208,22 +208,22 @@ def test_project_selection(configured, pages, memlane):
     page, tab_id = configured.open(pages.loopback(NEWS) + "?edition=weekend")
     popup = configured.popup(tab_id)
     options = popup.eval_on_selector_all("#project option", "os => os.map(o => o.textContent)")
-    assert "Research (0)" in options and any(o.startswith("Default") for o in options)
+    assert "Research (0 memories)" in options and any(o.startswith("Default") for o in options)
     popup.close()
 
-    memory_id = save_from_popup(configured, tab_id, project="Research (0)", tags="space, sails")
+    memory_id = save_from_popup(configured, tab_id, project="Research (0 memories)", tags="space, sails")
 
     doc = memlane.document(memory_id)
     assert doc["project_id"] == research["id"]
     assert doc["metadata"]["tags"] == ["space", "sails"]
     with memlane.api() as api:
         in_research = api.post("/v3/recall", json={"query": "solar sail", "project_id": research["id"]}).json()
-        projects = {p["name"]: p["document_count"] for p in api.get("/v3/projects").json()["projects"]}
+        projects = {p["name"]: p["memory_count"] for p in api.get("/v3/projects").json()["projects"]}
     assert [r["document_id"] for r in in_research["results"]] == [memory_id]
     assert projects["Research"] == 1
     # the popup remembers the project for next time
     popup = configured.popup(tab_id)
-    assert popup.eval_on_selector("#project", "s => s.selectedOptions[0].textContent") == "Research (1)"
+    assert popup.eval_on_selector("#project", "s => s.selectedOptions[0].textContent") == "Research (1 memory)"
     popup.close()
     page.close()
 

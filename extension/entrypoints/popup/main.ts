@@ -65,7 +65,7 @@ async function loadProjects(lastProjectId?: string): Promise<void> {
   }
   select.replaceChildren();
   for (const p of projects) {
-    const option = new Option(`${p.name} (${p.document_count})`, p.id);
+    const option = new Option(`${p.name} (${p.memory_count} ${p.memory_count === 1 ? 'memory' : 'memories'})`, p.id);
     option.dataset.name = p.name;
     select.add(option);
   }
