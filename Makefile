@@ -55,7 +55,7 @@ types: $(STAMP) $(TYPES_MODULES)
 
 # The README's pictures of the app, taken by its end-to-end tests.
 screenshots: $(STAMP) $(WEB_DIST) chromium
-	MEMLANE_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest tests/web -q -k "saved_found or graph_draws"
+	MEMLANE_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest tests/web -q -k "sideways"
 
 run: $(STAMP) $(WEB_DIST) ocr
 	$(BIN)/memlane serve --host $(HOST) --port $(PORT)

@@ -203,11 +203,11 @@ class MemoryMetadataStore:
                     if r["organization_id"] == org_id]
             return mine if limit is None else mine[-limit:]
 
-    def count_documents(self, org_id: str) -> dict[str, int]:
+    def count_documents(self, org_id: str, *, current_only: bool = False) -> dict[str, int]:
         with self._lock:
             counts: dict[str, int] = {}
             for (o, _), doc in self._docs.items():
-                if o == org_id:
+                if o == org_id and not (current_only and doc.superseded_by):
                     counts[doc.project_id] = counts.get(doc.project_id, 0) + 1
             return counts
 

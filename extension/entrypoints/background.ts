@@ -13,7 +13,7 @@ import {
   type ProjectList,
   type RecallIn,
   type RecallOut,
-  type WhoAmI,
+  testConnection,
 } from '@/lib/api';
 import { servesWebApp } from '@/lib/app';
 import { platformFor } from '@/lib/extract/platforms';
@@ -263,7 +263,7 @@ async function handle(request: Request): Promise<Replies[Request['type']]> {
       const saved = await loadSettings();
       const url = request.url ? normalizeBaseUrl(request.url) : saved.url;
       const conn = await connection({ ...saved, url, apiKey: request.apiKey?.trim() || saved.apiKey });
-      return reachable(await call<WhoAmI>(conn, 'GET', '/v3/whoami', { attempts: 1, timeoutMs: 10_000 }));
+      return reachable(await testConnection(conn, new URL(browser.runtime.getURL('/')).origin));
     }
   }
 }

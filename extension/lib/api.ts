@@ -105,10 +105,45 @@ export async function call<T>(conn: Connection, method: string, path: string, op
   throw last ?? new ApiError('unreachable', `memlane is not reachable at ${conn.url}`);
 }
 
+// ----------------------------------------------------------------------------------- connection test
+
+/** The server's refusal of a browser origin it does not know (memlane's origin check, a 403). */
+const ORIGIN_REFUSED = /^origin not allowed/i;
+
+export function allowOriginCommand(origin: string): string {
+  return `memlane serve --allow-origin ${origin}`;
+}
+
+/** "Test connection": the key (GET /v3/whoami), then a search sent exactly as quick search sends
+ * it (a POST from the service worker, so the browser adds this extension's Origin header as it
+ * does to every save and search). A server that refuses the origin says so with the command
+ * that allows it, rather than "Connected" followed by failing searches. */
+export async function testConnection(
+  conn: Connection,
+  origin: string,
+  options: Pick<CallOptions, 'fetchImpl' | 'sleep'> = {},
+): Promise<WhoAmI> {
+  const once = { attempts: 1, timeoutMs: 10_000, ...options };
+  try {
+    const who = await call<WhoAmI>(conn, 'GET', '/v3/whoami', once);
+    await call(conn, 'POST', '/v3/recall', { ...once, body: { query: '', limit: 1 } });
+    return who;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 403 && ORIGIN_REFUSED.test(err.message)) {
+      throw new ApiError(
+        'auth',
+        `memlane refuses requests from this extension (${origin}). Start it with: ${allowOriginCommand(origin)}`,
+        403,
+      );
+    }
+    throw err;
+  }
+}
+
 // ----------------------------------------------------------------------------------- shapes
 // Generated from memlane's OpenAPI document (clients/typescript, `make types`).
 
-import type { MemoryIn } from '../../clients/typescript/src';
+import type { MemoryIn, WhoAmI } from '../../clients/typescript/src';
 
 /** POST /v3/memory as the extension sends it: metadata always says what saved it (saved_with). */
 export type MemoryBody = MemoryIn & { metadata: Record<string, unknown> };

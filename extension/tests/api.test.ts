@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, call, endpoint, normalizeBaseUrl } from '@/lib/api';
+import { ApiError, call, endpoint, normalizeBaseUrl, testConnection } from '@/lib/api';
 
 const conn = { url: 'http://127.0.0.1:7432', apiKey: 'mlk_test' };
 
@@ -83,5 +83,34 @@ describe('calling memlane', () => {
     );
     expect(normalizeBaseUrl(' http://127.0.0.1:7432/ ')).toBe('http://127.0.0.1:7432');
     expect(() => normalizeBaseUrl('ftp://x')).toThrow('http:// or https://');
+  });
+});
+
+describe('testing the connection', () => {
+  const ORIGIN = 'chrome-extension://abcdefghijklmnopabcdefghijklmnop';
+  const WHO = { user_id: 'u', organization_id: 'o', organization_name: 'Home', key_id: 'k', can_manage_keys: false };
+
+  it('sends a search as quick search does (a POST, which carries the Origin) after the key check', async () => {
+    const s = scripted([json(200, WHO), json(200, { results: [], total: 0, query_time_ms: 1 })]);
+    expect(await testConnection(conn, ORIGIN, s)).toEqual(WHO);
+    expect(s.requests.map((r) => `${r.init.method} ${r.url}`)).toEqual([
+      'GET http://127.0.0.1:7432/v3/whoami',
+      'POST http://127.0.0.1:7432/v3/recall',
+    ]);
+    expect((s.requests[1].init.headers as Record<string, string>).Authorization).toBe('Bearer mlk_test');
+  });
+
+  it('on an origin refusal, names the exact command that allows this extension', async () => {
+    const s = scripted([json(200, WHO), json(403, { error: `origin not allowed: ${ORIGIN}` })]);
+    const failure = testConnection(conn, ORIGIN, s);
+    await expect(failure).rejects.toBeInstanceOf(ApiError);
+    await expect(testConnection(conn, ORIGIN, scripted([json(403, { error: `origin not allowed: ${ORIGIN}` })]))).rejects.toThrow(
+      `memlane refuses requests from this extension (${ORIGIN}). Start it with: memlane serve --allow-origin ${ORIGIN}`,
+    );
+  });
+
+  it('reports a refused key as it is, without the origin command', async () => {
+    const s = scripted([json(401, { error: 'invalid or revoked API key' })]);
+    await expect(testConnection(conn, ORIGIN, s)).rejects.toThrow(/^invalid or revoked API key$/);
   });
 });

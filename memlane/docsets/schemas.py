@@ -170,6 +170,7 @@ class StuckPageOut(_Schema):
 class DocsetOut(_Schema):
     id: str
     name: str
+    projectId: str = Field(description="memlane: the project that holds its pages (kept apart from memories)")
     baseUrl: str
     seedSlug: str
     allowedPaths: list[str]

@@ -204,7 +204,8 @@ def docset_out(dctx: DocsetContext, docset: Docset, *, show_stuck: bool | None =
         details = [s.StuckPageOut(id=p.id, url=p.url, status=p.status.value, attempts=p.attempts,
                                   claimedAt=p.claimed_at, errorMessage=p.error)
                    for p in dctx.store.stuck_pages(docset.id, stuck_before)]
-    return s.DocsetOut(id=docset.id, name=docset.name, baseUrl=docset.base_url, seedSlug=docset.seed_slug,
+    return s.DocsetOut(id=docset.id, name=docset.name, projectId=docset.project_id, baseUrl=docset.base_url,
+                       seedSlug=docset.seed_slug,
                        allowedPaths=docset.allowed_paths, createdAt=docset.created_at,
                        updatedAt=max(docset.updated_at, counts.last_update or 0), status=status,
                        indexStatus=index_status, stuckPageDetails=details)

@@ -203,7 +203,8 @@ class ProjectOut(BaseModel):
     name: str
     slug: str
     description: str | None = None
-    document_count: int
+    document_count: int = Field(description="Stored documents, every version counted (what deleting the project removes).")
+    memory_count: int = Field(description="Memories: the current version of each, older versions not counted.")
     is_default: bool
     created_at: datetime
 

@@ -30,6 +30,7 @@ class LocalGateway:
     ) -> None:
         self.api = api
         self.webapp = webapp  # the web app's files and sign-in link (memlane.local.webapp)
+        self._segments: frozenset[str] | None = None
         self.services = services
         # Browser origins: the Vidurai seed's allow-list plus --allow-origin, unless --allow-all-origins.
         self.origins = OriginPolicy(allow_all=allow_all_origins, extra=frozenset(allowed_origins))
@@ -47,6 +48,8 @@ class LocalGateway:
     ) -> GatewayResponse:
         if self.webapp is not None:
             served = self.webapp.handle(method, path, headers, body)
+            if served is None:
+                served = self.webapp.page_not_found(method, path, headers, self._api_segments())
             if served is not None:
                 return served
         origin = header(headers, "origin")
@@ -79,6 +82,13 @@ class LocalGateway:
         if origin is not None:
             out_headers.update(self.origins.response_headers(origin))
         return GatewayResponse(int(result["statusCode"]), out_headers, payload)
+
+    def _api_segments(self) -> frozenset[str]:
+        """The first path segments of the API's routes (`v3`, `mcp`, `.well-known`, …), read once."""
+        if self._segments is None:
+            paths = [*self.api.openapi()["paths"], *(p for _, p in PUBLIC_ROUTES)]
+            self._segments = frozenset(p.split("/")[1] for p in paths if p.startswith("/")) - {""}
+        return self._segments
 
     # ------------------------------------------------------------------ CORS and --no-auth (issue 5)
 

@@ -5,7 +5,10 @@ What this serves, and nothing else (never an API route):
 - GET/HEAD of the app's client routes (`/`, `/login`, `/projects/<id>`, `/memories/<id>`, …):
   index.html, so a link or a reload anywhere in the app works (the SPA fallback);
 - GET/HEAD of a file that exists in the build (`/assets/index-3f2a.js`, `/favicon.svg`);
-- POST /webapp/sign-in: redeems a sign-in code (below).
+- POST /webapp/sign-in: redeems a sign-in code (below);
+- a browser's page load (GET/HEAD accepting text/html) of any other path outside the API's own
+  path segments: index.html with status 404, so the app shows its "Page not found" view instead
+  of the API's JSON (an API client, which does not ask for HTML, still gets the API's 404 JSON).
 
 Sign-in link. The long-lived API key must not end up in browser history or a server log, so the
 link carries a random one-time code in its fragment (`/login#code=…`): browsers never send a
@@ -107,6 +110,22 @@ class WebApp:
             return None
         cache = "public, max-age=31536000, immutable" if _HASHED_ASSET.match(path) else "no-cache"
         return self._file(file, method, cache=cache)
+
+    def page_not_found(
+        self, method: str, path: str, headers: Mapping[str, str], api_segments: frozenset[str],
+    ) -> GatewayResponse | None:
+        """The app, with status 404, for a browser opening a path that is neither the app's nor the
+        API's (`api_segments`: the first path segments the API's routes use); None otherwise."""
+        method = method.upper()
+        if method not in ("GET", "HEAD") or not self.built:
+            return None
+        accept = next((v for k, v in headers.items() if k.lower() == "accept"), "")
+        if "text/html" not in accept.lower():
+            return None
+        if path.split("/")[1] in api_segments if path.startswith("/") else True:
+            return None
+        page = self._file(self.root / "index.html", method, cache="no-cache")
+        return GatewayResponse(404, page.headers, page.body)
 
     def _build_file(self, path: str) -> Path | None:
         if not path.startswith("/") or "\\" in path or "\x00" in path:

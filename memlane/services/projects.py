@@ -23,13 +23,14 @@ from memlane.ports import DocsetStore, Services
 from memlane.services.keys import slugify
 
 
-def _out(p: Project, count: int) -> ProjectOut:
+def _out(p: Project, count: int, memories: int) -> ProjectOut:
     return ProjectOut(
         id=p.id,
         name=p.name,
         slug=p.slug,
         description=p.description,
         document_count=count,
+        memory_count=memories,
         is_default=p.is_default,
         created_at=p.created_at,
     )
@@ -37,9 +38,9 @@ def _out(p: Project, count: int) -> ProjectOut:
 
 def list_projects(svc: Services, who: Principal) -> ProjectListOut:
     counts = svc.metadata.count_documents(who.organization_id)
-    return ProjectListOut(
-        projects=[_out(p, counts.get(p.id, 0)) for p in svc.metadata.list_projects(who.organization_id)]
-    )
+    memories = svc.metadata.count_documents(who.organization_id, current_only=True)
+    return ProjectListOut(projects=[_out(p, counts.get(p.id, 0), memories.get(p.id, 0))
+                                 for p in svc.metadata.list_projects(who.organization_id)])
 
 
 def create_project(svc: Services, who: Principal, body: ProjectIn) -> ProjectOut:
@@ -49,7 +50,11 @@ def create_project(svc: Services, who: Principal, body: ProjectIn) -> ProjectOut
     project = svc.metadata.create_project(
         Project(organization_id=who.organization_id, name=body.name, slug=slug, description=body.description)
     )
-    return _out(project, 0)
+    return _out(project, 0, 0)
+
+
+def _memories(svc: Services, who: Principal, project_id: str) -> int:
+    return svc.metadata.count_documents(who.organization_id, current_only=True).get(project_id, 0)
 
 
 def default_project(svc: Services, who: Principal) -> Project:
@@ -98,7 +103,8 @@ def create_project_model(svc: Services, who: Principal, name: str) -> Project:
 
 def get_project(svc: Services, who: Principal, project_id: str) -> ProjectOut:
     project = resolve_project(svc, who, project_id, field="project_id")
-    return _out(project, svc.metadata.count_documents(who.organization_id).get(project.id, 0))
+    return _out(project, svc.metadata.count_documents(who.organization_id).get(project.id, 0),
+                _memories(svc, who, project.id))
 
 
 def update_project(svc: Services, who: Principal, project_id: str, body: ProjectPatchIn) -> ProjectOut:
@@ -118,7 +124,8 @@ def update_project(svc: Services, who: Principal, project_id: str, body: Project
         svc.metadata.update_project(updated)
     except ConflictError as exc:  # a concurrent rename took the slug first
         raise ConflictError(f"name: a project with slug {updated.slug!r} already exists") from exc
-    return _out(updated, svc.metadata.count_documents(who.organization_id).get(project.id, 0))
+    return _out(updated, svc.metadata.count_documents(who.organization_id).get(project.id, 0),
+                _memories(svc, who, project.id))
 
 
 def delete_project(svc: Services, who: Principal, project_id: str,

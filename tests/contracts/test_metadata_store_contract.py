@@ -221,6 +221,18 @@ def test_a_document_reads_back_as_written_and_a_second_put_is_an_update(store: A
     assert {k: v for k, v in store.count_documents(A).items() if v} == {"proj-a": 1}
 
 
+def test_memories_are_counted_once_whatever_their_versions(store: Any) -> None:
+    # Given a project with a memory in three versions and another in one
+    org(store, A), project(store, A, "proj-a")
+    store.put_document(document(A, "v1", superseded_by="v2"))
+    store.put_document(document(A, "v2", superseded_by="v3", content_hash="h2"))
+    store.put_document(document(A, "v3", content_hash="h3"))
+    store.put_document(document(A, "other", content_hash="h4"))
+    # Then it holds four documents but two memories
+    assert {k: v for k, v in store.count_documents(A).items() if v} == {"proj-a": 4}
+    assert {k: v for k, v in store.count_documents(A, current_only=True).items() if v} == {"proj-a": 2}
+
+
 def test_no_read_returns_and_no_write_touches_another_organizations_document(store: Any) -> None:
     org(store, A), org(store, B, slug="b")
     project(store, A, "proj-a"), project(store, B, "proj-a-of-b", slug="proj-a")

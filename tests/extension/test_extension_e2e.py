@@ -35,6 +35,8 @@ def save_from_popup(browser, tab_id: int, *, project: str | None = None, tags: s
     popup.click("#save")
     popup.wait_for_selector("#save-status.ok")
     memory_id = popup.get_attribute("#save-status", "data-memory-id")
+    # "Saved ✓" links to the memory in the web app
+    expect(popup.locator("#saved-link")).to_have_attribute("href", re.compile(rf"/memories/{memory_id}$"))
     if shot:
         shot(popup)
     popup.close()
@@ -206,22 +208,22 @@ def test_project_selection(configured, pages, memlane):
     page, tab_id = configured.open(pages.loopback(NEWS) + "?edition=weekend")
     popup = configured.popup(tab_id)
     options = popup.eval_on_selector_all("#project option", "os => os.map(o => o.textContent)")
-    assert "Research (0)" in options and any(o.startswith("Default") for o in options)
+    assert "Research (0 memories)" in options and any(o.startswith("Default") for o in options)
     popup.close()
 
-    memory_id = save_from_popup(configured, tab_id, project="Research (0)", tags="space, sails")
+    memory_id = save_from_popup(configured, tab_id, project="Research (0 memories)", tags="space, sails")
 
     doc = memlane.document(memory_id)
     assert doc["project_id"] == research["id"]
     assert doc["metadata"]["tags"] == ["space", "sails"]
     with memlane.api() as api:
         in_research = api.post("/v3/recall", json={"query": "solar sail", "project_id": research["id"]}).json()
-        projects = {p["name"]: p["document_count"] for p in api.get("/v3/projects").json()["projects"]}
+        projects = {p["name"]: p["memory_count"] for p in api.get("/v3/projects").json()["projects"]}
     assert [r["document_id"] for r in in_research["results"]] == [memory_id]
     assert projects["Research"] == 1
     # the popup remembers the project for next time
     popup = configured.popup(tab_id)
-    assert popup.eval_on_selector("#project", "s => s.selectedOptions[0].textContent") == "Research (1)"
+    assert popup.eval_on_selector("#project", "s => s.selectedOptions[0].textContent") == "Research (1 memory)"
     popup.close()
     page.close()
 
@@ -275,6 +277,13 @@ def test_a_server_that_does_not_allow_the_extension_refuses_it_and_the_save_wait
     # Given the extension pointed at a memlane started without --allow-origin
     use_server(configured, other_memlane)
     try:
+        # "Test connection" sends what saves send, so it sees the refusal and names the command that allows it
+        options = configured.options()
+        options.click("#test")
+        options.wait_for_selector("#status.bad")
+        assert "refuses requests from this extension" in options.inner_text("#status")
+        assert options.inner_text("#allow-command") == f"memlane serve --allow-origin {extension_origin}"
+        options.close()
         page, tab_id = configured.open(pages.loopback(BOARD) + "?refused=1")
         page.evaluate("""() => document.getElementById('cards').insertAdjacentHTML('beforeend',
             '<li class="card">Refused note: the second pad needs its own origin setting.</li>')""")

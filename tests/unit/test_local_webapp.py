@@ -117,3 +117,41 @@ def test_only_the_app_itself_may_redeem_a_code(build) -> None:
 def test_a_missing_or_malformed_code_is_a_400_naming_it(build, code) -> None:
     response = redeem(WebApp(build), code)
     assert response.status == 400 and json.loads(response.body)["error"].startswith("code:")
+
+
+# --------------------------------------------------------------------------- unknown paths
+
+API_SEGMENTS = frozenset({"v3", "health", "mcp", ".well-known", "oauth", "webhooks"})
+BROWSER = {"host": "127.0.0.1:7432", "accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+
+
+@pytest.mark.parametrize("path", ["/nope", "/memories", "/projects/p1/extra/deep", "/login/again"])
+def test_a_browser_opening_an_unknown_path_gets_the_app_with_status_404(build, path) -> None:
+    response = WebApp(build).page_not_found("GET", path, BROWSER, API_SEGMENTS)
+    assert response is not None and response.status == 404
+    assert response.body.startswith(b"<!doctype html>")  # the app, which shows "Page not found"
+    assert response.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+
+
+@pytest.mark.parametrize(("path", "headers"), [
+    ("/nope", {"accept": "application/json"}),  # an API client
+    ("/nope", {}),  # curl
+    ("/v3/nope", BROWSER),  # the API's own space, even in a browser
+    ("/oauth/nope", BROWSER),
+    ("/.well-known/nope", BROWSER),
+])
+def test_api_clients_and_the_api_s_own_paths_keep_the_api_s_404(build, path, headers) -> None:
+    assert WebApp(build).page_not_found("GET", path, headers, API_SEGMENTS) is None
+    assert WebApp(build).page_not_found("POST", "/nope", BROWSER, API_SEGMENTS) is None
+
+
+def test_the_local_gateway_serves_unknown_pages_the_app_and_unknown_api_paths_json(build, stack) -> None:
+    from memlane.local.gateway import LocalGateway
+
+    gateway = LocalGateway(MemlaneApi(stack.services), stack.services, webapp=WebApp(build))
+    page = gateway.handle("GET", "/no/such/page", "", BROWSER, b"")
+    assert page.status == 404 and page.body.startswith(b"<!doctype html>")
+    api = gateway.handle("GET", "/v3/no-such-route", "", BROWSER, b"")
+    assert api.status in (401, 404) and json.loads(api.body)["error"]
+    curl = gateway.handle("GET", "/no/such/page", "", {"accept": "*/*"}, b"")
+    assert curl.status in (401, 404) and json.loads(curl.body)["error"]

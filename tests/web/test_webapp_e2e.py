@@ -26,7 +26,7 @@ def save(server: WebServer, content: str, **fields) -> dict:
 def search_for(page: Page, server: WebServer, query: str) -> None:
     page.goto(f"{server.url}/search")
     page.get_by_label("Search across your memories").fill(query)
-    expect(page.get_by_test_id("search-status")).to_contain_text("results in")
+    expect(page.get_by_test_id("search-status")).to_have_text(re.compile(r"^\d+ results? in \d+ ms$"))
 
 
 # --------------------------------------------------------------------------- signing in and out
@@ -95,7 +95,7 @@ def test_a_memory_is_saved_found_versioned_edited_and_deleted_from_the_ui(page, 
     first = page.get_by_test_id("search-results").locator("li").first
     expect(first.get_by_role("link")).to_have_text("Miso meds")
     expect(first.locator(".score").first).to_have_text(re.compile(r"^0\.\d{3}$"))
-    expect(first.locator("blockquote")).to_contain_text("thyroid pill every morning")
+    expect(first.get_by_test_id("snippet")).to_contain_text("thyroid pill every morning")
     screenshot(page, "search")
 
     # Open it: content, details, tags
@@ -175,6 +175,16 @@ def expect_verified_receipt(page: Page, receipt_id: str, documents: int) -> list
     return cells
 
 
+def _nodes_outside_the_drawing(page: Page) -> list[str]:
+    return page.evaluate("""() => {
+        const box = document.querySelector('[data-testid=graph]').getBoundingClientRect()
+        return [...document.querySelectorAll('[data-testid=graph-node] circle')].filter(c => {
+            const r = c.getBoundingClientRect()
+            return r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1
+        }).map(c => c.parentNode.textContent)
+    }""")
+
+
 def test_the_graph_draws_nodes_and_a_click_searches_for_one(page, web_server, screenshot) -> None:
     for text, tags in (("Rust borrow checker notes: lifetimes and references.", ["rust", "programming"]),
                        ("Python typing: Protocols and generics.", ["python", "programming"]),
@@ -184,13 +194,21 @@ def test_the_graph_draws_nodes_and_a_click_searches_for_one(page, web_server, sc
     nodes = page.get_by_test_id("graph-node")
     expect(nodes.first).to_be_visible()
     assert nodes.count() >= 4
-    expect(page.get_by_role("button", name=re.compile(r"^programming \(concept, 2 memories\)"))).to_be_visible()
+    expect(page.get_by_role("button", name=re.compile(r"^programming \(tag, 2 memories\)"))).to_be_visible()
     assert page.locator("[data-testid=graph] line").count() >= 1
     screenshot(page, "graph")
-    # pan and zoom move the drawing
+    # every node is inside the drawing when it opens
+    assert _nodes_outside_the_drawing(page) == []
+    # zoom moves the drawing, and Reset fits every node again
     layer = page.locator("[data-testid=graph] > g").first
-    page.get_by_role("button", name="Zoom in").click()
-    expect(layer).to_have_attribute("transform", re.compile(r"scale\(1\.3"))
+    fitted = layer.get_attribute("transform")
+    for _ in range(4):
+        page.get_by_role("button", name="Zoom in").click()
+    expect(layer).not_to_have_attribute("transform", fitted)
+    assert _nodes_outside_the_drawing(page) != []
+    page.get_by_role("button", name="Reset view").click()
+    expect(layer).to_have_attribute("transform", fitted)
+    assert _nodes_outside_the_drawing(page) == []
     page.get_by_role("button", name=re.compile(r"^programming ")).click()
     expect(page).to_have_url(f"{web_server.url}/search?q=programming")
     expect(page.get_by_test_id("search-results")).to_contain_text("borrow checker")
@@ -259,6 +277,38 @@ def test_a_memory_holding_script_handlers_and_javascript_links_renders_inert(pag
     assert page.evaluate("window.__pwned") is None and dialogs == []
     # no remote image was fetched
     assert not [u for u in requests if "tracker.invalid" in u]
+
+
+ENTITIES = "\n\n".join([
+    "# R&amp;D &gt; sales",
+    "Tom &amp; Jerry &copy; 2026 &mdash; caf&eacute; &euro;5 &frac12; &hellip; &NotNestedGreaterGreater;",
+    "Numeric &#169; &#x1F600; and unknown &notanentity; and bare &amp",
+    "[Q&amp;A](https://example.com/?a=1&amp;b=2) and `&amp; in code`",
+    "| a &amp; b | &copy; |\n|---|---|\n| &lt;td&gt; | x |",
+    "<div title=\"&amp;\">raw &amp; html</div>",
+    "> quote &hearts;\n\n- item &check;\n\n~~strike &amp;~~",
+    "```\n&amp; in a fence\n```",
+])
+
+
+def test_a_memory_holding_character_references_raw_html_and_edge_cases_renders(page, web_server) -> None:
+    # Named references are decoded without the DOM: the page's Trusted Types policy would refuse it
+    doc = save(web_server, ENTITIES, title="Tom &amp; Jerry", content_type="markdown")
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{web_server.url}/memories/{doc['id']}")
+    article = page.get_by_role("article")
+    expect(article.get_by_role("heading", name="R&D > sales")).to_be_visible()
+    expect(article).to_contain_text("Tom & Jerry © 2026 — café €5 ½ … ⪢̸")
+    expect(article).to_contain_text("Numeric © 😀 and unknown &notanentity; and bare &amp")
+    expect(article.get_by_role("link", name="Q&A")).to_have_attribute("href", "https://example.com/?a=1&b=2")
+    expect(article.locator("code", has_text="&amp; in code")).to_be_visible()
+    expect(article.locator("th").first).to_have_text("a & b")
+    expect(article).to_contain_text('<div title="&amp;">raw &amp; html</div>')
+    expect(article.locator("del")).to_have_text("strike &")
+    # and the page still works: it can be edited and deleted
+    expect(page.get_by_role("button", name="Delete this memory…")).to_be_visible()
+    assert errors == []
 
 
 def test_the_page_policy_forbids_inline_script_and_html_sinks(page, web_server) -> None:
@@ -352,3 +402,76 @@ def _serious_violations(page: Page, axe_source: str) -> list[str]:
     result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
     return [f"{v['id']} ({v['impact']}): {json.dumps([n['target'] for n in v['nodes']])[:300]}"
             for v in result["violations"] if v["impact"] in ("serious", "critical")]
+
+
+# --------------------------------------------------------------------------- every page, phone and desktop
+
+WIDTHS = (1280, 390)
+
+
+def _every_page(server: WebServer) -> dict[str, tuple[str, str, str]]:
+    """name → (path, how to know it is shown, what): every page of the app, with content in it."""
+    project = server.api().post("/v3/projects", json={"name": "Layout checks with a fairly long project name"}).json()
+    doc = save(server, "## Passport renewal\n\nThe passport expires on 2027-03-14; renew it by January. "
+               + "A very-long-unbroken-identifier-" * 6 + "\n\n```python\nprint('a rather long line of code that does not wrap at all on a phone')\n```\n\n"
+               "| column one | column two | column three | column four |\n|---|---|---|---|\n| a | b | c | d |",
+               project_id=project["id"], metadata={"tags": ["travel", "documents"]})
+    for i in range(3):
+        save(server, f"Note {i} about the passport and travel plans.", project_id=project["id"])
+    gone = save(server, "A note deleted for its receipt.", project_id=project["id"])
+    receipt = server.api().delete(f"/v3/documents/{gone['id']}").json()["receipt"]
+    server.api().post("/v3/keys", json={"name": "laptop key with a long descriptive name"})
+    return {
+        "dashboard": ("/", "heading", "Dashboard"),
+        "projects": ("/projects", "heading", "Projects"),
+        "project": (f"/projects/{project['id']}", "heading", project["name"]),
+        "project-settings": (f"/projects/{project['id']}/settings", "heading", "Project settings"),
+        "search-empty": ("/search", "heading", "What to type"),
+        "search": ("/search?q=passport%20renewal", "testid", "snippet"),
+        "memory": (f"/memories/{doc['id']}", "heading", "Passport renewal"),
+        "deletion": (f"/deletions/{receipt['id']}", "testid", "receipt-checks"),
+        "graph": ("/graph", "testid", "graph"),
+        "settings": ("/settings", "heading", "API keys"),
+        "not-found": ("/no/such/page", "heading", "Page not found"),
+    }
+
+
+def test_every_page_fits_a_phone_and_a_desktop_without_sideways_scroll(page, web_server, screenshot) -> None:
+    pages = _every_page(web_server)
+    wide: dict[str, int] = {}
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900 if width > 600 else 844})
+        for name, (path, kind, what) in pages.items():
+            page.goto(f"{web_server.url}{path}")
+            target = page.get_by_role("heading", name=what).first if kind == "heading" else page.get_by_test_id(what).first
+            expect(target).to_be_visible()
+            page.wait_for_timeout(150)  # late layout (the graph's simulation, fonts)
+            scroll, inner = page.evaluate("[document.scrollingElement.scrollWidth, window.innerWidth]")
+            if scroll > inner:
+                wide[f"{name}@{width}"] = scroll
+            screenshot(page, f"{name}-{width}")
+    assert wide == {}, f"pages wider than the viewport: {wide}"
+
+
+def test_an_unknown_path_shows_the_app_s_page_not_found_and_the_api_keeps_json(page, web_server) -> None:
+    response = page.goto(f"{web_server.url}/no/such/page")
+    assert response.status == 404
+    expect(page.get_by_role("heading", name="Page not found")).to_be_visible()
+    expect(page.get_by_role("link", name="Back to the dashboard")).to_be_visible()
+    api = web_server.api().get("/v3/no-such-route")
+    assert api.status_code == 404 and api.json()["error"]
+
+
+def test_with_the_server_unreachable_one_banner_offers_a_retry(page, web_server) -> None:
+    page.goto(f"{web_server.url}/")
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    page.route("**/v3/**", lambda route: route.abort("connectionrefused"))
+    page.reload()
+    banner = page.get_by_test_id("offline")
+    expect(banner).to_contain_text("Cannot reach memlane")
+    expect(page.get_by_role("alert")).to_have_count(1)
+    expect(page.locator("body")).not_to_contain_text("Failed to fetch")
+    page.unroute("**/v3/**")
+    page.get_by_role("button", name="Retry").click()
+    expect(banner).to_have_count(0)
+    expect(page.get_by_test_id("stat-total")).not_to_have_text("…")

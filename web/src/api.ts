@@ -87,6 +87,30 @@ export class ApiError extends Error {
   }
 }
 
+/** The server did not answer at all (down, or the network is): one banner says so, not every page. */
+export class OfflineError extends Error {
+  constructor() {
+    super('Cannot reach memlane')
+    this.name = 'OfflineError'
+  }
+}
+
+// Whether the last request reached the server; the app shell shows the offline banner from it.
+let offline = false
+const offlineListeners = new Set<(offline: boolean) => void>()
+function setOffline(value: boolean): void {
+  if (offline === value) return
+  offline = value
+  offlineListeners.forEach((listener) => listener(value))
+}
+export function isOffline(): boolean {
+  return offline
+}
+export function onOfflineChange(listener: (offline: boolean) => void): () => void {
+  offlineListeners.add(listener)
+  return () => offlineListeners.delete(listener)
+}
+
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
 
 // Called when the server says the key is no longer valid (revoked, or wrong): the app signs out.
@@ -100,15 +124,23 @@ export async function request<T>(method: Method, path: string, body?: unknown, s
   const headers: Record<string, string> = { Accept: 'application/json' }
   if (key) headers.Authorization = `Bearer ${key}`
   if (body !== undefined) headers['Content-Type'] = 'application/json'
-  const response = await fetch(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal,
-    credentials: 'omit',
-    cache: 'no-store',
-    referrerPolicy: 'no-referrer',
-  })
+  let response: Response
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+      credentials: 'omit',
+      cache: 'no-store',
+      referrerPolicy: 'no-referrer',
+    })
+  } catch (e) {
+    if (signal?.aborted) throw e
+    setOffline(true)
+    throw new OfflineError()
+  }
+  setOffline(false)
   const text = await response.text()
   let payload: unknown = null
   try {

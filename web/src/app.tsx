@@ -1,8 +1,8 @@
 import { lazy, Suspense, useEffect, useState } from 'react'
 import { Link, Redirect, Route, Switch, useLocation } from 'wouter'
-import { api, setUnauthorizedHandler, type WhoAmI } from './api'
+import { api, isOffline, onOfflineChange, setUnauthorizedHandler, type WhoAmI } from './api'
 import { clearKey, getKey } from './auth'
-import { ErrorBox, Loading } from './components/feedback'
+import { ErrorBox, Loading, OfflineBanner } from './components/feedback'
 import { Dashboard } from './pages/Dashboard'
 import { Login } from './pages/Login'
 
@@ -68,7 +68,7 @@ export function App() {
           <Route path="/connections/confirm" component={ConfirmConnection} />
           <Route>
             <main id="main" className="page">
-              <h1>Not found</h1>
+              <h1>Page not found</h1>
               <p>
                 There is no page at <code>{location}</code>. <Link href="/">Back to the dashboard</Link>
               </p>
@@ -84,9 +84,30 @@ function Shell({ children, onSignOut }: { children: React.ReactNode; onSignOut: 
   const [location] = useLocation()
   const [who, setWho] = useState<WhoAmI | null>(null)
   const [error, setError] = useState<Error | null>(null)
+  const [offline, setOffline] = useState(isOffline)
+  const [checking, setChecking] = useState(false)
+  // Bumped by Retry once the server answers again: the page is mounted afresh and loads again.
+  const [attempt, setAttempt] = useState(0)
+  useEffect(() => onOfflineChange(setOffline), [])
   useEffect(() => {
-    api.whoami().then(setWho, setError)
-  }, [])
+    api.whoami().then(
+      (w) => {
+        setWho(w)
+        setError(null)
+      },
+      setError,
+    )
+  }, [attempt])
+  const retry = () => {
+    setChecking(true)
+    api.whoami().then(
+      () => {
+        setChecking(false)
+        setAttempt((n) => n + 1)
+      },
+      () => setChecking(false),
+    )
+  }
   return (
     <>
       <a className="skip-link" href="#main">
@@ -117,8 +138,11 @@ function Shell({ children, onSignOut }: { children: React.ReactNode; onSignOut: 
           </button>
         </div>
       </header>
+      {offline && <OfflineBanner onRetry={retry} checking={checking} />}
       {error && <ErrorBox error={error} />}
-      {children}
+      <div key={attempt} className="content">
+        {children}
+      </div>
     </>
   )
 }

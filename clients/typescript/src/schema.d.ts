@@ -1214,6 +1214,11 @@ export interface components {
             id: string;
             /** Name */
             name: string;
+            /**
+             * Projectid
+             * @description memlane: the project that holds its pages (kept apart from memories)
+             */
+            projectId: string;
             /** Baseurl */
             baseUrl: string;
             /** Seedslug */
@@ -1735,8 +1740,16 @@ export interface components {
             slug: string;
             /** Description */
             description?: string | null;
-            /** Document Count */
+            /**
+             * Document Count
+             * @description Stored documents, every version counted (what deleting the project removes).
+             */
             document_count: number;
+            /**
+             * Memory Count
+             * @description Memories: the current version of each, older versions not counted.
+             */
+            memory_count: number;
             /** Is Default */
             is_default: boolean;
             /**

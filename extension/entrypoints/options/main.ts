@@ -61,7 +61,20 @@ async function onTest(): Promise<void> {
     const who = await ask({ type: 'whoami', url, apiKey: $<HTMLInputElement>('api-key').value });
     setStatus(`Connected: organization "${who.organization_name}" (${who.organization_id}), key ${who.key_id}.`, 'ok');
   } catch (err) {
-    setStatus(`Connection failed: ${(err as Error).message}`, 'bad');
+    const message = (err as Error).message;
+    const allow = /Start it with: (memlane serve --allow-origin \S+)$/.exec(message);
+    if (!allow) {
+      setStatus(`Connection failed: ${message}`, 'bad');
+      return;
+    }
+    // The server refuses this extension's origin: the command that allows it, ready to copy.
+    setStatus(`Connection failed: ${message.slice(0, allow.index).trim()} Start memlane with:`, 'bad');
+    const pre = document.createElement('pre');
+    const code = document.createElement('code');
+    code.id = 'allow-command';
+    code.textContent = allow[1];
+    pre.append(code);
+    $('status').append(pre);
   }
 }
 

@@ -65,7 +65,7 @@ async function loadProjects(lastProjectId?: string): Promise<void> {
   }
   select.replaceChildren();
   for (const p of projects) {
-    const option = new Option(`${p.name} (${p.document_count})`, p.id);
+    const option = new Option(`${p.name} (${p.memory_count} ${p.memory_count === 1 ? 'memory' : 'memories'})`, p.id);
     option.dataset.name = p.name;
     select.add(option);
   }
@@ -105,12 +105,32 @@ function report(outcome: Outcome): void {
   const el = $('save-status');
   if (outcome.state === 'saved') {
     const again = outcome.memory.duplicate ? ' (already saved: nothing changed)' : '';
-    setStatus(el, `Saved ✓ "${outcome.memory.title}"${again}`, 'ok');
+    setStatus(el, 'Saved ✓ ', 'ok');
     el.dataset.memoryId = outcome.memory.id;
+    void linkToMemory(el, outcome.memory.id, outcome.memory.title, again);
   } else if (outcome.state === 'queued') {
     setStatus(el, 'Kept here: it is sent as soon as memlane takes it.', 'warn');
   } else {
     setStatus(el, `Not saved: ${outcome.error}`, 'bad');
+  }
+}
+
+/** "Saved ✓ <title>": the title links to the memory in the web app when the server serves one. */
+async function linkToMemory(el: HTMLElement, id: string, title: string, again: string): Promise<void> {
+  appUrl ??= await ask({ type: 'app-url' }).catch(() => null);
+  if (el.dataset.memoryId !== id) return; // a newer save replaced this one
+  if (appUrl) {
+    const link = document.createElement('a');
+    link.href = memoryPageUrl(appUrl, id);
+    link.textContent = `"${title}"`;
+    link.id = 'saved-link';
+    link.addEventListener('click', (e) => {
+      e.preventDefault();
+      void browser.tabs.create({ url: link.href }).then(() => window.close());
+    });
+    el.append(link, `${again}: open it in memlane`);
+  } else {
+    el.append(`"${title}"${again}`);
   }
 }
 

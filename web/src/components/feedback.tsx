@@ -1,3 +1,5 @@
+import { OfflineError } from '../api'
+
 export function Loading({ what }: { what: string }) {
   return (
     <p className="muted" role="status">
@@ -7,6 +9,8 @@ export function Loading({ what }: { what: string }) {
 }
 
 export function ErrorBox({ error }: { error: Error | string }) {
+  // The server not answering is said once, by the app's offline banner (OfflineBanner), not per request.
+  if (error instanceof OfflineError) return null
   return (
     <p className="error" role="alert">
       {typeof error === 'string' ? error : error.message}
@@ -19,5 +23,20 @@ export function Notice({ children }: { children: React.ReactNode }) {
     <p className="notice" role="status">
       {children}
     </p>
+  )
+}
+
+/** "Cannot reach memlane", once for the whole app, with a Retry that reloads what the page shows. */
+export function OfflineBanner({ onRetry, checking }: { onRetry: () => void; checking: boolean }) {
+  return (
+    <div className="offline" role="alert" data-testid="offline">
+      <p>
+        <strong>Cannot reach memlane</strong> at {window.location.host}. Is the server running (
+        <code>memlane serve</code>)?
+      </p>
+      <button type="button" onClick={onRetry} disabled={checking}>
+        {checking ? 'Retrying…' : 'Retry'}
+      </button>
+    </div>
   )
 }

@@ -1,5 +1,6 @@
+import { useMemo } from 'react'
 import { Link } from 'wouter'
-import { api } from '../api'
+import { api, type Docset } from '../api'
 import { ErrorBox, Loading } from '../components/feedback'
 import { SaveMemoryForm } from '../components/SaveMemoryForm'
 import { SearchBox } from '../components/SearchBox'
@@ -12,10 +13,33 @@ export function Dashboard() {
   useTitle('Dashboard')
   const stats = useAsync(() => api.stats(), [])
   const projects = useAsync(() => api.projects(), [])
-  const recent = useAsync(() => api.recall({ query: '', limit: RECENT }), [])
+  // Documentation sets keep their pages in projects of their own: those are not memories, so the
+  // dashboard lists them apart and counts and shows only the other projects' memories.
+  const docsets = useAsync(() => api.docsets().catch((): Docset[] => []), [])
+  const docProjects = useMemo(() => new Set(docsets.data?.map((d) => d.projectId)), [docsets.data])
+  const memoryProjects = useMemo(
+    () => (projects.data && docsets.data ? projects.data.filter((p) => !docProjects.has(p.id)) : undefined),
+    [projects.data, docsets.data, docProjects],
+  )
+  const memoryProjectIds = memoryProjects?.map((p) => p.id).join(',')
+  const recent = useAsync(
+    async () =>
+      memoryProjectIds === undefined
+        ? undefined
+        : memoryProjectIds === ''
+          ? { results: [], total: 0, query_time_ms: 0 }
+          : api.recall({
+              query: '',
+              limit: RECENT,
+              ...(docProjects.size ? { project_ids: memoryProjectIds.split(',') } : {}),
+            }),
+    [memoryProjectIds],
+  )
+  const memories = memoryProjects?.reduce((n, p) => n + p.memory_count, 0)
   const reload = () => {
     stats.reload()
     projects.reload()
+    docsets.reload()
     recent.reload()
   }
 
@@ -30,8 +54,8 @@ export function Dashboard() {
         {stats.error && <ErrorBox error={stats.error} />}
         <dl className="stats">
           <div>
-            <dt>Total memories</dt>
-            <dd data-testid="stat-total">{stats.data?.total_memories ?? '…'}</dd>
+            <dt>Memories</dt>
+            <dd data-testid="stat-total">{memories ?? '…'}</dd>
           </div>
           <div>
             <dt>This week</dt>
@@ -43,14 +67,14 @@ export function Dashboard() {
           </div>
           <div>
             <dt>Projects</dt>
-            <dd>{stats.data?.project_count ?? '…'}</dd>
+            <dd data-testid="stat-projects">{memoryProjects?.length ?? '…'}</dd>
           </div>
         </dl>
       </section>
       <div className="columns">
         <section aria-labelledby="recent-heading" className="recent">
           <h2 id="recent-heading">Recent memories</h2>
-          {recent.loading && !recent.data && <Loading what="recent memories" />}
+          {(recent.loading || memoryProjectIds === undefined) && !recent.data && <Loading what="recent memories" />}
           {recent.error && <ErrorBox error={recent.error} />}
           {recent.data && recent.data.results.length === 0 && <p className="muted">Nothing saved yet.</p>}
           <ol className="cards" data-testid="recent-list">
@@ -75,17 +99,36 @@ export function Dashboard() {
             <h2 id="projects-heading">Projects</h2>
             {projects.error && <ErrorBox error={projects.error} />}
             <ul className="plain">
-              {projects.data?.map((p) => (
+              {memoryProjects?.map((p) => (
                 <li key={p.id}>
                   <Link href={`/projects/${p.id}`}>{p.name}</Link>{' '}
                   <span className="muted">
-                    {p.document_count} {p.document_count === 1 ? 'document' : 'documents'}
+                    {p.memory_count} {p.memory_count === 1 ? 'memory' : 'memories'}
                   </span>
                 </li>
               ))}
             </ul>
           </section>
-          <SaveMemoryForm projects={projects.data ?? []} onSaved={reload} />
+          {docsets.data && docsets.data.length > 0 && (
+            <section aria-labelledby="docs-heading" data-testid="docsets">
+              <h2 id="docs-heading">Documentation</h2>
+              <ul className="plain">
+                {docsets.data.map((d) => (
+                  <li key={d.id}>
+                    <Link href={`/projects/${d.projectId}`}>{d.name}</Link>{' '}
+                    <span className="muted">
+                      {d.indexStatus.indexedPages} {d.indexStatus.indexedPages === 1 ? 'page' : 'pages'}
+                      {d.indexStatus.status !== 'ready' && ` · ${d.indexStatus.status}`}
+                    </span>
+                  </li>
+                ))}
+              </ul>
+              <p className="muted small">
+                Documentation sites are searched with your memories; <Link href="/settings">manage them in Settings</Link>.
+              </p>
+            </section>
+          )}
+          <SaveMemoryForm projects={memoryProjects ?? []} onSaved={reload} />
         </aside>
       </div>
     </main>

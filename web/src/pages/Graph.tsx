@@ -42,7 +42,50 @@ export function layout(graph: MemoryGraph): { nodes: Placed[]; edges: PlacedEdge
   return { nodes, edges: links }
 }
 
-const TYPE_CLASS: Record<string, string> = { concept: 'concept', technology: 'technology', person: 'person' }
+/** The kinds the legend names, in its order; a node's colour is its kind's. */
+export const KINDS = ['tag', 'person', 'place', 'organization', 'tool', 'other'] as const
+export type Kind = (typeof KINDS)[number]
+const KIND_LABEL: Record<Kind, string> = {
+  tag: 'tag', person: 'person', place: 'place', organization: 'organization', tool: 'tool', other: 'other entity',
+}
+// Older servers send only `type` (concept = a tag, technology = a tool); entity nodes carry a `kind`.
+const KIND_ALIASES: Record<string, Kind> = {
+  tag: 'tag', concept: 'tag', topic: 'tag', keyphrase: 'tag',
+  person: 'person', people: 'person',
+  place: 'place', location: 'place', gpe: 'place', loc: 'place',
+  organization: 'organization', organisation: 'organization', org: 'organization', company: 'organization',
+  tool: 'tool', technology: 'tool', product: 'tool', software: 'tool',
+}
+
+export function kindOf(node: GraphNode): Kind {
+  const { kind } = node as GraphNode & { kind?: string | null }
+  return KIND_ALIASES[(kind ?? node.type ?? '').toLowerCase()] ?? 'other'
+}
+
+const LABEL_PX_PER_CHAR = 6.2 // the labels' 11 px font, roughly, per character
+const FIT_MARGIN = 16
+
+/** The zoom transform that shows every node and its label inside the width × height drawing. */
+export function fitTransform(nodes: Placed[], width = WIDTH, height = HEIGHT): { x: number; y: number; k: number } {
+  if (nodes.length === 0) return { x: 0, y: 0, k: 1 }
+  let minX = Infinity
+  let minY = Infinity
+  let maxX = -Infinity
+  let maxY = -Infinity
+  for (const p of nodes) {
+    const x = p.x ?? 0
+    const y = p.y ?? 0
+    const half = Math.max(p.r, (p.node.label.length * LABEL_PX_PER_CHAR) / 2)
+    minX = Math.min(minX, x - half)
+    maxX = Math.max(maxX, x + half)
+    minY = Math.min(minY, y - p.r)
+    maxY = Math.max(maxY, y + p.r + 16) // the label under the circle
+  }
+  const boxW = Math.max(1, maxX - minX)
+  const boxH = Math.max(1, maxY - minY)
+  const k = Math.min(2, (width - 2 * FIT_MARGIN) / boxW, (height - 2 * FIT_MARGIN) / boxH)
+  return { x: width / 2 - k * ((minX + maxX) / 2), y: height / 2 - k * ((minY + maxY) / 2), k }
+}
 
 export default function Graph() {
   useTitle('Memory graph')
@@ -63,6 +106,11 @@ export default function Graph() {
       .on('zoom', (event) => layer.attr('transform', event.transform.toString()))
     select(svgRef.current).call(behavior)
     zoomRef.current = behavior
+    if (placed) {
+      const fit = fitTransform(placed.nodes)
+      behavior.scaleExtent([Math.min(0.3, fit.k / 2), 6])
+      select(svgRef.current).call(behavior.transform, zoomIdentity.translate(fit.x, fit.y).scale(fit.k))
+    }
     return () => {
       select(svgRef.current).on('.zoom', null)
     }
@@ -72,7 +120,9 @@ export default function Graph() {
     if (svgRef.current && zoomRef.current) select(svgRef.current).call(zoomRef.current.scaleBy, factor)
   }
   const reset = () => {
-    if (svgRef.current && zoomRef.current) select(svgRef.current).call(zoomRef.current.transform, zoomIdentity)
+    if (!svgRef.current || !zoomRef.current || !placed) return
+    const fit = fitTransform(placed.nodes)
+    select(svgRef.current).call(zoomRef.current.transform, zoomIdentity.translate(fit.x, fit.y).scale(fit.k))
   }
   const open = (node: GraphNode) => navigate(`/search?q=${encodeURIComponent(node.label)}`)
 
@@ -136,11 +186,11 @@ export default function Graph() {
               {placed.nodes.map((p) => (
                 <g
                   key={p.node.id}
-                  className={`node ${TYPE_CLASS[p.node.type] ?? 'other'}`}
+                  className={`node kind-${kindOf(p.node)}`}
                   transform={`translate(${p.x ?? 0},${p.y ?? 0})`}
                   role="button"
                   tabIndex={0}
-                  aria-label={`${p.node.label} (${p.node.type}, ${p.node.document_count} memories): search`}
+                  aria-label={`${p.node.label} (${KIND_LABEL[kindOf(p.node)]}, ${p.node.document_count} ${p.node.document_count === 1 ? 'memory' : 'memories'}): search`}
                   data-testid="graph-node"
                   onClick={() => open(p.node)}
                   onKeyDown={(e) => {
@@ -160,19 +210,12 @@ export default function Graph() {
           </g>
         </svg>
       )}
-      <ul className="legend plain small">
-        <li>
-          <span className="swatch concept" aria-hidden="true" /> tag
-        </li>
-        <li>
-          <span className="swatch technology" aria-hidden="true" /> technology
-        </li>
-        <li>
-          <span className="swatch person" aria-hidden="true" /> person
-        </li>
-        <li>
-          <span className="swatch other" aria-hidden="true" /> other entity
-        </li>
+      <ul className="legend plain small" aria-label="Colours" data-testid="graph-legend">
+        {KINDS.map((kind) => (
+          <li key={kind}>
+            <span className={`swatch kind-${kind}`} aria-hidden="true" /> {KIND_LABEL[kind]}
+          </li>
+        ))}
       </ul>
     </main>
   )

@@ -51,7 +51,13 @@ export function ProjectPage({ id }: { id: string }) {
       {p?.description && <p>{p.description}</p>}
       {p && (
         <p className="muted">
-          {p.document_count} {p.document_count === 1 ? 'document' : 'documents'} (every version counted) ·{' '}
+          <span data-testid="memory-count">
+            {p.memory_count} {p.memory_count === 1 ? 'memory' : 'memories'}
+          </span>
+          {p.document_count > p.memory_count && (
+            <> ({p.document_count} {p.document_count === 1 ? 'version' : 'versions'} kept in all)</>
+          )}{' '}
+          ·{' '}
           <Link href={`/projects/${id}/settings`}>Project settings</Link>
         </p>
       )}

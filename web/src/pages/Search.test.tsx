@@ -70,4 +70,65 @@ describe('Search page', () => {
     expect(screen.getAllByText('0.812').length).toBeGreaterThan(0)
     expect(screen.getByText('thyroid').tagName).toBe('MARK')
   })
+
+  it('shows guidance with examples on an empty page, and asks nothing of the server', async () => {
+    setKey('mlk_k')
+    const calls: string[] = []
+    vi.stubGlobal('fetch', vi.fn(async (url: string) => {
+      calls.push(url)
+      return new Response(JSON.stringify({ projects: [] }))
+    }))
+    const { hook } = memoryLocation({ path: '/search' })
+    render(
+      <Router hook={hook}>
+        <Search />
+      </Router>,
+    )
+    expect(screen.getByRole('heading', { name: 'What to type' })).toBeTruthy()
+    const example = screen.getByRole('link', { name: 'when does my passport expire' })
+    expect(example.getAttribute('href')).toBe('/search?q=when%20does%20my%20passport%20expire')
+    expect(calls.filter((u) => u.includes('recall'))).toEqual([])
+  })
+
+  it('says that no memory matches when the answer is empty, and shows a bounded snippet otherwise', async () => {
+    vi.useFakeTimers()
+    setKey('mlk_k')
+    const long = `${'filler words here '.repeat(60)}the thyroid pill is given with food ${'more filler text '.repeat(60)}`
+    let answer: unknown[] = []
+    vi.stubGlobal('fetch', vi.fn(async (url: string) => {
+      if (url === '/v3/projects') return new Response(JSON.stringify({ projects: [] }))
+      return new Response(JSON.stringify({ total: answer.length, query_time_ms: 3, results: answer }))
+    }))
+    const { hook } = memoryLocation({ path: '/search' })
+    render(
+      <Router hook={hook}>
+        <Search />
+      </Router>,
+    )
+    const box = screen.getByLabelText('Search across your memories')
+    fireEvent.change(box, { target: { value: 'zebra migration' } })
+    await act(async () => {
+      await vi.advanceTimersByTimeAsync(TYPING_PAUSE_MS + 10)
+    })
+    expect(screen.getByRole('heading', { name: 'No memory matches' })).toBeTruthy()
+    expect(screen.getByTestId('no-matches').textContent).toContain('“zebra migration”')
+    expect(screen.queryByRole('heading', { name: 'What to type' })).toBeNull()
+
+    answer = [{
+      document_id: 'd1', title: 'Miso', summary: null, score: 0.7, source_url: null, content_type: 'markdown',
+      created_at: '2025-01-01T00:00:00Z', project_id: 'p', chunks: [
+        { memory_id: 'c1', content: `## Care\n\n**${long}**`, chunk_index: 0, score: 0.7, heading_path: ['Miso', 'Care'] },
+      ],
+    }]
+    fireEvent.change(box, { target: { value: 'thyroid pill' } })
+    await act(async () => {
+      await vi.advanceTimersByTimeAsync(TYPING_PAUSE_MS + 10)
+    })
+    expect(screen.queryByTestId('no-matches')).toBeNull()
+    const shown = screen.getByTestId('snippet').textContent ?? ''
+    expect(shown.length).toBeLessThanOrEqual(300)
+    expect(shown).toContain('the thyroid pill is given with food')
+    expect(shown).not.toContain('**')
+    expect(screen.getByTestId('search-status').textContent).toMatch(/^1 result in \d+ ms$/)
+  })
 })

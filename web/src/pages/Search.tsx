@@ -5,6 +5,7 @@ import { ErrorBox } from '../components/feedback'
 import { Highlight } from '../components/Highlight'
 import { formatDate, formatScore, parseTags } from '../format'
 import { useAsync, useTitle } from '../hooks'
+import { snippet } from '../snippet'
 
 // Typing searches by itself after this pause; each new keystroke cancels the request before it.
 export const TYPING_PAUSE_MS = 100
@@ -56,6 +57,12 @@ export function recallBody(c: Criteria): RecallIn {
   }
 }
 
+const EXAMPLES = ['when does my passport expire', 'notes about vector databases', 'what did we decide on Thursday']
+
+function isSearching(c: Criteria): boolean {
+  return Boolean(c.query.trim() || c.tags || c.types.length || c.after)
+}
+
 export function Search() {
   useTitle('Search')
   const search = useSearch()
@@ -77,7 +84,7 @@ export function Search() {
     const timer = window.setTimeout(() => {
       const next = searchFromCriteria(criteria)
       if (next !== search) navigate(`/search${next ? `?${next}` : ''}`, { replace: true })
-      if (!criteria.query.trim() && !criteria.tags && !criteria.types.length && !criteria.after) {
+      if (!isSearching(criteria)) {
         inFlight.current?.abort()
         setResult(null)
         return
@@ -163,30 +170,58 @@ export function Search() {
         </details>
       </form>
       <div aria-live="polite" className="muted small" data-testid="search-status">
-        {busy ? 'Searching…' : result ? `${result.total} results in ${Math.round(result.query_time_ms)} ms` : ''}
+        {busy
+          ? 'Searching…'
+          : result
+            ? `${result.results.length} ${result.results.length === 1 ? 'result' : 'results'} in ${Math.round(result.query_time_ms)} ms`
+            : ''}
       </div>
       {error && <ErrorBox error={error} />}
-      <ol className="results" data-testid="search-results">
-        {result?.results.map((r) => (
-          <li key={r.document_id} className="card">
-            <h2>
-              <Link href={`/memories/${r.document_id}`}>{r.title}</Link>
-            </h2>
-            <p className="muted small">
-              score <span className="score">{formatScore(r.score)}</span> · {r.content_type} ·{' '}
-              {projectNames.get(r.project_id) ?? 'project'} · <time dateTime={r.created_at}>{formatDate(r.created_at)}</time>
-            </p>
-            {r.chunks.map((c) => (
-              <blockquote key={c.memory_id} className="chunk">
-                {c.heading_path.length > 0 && <div className="muted small">{c.heading_path.join(' › ')}</div>}
-                <p>
-                  <Highlight text={c.content.length > 600 ? `${c.content.slice(0, 600)}…` : c.content} query={criteria.query} />
-                </p>
-                <div className="muted small">chunk {c.chunk_index + 1} · score {formatScore(c.score)}</div>
-              </blockquote>
+      {!result && !busy && !error && !isSearching(criteria) && (
+        <section className="guidance" data-testid="search-guidance" aria-labelledby="guidance-heading">
+          <h2 id="guidance-heading">What to type</h2>
+          <p>
+            Ask in your own words: search finds memories by meaning, not only by exact words. Narrow it with the
+            filters (projects, content type, tags, a date).
+          </p>
+          <ul className="plain">
+            {EXAMPLES.map((example) => (
+              <li key={example}>
+                <Link href={`/search?q=${encodeURIComponent(example)}`}>{example}</Link>
+              </li>
             ))}
-          </li>
-        ))}
+          </ul>
+        </section>
+      )}
+      {result && !busy && result.results.length === 0 && (
+        <section className="empty-result" data-testid="no-matches" role="status">
+          <h2>No memory matches</h2>
+          <p className="muted">
+            Nothing you saved is close enough to “{criteria.query.trim() || 'these filters'}”. Try other words, a
+            shorter question, or fewer filters.
+          </p>
+        </section>
+      )}
+      <ol className="results" data-testid="search-results">
+        {result?.results.map((r) => {
+          const best = [...r.chunks].sort((a, b) => b.score - a.score)
+          const path = best[0]?.heading_path ?? []
+          return (
+            <li key={r.document_id} className="card">
+              <h2>
+                <Link href={`/memories/${r.document_id}`}>{r.title}</Link>
+              </h2>
+              <p className="muted small">
+                score <span className="score">{formatScore(r.score)}</span> · {r.content_type} ·{' '}
+                {projectNames.get(r.project_id) ?? 'project'} · <time dateTime={r.created_at}>{formatDate(r.created_at)}</time>
+              </p>
+              {path.length > 0 && <p className="muted small crumbs">{path.join(' › ')}</p>}
+              <p className="snippet" data-testid="snippet">
+                <Highlight text={snippet(best.map((c) => c.content), criteria.query)} query={criteria.query} />
+              </p>
+            </li>
+          )
+        })}
       </ol>
     </main>
   )

@@ -72,3 +72,53 @@ describe('deleting a documentation set in Settings', () => {
     expect(screen.getByText('Deleted Tide docs')).toBeInTheDocument()
   })
 })
+
+describe('indexing a documentation site in Settings', () => {
+  it('sends the name given, and shows progress updating by itself until the set is ready', async () => {
+    setKey('mlk_k')
+    const bodies: unknown[] = []
+    let reads = 0
+    const progress = (indexed: number, total: number, status: string) => ({
+      ...DOCSET, name: 'Tide handbook',
+      indexStatus: { ...DOCSET.indexStatus, indexedPages: indexed, totalPages: total, pendingPages: total - indexed, status },
+    })
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async (url: string, init: RequestInit) => {
+        const json = (body: unknown) => new Response(JSON.stringify(body))
+        if (url === '/index') {
+          bodies.push(JSON.parse(String(init.body)))
+          return json({ docsetId: 'ds-1', status: 'indexing', seedIndexed: false })
+        }
+        if (url === '/status') {
+          reads += 1
+          if (bodies.length === 0) return json({ docsets: [] })
+          return json({ docsets: [reads < 4 ? progress(reads * 10, 47, 'indexing') : progress(47, 47, 'ready')] })
+        }
+        if (url === '/v3/whoami') {
+          return json({ user_id: 'u', organization_id: 'o', organization_name: 'Org', key_id: 'k', can_manage_keys: false })
+        }
+        if (url.startsWith('/v3/keys')) return json({ keys: [] })
+        if (url.startsWith('/v3/forgotten')) return json({ forgotten: [] })
+        return new Response(JSON.stringify({ error: 'not found' }), { status: 404 })
+      }),
+    )
+    render(
+      <Router hook={memoryLocation({ path: '/settings' }).hook}>
+        <Settings />
+      </Router>,
+    )
+    await screen.findByText('No documentation sets.')
+    fireEvent.change(screen.getByLabelText('Documentation site URL'), { target: { value: 'https://docs.example/' } })
+    fireEvent.change(screen.getByLabelText(/^Name/), { target: { value: 'Tide handbook' } })
+    fireEvent.click(screen.getByRole('button', { name: 'Index site' }))
+    expect(await screen.findByText(/Indexing started/)).toBeInTheDocument()
+    expect(bodies).toEqual([{ baseUrl: 'https://docs.example/', seedSlug: '/', name: 'Tide handbook' }])
+    // no reload: the table follows the crawl until the set is ready
+    expect(await screen.findByText('47/47 indexed', {}, { timeout: 9000 })).toBeInTheDocument()
+    expect(screen.getByTestId('docset-status')).toHaveTextContent(/^ready$/)
+    const settled = reads
+    await new Promise((r) => setTimeout(r, 2500))
+    expect(reads).toBe(settled) // and stops asking once it is
+  }, 15000)
+})

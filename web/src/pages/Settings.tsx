@@ -1,4 +1,4 @@
-import { useState } from 'react'
+import { useEffect, useState } from 'react'
 import { api, type ApiKeyInfo, type DeletionReceipt, type Docset } from '../api'
 import { ErrorBox, Loading, Notice } from '../components/feedback'
 import { ReceiptView } from '../components/Receipt'
@@ -151,12 +151,24 @@ function Keys({ currentKeyId }: { currentKeyId: string }) {
   )
 }
 
+/** How often the list is read again while a set is still indexing. */
+export const DOCSET_POLL_MS = 2000
+
 function Docsets() {
   const docsets = useAsync(() => api.docsets(), [])
+  // While any set is indexing, read the list again until every one is ready (or failed).
+  const indexing = docsets.data?.some((d) => d.indexStatus.status === 'indexing') ?? false
+  const { reload, loading } = docsets
+  useEffect(() => {
+    if (!indexing || loading) return
+    const timer = window.setTimeout(reload, DOCSET_POLL_MS)
+    return () => window.clearTimeout(timer)
+  }, [indexing, loading, docsets.data, reload])
   const [message, setMessage] = useState<string | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [baseUrl, setBaseUrl] = useState('')
   const [seedSlug, setSeedSlug] = useState('/')
+  const [name, setName] = useState('')
   const [confirmDelete, setConfirmDelete] = useState<string | null>(null)
   const [openPages, setOpenPages] = useState<string | null>(null)
   const [receipt, setReceipt] = useState<DeletionReceipt | null>(null)
@@ -181,15 +193,20 @@ function Docsets() {
         onSubmit={(e) => {
           e.preventDefault()
           void act(async () => {
-            const out = await api.indexDocset(baseUrl.trim(), seedSlug.trim() || '/')
+            const out = await api.indexDocset(baseUrl.trim(), seedSlug.trim() || '/', name.trim() || undefined)
             setBaseUrl('')
-            return `Indexing started (${out.status})`
+            setName('')
+            return `Indexing started (${out.status}): the progress below updates by itself`
           })
         }}
       >
         <div className="stack">
           <label htmlFor="docset-base">Documentation site URL</label>
           <input id="docset-base" type="url" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} required />
+        </div>
+        <div className="stack">
+          <label htmlFor="docset-name">Name (optional: the site's host otherwise)</label>
+          <input id="docset-name" value={name} maxLength={200} onChange={(e) => setName(e.target.value)} />
         </div>
         <div className="stack">
           <label htmlFor="docset-seed">Start path</label>
@@ -225,7 +242,10 @@ function Docsets() {
                   <div className="muted small break">{d.baseUrl}</div>
                   {openPages === d.id && <DocsetPages docsetId={d.id} />}
                 </td>
-                <td>{d.indexStatus.status}</td>
+                <td data-testid="docset-status">
+                  {d.indexStatus.status}
+                  {d.indexStatus.status === 'indexing' && <span className="visually-hidden"> (updating)</span>}
+                </td>
                 <td>
                   {d.indexStatus.indexedPages}/{d.indexStatus.totalPages} indexed
                   {d.indexStatus.errorPages > 0 && <>, {d.indexStatus.errorPages} failed</>}

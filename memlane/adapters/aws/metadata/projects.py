@@ -53,7 +53,7 @@ class DynamoProjectStore(DynamoTable):
         # the default project first, as the SQLite store lists them
         return sorted(projects, key=lambda p: (not p.is_default, p.created_at, p.id))
 
-    def count_documents(self, org_id: str) -> dict[str, int]:
+    def count_documents(self, org_id: str, *, current_only: bool = False) -> dict[str, int]:
         counts: dict[str, int] = {}
         for project in self.list_projects(org_id):
             kwargs: dict[str, Any] = {
@@ -63,6 +63,8 @@ class DynamoProjectStore(DynamoTable):
                 "ExpressionAttributeValues": {":pk": {"S": ks.project_gsi_pk(org_id, project.id)}},
                 "Select": "COUNT",
             }
+            if current_only:  # Count is taken after the filter
+                kwargs["FilterExpression"] = "attribute_not_exists(superseded_by)"
             total = 0
             while True:
                 page = self._call("query", **kwargs)

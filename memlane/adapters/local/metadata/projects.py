@@ -74,11 +74,12 @@ class SqliteProjectStore(SqliteTables):
         )
         return [row_to_project(r) for r in rows]
 
-    def count_documents(self, org_id: str) -> dict[str, int]:
+    def count_documents(self, org_id: str, *, current_only: bool = False) -> dict[str, int]:
+        current = " AND superseded_by IS NULL" if current_only else ""
         rows = (
             self.db.connection()
             .execute(
-                "SELECT project_id, COUNT(*) AS n FROM documents WHERE organization_id = ? GROUP BY project_id",
+                f"SELECT project_id, COUNT(*) AS n FROM documents WHERE organization_id = ?{current} GROUP BY project_id",
                 (org_id,),
             )
             .fetchall()
