@@ -32,6 +32,11 @@ def settings_of(args: argparse.Namespace) -> Settings:
     )
 
 
+def plural(count: int, noun: str, plural_form: str | None = None) -> str:
+    """`1 chunk`, `2 chunks`, `0 chunks`."""
+    return f"{count} {noun if count == 1 else plural_form or noun + 's'}"
+
+
 def err(message: str, code: int = 1) -> int:
     print(f"memlane: {message}", file=sys.stderr)
     return code

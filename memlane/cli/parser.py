@@ -6,6 +6,7 @@ import argparse
 
 import memlane.cli.admin as admin
 import memlane.cli.connections as connections
+import memlane.cli.docs as docs
 import memlane.cli.keys as keys
 import memlane.cli.memories as memories
 import memlane.cli.transfer as transfer
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=admin.cmd_doctor)
 
     transfer.add_parsers(sub)
+    docs.add_parsers(sub)
     connections.add_parsers(sub)
 
     o = sub.add_parser("openapi", help="print the OpenAPI document")

@@ -148,6 +148,22 @@ class MemlaneClient:
     def docs_status(self, **query: Any) -> dict[str, Any]:
         return self.request("GET", "/status", params=query or None)
 
+    def docset(self, docset_id: str) -> dict[str, Any]:
+        """One docset and its index status (GET /docset/{id})."""
+        return self.request("GET", f"/docset/{quote(docset_id, safe='')}")
+
+    def docset_pages(self, docset_id: str, *, status: str | None = None, limit: int = 100,
+                     offset: int = 0) -> dict[str, Any]:
+        return self.request("GET", f"/docset/{quote(docset_id, safe='')}/pages",
+                            params={"status": status, "limit": limit, "offset": offset})
+
+    def docs_refresh(self, body: dict[str, Any]) -> dict[str, Any]:
+        """POST /refresh: docsetId or baseUrl, with force, maxAge and fullReindex."""
+        return self.request("POST", "/refresh", body)
+
+    def delete_docset(self, docset_id: str) -> dict[str, Any]:
+        return self.request("DELETE", f"/docset/{quote(docset_id, safe='')}")
+
 
 def _params(params: dict[str, Any] | None) -> dict[str, Any] | None:
     if not params:
