@@ -23,7 +23,9 @@ from memlane.cli.common import (
     LocalClient,
     cli_principal,
     err,
+    existing_data_dir,
     local_runtime,
+    no_data_dir,
     plural,
     remote_url,
     reports_errors,
@@ -95,6 +97,8 @@ def open_docs_client(args: argparse.Namespace) -> MemlaneClient:
 
 @reports_errors
 def cmd_docs(args: argparse.Namespace) -> int:
+    if not remote_url() and args.docs_cmd != "index" and existing_data_dir(args) is None:
+        return no_data_dir(args)
     with open_docs_client(args) as client:
         command: Callable[[MemlaneClient, argparse.Namespace], int] = COMMANDS[args.docs_cmd]
         return command(client, args)

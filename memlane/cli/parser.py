@@ -18,6 +18,8 @@ ORG_HELP = "organization (slug) of the data directory; default $MEMLANE_ORG, els
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="memlane", description="Long-term memory and documentation recall.")
     p.add_argument("--data-dir", help="data directory (default ~/.memlane or $MEMLANE_DATA_DIR)")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="also show the libraries' messages (model loading progress, INFO logs)")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("serve", help="run the local server")

@@ -38,7 +38,7 @@ class MemlaneClient:
         status and the server's `error` text), MemlaneUnreachable when no answer came."""
         try:
             r = self.http.request(method, path, json=json, params=_params(params), headers=headers)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise MemlaneUnreachable(self.base_url, str(exc) or type(exc).__name__) from exc
         body = _decode(r)
         if r.status_code >= 400:
