@@ -14,10 +14,12 @@ MIN_SAMPLE comparable shingles) are never called duplicates.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 SHINGLE_WORDS = 5
 MAX_SAMPLE = 1024
@@ -39,40 +41,56 @@ def shingle_sample(text: str) -> set[int]:
 
 @dataclass(frozen=True)
 class Sketch:
-    """A page's sample: every sampled hash up to `limit` (all of them when `limit` is HASH_SPACE)."""
+    """A page's sample: every hash up to `limit` (all of them when `limit` is HASH_SPACE), sorted."""
 
-    hashes: frozenset[int]
+    ordered: tuple[int, ...]
     limit: int = HASH_SPACE
 
     @classmethod
     def of_text(cls, text: str) -> Sketch:
-        return cls(frozenset(shingle_sample(text)))
+        return cls(tuple(sorted(shingle_sample(text))))
 
     @classmethod
     def of_stored(cls, stored: Iterable[int]) -> Sketch:
-        hashes = sorted(set(stored))
-        return cls(frozenset(hashes), hashes[-1] if len(hashes) >= MAX_SAMPLE else HASH_SPACE)
+        hashes = tuple(sorted(set(stored)))
+        return cls(hashes, hashes[-1] if len(hashes) >= MAX_SAMPLE else HASH_SPACE)
+
+    @cached_property
+    def hashes(self) -> frozenset[int]:
+        return frozenset(self.ordered)
 
     def stored(self) -> list[int]:
         """What a page record keeps: the MAX_SAMPLE smallest hashes, sorted."""
-        return sorted(self.hashes)[:MAX_SAMPLE]
+        return list(self.ordered[:MAX_SAMPLE])
+
+    def count_upto(self, limit: int) -> int:
+        """How many of the sample's hashes are at most `limit`."""
+        return len(self.ordered) if limit >= HASH_SPACE else bisect.bisect_right(self.ordered, limit)
 
     @property
     def size(self) -> float:
         """Estimated number of distinct shingles of the text."""
         if self.limit >= HASH_SPACE:
-            return float(len(self.hashes))
-        return len(self.hashes) * HASH_SPACE / (self.limit + 1)
+            return float(len(self.ordered))
+        return len(self.ordered) * HASH_SPACE / (self.limit + 1)
 
     def judgeable(self) -> bool:
-        return len(self.hashes) >= MIN_SAMPLE
+        return len(self.ordered) >= MIN_SAMPLE
+
+
+def share(inner: Sketch, outer: Sketch, common: int) -> float | None:
+    """The share of `inner`'s text that `outer` holds, given how many hashes they have in common
+    (`common`: any common hash is below both limits, since each sample holds none above its own);
+    None when too little of `inner` is comparable to tell."""
+    compared = inner.count_upto(min(inner.limit, outer.limit))
+    if compared < MIN_SAMPLE:
+        return None
+    return common / compared
 
 
 def containment(inner: Sketch, outer: Sketch) -> float | None:
     """Estimated share of `inner`'s text that `outer` holds; None when too little of `inner` is
     comparable to tell."""
-    limit = min(inner.limit, outer.limit)
-    compared = [h for h in inner.hashes if h <= limit] if limit < HASH_SPACE else inner.hashes
-    if len(compared) < MIN_SAMPLE:
-        return None
-    return sum(1 for h in compared if h in outer.hashes) / len(compared)
+    small, large = (inner.hashes, outer.hashes) if len(inner.ordered) <= len(outer.ordered) else (outer.hashes,
+                                                                                                  inner.hashes)
+    return share(inner, outer, sum(1 for h in small if h in large))

@@ -413,12 +413,19 @@ def _repeats(ctx: CrawlContext, works: Sequence[PageWork]) -> dict[str, str]:
     for w in works:
         if w.sketch is None:
             continue
-        reason = judge(w.page.id, w.sketch, cache.pages(w.page.docset_id))
+        known = cache.index(w.page.docset_id)
+        with cache.lock:
+            reason = judge(w.page.id, w.sketch, known)
         if reason is not None:
             repeats[w.page.id] = reason
         else:
-            cache.add(w.page.docset_id, KnownPage(w.page.id, w.page.url, w.sketch))
+            cache.add(w.page.docset_id, KnownPage(w.page.id, w.page.url, _as_stored(w.sketch)))
     return repeats
+
+
+def _as_stored(sketch: Sketch) -> Sketch:
+    """The sample as the page record keeps it (capped), as other workers will read it."""
+    return Sketch.of_stored(sketch.stored())
 
 
 def _retire_aggregates_holding(ctx: CrawlContext, w: PageWork) -> None:
@@ -427,8 +434,11 @@ def _retire_aggregates_holding(ctx: CrawlContext, w: PageWork) -> None:
     cache = ctx.sketches
     if cache is None or w.sketch is None:
         return
-    new = KnownPage(w.page.id, w.page.url, w.sketch)
-    for aggregate, held in aggregates_holding(new, cache.pages(w.page.docset_id)):
+    new = KnownPage(w.page.id, w.page.url, _as_stored(w.sketch))
+    known = cache.index(w.page.docset_id)
+    with cache.lock:
+        retiring = aggregates_holding(new, known)
+    for aggregate, held in retiring:
         cache.drop(w.page.docset_id, aggregate.page_id)
         page = ctx.store.get_page(w.page.docset_id, aggregate.page_id)
         if page is None or page.status != PageStatus.INDEXED:
