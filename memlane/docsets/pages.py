@@ -230,13 +230,22 @@ def _declined_by_head(docset: Docset, html: bytes, url: str) -> tuple[str, str |
     print.html does). A canonical URL elsewhere is not followed."""
     signals = head_signals(html, url)
     canonical = signals.canonical
-    if canonical is not None and canonical != url:
+    if canonical is not None and _page_key(canonical) != _page_key(url):
         here, there = urlsplit(url), urlsplit(canonical)
         if (here.scheme, here.netloc) == (there.scheme, there.netloc) and docset_scope(docset).contains(canonical):
             return f"canonical version is {canonical}: indexed there", canonical
     if signals.noindex:
         return "the page asks not to be indexed (robots noindex): links followed, not indexed", None
     return None
+
+
+def _page_key(url: str) -> str:
+    """A URL as the same page: `/guide`, `/guide/` and `/guide/index.html` are one (a site's
+    canonical link often names its page so, and the server redirects between them)."""
+    for suffix in ("/index.html", "/index.htm", "/"):
+        if url.endswith(suffix):
+            return url[: -len(suffix)]
+    return url
 
 
 def _gone(page: DocsetPage, reason: str, links: list[str] | None = None, *,

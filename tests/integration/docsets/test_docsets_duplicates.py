@@ -82,12 +82,16 @@ def test_a_page_whose_canonical_url_is_another_page_of_the_set_is_skipped(docs_s
     html = {"Content-Type": "text/html; charset=utf-8"}
     walrus = chapter_text("walrus", CHAPTERS["/book/intro.html"][2])
     site.raw("/book/", 200, page("Crane Book", ["Welcome to the crane book for harbour operators."],
-                                 links=("/book/v2/intro.html", "/book/elsewhere.html")), html)
+                                 links=("/book/v2/intro.html", "/book/elsewhere.html", "/book/guide/")), html)
     # An old copy that names the current page as canonical: skipped, and the canonical page is crawled
     # even though nothing else links to it.
     site.raw("/book/v2/intro.html", 200, page("Introduction", walrus, head=(
         '<link rel="canonical" href="/book/intro.html">')), html)
     site.raw("/book/intro.html", 200, page("Introduction", walrus), html)
+    # A canonical URL naming the page itself another way (trailing slash, index.html) is the page.
+    site.raw("/book/guide/", 200, page("Guide", chapter_text("pelican", "The pelican guide."), head=(
+        '<link rel="canonical" href="/book/guide/index.html">')), html)
+    site.raw("/book/guide/index.html", 301, b"", {"Location": "/book/guide/"})
     # A canonical URL on another site is not followed: the page is indexed as itself.
     site.raw("/book/elsewhere.html", 200, page("Tuning", chapter_text("narwhal", "The narwhal chapter."), head=(
         '<link rel="canonical" href="https://mirror.example/book/tuning.html">')), html)
@@ -97,6 +101,7 @@ def test_a_page_whose_canonical_url_is_another_page_of_the_set_is_skipped(docs_s
         f"canonical version is {site.url}/book/intro.html: indexed there")
     assert pages["/book/intro.html"]["status"] == "indexed"
     assert pages["/book/elsewhere.html"]["status"] == "indexed"
+    assert pages["/book/guide/"]["status"] == "indexed"
     found = retrieve(docs_server, "walrus setting procedure", topK=50, docsetIds=[docset_id])["results"]
     assert {r["url"] for r in found if "walrus" in r["content"]} == {f"{site.url}/book/intro.html"}
 
