@@ -1,16 +1,22 @@
-"""`memlane`: serve, mcp, keys, remember, recall, reindex, forget, doctor, export, import,
+"""`memlane`: serve, mcp, keys, remember, recall, docs, reindex, forget, doctor, export, import,
 connect, connections, openapi, invoke.
 
-`remember` and `recall` work against a remote API when MEMLANE_API_URL is set (with
+`remember`, `recall` and `docs` work against a remote API when MEMLANE_API_URL is set (with
 MEMLANE_API_KEY), otherwise against the local data directory through the local runtime
 (memlane.local.runtime): the same resolver, rate limit and idempotency as `memlane serve`.
+Commands that work on the data directory itself (keys, reindex, forget, doctor, export, import)
+say so and refuse when MEMLANE_API_URL names a server.
 
-One module per command group: memories (remember, recall), keys, admin (serve, mcp, reindex,
+One module per command group: memories (remember, recall), docs, keys, admin (serve, mcp, reindex,
 forget, doctor, openapi, invoke), transfer (export, import), connections; parser puts them
-together; common holds the client a command talks to.
+together; common holds the client a command talks to; quiet keeps libraries' chatter out of sight
+unless --verbose.
 """
 
 from __future__ import annotations
+
+import os
+import sys
 
 from memlane.cli.common import err
 from memlane.cli.parser import build_parser
@@ -18,10 +24,34 @@ from memlane.domain.errors import ConfigurationError
 
 __all__ = ["build_parser", "main"]
 
+SIGPIPE_EXIT = 141  # 128 + SIGPIPE, what a shell reports for a reader that went away
+
 
 def main(argv: list[str] | None = None) -> int:
+    from memlane_client import MemlaneUnreachable
+
+    from memlane.cli.quiet import quiet_third_party
+
     args = build_parser().parse_args(argv)
+    quiet_third_party(getattr(args, "verbose", False))
     try:
-        return args.func(args) or 0
+        code = args.func(args) or 0
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
+    except MemlaneUnreachable as exc:  # a command that does not report errors itself
+        return err(exc.error)
+    except BrokenPipeError:
+        # `memlane recall --json … | head -1`: the reader has what it wanted. Nothing more is
+        # written, and the exit flush must not fail either.
+        _stdout_to_devnull()
+        return SIGPIPE_EXIT
     except ConfigurationError as exc:  # a setting memlane cannot use, named, before anything ran
         return err(exc.message, 2)
+
+
+def _stdout_to_devnull() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a file (captured in tests)
+        pass

@@ -11,7 +11,16 @@ import sys
 from pathlib import Path
 from typing import cast
 
-from memlane.cli.common import err, local_runtime, settings_of
+from memlane.cli.common import (
+    err,
+    existing_data_dir,
+    local_runtime,
+    no_data_dir,
+    plural,
+    settings_of,
+    works_on_data_directory,
+)
+from memlane.cli.quiet import quiet_handlers
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -26,6 +35,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ConfigurationError as exc:
         return err(exc.message, 2)
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    quiet_handlers(getattr(args, "verbose", False))
     print(f"memlane: data directory {settings.data_dir}", flush=True)
     try:
         allow_private = args.allow_private_network or os.environ.get("MEMLANE_ALLOW_PRIVATE_NETWORK") == "1"
@@ -86,42 +96,54 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from memlane.local.mcp import run_stdio
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format=LOG_FORMAT)
+    quiet_handlers(getattr(args, "verbose", False))
     data_dir = Path(args.data_dir).expanduser() if getattr(args, "data_dir", None) else None
     return run_stdio(data_dir, org=getattr(args, "org", None))
 
 
+@works_on_data_directory("reindex")
 def cmd_reindex(args: argparse.Namespace) -> int:
     """Write every document again with the current embedder (after switching models)."""
     from memlane.local.reindex import requeue_everything
 
+    if existing_data_dir(args) is None:
+        return no_data_dir(args)
     runtime = local_runtime(args)
     stack, svc, worker = runtime.stack, runtime.services, runtime.worker
     try:
         total = requeue_everything(svc, stack.metadata, stack.index, stack.queue)
         while worker.run_once():
-            print(f"\rre-embedded {worker.processed} of {total} documents", end="", file=sys.stderr, flush=True)
+            print(f"\rre-embedded {worker.processed} of {plural(total, 'document')}", end="", file=sys.stderr, flush=True)
         left = stack.queue.pending_count()
-        print(f"\nreindexed {worker.processed} documents with {svc.embedder.id}"
+        print(f"\nreindexed {plural(worker.processed, 'document')} with {svc.embedder.id}"
               + (f"; {left} are queued for a retry (see their status)" if left else ""))
     finally:
         runtime.close()
     return 0
 
 
+@works_on_data_directory("forget")
 def cmd_forget(args: argparse.Namespace) -> int:
     """Run the auto-forget sweep now (the server runs it hourly)."""
     from memlane.documents.forget import forget_expired
 
+    if existing_data_dir(args) is None:
+        return no_data_dir(args)
     runtime = local_runtime(args)
     try:
         report = forget_expired(runtime.services)
     finally:
         runtime.close()
-    print(json.dumps(report.as_dict()) if args.json else f"forgot {report.forgotten} expired documents")
+    print(json.dumps(report.as_dict()) if args.json
+          else f"forgot {plural(report.forgotten, 'expired document')}")
     return 0
 
 
+@works_on_data_directory("doctor", "unset MEMLANE_API_URL (or check a deployed stack with --aws)",
+                         unless=lambda args: args.aws)
 def cmd_doctor(args: argparse.Namespace) -> int:
+    if not args.aws and existing_data_dir(args) is None:
+        return no_data_dir(args)
     if args.aws:
         from memlane.adapters.aws.compose import build_aws_services
         from memlane.adapters.aws.doctor import AwsInventory

@@ -32,6 +32,11 @@ def settings_of(args: argparse.Namespace) -> Settings:
     )
 
 
+def plural(count: int, noun: str, plural_form: str | None = None) -> str:
+    """`1 chunk`, `2 chunks`, `0 chunks`."""
+    return f"{count} {noun if count == 1 else plural_form or noun + 's'}"
+
+
 def err(message: str, code: int = 1) -> int:
     print(f"memlane: {message}", file=sys.stderr)
     return code
@@ -57,6 +62,42 @@ def reports_errors(command: Command) -> Command:
             return err(exc.message)
 
     return run
+
+
+WEB_APP_HINT = "unset MEMLANE_API_URL or use the web app"
+
+
+def works_on_data_directory(name: str, hint: str = "unset MEMLANE_API_URL",
+                            unless: Callable[[argparse.Namespace], bool] = lambda args: False) -> Callable[[Command], Command]:
+    """A command that reads or writes the local data directory itself: with MEMLANE_API_URL set
+    (the user means a server), it says so and exits 2 instead of answering about a data
+    directory the user did not mean (`unless`: the command was pointed elsewhere, e.g. --aws)."""
+
+    def wrap(command: Command) -> Command:
+        @functools.wraps(command)
+        def run(args: argparse.Namespace) -> int:
+            if remote_url() and not unless(args):
+                return err(f"`memlane {name}` works on the local data directory; {hint}", 2)
+            return command(args)
+
+        return run
+
+    return wrap
+
+
+def existing_data_dir(args: argparse.Namespace) -> Path | None:
+    """The data directory when it holds memlane's database, else None: a command that only reads
+    must not leave an empty data directory behind."""
+    from memlane.local.compose import DB_FILE
+
+    data_dir = settings_of(args).data_dir
+    return data_dir if (data_dir / DB_FILE).is_file() else None
+
+
+def no_data_dir(args: argparse.Namespace) -> int:
+    where = settings_of(args).data_dir
+    return err(f"no memlane data directory at {where} (nothing saved yet; --data-dir or MEMLANE_DATA_DIR names "
+               "another)")
 
 
 class NoEmbedder:

@@ -7,7 +7,15 @@ import argparse
 import json
 import sys
 
-from memlane.cli.common import LocalClient, cli_principal, err, local_runtime, remote_url, reports_errors
+from memlane.cli.common import (
+    LocalClient,
+    cli_principal,
+    err,
+    local_runtime,
+    plural,
+    remote_url,
+    reports_errors,
+)
 
 ORG_HELP = "organization (slug); default $MEMLANE_ORG, else the default organization"
 
@@ -63,7 +71,7 @@ def cmd_connect(args: argparse.Namespace) -> int:
                       file=sys.stderr)
             else:
                 print(f"synced: {result.added} added, {result.updated} updated, {result.deleted} deleted, "
-                      f"{len(result.errors)} errors", file=sys.stderr)
+                      f"{plural(len(result.errors), 'error')}", file=sys.stderr)
                 for error in result.errors:
                     print(f"  {error}", file=sys.stderr)
         ports = svc.connections
@@ -78,8 +86,9 @@ def cmd_connect(args: argparse.Namespace) -> int:
 def cmd_connections(args: argparse.Namespace) -> int:
     """List, sync or delete the data directory's connections (the API offers the same remotely)."""
     if remote_url():
-        return err("use the API for a remote server: GET /v3/connections, POST /v3/connections/{id}/sync, "
-                   "DELETE /v3/connections/{id}")
+        return err("`memlane connections` works on the local data directory; unset MEMLANE_API_URL, or use "
+                   "the API for a server: GET /v3/connections, POST /v3/connections/{id}/sync, "
+                   "DELETE /v3/connections/{id}", 2)
     from memlane.connections import service
     from memlane.connections.sync import sync_connection
 
@@ -91,7 +100,7 @@ def cmd_connections(args: argparse.Namespace) -> int:
                 last = conn.last_result
                 print(f"{conn.id}  {conn.status.value:<11} {conn.name}"
                       + (f"  last sync {conn.last_synced_at:%Y-%m-%d %H:%M} (+{last.added} ~{last.updated} "
-                         f"-{last.deleted}, {len(last.errors)} errors)" if last and conn.last_synced_at else ""))
+                         f"-{last.deleted}, {plural(len(last.errors), 'error')})" if last and conn.last_synced_at else ""))
         elif args.connections_cmd == "sync":
             conn = service.get_connection(svc, who, args.connection_id)
             result = sync_connection(svc, who.organization_id, conn.id)

@@ -6,7 +6,15 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime
 
-from memlane.cli.common import NoEmbedder, err, local_runtime
+from memlane.cli.common import (
+    WEB_APP_HINT,
+    NoEmbedder,
+    err,
+    existing_data_dir,
+    local_runtime,
+    no_data_dir,
+    works_on_data_directory,
+)
 from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
 
 
@@ -33,15 +41,35 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                     help="requests per minute for this key "
                          f"(a bulk save counts each item; default {DEFAULT_RATE_LIMIT_PER_MINUTE})")
     ks.add_parser("list", help="list keys")
-    kr = ks.add_parser("revoke", help="revoke a key by id or prefix")
+    kr = ks.add_parser("revoke", help="revoke a key by its id, its prefix, or any unique start of either")
     kr.add_argument("key_id")
     k.set_defaults(func=cmd_keys)
 
 
+def key_to_revoke(keys: list, wanted: str) -> str:
+    """The id of the one active key whose id or prefix is `wanted` or starts with it. Raises
+    NotFoundError (none) or InvalidInputError (several, listed)."""
+    from memlane.domain.errors import InvalidInputError, NotFoundError
+
+    wanted = wanted.strip().removesuffix("…")
+    active = [k for k in keys if not k.revoked_at]
+    exact = [k for k in active if wanted in (k.id, k.prefix)]
+    matches = exact or [k for k in active if wanted and (k.id.startswith(wanted) or k.prefix.startswith(wanted))]
+    if not matches:
+        raise NotFoundError(f"no active key {wanted!r} (see `memlane keys list`)")
+    if len(matches) > 1:
+        listed = ", ".join(f"{k.id} ({k.prefix}…, {k.name})" for k in matches)
+        raise InvalidInputError("key_id", f"{wanted!r} matches {len(matches)} active keys: {listed}; give more of it")
+    return str(matches[0].id)
+
+
+@works_on_data_directory("keys", WEB_APP_HINT)
 def cmd_keys(args: argparse.Namespace) -> int:
     from memlane.domain.errors import MemlaneError
     from memlane.services.keys import create_key, revoke_key
 
+    if args.keys_cmd != "create" and existing_data_dir(args) is None:
+        return no_data_dir(args)
     runtime = local_runtime(args, embedder=NoEmbedder())
     md = runtime.stack.metadata
     try:
@@ -53,7 +81,10 @@ def cmd_keys(args: argparse.Namespace) -> int:
             print(secret)
         elif args.keys_cmd == "list":
             orgs = {o.id: o.name for o in md.list_organizations()}
-            for k in md.list_api_keys():
+            keys = md.list_api_keys()
+            if not keys:
+                print("no keys (create one with `memlane keys create`)")
+            for k in keys:
                 state = f"revoked {k.revoked_at:%Y-%m-%d}" if k.revoked_at else "active"
                 print(
                     f"{k.id}  {k.prefix}…  org={orgs.get(k.organization_id, k.organization_id)}  "
@@ -61,8 +92,9 @@ def cmd_keys(args: argparse.Namespace) -> int:
                     f"{'  manages keys' if k.can_manage_keys else ''}"
                 )
         elif args.keys_cmd == "revoke":
-            revoke_key(md, args.key_id, datetime.now(UTC))
-            print(f"revoked {args.key_id}")
+            key_id = key_to_revoke(md.list_api_keys(), args.key_id)
+            revoke_key(md, key_id, datetime.now(UTC))
+            print(f"revoked {key_id}")
     except MemlaneError as exc:  # CLI boundary: report, don't trace
         return err(exc.message)
     finally:

@@ -12,7 +12,15 @@ from typing import Any
 
 from memlane_client import MemlaneClient
 
-from memlane.cli.common import LocalClient, open_client, reports_errors
+from memlane.cli.common import (
+    LocalClient,
+    existing_data_dir,
+    no_data_dir,
+    open_client,
+    plural,
+    remote_url,
+    reports_errors,
+)
 
 QUEUED_STATES = ("queued", "processing")
 
@@ -95,7 +103,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2))
     else:
         state = "already saved" if out.get("duplicate") else out["status"]
-        print(f"{out['id']}  {out['title']}  ({out['chunk_count']} chunks, {state})")
+        print(f"{out['id']}  {out['title']}  ({plural(out['chunk_count'], 'chunk')}, {state})")
         if out.get("summary"):
             print(f"  {out['summary']}")
     return 0
@@ -103,6 +111,8 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
 @reports_errors
 def cmd_recall(args: argparse.Namespace) -> int:
+    if not remote_url() and existing_data_dir(args) is None:
+        return no_data_dir(args)
     with open_client(args) as client:
         out = client.recall(args.query, limit=args.limit, project_id=project_id(client, args.project))
     if args.json:
@@ -117,5 +127,5 @@ def cmd_recall(args: argparse.Namespace) -> int:
             print(f"    {text[:300]}{'…' if len(text) > 300 else ''}")
         if r.get("source_url"):
             print(f"    source: {r['source_url']}")
-    print(f"({out['total']} results in {out['query_time_ms']:.0f} ms)")
+    print(f"({plural(out['total'], 'result')} in {out['query_time_ms']:.0f} ms)")
     return 0

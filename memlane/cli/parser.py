@@ -6,6 +6,7 @@ import argparse
 
 import memlane.cli.admin as admin
 import memlane.cli.connections as connections
+import memlane.cli.docs as docs
 import memlane.cli.keys as keys
 import memlane.cli.memories as memories
 import memlane.cli.transfer as transfer
@@ -17,6 +18,8 @@ ORG_HELP = "organization (slug) of the data directory; default $MEMLANE_ORG, els
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="memlane", description="Long-term memory and documentation recall.")
     p.add_argument("--data-dir", help="data directory (default ~/.memlane or $MEMLANE_DATA_DIR)")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="also show the libraries' messages (model loading progress, INFO logs)")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("serve", help="run the local server")
@@ -78,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=admin.cmd_doctor)
 
     transfer.add_parsers(sub)
+    docs.add_parsers(sub)
     connections.add_parsers(sub)
 
     o = sub.add_parser("openapi", help="print the OpenAPI document")

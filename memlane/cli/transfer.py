@@ -7,8 +7,20 @@ import argparse
 import contextlib
 import json
 import sys
+from collections.abc import Iterable
 
-from memlane.cli.common import CLI_USER, cli_principal, err, local_runtime, settings_of
+from memlane.cli.common import (
+    CLI_USER,
+    cli_principal,
+    err,
+    existing_data_dir,
+    local_runtime,
+    no_data_dir,
+    plural,
+    settings_of,
+    works_on_data_directory,
+)
+from memlane.domain.models import Project
 from memlane.domain.principal import Principal
 from memlane.local.runtime import DEFAULT_ORG, org_name
 from memlane.ports import Services
@@ -17,8 +29,10 @@ ORG_HELP = "organization (slug); default $MEMLANE_ORG, else the default organiza
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    e = sub.add_parser("export", help="write a project's documents (with versions) as JSON lines")
-    e.add_argument("--project", "-p", required=True)
+    e = sub.add_parser("export", help="write the documents (with versions) of one project, or of every project, "
+                                      "as JSON lines (a backup `memlane import` restores)")
+    e.add_argument("--project", "-p", help="only this project (default: every project of the organization; "
+                                           "documentation sets are indexed again, not exported)")
     e.add_argument("--out", "-o", help="file (default stdout)")
     e.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
     e.add_argument("--aws", action="store_true", help="read the deployed stack (AWS env vars) instead")
@@ -60,21 +74,34 @@ class Store:
             self._runtime.close()
 
 
+@works_on_data_directory("export", "unset MEMLANE_API_URL (or read a deployed stack with --aws)",
+                         unless=lambda args: args.aws)
 def cmd_export(args: argparse.Namespace) -> int:
     from memlane.domain.errors import MemlaneError
     from memlane.services.projects import find_project_by_name
-    from memlane.services.transfer import export_project
+    from memlane.services.transfer import export_organization, export_project
 
+    if not args.aws and existing_data_dir(args) is None:
+        return no_data_dir(args)
     store = Store(args)
     try:
-        project = find_project_by_name(store.services, store.who, args.project)
+        lines: Iterable[tuple[Project, str]]
+        if args.project:
+            project = find_project_by_name(store.services, store.who, args.project)
+            lines = ((project, line) for line in export_project(store.services, store.who, project))
+        else:
+            lines = export_organization(store.services, store.who)
+        counts: dict[str, int] = {}
         with contextlib.ExitStack() as stack:
             out = stack.enter_context(open(args.out, "w", encoding="utf-8")) if args.out else sys.stdout
-            n = 0
-            for line in export_project(store.services, store.who, project):
+            for project, line in lines:
                 out.write(line + "\n")
-                n += 1
-        print(f"exported {n - 1} documents from {project.name}", file=sys.stderr)
+                counts[project.name] = counts.get(project.name, -1) + 1  # the header line counts no document
+        if args.project:
+            print(f"exported {plural(counts[project.name], 'document')} from {project.name}", file=sys.stderr)
+        else:
+            print(f"exported {plural(sum(counts.values()), 'document')} from "
+                  f"{plural(len(counts), 'project')}", file=sys.stderr)
     except MemlaneError as exc:
         return err(exc.message)
     finally:
@@ -82,6 +109,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+@works_on_data_directory("import", "unset MEMLANE_API_URL (or write to a deployed stack with --aws)",
+                         unless=lambda args: args.aws)
 def cmd_import(args: argparse.Namespace) -> int:
     from memlane.domain.errors import MemlaneError
     from memlane.services.transfer import import_lines

@@ -29,9 +29,12 @@ from urllib.parse import urlsplit
 
 from memlane import observability
 from memlane.crawl.errors import FetchError, UnsafeURLError
+from memlane.crawl.head import head_signals
 from memlane.crawl.robots import RobotsPolicy, load_robots, robots_url
+from memlane.crawl.similarity import Sketch
 from memlane.crawl.sitemap import collect_sitemap_urls
 from memlane.crawl.urls import UrlScope, extract_links, is_probably_html, normalize_url
+from memlane.docsets.duplicates import KnownPage, SketchCache, aggregate_reason, aggregates_holding, judge
 from memlane.docsets.models import DocsetSettings
 from memlane.documents.lifecycle import remove_document
 from memlane.documents.writer import DocumentWriter, WriteRequest
@@ -90,6 +93,12 @@ class CrawlContext:
     fetcher: Fetcher
     settings: DocsetSettings
     robots: RobotsCache
+    # The shingle samples of each docset's indexed pages: what a new page is compared with.
+    sketches: SketchCache | None = None
+
+    def __post_init__(self) -> None:
+        if self.sketches is None:
+            self.sketches = SketchCache(self.store)
 
     def clock_ms(self) -> int:
         """Now, in the docset records' epoch milliseconds, from memlane's one clock."""
@@ -115,6 +124,8 @@ class PageWork:
     changed: bool = False
     # The HTTP status that closed the page to us (401/403/404/410), when that is why it is skipped.
     http_status: int | None = None
+    # The shingle sample of the page's text: compared with the set's indexed pages before writing.
+    sketch: Sketch | None = None
 
 
 # --------------------------------------------------------------------------- content
@@ -201,10 +212,40 @@ def fetch_and_prepare(ctx: CrawlContext, docset: Docset, page: DocsetPage) -> Pa
         work.redirected = redirected
         return work
     links.extend(extract_links(result.content, final_url))
+    declined = _declined_by_head(docset, result.content, final_url)
+    if declined is not None:
+        reason, canonical = declined
+        work = _gone(target, reason, links + ([canonical] if canonical else []))
+        work.fetched, work.redirected = result, redirected
+        return work
     work = _prepare(ctx, docset, target, result)
     work.links = links + work.links
     work.redirected = redirected
     return work
+
+
+def _declined_by_head(docset: Docset, html: bytes, url: str) -> tuple[str, str | None] | None:
+    """The page's own head says it is not the page to index: its canonical URL is another page of
+    this docset on the same site (that page is queued instead), or it asks for noindex (mdBook's
+    print.html does). A canonical URL elsewhere is not followed."""
+    signals = head_signals(html, url)
+    canonical = signals.canonical
+    if canonical is not None and _page_key(canonical) != _page_key(url):
+        here, there = urlsplit(url), urlsplit(canonical)
+        if (here.scheme, here.netloc) == (there.scheme, there.netloc) and docset_scope(docset).contains(canonical):
+            return f"canonical version is {canonical}: indexed there", canonical
+    if signals.noindex:
+        return "the page asks not to be indexed (robots noindex): links followed, not indexed", None
+    return None
+
+
+def _page_key(url: str) -> str:
+    """A URL as the same page: `/guide`, `/guide/` and `/guide/index.html` are one (a site's
+    canonical link often names its page so, and the server redirects between them)."""
+    for suffix in ("/index.html", "/index.htm", "/"):
+        if url.endswith(suffix):
+            return url[: -len(suffix)]
+    return url
 
 
 def _gone(page: DocsetPage, reason: str, links: list[str] | None = None, *,
@@ -256,15 +297,18 @@ def _prepare(ctx: CrawlContext, docset: Docset, page: DocsetPage, result: FetchR
         return work
     digest = content_hash(text)
     title = prepared.title
+    sketch = Sketch.of_text(text)
     if page.content_hash == digest and page.document_id is not None:
-        return PageWork(page.model_copy(update={"title": title}), "unchanged", fetched=result)
+        return PageWork(page.model_copy(update={"title": title, "sketch": sketch.stored()}), "unchanged",
+                        fetched=result, sketch=sketch)
     document = _document(ctx, docset, page, title, text, digest)
     pieces = chunk_document(document, ctx.settings.chunk_max_tokens, ctx.settings.chunk_overlap_tokens)
     if not pieces:
         return PageWork(page, "skipped", message="no text content", fetched=result)
     changed = page.content_hash is not None and page.document_id is not None
-    page = page.model_copy(update={"title": title, "content_hash": digest})
-    return PageWork(page, "index", document=document, pieces=pieces, fetched=result, changed=changed)
+    page = page.model_copy(update={"title": title, "content_hash": digest, "sketch": sketch.stored()})
+    return PageWork(page, "index", document=document, pieces=pieces, fetched=result, changed=changed,
+                    sketch=sketch)
 
 
 def _document(ctx: CrawlContext, docset: Docset, page: DocsetPage, title: str, text: str,
@@ -328,12 +372,20 @@ def index_pages(ctx: CrawlContext, works: Sequence[PageWork]) -> list[DocsetPage
     works = [w for w in works if w.outcome == "index" and w.document is not None]
     if not works:
         return []
+    repeats = _repeats(ctx, works)
+    writing = [w for w in works if w.page.id not in repeats]
     outcomes = DocumentWriter(ctx.svc).write_many(
-        [WriteRequest(w.document, pieces=w.pieces, summarize=False) for w in works if w.document is not None]
+        [WriteRequest(w.document, pieces=w.pieces, summarize=False) for w in writing if w.document is not None]
     )
+    written = dict(zip((w.page.id for w in writing), outcomes, strict=True))
     now = ctx.clock_ms()
     recorded: list[DocsetPage | None] = []
-    for w, outcome in zip(works, outcomes, strict=True):
+    for w in works:
+        if w.page.id in repeats:
+            recorded.append(finish_page(ctx, PageWork(w.page, "skipped", message=repeats[w.page.id],
+                                                      fetched=w.fetched, redirected=w.redirected)))
+            continue
+        outcome = written[w.page.id]
         if outcome.error is not None:
             message = getattr(outcome.error, "message", None) or f"{type(outcome.error).__name__}: {outcome.error}"
             # The page keeps no content hash, so its retry writes the document again even when the
@@ -341,6 +393,8 @@ def index_pages(ctx: CrawlContext, works: Sequence[PageWork]) -> list[DocsetPage
             retry = w.page.model_copy(update={"content_hash": None})
             recorded.append(finish_page(ctx, PageWork(retry, "error", message=message, transient=outcome.transient,
                                                       redirected=w.redirected)))
+            if ctx.sketches is not None:
+                ctx.sketches.drop(w.page.docset_id, w.page.id)
             continue
         assert outcome.document is not None
         page = w.page.model_copy(update={
@@ -354,7 +408,52 @@ def index_pages(ctx: CrawlContext, works: Sequence[PageWork]) -> list[DocsetPage
         if w.changed:
             _note_change(ctx, page, now)
         recorded.append(page)
+        _retire_aggregates_holding(ctx, w)
     return recorded
+
+
+def _repeats(ctx: CrawlContext, works: Sequence[PageWork]) -> dict[str, str]:
+    """The pages of a batch that repeat pages of their set already indexed (or earlier in the
+    batch), each with why (memlane.docsets.duplicates). The others join the set's samples."""
+    cache = ctx.sketches
+    if cache is None:
+        return {}
+    repeats: dict[str, str] = {}
+    for w in works:
+        if w.sketch is None:
+            continue
+        known = cache.index(w.page.docset_id)
+        with cache.lock:
+            reason = judge(w.page.id, w.sketch, known)
+        if reason is not None:
+            repeats[w.page.id] = reason
+        else:
+            cache.add(w.page.docset_id, KnownPage(w.page.id, w.page.url, _as_stored(w.sketch)))
+    return repeats
+
+
+def _as_stored(sketch: Sketch) -> Sketch:
+    """The sample as the page record keeps it (capped), as other workers will read it."""
+    return Sketch.of_stored(sketch.stored())
+
+
+def _retire_aggregates_holding(ctx: CrawlContext, w: PageWork) -> None:
+    """A print or single-page version indexed before its chapters leaves the index once the
+    chapters it holds are indexed."""
+    cache = ctx.sketches
+    if cache is None or w.sketch is None:
+        return
+    new = KnownPage(w.page.id, w.page.url, _as_stored(w.sketch))
+    known = cache.index(w.page.docset_id)
+    with cache.lock:
+        retiring = aggregates_holding(new, known)
+    for aggregate, held in retiring:
+        cache.drop(w.page.docset_id, aggregate.page_id)
+        page = ctx.store.get_page(w.page.docset_id, aggregate.page_id)
+        if page is None or page.status != PageStatus.INDEXED:
+            continue
+        log.info("page %s holds %d pages of its set: taken out of the index", page.url, held)
+        finish_page(ctx, PageWork(page, "skipped", message=aggregate_reason(held)))
 
 
 def _note_change(ctx: CrawlContext, page: DocsetPage, now: int) -> None:
@@ -384,6 +483,12 @@ def _validators(result: FetchResult | None) -> dict[str, str | None]:
 
 def finish_page(ctx: CrawlContext, work: PageWork) -> DocsetPage | None:
     """Record an outcome that needs no embedding. Returns the page as saved (None if removed)."""
+    if work.outcome == "unchanged" and work.sketch is not None:
+        # Fetched again with the same text: it may repeat pages indexed since (a print version
+        # indexed before this check existed leaves the index on its next refresh).
+        reason = _repeats(ctx, [work]).get(work.page.id)
+        if reason is not None:
+            work = PageWork(work.page, "skipped", message=reason, fetched=work.fetched, redirected=work.redirected)
     now = ctx.clock_ms()
     page = work.page
     if work.redirected is not None:
@@ -402,7 +507,7 @@ def finish_page(ctx: CrawlContext, work: PageWork) -> DocsetPage | None:
         page = page.model_copy(update={"status": PageStatus.SKIPPED, "error": work.message, "retry_at": None,
                                        "document_id": None, "chunk_count": 0, "content_hash": None,
                                        "etag": None, "last_modified": None, "fetched_at": now,
-                                       "updated_at": now})
+                                       "updated_at": now, "sketch": None})
     elif work.outcome == "error":
         message = (work.message or "failed")[:MAX_ERROR_CHARS]
         retry_at = None

@@ -87,6 +87,9 @@ class DocsetPage(_Record):
     indexed_at: int | None = None
     created_at: int
     updated_at: int
+    # The sampled shingle hashes of the text last indexed (memlane.crawl.similarity): how a page
+    # that repeats other pages of the set (a print or single-page version) is recognised.
+    sketch: list[int] | None = None
 
 
 def new_page(docset: Docset, url: str, now: int) -> DocsetPage:

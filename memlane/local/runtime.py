@@ -94,6 +94,7 @@ class LocalRuntime:
                                         settings=docset_settings)
         self.api = MemlaneApi(self.services, docsets=self.docsets.context if self.docsets else None)
         self._started = False
+        self._crawling = False
         self._closed = False
 
     # ------------------------------------------------------------------------------ lifecycle
@@ -107,6 +108,13 @@ class LocalRuntime:
         if self.docsets is not None:
             self.docsets.start()
         self._started = True
+
+    def start_crawls(self) -> None:
+        """Run the documentation crawls alone (a CLI command following one): no ingestion worker,
+        forget sweep or connection syncs."""
+        if self.docsets is not None and not self._started and not self._crawling:
+            self.docsets.start()
+            self._crawling = True
 
     def drain(self) -> int:
         """Process every queued document now, in this thread (one-shot commands)."""
@@ -122,6 +130,8 @@ class LocalRuntime:
             if self.docsets is not None:
                 self.docsets.stop()
             self.worker.stop()
+        elif self._crawling and self.docsets is not None:
+            self.docsets.stop()
         self._background.shutdown(wait=True)
         self.stack.close()
 

@@ -1,10 +1,15 @@
 """Export a project's documents (with metadata and versions) to JSON lines, and import them
 into any store. Chunks and vectors are not exported: import re-chunks and re-embeds with the
-target's embedder, so a file moves between stores built with different models."""
+target's embedder, so a file moves between stores built with different models.
+
+An export of a whole organization (`export_organization`) is one project's export after another,
+each starting with its header line; import restores each into its project. Documentation sets'
+projects are left out: their pages come back by indexing the site again."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 
 from memlane.documents.writing import write_in_request
@@ -15,6 +20,22 @@ from memlane.ports import Services
 from memlane.services.keys import slugify
 
 FORMAT = "memlane.export/1"
+# A documentation set's project (memlane.docsets.service names it so).
+_DOCSET_PROJECT_SLUG = re.compile(r"^docs-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def exported_projects(svc: Services, who: Principal) -> list[Project]:
+    """Every project of the organization that an export of it holds (not documentation sets')."""
+    projects = [p for p in svc.metadata.list_projects(who.organization_id)
+                if not _DOCSET_PROJECT_SLUG.match(p.slug or "")]
+    return sorted(projects, key=lambda p: (p.created_at, p.id))
+
+
+def export_organization(svc: Services, who: Principal) -> Iterator[tuple[Project, str]]:
+    """Each project's export in turn, as (project, line)."""
+    for project in exported_projects(svc, who):
+        for line in export_project(svc, who, project):
+            yield project, line
 
 
 def export_project(svc: Services, who: Principal, project: Project) -> Iterator[str]:
@@ -36,10 +57,12 @@ def export_project(svc: Services, who: Principal, project: Project) -> Iterator[
 def import_lines(
     svc: Services, who: Principal, lines: Iterable[str], project_name: str | None = None
 ) -> dict:
-    """Idempotent: documents whose id already exists are skipped, so a re-run resumes."""
+    """Idempotent: documents whose id already exists are skipped, so a re-run resumes. Each header
+    line starts a project (an organization's export holds several); `project_name` puts every
+    document into that one project instead."""
     header: dict | None = None
     project: Project | None = None
-    imported = skipped = expired = 0
+    per_project: dict[str, dict] = {}
     now = svc.clock.now()
     for n, line in enumerate(lines, 1):
         if not line.strip():
@@ -48,13 +71,15 @@ def import_lines(
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidInputError(f"line {n}", f"not JSON ({exc.msg})") from exc
-        if header is None:
-            if record.get("format") != FORMAT:
-                raise InvalidInputError("line 1", f"not a memlane export (expected format {FORMAT})")
+        if header is None or "format" in record:
+            if record.get("format") != FORMAT or not isinstance(record.get("project"), dict):
+                raise InvalidInputError(f"line {n}", f"not a memlane export (expected format {FORMAT})")
             header = record
             project = _target_project(
                 svc, who, project_name or header["project"]["name"], header["project"].get("description")
             )
+            per_project.setdefault(project.id, {"project_id": project.id, "project": project.name,
+                                                "imported": 0, "skipped": 0, "expired": 0})
             continue
         data = record.get("document")
         assert project is not None  # set with the header, which comes first
@@ -68,18 +93,22 @@ def import_lines(
                 "status": DocumentStatus.QUEUED,
             }
         )
+        counts = per_project[project.id]
         if doc.is_expired(now):
-            expired += 1
+            counts["expired"] += 1
             continue
         if svc.metadata.get_document(who.organization_id, doc.id) is not None:
-            skipped += 1
+            counts["skipped"] += 1
             continue
         svc.metadata.put_document(doc)
         write_in_request(svc, [doc])  # one that cannot be written now is queued for the job worker
-        imported += 1
+        counts["imported"] += 1
     if header is None or project is None:
         raise InvalidInputError("file", "is empty")
-    return {"project_id": project.id, "imported": imported, "skipped": skipped, "expired": expired}
+    totals = {k: sum(c[k] for c in per_project.values()) for k in ("imported", "skipped", "expired")}
+    if len(per_project) == 1:
+        return {"project_id": project.id, **totals}
+    return {**totals, "projects": list(per_project.values())}
 
 
 def _target_project(svc: Services, who: Principal, name: str, description: str | None) -> Project:

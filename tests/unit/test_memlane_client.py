@@ -57,8 +57,8 @@ def test_an_unreachable_server_is_a_connection_error():
     with pytest.raises(MemlaneUnreachable) as exc:
         _client(refuse).whoami()
     assert isinstance(exc.value, ConnectionError) and isinstance(exc.value, MemlaneError)
-    assert exc.value.status == 0 and str(exc.value) == "cannot reach the memlane API at http://memlane.test: " \
-                                                       "connection refused"
+    assert exc.value.status == 0 and str(exc.value) == "cannot reach memlane at http://memlane.test: " \
+                                               "connection refused"
 
 
 def test_the_route_table_is_read_once():

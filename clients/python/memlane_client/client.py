@@ -38,7 +38,7 @@ class MemlaneClient:
         status and the server's `error` text), MemlaneUnreachable when no answer came."""
         try:
             r = self.http.request(method, path, json=json, params=_params(params), headers=headers)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise MemlaneUnreachable(self.base_url, str(exc) or type(exc).__name__) from exc
         body = _decode(r)
         if r.status_code >= 400:
@@ -147,6 +147,22 @@ class MemlaneClient:
 
     def docs_status(self, **query: Any) -> dict[str, Any]:
         return self.request("GET", "/status", params=query or None)
+
+    def docset(self, docset_id: str) -> dict[str, Any]:
+        """One docset and its index status (GET /docset/{id})."""
+        return self.request("GET", f"/docset/{quote(docset_id, safe='')}")
+
+    def docset_pages(self, docset_id: str, *, status: str | None = None, limit: int = 100,
+                     offset: int = 0) -> dict[str, Any]:
+        return self.request("GET", f"/docset/{quote(docset_id, safe='')}/pages",
+                            params={"status": status, "limit": limit, "offset": offset})
+
+    def docs_refresh(self, body: dict[str, Any]) -> dict[str, Any]:
+        """POST /refresh: docsetId or baseUrl, with force, maxAge and fullReindex."""
+        return self.request("POST", "/refresh", body)
+
+    def delete_docset(self, docset_id: str) -> dict[str, Any]:
+        return self.request("DELETE", f"/docset/{quote(docset_id, safe='')}")
 
 
 def _params(params: dict[str, Any] | None) -> dict[str, Any] | None:

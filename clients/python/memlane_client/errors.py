@@ -23,7 +23,7 @@ class MemlaneUnreachable(MemlaneError, ConnectionError):
     """No answer: the server could not be reached, or did not answer in time (status 0)."""
 
     def __init__(self, url: str, reason: str) -> None:
-        super().__init__(0, f"cannot reach the memlane API at {url}: {reason}")
+        super().__init__(0, f"cannot reach memlane at {url}: {reason}")
         self.url = url
         self.reason = reason
 

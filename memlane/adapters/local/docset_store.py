@@ -17,7 +17,7 @@ from memlane.domain.docsets import ClientSession, Docset, DocsetPage, PageCounts
 _PAGE_COLUMNS = (
     "id, docset_id, organization_id, url, path, title, status, etag, last_modified, content_hash, "
     "document_id, chunk_count, attempts, error, retry_at, claimed_at, fetched_at, indexed_at, "
-    "created_at, updated_at"
+    "created_at, updated_at, sketch"
 )
 _PAGE_FIELDS = [c.strip() for c in _PAGE_COLUMNS.split(",")]
 _DOCSET_FIELDS = ["id", "organization_id", "project_id", "name", "base_url", "seed_url", "seed_slug",
@@ -25,12 +25,15 @@ _DOCSET_FIELDS = ["id", "organization_id", "project_id", "name", "base_url", "se
 
 
 def _page(row: sqlite3.Row) -> DocsetPage:
-    return DocsetPage(**{k: row[k] for k in _PAGE_FIELDS})
+    data = {k: row[k] for k in _PAGE_FIELDS}
+    data["sketch"] = json.loads(data["sketch"]) if data["sketch"] else None
+    return DocsetPage(**data)
 
 
 def _page_values(page: DocsetPage) -> tuple:
     data = page.model_dump()
     data["status"] = page.status.value
+    data["sketch"] = json.dumps(page.sketch, separators=(",", ":")) if page.sketch is not None else None
     return tuple(data[k] for k in _PAGE_FIELDS)
 
 

@@ -94,7 +94,7 @@ CREATE TABLE IF NOT EXISTS docset_pages (
     path TEXT NOT NULL, title TEXT, status TEXT NOT NULL, etag TEXT, last_modified TEXT, content_hash TEXT,
     document_id TEXT, chunk_count INTEGER NOT NULL, attempts INTEGER NOT NULL, error TEXT, retry_at INTEGER,
     claimed_at INTEGER, fetched_at INTEGER, indexed_at INTEGER, created_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL, UNIQUE (docset_id, url));
+    updated_at INTEGER NOT NULL, sketch TEXT, UNIQUE (docset_id, url));
 CREATE INDEX IF NOT EXISTS docset_pages_due ON docset_pages (retry_at) WHERE retry_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS docset_pages_by_status ON docset_pages (docset_id, status);
 CREATE TABLE IF NOT EXISTS docset_sessions (
@@ -150,6 +150,7 @@ _ADDED_COLUMNS = (
     ("api_keys", "can_manage_keys", "INTEGER NOT NULL DEFAULT 0"),
     ("documents", "media", "TEXT"),  # memlane.domain.models.MediaInfo as JSON
     ("documents", "source_changed_at", "TEXT"),
+    ("docset_pages", "sketch", "TEXT"),  # memlane.domain.docsets.DocsetPage.sketch as JSON
 )
 
 
