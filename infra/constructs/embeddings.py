@@ -5,12 +5,16 @@
 * openai: read access to one Secrets Manager secret, looked up by name at run time
   (`MEMLANE_OPENAI_SECRET_NAME`). The secret is created by the operator, never by the stack, so the
   key never appears in a template (docs/deploy.md shows the command).
+
+Recall's optional rerank stage (context `rerank_model`, off by default): `bedrock:Rerank` and
+`bedrock:InvokeModel` on that one reranker model, for the API function only (recall runs there).
 """
 
 from __future__ import annotations
 
 from aws_cdk import Stack
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
@@ -26,6 +30,13 @@ class ModelAccess(Construct):
         self.environment: dict[str, str] = {schema.ENV_EMBEDDER: config.embedding_provider}
         self.model_arn: str | None = None
         self.secret: secretsmanager.ISecret | None = None
+        self.rerank_model = config.rerank_model
+        self.rerank_top_n = config.rerank_top_n
+        self.rerank_model_arn: str | None = None
+        if config.rerank_model:
+            self.rerank_model_arn = Stack.of(self).format_arn(
+                service="bedrock", account="", resource="foundation-model", resource_name=config.rerank_model
+            )
         if self.provider == "bedrock":
             self.model_arn = Stack.of(self).format_arn(
                 service="bedrock",
@@ -53,3 +64,15 @@ class ModelAccess(Construct):
         """Summaries call a model only with OpenAI (gpt-4o-mini); otherwise they are extractive."""
         if self.secret is not None:
             self.secret.grant_read(grantee)
+
+    def grant_rerank(self, function: lambda_.Function) -> None:
+        """The rerank stage of recall, when the stack turns it on: the model's id in the function's
+        environment (memlane.adapters.aws.compose reads it once) and the two actions a direct Rerank
+        call needs, on that model's ARN only. Without `rerank_model`, nothing."""
+        if self.rerank_model_arn is None:
+            return
+        function.add_environment(c.ENV_RERANK_MODEL_ID, self.rerank_model)
+        function.add_environment(c.ENV_RERANK_TOP_N, str(self.rerank_top_n))
+        iam.Grant.add_to_principal(
+            grantee=function, actions=["bedrock:Rerank", "bedrock:InvokeModel"], resource_arns=[self.rerank_model_arn]
+        )

@@ -178,6 +178,9 @@ class RecallOut(BaseModel):
     results: list[RecalledDocument]
     total: int
     query_time_ms: float
+    # The optional rerank stage (AWS, off by default): {"model", "status": "applied" | "skipped",
+    # "reranked": documents sent, "reason" when skipped}; absent when no rerank stage is configured.
+    rerank: dict[str, object] | None = None
 
 
 class ProjectIn(_Request):

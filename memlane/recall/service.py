@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime
 
@@ -23,6 +24,7 @@ from memlane.domain.requests import RecalledChunk, RecalledDocument, RecallIn, R
 from memlane.ports import RecallFilters, SaveOrder, SearchScope, Services, project_scope_key
 from memlane.recall.fusion import ScoredDocument, fuse_scores, group_by_document, recency_bonus
 from memlane.recall.neighbours import add_neighbour_context
+from memlane.recall.rerank import RerankReport, RerankStage
 
 CACHE_TTL_SECONDS = 300
 
@@ -93,6 +95,13 @@ def cache_key(svc: Services, scope: SearchScope, body: RecallIn) -> str | None:
 def rank(svc: Services, scope: SearchScope, body: RecallIn) -> list[RankedDocument]:
     """The ranking for a query, before documents are loaded. Over-fetches so documents deleted
     since they were indexed can be skipped without coming up short."""
+    return rank_with_report(svc, scope, body)[0]
+
+
+def rank_with_report(
+    svc: Services, scope: SearchScope, body: RecallIn
+) -> tuple[list[RankedDocument], RerankReport | None]:
+    """rank(), with what the rerank stage did (None: no rerank stage in this composition)."""
     now = scope.now or svc.clock.now()
     weights = svc.settings.fusion
     if not body.query.strip():
@@ -104,18 +113,27 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn) -> list[RankedDocume
             score = recency_bonus(d.created_at, now, weights)
             chunks = [RankedChunk(chunk_id_for(d.id, 0), 0, score)] if d.chunk_count else []
             out.append(RankedDocument(d.id, score, chunks))
-        return out
+        return out, None
     query_vector = svc.embedder.embed_query(body.query)
     k = max(svc.settings.candidate_k, body.limit * 5)
     legs = svc.index.search(scope, body.query, query_vector, k)
     groups = group_by_document(fuse_scores(legs, now, weights), svc.settings.max_chunks_per_document)
     groups = after_fusion(svc, scope, groups)
+    report = None
+    if svc.rerank is not None:
+        groups, report = RerankStage.from_option(svc.rerank).apply(
+            body.query, groups, lambda ids: _chunk_texts(svc, scope.organization_id, ids)
+        )
     return [
         RankedDocument(
             g.document_id, g.score, [RankedChunk(c.chunk_id, c.chunk_index, c.score) for c in g.chunks]
         )
         for g in groups[: body.limit * 2]
-    ]
+    ], report
+
+
+def _chunk_texts(svc: Services, organization_id: str, chunk_ids: Sequence[str]) -> dict[str, str]:
+    return {c.id: c.content for c in svc.metadata.get_chunks_by_id(organization_id, list(chunk_ids))}
 
 
 def recall_stages(svc: Services) -> dict[str, object]:
@@ -125,6 +143,8 @@ def recall_stages(svc: Services) -> dict[str, object]:
     n = svc.settings.neighbours
     if n.active and isinstance(svc.metadata, SaveOrder):
         stages["neighbours"] = [n.weight, n.window, n.decay, n.max_gap_seconds, n.lookups]
+    if svc.rerank is not None:
+        stages["rerank"] = RerankStage.from_option(svc.rerank).key
     return stages
 
 
@@ -153,21 +173,23 @@ def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
     )
     key = cache_key(svc, scope, body)
     ranking: list[RankedDocument] | None = None
+    report: RerankReport | None = None
     svc.metrics.count(observability.RECALLS)
     if key is not None and svc.cache is not None:
         cached = svc.cache.get(key, now)
         svc.metrics.count(observability.RECALL_CACHE_HITS if cached is not None else observability.RECALL_CACHE_MISSES)
         if cached is not None:
-            ranking = [
-                RankedDocument(d["document_id"], d["score"], [RankedChunk(**c) for c in d["chunks"]])
-                for d in json.loads(cached)
-            ]
+            ranking, report = _from_cache(cached)
     if ranking is None:
-        ranking = rank(svc, scope, body)
-        if key is not None and svc.cache is not None:
+        ranking, report = rank_with_report(svc, scope, body)
+        # A ranking whose rerank stage was skipped (throttled) is not kept: the next recall tries again.
+        if key is not None and svc.cache is not None and (report is None or report.status == "applied"):
+            stored: object = [asdict(r) for r in ranking]
+            if report is not None:
+                stored = {"ranking": stored, "rerank": asdict(report)}
             svc.cache.set(
                 key,
-                json.dumps([asdict(r) for r in ranking]).encode(),
+                json.dumps(stored).encode(),
                 CACHE_TTL_SECONDS,
                 now,
                 document_ids=[r.document_id for r in ranking],
@@ -175,8 +197,20 @@ def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
     results = materialize(svc, who, ranking, body, now)
     _touch(svc, who, [r.document_id for r in results], now)
     return RecallOut(
-        results=results, total=len(results), query_time_ms=round((time.perf_counter() - started) * 1000, 2)
+        results=results,
+        total=len(results),
+        query_time_ms=round((time.perf_counter() - started) * 1000, 2),
+        rerank=report.as_dict() if report is not None else None,
     )
+
+
+def _from_cache(cached: bytes) -> tuple[list[RankedDocument], RerankReport | None]:
+    """A cached ranking: a list, or (rerank stage on) {"ranking": [...], "rerank": {...}}."""
+    data = json.loads(cached)
+    report = RerankReport(**data["rerank"]) if isinstance(data, dict) else None
+    items = data["ranking"] if isinstance(data, dict) else data
+    ranking = [RankedDocument(d["document_id"], d["score"], [RankedChunk(**c) for c in d["chunks"]]) for d in items]
+    return ranking, report
 
 
 def materialize(

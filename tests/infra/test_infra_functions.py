@@ -187,3 +187,35 @@ def test_only_the_operator_keys_function_may_scan_the_table(dev):
         if "dynamodb:Scan" in as_list(statement["Action"])
     }
     assert scanners == {c.KEYS_FUNCTION.handler}
+
+
+def test_the_rerank_stage_is_granted_to_the_api_function_alone_on_its_one_model(dev, prod):
+    # Given the prod variant turns it on with Cohere Rerank 3.5 (tests/infra/conftest.py)
+    rerankers = {}
+    for function in memlane_functions(prod).values():
+        for statement in role_policies(prod, function_role(function)):
+            if "bedrock:Rerank" in as_list(statement["Action"]):
+                rerankers[function["Properties"]["Handler"]] = statement
+    assert set(rerankers) == {c.API_FUNCTION.handler}
+    statement = rerankers[c.API_FUNCTION.handler]
+    assert sorted(as_list(statement["Action"])) == ["bedrock:InvokeModel", "bedrock:Rerank"]
+    (resource,) = as_list(statement["Resource"])
+    assert json.dumps(resource).endswith(':foundation-model/cohere.rerank-v3-5:0"]]}')
+    _, api = function_by_handler(prod, c.API_FUNCTION.handler)
+    env = api["Properties"]["Environment"]["Variables"]
+    assert env[c.ENV_RERANK_MODEL_ID] == "cohere.rerank-v3-5:0" and env[c.ENV_RERANK_TOP_N] == "40"
+    # and by default (dev) it is off: no grant, no setting
+    for function in memlane_functions(dev).values():
+        assert c.ENV_RERANK_MODEL_ID not in function["Properties"]["Environment"]["Variables"]
+        for statement in role_policies(dev, function_role(function)):
+            assert "bedrock:Rerank" not in as_list(statement["Action"])
+
+
+def test_rerank_settings_are_checked_before_synthesis():
+    from infra.config import ConfigError, DeploymentConfig
+
+    assert DeploymentConfig.from_mapping({}).rerank_model == ""
+    with pytest.raises(ConfigError, match="rerank_model='amazon.titan-embed-text-v2:0': choose one of"):
+        DeploymentConfig.from_mapping({"rerank_model": "amazon.titan-embed-text-v2:0"})
+    with pytest.raises(ConfigError, match="rerank_top_n=500: at most 100"):
+        DeploymentConfig.from_mapping({"rerank_model": "amazon.rerank-v1:0", "rerank_top_n": "500"})

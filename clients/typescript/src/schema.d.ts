@@ -1837,6 +1837,10 @@ export interface components {
             total: number;
             /** Query Time Ms */
             query_time_ms: number;
+            /** Rerank */
+            rerank?: {
+                [key: string]: unknown;
+            } | null;
         };
         /** RecalledChunk */
         RecalledChunk: {
