@@ -6,8 +6,9 @@
   (`MEMLANE_OPENAI_SECRET_NAME`). The secret is created by the operator, never by the stack, so the
   key never appears in a template (docs/deploy.md shows the command).
 
-Recall's optional rerank stage (context `rerank_model`, off by default): `bedrock:Rerank` and
-`bedrock:InvokeModel` on that one reranker model, for the API function only (recall runs there).
+Recall's optional rerank stage (context `rerank_model`, off by default), for the API function only
+(recall runs there): `bedrock:InvokeModel` on that one reranker model, and `bedrock:Rerank`, which
+supports no resource-level permissions, on '*'.
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ from constructs import Construct
 
 from infra import constants as c
 from infra.config import DeploymentConfig
+from infra.nag import acknowledge
 from memlane.adapters.aws import dynamo_schema as schema
+
+RERANK_REASON = (
+    "bedrock:Rerank supports no resource-level permissions (the Service Authorization Reference lists no "
+    "resource type for it); the grant is that one action, and the only model it can reach is the reranker "
+    "that bedrock:InvokeModel is granted on."
+)
 
 
 class ModelAccess(Construct):
@@ -73,6 +81,10 @@ class ModelAccess(Construct):
             return
         function.add_environment(c.ENV_RERANK_MODEL_ID, self.rerank_model)
         function.add_environment(c.ENV_RERANK_TOP_N, str(self.rerank_top_n))
-        iam.Grant.add_to_principal(
-            grantee=function, actions=["bedrock:Rerank", "bedrock:InvokeModel"], resource_arns=[self.rerank_model_arn]
-        )
+        iam.Grant.add_to_principal(grantee=function, actions=["bedrock:InvokeModel"],
+                                   resource_arns=[self.rerank_model_arn])
+        # bedrock:Rerank has no resource types in the Service Authorization Reference (cfn-lint's copy of
+        # it, Policies.json, lists none): it can only be granted on '*'. The model it may reach is
+        # limited by the InvokeModel grant above, which the Rerank call also needs.
+        iam.Grant.add_to_principal(grantee=function, actions=["bedrock:Rerank"], resource_arns=["*"])
+        acknowledge(function, "AwsSolutions-IAM5[Resource::*]", RERANK_REASON)

@@ -109,19 +109,23 @@ def test_roles_use_no_aws_managed_policies_and_no_wildcard_actions(every_variant
                 assert "*" not in action, (function["Properties"]["Handler"], action)
 
 
-def test_only_xray_and_textract_are_granted_on_every_resource(every_variant):
-    textract_readers = set()
+def test_only_xray_textract_and_rerank_are_granted_on_every_resource(every_variant):
+    textract_readers, rerankers = set(), set()
     for function in memlane_functions(every_variant).values():
         for statement in role_policies(every_variant, function_role(function)):
             if "*" in as_list(statement["Resource"]):
                 actions = set(as_list(statement["Action"]))
-                # DetectDocumentText has no resource-level permissions (CDK merges it with X-Ray's)
+                # DetectDocumentText and Rerank have no resource-level permissions (CDK merges them with X-Ray's)
                 if "textract:DetectDocumentText" in actions:
                     textract_readers.add(function["Properties"]["Handler"])
-                assert actions - {"textract:DetectDocumentText"} <= {"xray:PutTraceSegments",
-                                                                      "xray:PutTelemetryRecords"}
+                if "bedrock:Rerank" in actions:
+                    rerankers.add(function["Properties"]["Handler"])
+                assert actions - {"textract:DetectDocumentText", "bedrock:Rerank"} <= {"xray:PutTraceSegments",
+                                                                                        "xray:PutTelemetryRecords"}
     # images are read in the save request, longer scans in the workflow's Extract step
     assert textract_readers == {c.API_FUNCTION.handler, c.EXTRACT_FUNCTION.handler}
+    # recall reranks in the API function, and only where the variant turns the stage on (prod)
+    assert rerankers == ({c.API_FUNCTION.handler} if every_variant.name == "prod" else set())
 
 
 def test_table_grants_name_indexes_explicitly(every_variant):
@@ -189,18 +193,24 @@ def test_only_the_operator_keys_function_may_scan_the_table(dev):
     assert scanners == {c.KEYS_FUNCTION.handler}
 
 
-def test_the_rerank_stage_is_granted_to_the_api_function_alone_on_its_one_model(dev, prod):
+def test_the_rerank_stage_is_granted_to_the_api_function_alone_and_reaches_its_one_model(dev, prod):
     # Given the prod variant turns it on with Cohere Rerank 3.5 (tests/infra/conftest.py)
-    rerankers = {}
+    rerank_arn = ':foundation-model/cohere.rerank-v3-5:0"]]}'
+    rerankers, invokers = set(), set()
     for function in memlane_functions(prod).values():
+        handler = function["Properties"]["Handler"]
         for statement in role_policies(prod, function_role(function)):
-            if "bedrock:Rerank" in as_list(statement["Action"]):
-                rerankers[function["Properties"]["Handler"]] = statement
-    assert set(rerankers) == {c.API_FUNCTION.handler}
-    statement = rerankers[c.API_FUNCTION.handler]
-    assert sorted(as_list(statement["Action"])) == ["bedrock:InvokeModel", "bedrock:Rerank"]
-    (resource,) = as_list(statement["Resource"])
-    assert json.dumps(resource).endswith(':foundation-model/cohere.rerank-v3-5:0"]]}')
+            actions = as_list(statement["Action"])
+            if "bedrock:Rerank" in actions:
+                rerankers.add(handler)
+                assert as_list(statement["Resource"]) == ["*"]  # no resource-level permissions
+            if "bedrock:InvokeModel" in actions:
+                resources = [json.dumps(r) for r in as_list(statement["Resource"])]
+                assert all(r.endswith(rerank_arn) or r.endswith(':foundation-model/amazon.titan-embed-text-v2:0"]]}')
+                           for r in resources), resources  # the embedder's model and the reranker's, no other
+                if any(r.endswith(rerank_arn) for r in resources):
+                    invokers.add(handler)
+    assert rerankers == invokers == {c.API_FUNCTION.handler}
     _, api = function_by_handler(prod, c.API_FUNCTION.handler)
     env = api["Properties"]["Environment"]["Variables"]
     assert env[c.ENV_RERANK_MODEL_ID] == "cohere.rerank-v3-5:0" and env[c.ENV_RERANK_TOP_N] == "40"
@@ -209,6 +219,7 @@ def test_the_rerank_stage_is_granted_to_the_api_function_alone_on_its_one_model(
         assert c.ENV_RERANK_MODEL_ID not in function["Properties"]["Environment"]["Variables"]
         for statement in role_policies(dev, function_role(function)):
             assert "bedrock:Rerank" not in as_list(statement["Action"])
+            assert "rerank" not in json.dumps(statement["Resource"])
 
 
 def test_rerank_settings_are_checked_before_synthesis():
