@@ -9,9 +9,8 @@ from conftest_helpers import free_port
 
 from memlane.cli import main
 
-pytestmark = pytest.mark.slow  # the real MiniLM embedder: the paraphrase check needs meaning
 
-
+@pytest.mark.slow  # the real MiniLM embedder: the paraphrase check needs meaning
 def test_every_check_passes_or_says_why_it_is_skipped(server, capsys):
     projects_before = {p["id"] for p in server.client.get("/v3/projects").json()["projects"]}
     code = main(["check", "--url", server.url, "--key", server.key, "--timeout", "60"])
@@ -33,6 +32,7 @@ def test_every_check_passes_or_says_why_it_is_skipped(server, capsys):
     assert {p["id"] for p in server.client.get("/v3/projects").json()["projects"]} == projects_before
 
 
+@pytest.mark.slow
 def test_a_wrong_key_fails_the_first_check_and_exits_non_zero(server, capsys):
     code = main(["check", "--url", server.url, "--key", "mlk_not_a_key"])
     lines = capsys.readouterr().out.strip().splitlines()
