@@ -230,3 +230,13 @@ def test_rerank_settings_are_checked_before_synthesis():
         DeploymentConfig.from_mapping({"rerank_model": "amazon.titan-embed-text-v2:0"})
     with pytest.raises(ConfigError, match="rerank_top_n=500: at most 100"):
         DeploymentConfig.from_mapping({"rerank_model": "amazon.rerank-v1:0", "rerank_top_n": "500"})
+
+
+def test_the_stack_and_the_function_name_the_rerank_settings_alike():
+    from memlane.adapters.aws import compose
+    from memlane.adapters.aws.bedrock_reranker import RERANK_MODELS
+    from memlane.ports.rerank import DEFAULT_RERANK_TOP_N, MAX_RERANK_TOP_N
+
+    assert (c.ENV_RERANK_MODEL_ID, c.ENV_RERANK_TOP_N) == (compose.ENV_RERANK_MODEL_ID, compose.ENV_RERANK_TOP_N)
+    assert c.RERANK_MODELS == RERANK_MODELS and c.DEFAULT_RERANK_TOP_N == DEFAULT_RERANK_TOP_N
+    assert MAX_RERANK_TOP_N == 100  # infra/config.py refuses rerank_top_n above it
