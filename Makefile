@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 7432
 
-.PHONY: run test setup ocr lint synth layers bench bench-concurrency bench-embedder bench-aws-save eval eval-memory clean extension \
+.PHONY: run test setup ocr lint synth layers bench bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-memory clean extension \
 	extension-build extension-test chromium \
 	web web-test bench-web screenshots types
 
@@ -119,6 +119,10 @@ bench-embedder: $(STAMP)
 # The deployed API's answer to a small save, modelled (moto + per-service latencies), and its AWS calls.
 bench-aws-save: $(STAMP)
 	$(BIN)/python -m bench.aws_save --write BENCHMARKS.md
+
+# memlane's own overhead of the optional rerank stage, the Bedrock model stubbed (botocore's Stubber).
+bench-rerank: $(STAMP)
+	$(BIN)/python -m bench.rerank_overhead --write BENCHMARKS.md
 
 # The web app's figures (first load, typing to results, JavaScript size) at 10,000 memories, in
 # headless Chromium against a local server; writes the web app section of BENCHMARKS.md.

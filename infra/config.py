@@ -45,6 +45,10 @@ DEFAULT_CONTEXT: dict[str, Any] = {
     # The URL clients use when it is not the API's execute-api URL (a custom domain): OAuth tokens
     # are bound to <public_url>/mcp, and connection providers send users back and deliver webhooks there.
     "public_url": "",
+    # Recall's optional rerank stage through Amazon Bedrock's Rerank API: "" (off), amazon.rerank-v1:0
+    # or cohere.rerank-v3-5:0; the API function alone is granted that one model.
+    "rerank_model": "",
+    "rerank_top_n": c.DEFAULT_RERANK_TOP_N,
 }
 
 SEARCH_BACKENDS = ("managed", "serverless")
@@ -115,6 +119,8 @@ class DeploymentConfig:
     oauth: bool = False
     oauth_callback_urls: tuple[str, ...] = c.DEFAULT_OAUTH_CALLBACK_URLS
     oauth_domain_prefix: str = ""
+    rerank_model: str = ""  # "" = no rerank stage
+    rerank_top_n: int = c.DEFAULT_RERANK_TOP_N
     public_url: str = ""  # a custom domain for /mcp tokens, OAuth callbacks and webhooks; "" = the API's own URL
 
     @property
@@ -194,11 +200,27 @@ class DeploymentConfig:
             oauth_callback_urls=_callback_urls(value("oauth_callback_urls")),
             oauth_domain_prefix=_domain_prefix(value("oauth_domain_prefix")),
             public_url=_public_url(value("public_url")),
+            rerank_model=_rerank_model(value("rerank_model")),
+            rerank_top_n=_rerank_top_n(value("rerank_top_n")),
         )
 
     @classmethod
     def from_mapping(cls, context: Mapping[str, Any]) -> DeploymentConfig:
         return cls.from_context(context.get)
+
+
+def _rerank_model(raw: Any) -> str:
+    text = str(raw or "").strip()
+    if text and text not in c.RERANK_MODELS:
+        raise ConfigError(f"rerank_model={text!r}: choose one of {', '.join(c.RERANK_MODELS)}, or leave it empty (off)")
+    return text
+
+
+def _rerank_top_n(raw: Any) -> int:
+    number = _positive_int("rerank_top_n", raw)
+    if number > 100:
+        raise ConfigError(f"rerank_top_n={number}: at most 100 (Bedrock bills every 100 documents as another query)")
+    return number
 
 
 def _choice(key: str, raw: Any, choices: tuple[str, ...]) -> str:

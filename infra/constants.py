@@ -192,6 +192,9 @@ ALL_FUNCTIONS = (
 # Names the functions read in addition to those in memlane.adapters.aws.dynamo_schema.
 ENV_STAGE = "MEMLANE_STAGE"
 ENV_BEDROCK_MODEL_ID = "MEMLANE_BEDROCK_MODEL_ID"
+# Recall's optional rerank stage (the API function only, when the `rerank_model` context is set).
+ENV_RERANK_MODEL_ID = "MEMLANE_RERANK_MODEL_ID"
+ENV_RERANK_TOP_N = "MEMLANE_RERANK_TOP_N"
 ENV_USAGE_PLAN_ID = "MEMLANE_USAGE_PLAN_ID"
 ENV_USAGE_PLAN_NAME = "MEMLANE_USAGE_PLAN_NAME"
 ENV_POWERTOOLS_SERVICE_NAME = "POWERTOOLS_SERVICE_NAME"
@@ -285,6 +288,9 @@ WORK_EXPIRATION_DAYS = 1
 ACCESS_LOG_EXPIRATION_DAYS = 90
 SEARCH_INDEX_ALIAS = "memlane-chunks"
 BEDROCK_EMBEDDING_MODEL_ID = "amazon.titan-embed-text-v2:0"
+# Bedrock Rerank models (docs/deploy.md "Rerank (optional)"): prices, latency and Regions there.
+RERANK_MODELS = ("amazon.rerank-v1:0", "cohere.rerank-v3-5:0")
+DEFAULT_RERANK_TOP_N = 30
 DEFAULT_OPENAI_SECRET_NAME = "memlane/openai-api-key"
 OPENSEARCH_TLS_POLICY = "Policy-Min-TLS-1-2-PFS-2023-10"
 

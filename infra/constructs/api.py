@@ -153,6 +153,7 @@ class Api(Construct):
         # Saves up to the inline limit are written in the request: embedded, summarized, indexed.
         models.grant_embed(self.api_function)
         models.grant_summarize(self.api_function)
+        models.grant_rerank(self.api_function)  # recall's optional rerank stage (off unless configured)
         ingest_queue.grant_send_messages(self.api_function)
         page_queue.grant_send_messages(self.api_function)
 

@@ -5,18 +5,30 @@
 * openai: read access to one Secrets Manager secret, looked up by name at run time
   (`MEMLANE_OPENAI_SECRET_NAME`). The secret is created by the operator, never by the stack, so the
   key never appears in a template (docs/deploy.md shows the command).
+
+Recall's optional rerank stage (context `rerank_model`, off by default), for the API function only
+(recall runs there): `bedrock:InvokeModel` on that one reranker model, and `bedrock:Rerank`, which
+supports no resource-level permissions, on '*'.
 """
 
 from __future__ import annotations
 
 from aws_cdk import Stack
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from infra import constants as c
 from infra.config import DeploymentConfig
+from infra.nag import acknowledge
 from memlane.adapters.aws import dynamo_schema as schema
+
+RERANK_REASON = (
+    "bedrock:Rerank supports no resource-level permissions (the Service Authorization Reference lists no "
+    "resource type for it); the grant is that one action, and the only model it can reach is the reranker "
+    "that bedrock:InvokeModel is granted on."
+)
 
 
 class ModelAccess(Construct):
@@ -26,6 +38,13 @@ class ModelAccess(Construct):
         self.environment: dict[str, str] = {schema.ENV_EMBEDDER: config.embedding_provider}
         self.model_arn: str | None = None
         self.secret: secretsmanager.ISecret | None = None
+        self.rerank_model = config.rerank_model
+        self.rerank_top_n = config.rerank_top_n
+        self.rerank_model_arn: str | None = None
+        if config.rerank_model:
+            self.rerank_model_arn = Stack.of(self).format_arn(
+                service="bedrock", account="", resource="foundation-model", resource_name=config.rerank_model
+            )
         if self.provider == "bedrock":
             self.model_arn = Stack.of(self).format_arn(
                 service="bedrock",
@@ -53,3 +72,19 @@ class ModelAccess(Construct):
         """Summaries call a model only with OpenAI (gpt-4o-mini); otherwise they are extractive."""
         if self.secret is not None:
             self.secret.grant_read(grantee)
+
+    def grant_rerank(self, function: lambda_.Function) -> None:
+        """The rerank stage of recall, when the stack turns it on: the model's id in the function's
+        environment (memlane.adapters.aws.compose reads it once) and the two actions a direct Rerank
+        call needs, on that model's ARN only. Without `rerank_model`, nothing."""
+        if self.rerank_model_arn is None:
+            return
+        function.add_environment(c.ENV_RERANK_MODEL_ID, self.rerank_model)
+        function.add_environment(c.ENV_RERANK_TOP_N, str(self.rerank_top_n))
+        iam.Grant.add_to_principal(grantee=function, actions=["bedrock:InvokeModel"],
+                                   resource_arns=[self.rerank_model_arn])
+        # bedrock:Rerank has no resource types in the Service Authorization Reference (cfn-lint's copy of
+        # it, Policies.json, lists none): it can only be granted on '*'. The model it may reach is
+        # limited by the InvokeModel grant above, which the Rerank call also needs.
+        iam.Grant.add_to_principal(grantee=function, actions=["bedrock:Rerank"], resource_arns=["*"])
+        acknowledge(function, "AwsSolutions-IAM5[Resource::*]", RERANK_REASON)

@@ -1,5 +1,5 @@
 """`memlane`: serve, mcp, keys, remember, recall, docs, reindex, forget, doctor, export, import,
-connect, connections, openapi, invoke.
+connect, connections, openapi, invoke, check.
 
 `remember`, `recall` and `docs` work against a remote API when MEMLANE_API_URL is set (with
 MEMLANE_API_KEY), otherwise against the local data directory through the local runtime
@@ -8,7 +8,7 @@ Commands that work on the data directory itself (keys, reindex, forget, doctor, 
 say so and refuse when MEMLANE_API_URL names a server.
 
 One module per command group: memories (remember, recall), docs, keys, admin (serve, mcp, reindex,
-forget, doctor, openapi, invoke), transfer (export, import), connections; parser puts them
+forget, doctor, openapi, invoke), transfer (export, import), connections, check (a deployed API end to end); parser puts them
 together; common holds the client a command talks to; quiet keeps libraries' chatter out of sight
 unless --verbose.
 """

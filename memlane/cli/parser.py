@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 import memlane.cli.admin as admin
+import memlane.cli.check as check
 import memlane.cli.connections as connections
 import memlane.cli.docs as docs
 import memlane.cli.keys as keys
@@ -83,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     transfer.add_parsers(sub)
     docs.add_parsers(sub)
     connections.add_parsers(sub)
+    check.add_parsers(sub)
 
     o = sub.add_parser("openapi", help="print the OpenAPI document")
     o.set_defaults(func=admin.cmd_openapi)

@@ -191,6 +191,9 @@ class RecallOut(BaseModel):
     floor: float | None = Field(default=None, description="The relevance floor that applied (null: empty query).")
     stages: list[str] = Field(default_factory=list, description="What ranked the results, in order "
                                                                  "(fusion, neighbours; recent for an empty query).")
+    # The optional rerank stage (AWS, off by default): {"model", "status": "applied" | "skipped",
+    # "reranked": documents sent, "reason" when skipped}; absent when no rerank stage is configured.
+    rerank: dict[str, object] | None = None
 
 
 class ProjectIn(_Request):

@@ -24,7 +24,7 @@ class HttpBackend:
         try:
             return self.client.request(method, path, json=body, params=query)
         except MemlaneUnreachable as exc:
-            raise ApiError(0, f"cannot reach the memlane API at {self.url}: {exc.reason}") from exc
+            raise ApiError(0, f"cannot reach memlane at {self.url}: {exc.reason}") from exc
         except MemlaneError as exc:
             # A 404 is "this server has no such route" only when its route table says so: an
             # unknown docset or project is a 404 too, and is reported as the server words it.

@@ -12,6 +12,7 @@ Protocols, not base classes: a test hands in an in-memory fake with the same met
     cache        Cache
     clock        Clock, Metrics
     ratelimit    RateLimiter
+    rerank       Reranker and the Rerank option (recall's optional rerank stage)
     keys         KeyRegistry
     fetch        Fetcher (the crawler)
     inventory    Inventory (what `memlane doctor` reads of a deployment)
@@ -79,6 +80,10 @@ from memlane.ports.ratelimit import (
     RateLimiter,
     decide,
 )
+from memlane.ports.rerank import (
+    Rerank,
+    Reranker,
+)
 from memlane.ports.search import (
     Candidate,
     IndexedChunk,
@@ -137,6 +142,8 @@ __all__ = [
     "RateDecision",
     "RateLimiter",
     "RecallFilters",
+    "Rerank",
+    "Reranker",
     "SKIP_STATUSES",
     "SaveOrder",
     "SearchIndex",

@@ -16,6 +16,7 @@ from memlane.ports.keys import KeyRegistry
 from memlane.ports.models import Embedder, ImageReader, Summarizer, Transcriber
 from memlane.ports.queue import JobQueue
 from memlane.ports.ratelimit import RateLimiter
+from memlane.ports.rerank import Rerank
 from memlane.ports.search import SearchIndex
 from memlane.ports.storage import BlobStore, MetadataStore
 
@@ -54,4 +55,6 @@ class Services:
     # On AWS, Amazon Transcribe runs as a workflow job rather than in-process (`transcriber` None):
     # saves of audio and video are accepted and queued for it.
     transcribe_in_workflow: bool = False
+    # Recall's optional rerank stage (memlane.recall.rerank): off when None, as locally.
+    rerank: Rerank | None = None
     connections: ConnectionPorts | None = None  # synced outside services (spec §11); routes answer 503 when None

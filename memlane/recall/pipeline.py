@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Literal, Protocol
 
 from memlane.domain.tuning import FusionWeights, NeighbourWeights
@@ -31,6 +32,7 @@ from memlane.ports import LegResults, SaveOrder, SearchScope, Services
 from memlane.recall import relevance as rel
 from memlane.recall.fusion import ScoredChunk, ScoredDocument, fuse_scores, group_by_document
 from memlane.recall.neighbours import add_neighbour_context
+from memlane.recall.rerank import RerankPipelineStage, RerankStage
 
 Legs = Literal["hybrid", "vector", "bm25"]
 
@@ -72,14 +74,21 @@ class NeighbourStage:
         )
 
 
-def memory_stages(svc: Services) -> list[Stage]:
+def memory_stages(svc: Services, query: str | None = None) -> list[Stage]:
     """The stages memory recall applies in this composition (recall, the context pack's memories,
-    related memories: one list, so a memory ranks alike in all three)."""
+    related memories: one list, so a memory ranks alike in all three). The rerank stage, where one
+    is composed (AWS, off by default), is bound to the query, so it is in the list when one is given."""
     stages: list[Stage] = []
     n = svc.settings.neighbours
     if n.active and isinstance(svc.metadata, SaveOrder):
         stages.append(NeighbourStage(svc.metadata, n, svc.clock.now))
+    if svc.rerank is not None and query:
+        stages.append(RerankPipelineStage(RerankStage.from_option(svc.rerank), query, partial(_chunk_texts, svc)))
     return stages
+
+
+def _chunk_texts(svc: Services, organization_id: str, chunk_ids: Sequence[str]) -> dict[str, str]:
+    return {c.id: c.content for c in svc.metadata.get_chunks_by_id(organization_id, list(chunk_ids))}
 
 
 def memory_candidates(svc: Services, limit: int) -> int:

@@ -24,6 +24,7 @@ from memlane.ports import RecallFilters, SearchScope, Services, project_scope_ke
 from memlane.recall.fusion import recency_bonus
 from memlane.recall.pipeline import Retrieval, memory_candidates, memory_stages, retrieve
 from memlane.recall.relevance import calibration_for
+from memlane.recall.rerank import RerankPipelineStage
 
 CACHE_TTL_SECONDS = 300
 
@@ -49,6 +50,7 @@ class Ranking:
     documents: list[RankedDocument]
     stages: list[str]
     floor: float | None  # None: no query, so no floor
+    rerank: dict[str, object] | None = None  # what the rerank stage did (None: no rerank stage)
 
 
 def _filters(body: RecallIn) -> RecallFilters:
@@ -125,12 +127,13 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn, floor: float | None 
             chunks = [RankedChunk(chunk_id_for(d.id, 0), 0, score)] if d.chunk_count else []
             out.append(RankedDocument(d.id, score, chunks))
         return Ranking(out, ["recent"], None)
+    stages = memory_stages(svc, body.query)
     found = retrieve(svc, Retrieval(
         query=body.query,
         scope=scope,
         k=memory_candidates(svc, body.limit),
         weights=weights,
-        stages=memory_stages(svc),
+        stages=stages,
         floor=floor_for(svc, body) if floor is None else floor,
         max_chunks_per_document=svc.settings.max_chunks_per_document,
         exact=exact,
@@ -147,13 +150,14 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn, floor: float | None 
         ],
         found.stages,
         found.floor,
+        next((s.report.as_dict() for s in stages if isinstance(s, RerankPipelineStage) and s.report), None),
     )
 
 
 def recall_stages(svc: Services) -> dict[str, object]:
     """The stages after the fusion that apply to this composition, with their settings (also part
     of the cache key: a changed setting never serves an old ranking)."""
-    return {stage.name: stage.settings() for stage in memory_stages(svc)}
+    return {stage.name: stage.settings() for stage in memory_stages(svc, query="(any)")}
 
 
 def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
@@ -181,10 +185,12 @@ def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
                 ],
                 stored["stages"],
                 stored["floor"],
+                stored.get("rerank"),
             )
     if ranking is None:
         ranking = rank(svc, scope, body)
-        if key is not None and svc.cache is not None:
+        skipped = ranking.rerank is not None and ranking.rerank.get("status") == "skipped"
+        if key is not None and svc.cache is not None and not skipped:  # a skipped rerank is tried again
             svc.cache.set(
                 key,
                 json.dumps(asdict(ranking)).encode(),
@@ -196,7 +202,7 @@ def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
     _touch(svc, who, [r.document_id for r in results], now)
     return RecallOut(
         results=results, total=len(results), query_time_ms=round((time.perf_counter() - started) * 1000, 2),
-        floor=ranking.floor, stages=ranking.stages,
+        floor=ranking.floor, stages=ranking.stages, rerank=ranking.rerank,
     )
 
 

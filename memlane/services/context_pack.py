@@ -69,12 +69,12 @@ def build_context(svc: Services, who: Principal, body: ContextIn, docsets: Docse
     floor = calibration.floor if body.min_relevance is None else body.min_relevance
     docs_floor = calibration.docs_floor if body.min_relevance is None else body.min_relevance
     candidates: list[_Candidate] = []
-    stages = ["fusion", *(s.name for s in memory_stages(svc))]
+    stages = ["fusion", *(s.name for s in memory_stages(svc, body.query))]
     if memory_projects:
         scope = SearchScope(organization_id=org, project_ids=tuple(memory_projects), filters=RecallFilters(), now=now)
         found = retrieve(svc, Retrieval(
             query=body.query, scope=scope, k=memory_candidates(svc, RANKED_LIKE_RECALL_LIMIT),
-            weights=svc.settings.fusion, stages=memory_stages(svc), floor=floor,
+            weights=svc.settings.fusion, stages=memory_stages(svc, body.query), floor=floor,
             max_chunks_per_document=svc.settings.max_chunks_per_document, query_vector=query_vector))
         stages = found.stages
         candidates += [_Candidate(c, "memory", g.score) for g in found.documents for c in g.chunks

@@ -32,7 +32,7 @@ VARIANTS: dict[str, dict[str, str]] = {
         "api_daily_quota": "10000",
     },
     # A production-like stage: data retained, two search nodes, x86_64, e-mail alarms, OAuth for /mcp
-    # (a Cognito user pool), values as the CLI passes them (strings).
+    # (a Cognito user pool), the rerank stage, values as the CLI passes them (strings).
     "prod": {
         "stage": "prod",
         "oauth": "true",
@@ -42,6 +42,9 @@ VARIANTS: dict[str, dict[str, str]] = {
         "api_gateway_account_role": "false",
         "alarm_email": "ops@example.com",
         "xray_sdk_on_request_path": "true",
+        # recall's rerank stage on, through Bedrock's Rerank API with Cohere Rerank 3.5
+        "rerank_model": "cohere.rerank-v3-5:0",
+        "rerank_top_n": "40",
     },
 }
 

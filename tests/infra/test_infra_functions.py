@@ -109,19 +109,23 @@ def test_roles_use_no_aws_managed_policies_and_no_wildcard_actions(every_variant
                 assert "*" not in action, (function["Properties"]["Handler"], action)
 
 
-def test_only_xray_and_textract_are_granted_on_every_resource(every_variant):
-    textract_readers = set()
+def test_only_xray_textract_and_rerank_are_granted_on_every_resource(every_variant):
+    textract_readers, rerankers = set(), set()
     for function in memlane_functions(every_variant).values():
         for statement in role_policies(every_variant, function_role(function)):
             if "*" in as_list(statement["Resource"]):
                 actions = set(as_list(statement["Action"]))
-                # DetectDocumentText has no resource-level permissions (CDK merges it with X-Ray's)
+                # DetectDocumentText and Rerank have no resource-level permissions (CDK merges them with X-Ray's)
                 if "textract:DetectDocumentText" in actions:
                     textract_readers.add(function["Properties"]["Handler"])
-                assert actions - {"textract:DetectDocumentText"} <= {"xray:PutTraceSegments",
-                                                                      "xray:PutTelemetryRecords"}
+                if "bedrock:Rerank" in actions:
+                    rerankers.add(function["Properties"]["Handler"])
+                assert actions - {"textract:DetectDocumentText", "bedrock:Rerank"} <= {"xray:PutTraceSegments",
+                                                                                        "xray:PutTelemetryRecords"}
     # images are read in the save request, longer scans in the workflow's Extract step
     assert textract_readers == {c.API_FUNCTION.handler, c.EXTRACT_FUNCTION.handler}
+    # recall reranks in the API function, and only where the variant turns the stage on (prod)
+    assert rerankers == ({c.API_FUNCTION.handler} if every_variant.name == "prod" else set())
 
 
 def test_table_grants_name_indexes_explicitly(every_variant):
@@ -187,3 +191,52 @@ def test_only_the_operator_keys_function_may_scan_the_table(dev):
         if "dynamodb:Scan" in as_list(statement["Action"])
     }
     assert scanners == {c.KEYS_FUNCTION.handler}
+
+
+def test_the_rerank_stage_is_granted_to_the_api_function_alone_and_reaches_its_one_model(dev, prod):
+    # Given the prod variant turns it on with Cohere Rerank 3.5 (tests/infra/conftest.py)
+    rerank_arn = ':foundation-model/cohere.rerank-v3-5:0"]]}'
+    rerankers, invokers = set(), set()
+    for function in memlane_functions(prod).values():
+        handler = function["Properties"]["Handler"]
+        for statement in role_policies(prod, function_role(function)):
+            actions = as_list(statement["Action"])
+            if "bedrock:Rerank" in actions:
+                rerankers.add(handler)
+                assert as_list(statement["Resource"]) == ["*"]  # no resource-level permissions
+            if "bedrock:InvokeModel" in actions:
+                resources = [json.dumps(r) for r in as_list(statement["Resource"])]
+                assert all(r.endswith(rerank_arn) or r.endswith(':foundation-model/amazon.titan-embed-text-v2:0"]]}')
+                           for r in resources), resources  # the embedder's model and the reranker's, no other
+                if any(r.endswith(rerank_arn) for r in resources):
+                    invokers.add(handler)
+    assert rerankers == invokers == {c.API_FUNCTION.handler}
+    _, api = function_by_handler(prod, c.API_FUNCTION.handler)
+    env = api["Properties"]["Environment"]["Variables"]
+    assert env[c.ENV_RERANK_MODEL_ID] == "cohere.rerank-v3-5:0" and env[c.ENV_RERANK_TOP_N] == "40"
+    # and by default (dev) it is off: no grant, no setting
+    for function in memlane_functions(dev).values():
+        assert c.ENV_RERANK_MODEL_ID not in function["Properties"]["Environment"]["Variables"]
+        for statement in role_policies(dev, function_role(function)):
+            assert "bedrock:Rerank" not in as_list(statement["Action"])
+            assert "rerank" not in json.dumps(statement["Resource"])
+
+
+def test_rerank_settings_are_checked_before_synthesis():
+    from infra.config import ConfigError, DeploymentConfig
+
+    assert DeploymentConfig.from_mapping({}).rerank_model == ""
+    with pytest.raises(ConfigError, match="rerank_model='amazon.titan-embed-text-v2:0': choose one of"):
+        DeploymentConfig.from_mapping({"rerank_model": "amazon.titan-embed-text-v2:0"})
+    with pytest.raises(ConfigError, match="rerank_top_n=500: at most 100"):
+        DeploymentConfig.from_mapping({"rerank_model": "amazon.rerank-v1:0", "rerank_top_n": "500"})
+
+
+def test_the_stack_and_the_function_name_the_rerank_settings_alike():
+    from memlane.adapters.aws import compose
+    from memlane.adapters.aws.bedrock_reranker import RERANK_MODELS
+    from memlane.ports.rerank import DEFAULT_RERANK_TOP_N, MAX_RERANK_TOP_N
+
+    assert (c.ENV_RERANK_MODEL_ID, c.ENV_RERANK_TOP_N) == (compose.ENV_RERANK_MODEL_ID, compose.ENV_RERANK_TOP_N)
+    assert c.RERANK_MODELS == RERANK_MODELS and c.DEFAULT_RERANK_TOP_N == DEFAULT_RERANK_TOP_N
+    assert MAX_RERANK_TOP_N == 100  # infra/config.py refuses rerank_top_n above it

@@ -45,6 +45,23 @@ class MemlaneClient:
             raise MemlaneError(r.status_code, error_text(r.status_code, body, r.text), body, dict(r.headers))
         return body if body is not None else {}
 
+    def openapi(self) -> dict[str, Any]:
+        """The server's OpenAPI document ({} when it publishes none)."""
+        try:
+            doc = self.request("GET", OPENAPI_PATH)
+        except MemlaneUnreachable:
+            raise
+        except MemlaneError:
+            return {}
+        return doc if isinstance(doc, dict) else {}
+
+    def schema_fields(self, schema: str) -> frozenset[str]:
+        """The properties of one of the server's request or answer schemas (e.g. "MemoryIn"), from
+        its OpenAPI document: what this server accepts, to use a newer field only where it exists."""
+        schemas = (self.openapi().get("components") or {}).get("schemas") or {}
+        props = (schemas.get(schema) or {}).get("properties") if isinstance(schemas, dict) else None
+        return frozenset(props) if isinstance(props, dict) else frozenset()
+
     def routes(self) -> frozenset[str]:
         """The paths this server routes (from its OpenAPI document, read once). Empty when the
         server publishes none."""
@@ -105,6 +122,14 @@ class MemlaneClient:
     def document(self, document_id: str) -> dict[str, Any]:
         return self.request("GET", f"/v3/documents/{quote(document_id, safe='')}")
 
+    def delete_document(self, document_id: str) -> dict[str, Any]:
+        """DELETE /v3/documents/{id}: {"id", "deleted", "receipt"} (the receipt of every store read back)."""
+        return self.request("DELETE", f"/v3/documents/{quote(document_id, safe='')}")
+
+    def deletion(self, receipt_id: str) -> dict[str, Any]:
+        """GET /v3/deletions/{id}: a deletion receipt read again."""
+        return self.request("GET", f"/v3/deletions/{quote(receipt_id, safe='')}")
+
     def memory_graph(self, project_id: str | None = None) -> dict[str, Any]:
         return self.request("GET", "/v3/memory-graph", params={"project_id": project_id})
 
@@ -115,6 +140,10 @@ class MemlaneClient:
 
     def create_project(self, name: str, **fields: Any) -> dict[str, Any]:
         return self.request("POST", "/v3/projects", {"name": name, **fields})
+
+    def delete_project(self, project_id: str) -> dict[str, Any]:
+        """DELETE /v3/projects/{id}: the project and every document in it, with their receipt."""
+        return self.request("DELETE", f"/v3/projects/{quote(project_id, safe='')}")
 
     def project_id(self, wanted: str, *, create: bool = True) -> str | None:
         """The id of the project whose id, name or slug is `wanted`; created when new (`create`)."""

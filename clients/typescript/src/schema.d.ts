@@ -1891,6 +1891,10 @@ export interface components {
              * @description What ranked the results, in order (fusion, neighbours; recent for an empty query).
              */
             stages?: string[];
+            /** Rerank */
+            rerank?: {
+                [key: string]: unknown;
+            } | null;
         };
         /** RecalledChunk */
         RecalledChunk: {

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memlane.adapters.aws import dynamo_schema as schema
 from memlane.adapters.aws._boto import new_client
@@ -40,11 +40,13 @@ from memlane.ports import (
     ConnectionPorts,
     Embedder,
     Fetcher,
+    Rerank,
     SearchIndex,
     Services,
     Summarizer,
     SystemClock,
 )
+from memlane.ports.rerank import DEFAULT_RERANK_TOP_N, DEFAULT_RERANK_WEIGHT
 
 if TYPE_CHECKING:
     # Types only: these modules are imported by the builders, on first use (cold start).
@@ -65,6 +67,10 @@ ENV_BEDROCK_MODEL_ID = "MEMLANE_BEDROCK_MODEL_ID"
 ENV_USAGE_PLAN_ID = "MEMLANE_USAGE_PLAN_ID"
 ENV_USAGE_PLAN_NAME = "MEMLANE_USAGE_PLAN_NAME"  # the API function's: the plan's id is looked up by name
 ENV_INLINE_MAX_CHARS = "MEMLANE_INLINE_MAX_CHARS"
+# The optional rerank stage (docs/deploy.md): the Bedrock model id turns it on; unset, it is off.
+ENV_RERANK_MODEL_ID = "MEMLANE_RERANK_MODEL_ID"
+ENV_RERANK_TOP_N = "MEMLANE_RERANK_TOP_N"
+ENV_RERANK_WEIGHT = "MEMLANE_RERANK_WEIGHT"
 DEFAULT_SEARCH_INDEX_ALIAS = "memlane-chunks"
 DEFAULT_BEDROCK_MODEL_ID = "amazon.titan-embed-text-v2:0"
 BEDROCK_DIMENSION = 1024
@@ -98,6 +104,9 @@ class AwsSettings(BaseModel):
     connections_key: str = ""
     connections_secret: str = ""
     public_url: str = ""
+    rerank_model_id: str = ""  # "" = no rerank stage
+    rerank_top_n: int = DEFAULT_RERANK_TOP_N
+    rerank_weight: float = DEFAULT_RERANK_WEIGHT
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> AwsSettings:
@@ -124,8 +133,15 @@ class AwsSettings(BaseModel):
             "connections_key": env.get(schema.ENV_CONNECTIONS_KEY),
             "connections_secret": env.get(ENV_CONNECTIONS_SECRET),
             "public_url": env.get(ENV_PUBLIC_URL),
+            "rerank_model_id": env.get(ENV_RERANK_MODEL_ID),
+            "rerank_top_n": env.get(ENV_RERANK_TOP_N),
+            "rerank_weight": env.get(ENV_RERANK_WEIGHT),
         }
-        return cls.model_validate({k: v for k, v in values.items() if v})
+        try:
+            return cls.model_validate({k: v for k, v in values.items() if v})
+        except ValidationError as exc:
+            fields = ", ".join(str(e["loc"][0]) for e in exc.errors() if e.get("loc"))
+            raise MemlaneError(f"this function's environment has invalid settings: {fields}") from exc
 
     def require(self, field: str) -> str:
         value = getattr(self, field)
@@ -214,6 +230,19 @@ def build_summarizer(aws: AwsSettings) -> Summarizer:
     return Lazy(local_summarizer, "LocalSummarizer")
 
 
+def build_rerank(aws: AwsSettings) -> Rerank | None:
+    """Recall's rerank stage: Amazon Bedrock's Rerank API with the model the stack names
+    (MEMLANE_RERANK_MODEL_ID, set only when the `rerank_model` context is given), else none."""
+    if not aws.rerank_model_id:
+        return None
+    from memlane.adapters.aws.bedrock_reranker import BedrockReranker
+
+    try:
+        return Rerank(BedrockReranker(aws.rerank_model_id, aws.region), aws.rerank_top_n, aws.rerank_weight)
+    except ValueError as exc:
+        raise MemlaneError(f"rerank settings: {exc}") from exc
+
+
 def build_search_index(aws: AwsSettings, embedder: Embedder) -> SearchIndex:
     """OpenSearch behind the alias, SigV4-signed ("es" or "aoss") with the function's role."""
 
@@ -243,9 +272,10 @@ def aws_settings() -> AwsSettings:
 
 
 def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | None = None,
-                index: SearchIndex | None = None, clock: Clock | None = None) -> Services:
-    """memlane's ports on AWS. `embedder`, `index` and `clock` replace the deployed ones (tests
-    hand in fakes this way instead of patching this module)."""
+                index: SearchIndex | None = None, clock: Clock | None = None,
+                rerank: Rerank | None = None) -> Services:
+    """memlane's ports on AWS. `embedder`, `index`, `clock` and `rerank` replace the deployed ones
+    (tests hand in fakes this way instead of patching this module)."""
     embedder = embedder if embedder is not None else build_embedder(aws)
     return Services(
         settings=settings,
@@ -269,6 +299,7 @@ def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | No
         ocr=TextractReader(),
         transcribe_in_workflow=True,
         connections=build_connection_ports(aws),
+        rerank=rerank if rerank is not None else build_rerank(aws),
     )
 
 

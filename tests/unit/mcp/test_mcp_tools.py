@@ -173,7 +173,7 @@ def test_http_backend_reports_an_unreachable_server():
         raise httpx.ConnectError("connection refused")
 
     tools = MemlaneTools(_mock_backend(refuse))
-    with pytest.raises(ToolError, match="whoAmI: cannot reach the memlane API at http://memlane.test"):
+    with pytest.raises(ToolError, match="whoAmI: cannot reach memlane at http://memlane.test"):
         tools.call("whoAmI", {})
 
 
