@@ -123,16 +123,20 @@ def code_targets(records: Sequence[Record]) -> str:
     return f"Target (issue 22): above both baselines on recall@10 and MRR@10 {_verdict(ahead, figure)}."
 
 
-def _header(info: dict[str, Any], command: str) -> list[str]:
-    return [
+def _header(info: dict[str, Any], command: str, with_baselines: bool = True) -> list[str]:
+    lines = [
         f"Machine: {info.get('machine', '?')} (shared with other work; load average {info.get('load_average', 0):.1f} "
         f"over the last 5 minutes of the workload). Date: {info.get('date', '?')}. Command: `{command}`.",
         f"Server: a local memlane on 127.0.0.1, embedded default ({info.get('embedder', '?')}); settings: "
         f"{info.get('settings', '?')}. `POST /v3/recall` as the client saw it: p50 {info.get('recall_p50', 0):.1f} ms, "
         f"p95 {info.get('recall_p95', 0):.1f} ms over {info.get('recalls', 0)} requests.",
-        "Baselines rank the same units (title and content) in the same run: BM25 (bm25s, k1 1.5, b 0.75, "
-        "English stopwords) and all-MiniLM-L6-v2 cosine similarity.",
     ]
+    if with_baselines:
+        lines.append(
+            "Baselines rank the same units (title and content) in the same run: BM25 (bm25s, k1 1.5, b 0.75, "
+            "English stopwords) and all-MiniLM-L6-v2 cosine similarity."
+        )
+    return lines
 
 
 def conversations_section(records: list[Record], info: dict[str, Any]) -> str:
@@ -191,7 +195,10 @@ def code_section(records: list[Record], info: dict[str, Any]) -> str:
         "saved as its own memory (`content_type: code`, title `<path>: <qualified name>`) with its docstrings "
         f"removed, in two projects by top-level module ({info['parts']['a']} and {info['parts']['b']} functions), "
         f"in {info['save_seconds']:.0f} s. Each is asked by its docstring's first sentence with its own name removed "
-        f"and found when its memory is returned. For example: {examples}.",
+        f"and found when its memory is returned. For example: {examples}."
+        + (" \"Sequence stages off\": the same saves and questions on a second server with "
+           "`MEMLANE_RECALL_NEIGHBOUR_WEIGHT=0` and `MEMLANE_CONTEXT_SIDES=none`."
+           if any(r.method == "stages-off" for r in records) else ""),
         "",
         *figures_table(records, ("hit@5", "hit@10", "recall@10", "mrr@10"), by_category=False),
         "",
@@ -225,7 +232,7 @@ def abstention_section(
     lines = [
         "## Recall suite: abstention (questions without an answer in the project asked)",
         "",
-        *_header(info, "make eval-abstention"),
+        *_header(info, "make eval-abstention", with_baselines=False),
         f"Questions: {info['cross']} answerable elsewhere (each conversation's questions of the next "
         "conversation's project; each code question of the other half of the library) and "
         f"{info['nonsense']} seeded nonsense queries (e.g. {', '.join(repr(q) for q in info['examples'])}) asked of "
@@ -289,21 +296,34 @@ def summary_section(results: dict[str, tuple[list[Record], dict[str, Any]]], com
         "",
         f"Machine: {machine}. Date: {date}. Command: `{command}` (each workload also alone: `make eval-<workload>`; "
         "embeddings are cached by model and text between runs in `bench/.cache`, see bench/eval/cache.py). "
-        "Details, per category, in the sections below.",
+        "Each workload's section below gives its date, load, settings and figures per category.",
         "",
-        "| workload | questions | memlane recall@10 | BM25 recall@10 | MiniLM recall@10 | memlane MRR@10 | best baseline MRR@10 |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| workload | questions | memlane recall@10 | sequence stages off | BM25 recall@10 | MiniLM recall@10 "
+        "| memlane MRR@10 | best baseline MRR@10 |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for workload in ("conversations", "facts", "code", "docs"):
         if workload not in results:
             continue
         records = [r for r in results[workload][0] if r.workload == workload]
-        s = {m: summarize(r for r in records if r.method == m) for m in ("memlane", "bm25", "minilm")}
+        s = {m: summarize(r for r in records if r.method == m) for m in ("memlane", "stages-off", "bm25", "minilm")}
         if not s["memlane"].n:
             continue
+        off = f"{s['stages-off']['recall@10']:.3f}" if s["stages-off"].n else "–"
         lines.append(
-            f"| {workload} | {s['memlane'].n} | {s['memlane']['recall@10']:.3f} | {s['bm25']['recall@10']:.3f} | "
+            f"| {workload} | {s['memlane'].n} | {s['memlane']['recall@10']:.3f} | {off} | {s['bm25']['recall@10']:.3f} | "
             f"{s['minilm']['recall@10']:.3f} | {s['memlane']['mrr@10']:.3f} | "
             f"{max(s['bm25']['mrr@10'], s['minilm']['mrr@10']):.3f} |"
         )
+    if "abstention" in results:
+        unanswerable = results["abstention"][0]
+        if has_relevance(unanswerable):
+            lines += ["", "Abstention: see the curve in its section below."]
+        else:
+            empty = abstention_share(unanswerable, 1.0) or 0.0
+            lines += [
+                "",
+                f"Abstention ({len(unanswerable)} questions without an answer in the project asked): answered with "
+                f"nothing {empty:.3f}; recall results carry no `relevance` in this build, so no floor applies.",
+            ]
     return "\n".join(lines)

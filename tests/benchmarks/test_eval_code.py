@@ -71,8 +71,9 @@ def test_the_query_is_the_first_sentence_without_the_functions_name():
     assert first_sentence("Read the settings file.  Returns a dict.\n\nMore.") == "Read the settings file."
     assert first_sentence("Return the\n  number of items") == "Return the number of items"
     assert query_of("Call read_config() to read_config the file.", "read_config") == "Call to the file."
-    # the name inside a longer identifier or a dotted path stays
-    assert query_of("Like read_config_v2 and os.read_config.", "read_config") == "Like read_config_v2 and os.read_config."
+    # the name inside a longer identifier stays; after a dot it goes
+    assert query_of("Like read_config_v2 and os.read_config.", "read_config") == "Like read_config_v2 and os. ."
+    assert query_of("D.setdefault(k[,d]) -> D.get(k,d)", "setdefault") == "D. (k[,d]) -> D.get(k,d)"
 
 
 def test_the_sample_is_seeded_public_documented_and_outside_the_tests(tmp_path):

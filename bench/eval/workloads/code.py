@@ -70,9 +70,10 @@ def first_sentence(docstring: str) -> str:
 
 
 def query_of(docstring: str, name: str) -> str:
-    """The docstring's first sentence without the function's own name (nor `name()`)."""
+    """The docstring's first sentence without the function's own name (nor `name()`, nor `obj.name`'s
+    name); a longer identifier that contains it stays."""
     sentence = first_sentence(docstring)
-    sentence = re.sub(rf"(?<![\w.]){re.escape(name)}(\(\))?(?!\w)", " ", sentence)
+    sentence = re.sub(rf"(?<!\w){re.escape(name)}(\(\))?(?!\w)", " ", sentence)
     return " ".join(sentence.split())
 
 
@@ -177,6 +178,20 @@ def run(ctx: Context) -> tuple[list[Record], dict[str, Any]]:
     for f in functions:
         other = projects["b" if f.part == "a" else "a"]
         ctx.unanswerable.append(Unanswerable(NAME, f.query, other))
+    if ctx.stages_off is not None:
+        # The same saves on a server with the sequence stages off: functions saved one after another
+        # are not parts of one conversation, so what the stages cost or bring here is worth a row.
+        with ctx.stages_off() as off:
+            for part in ("a", "b"):
+                mine = [f for f in functions if f.part == part]
+                off_project = off.project(f"stdlib code {part}")
+                off_ids = off.save_all([{**f.memory(), "project_id": off_project} for f in mine])
+                same = dict(zip(off_ids, (r.targets[0][0] for r in records if r.method == "memlane" and r.scope == f"part {part}"), strict=True))
+                for f, doc in zip(mine, off_ids, strict=True):
+                    ranked, relevance = off.recall(f.query, off_project)
+                    records.append(Record(NAME, "stages-off", "", f.query, [same.get(d, d) for d in ranked],
+                                          [[same[doc]]], relevance, f"part {part}"))
+        ctx.progress(f"{NAME}: the stages-off server answered")
     info = {
         "stdlib": str(root),
         "functions": len(functions),
