@@ -159,6 +159,8 @@ def run(ctx: Context) -> tuple[list[Record], dict[str, Any]]:
     save_seconds = 0.0
     for part in ("a", "b"):
         mine = [f for f in functions if f.part == part]
+        if not mine:
+            continue
         project_id = projects[part] = api.project(f"stdlib code {part}")
         ctx.projects[f"stdlib code {part}"] = project_id
         t0 = time.monotonic()
@@ -176,14 +178,17 @@ def run(ctx: Context) -> tuple[list[Record], dict[str, Any]]:
                 records.append(Record(NAME, b, "", f.query, base[b].rank(f.query, LIMIT), [[doc]], None, f"part {part}"))
         ctx.progress(f"{NAME}: part {part}: {len(mine)} functions saved and asked")
     for f in functions:
-        other = projects["b" if f.part == "a" else "a"]
-        ctx.unanswerable.append(Unanswerable(NAME, f.query, other))
+        other = projects.get("b" if f.part == "a" else "a")
+        if other:
+            ctx.unanswerable.append(Unanswerable(NAME, f.query, other))
     if ctx.stages_off is not None:
         # The same saves on a server with the sequence stages off: functions saved one after another
         # are not parts of one conversation, so what the stages cost or bring here is worth a row.
         with ctx.stages_off() as off:
             for part in ("a", "b"):
                 mine = [f for f in functions if f.part == part]
+                if not mine:
+                    continue
                 off_project = off.project(f"stdlib code {part}")
                 off_ids = off.save_all([{**f.memory(), "project_id": off_project} for f in mine])
                 same = dict(zip(off_ids, (r.targets[0][0] for r in records if r.method == "memlane" and r.scope == f"part {part}"), strict=True))
