@@ -76,7 +76,7 @@ def run_workloads(args: argparse.Namespace) -> int:
         return running_server(cache, recall_neighbour_weight=0.0, context_sides="none")
 
     data_dir = Path(args.data_dir) if args.data_dir else None
-    with running_server(cache, data_dir=data_dir, allow_private_network="docs" in selected,
+    with running_server(cache, data_dir=data_dir, allow_private_network="docs" in selected and not args.skip_crawl,
                         docset_settings=docset_settings) as api:
         ctx = Context(api, args, stages_off=stages_off)
         for name in selected:
@@ -143,9 +143,11 @@ def write_report(args: argparse.Namespace) -> None:
         from bench.eval.workloads import docs
 
         records, info = results["docs"]
-        body = docs.report_markdown(docs.CrawlReport(**info["crawl"]), docs.retrieve_results(records), info["queries"],
-                                    "make eval-docs", info["docset_settings"], info["crawl_load_average"])
-        write_section(path, "docsets", body)
+        if info.get("crawl"):  # else (--skip-crawl) the docsets section keeps its last figures
+            body = docs.report_markdown(docs.CrawlReport(**info["crawl"]), docs.retrieve_results(records),
+                                        info["queries"], "make eval-docs", info["docset_settings"],
+                                        info["crawl_load_average"])
+            write_section(path, "docsets", body)
         memory_records = [r for r in records if r.workload == "docs"]
         if memory_records:
             write_section(path, "eval-docs-memory", report.docs_memory_section(memory_records, info))
@@ -166,6 +168,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--docs-dir", default=str(DEFAULT_DOCS), help="HTML documentation to crawl")
     p.add_argument("--queries", default=str(DEFAULT_QUERIES.resolve()), help="JSONL: query, relevant pages")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for the docs crawl")
+    p.add_argument("--skip-crawl", dest="skip_crawl", action="store_true",
+                   help="docs: only the pages saved as memories, not the crawl and /retrieve (the slow part)")
     p.add_argument("--docs-port", type=int, default=0, help="port for the docs server (default: any free)")
     p.add_argument("--data-dir", dest="data_dir", default=None, help="keep the server's data here (default: temporary)")
     p.add_argument("--cache-dir", dest="cache_dir", default=None,

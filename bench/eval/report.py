@@ -213,8 +213,10 @@ def docs_memory_section(records: list[Record], info: dict[str, Any]) -> str:
         "",
         *_header(info, "make eval-docs"),
         f"Data: {info['pages']} HTML pages of `{info['docs_dir']}` saved through `POST /v3/memory` "
-        f"(`content_type: html`) in {info['save_seconds']:.0f} s into one project; the "
-        f"{info['queries']} questions of python-docs-queries.jsonl through `POST /v3/recall` (limit 10); a "
+        f"(`content_type: html`) in {info['save_seconds']:.0f} s into one project ({info['too_long']} pages over "
+        f"the API's 500,000 characters not sent, {len(info.get('refused', []))} refused or failed); the "
+        f"{info['asked']} questions of python-docs-queries.jsonl with a relevant page saved through `POST /v3/recall` "
+        "(limit 10); a "
         "question is found when a relevant page's memory is returned (page level, as for `/retrieve`). "
         "The baselines rank each page's text as memlane holds it (its chunks joined).",
         "",

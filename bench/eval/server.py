@@ -48,33 +48,46 @@ class Api:
         r.raise_for_status()
         return str(r.json()["id"])
 
-    def save_all(self, bodies: list[dict[str, Any]]) -> list[str]:
+    def save_all(self, bodies: list[dict[str, Any]], refused: list[str] | None = None) -> list[str]:
         """Each body through POST /v3/memory, one after another; waits until every one is ready.
-        Identical content is deduplicated by the product: both saves name one document."""
+        Identical content is deduplicated by the product: both saves name one document. With
+        `refused`, a save the API answers with a 4xx gets "" for its id and its error appended there
+        (and a document that fails to index is left out the same way); without, either stops the run."""
         ids: list[str] = []
         queued: list[str] = []
         for body in bodies:
             r = self.client.post("/v3/memory", json=body)
+            if 400 <= r.status_code < 500 and refused is not None:
+                refused.append(f"{r.status_code}: {r.text[:200]}")
+                ids.append("")
+                continue
             if r.status_code >= 400:
                 raise RuntimeError(f"POST /v3/memory {r.status_code}: {r.text[:300]}")
             out = r.json()
             ids.append(str(out["id"]))
             if out["status"] != "ready":
                 queued.append(str(out["id"]))
-        self.wait_ready(queued)
-        return ids
+        failed = self.wait_ready(queued, tolerate_failures=refused is not None)
+        if refused is not None:
+            refused += [f"document {d} failed to index" for d in failed]
+        return ["" if d in failed else d for d in ids]
 
-    def wait_ready(self, document_ids: list[str], timeout_s: float = 1800.0) -> None:
+    def wait_ready(self, document_ids: list[str], timeout_s: float = 1800.0, tolerate_failures: bool = False) -> set[str]:
+        """Waits until each document is ready; returns those that failed (only with tolerate_failures)."""
         deadline = time.monotonic() + timeout_s
         pending = list(document_ids)
+        failed: set[str] = set()
         while pending:
             status = self.client.get(f"/v3/documents/{pending[0]}").json()["status"]
             if status == "ready":
                 pending.pop(0)
+            elif status == "failed" and tolerate_failures:
+                failed.add(pending.pop(0))
             elif status == "failed" or time.monotonic() > deadline:
                 raise RuntimeError(f"document {pending[0]} not indexed: {status}")
             else:
                 time.sleep(0.2)
+        return failed
 
     def recall(self, query: str, project_id: str) -> tuple[list[str], list[float] | None]:
         """The ranked document ids and, when the server gives one, each result's relevance (with

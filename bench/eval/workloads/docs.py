@@ -249,17 +249,20 @@ def run(ctx: Context) -> tuple[list[Record], dict[str, Any]]:
     docs = Path(args.docs_dir)
     queries = load_queries(Path(args.queries))
     records: list[Record] = []
-    with StaticSite(docs, args.docs_port) as site:
-        report = crawl(api.client, site.url + "/", "/index.html", args.timeout)
-        load_average = os.getloadavg()[1]
-        ctx.progress(
-            f"{NAME}: crawl: {report.pages_indexed} pages indexed, {report.pages_error} errors, "
-            f"{report.pages_stuck} stuck, {report.chunks} chunks in {report.seconds:.0f} s"
-        )
-        for mode in MODES:
-            for q in queries:
-                found = retrieve_pages(api.client, report.docset_id, site.url, q["query"], mode)
-                records.append(Record("docs-retrieve", f"retrieve-{mode}", "", q["query"], found, [list(q["relevant"])]))
+    report: CrawlReport | None = None
+    load_average = None
+    if not args.skip_crawl:
+        with StaticSite(docs, args.docs_port) as site:
+            report = crawl(api.client, site.url + "/", "/index.html", args.timeout)
+            load_average = os.getloadavg()[1]
+            ctx.progress(
+                f"{NAME}: crawl: {report.pages_indexed} pages indexed, {report.pages_error} errors, "
+                f"{report.pages_stuck} stuck, {report.chunks} chunks in {report.seconds:.0f} s"
+            )
+            for mode in MODES:
+                for q in queries:
+                    found = retrieve_pages(api.client, report.docset_id, site.url, q["query"], mode)
+                    records.append(Record("docs-retrieve", f"retrieve-{mode}", "", q["query"], found, [list(q["relevant"])]))
     # The same pages as memories, one project.
     project_id = api.project("python docs")
     ctx.projects["python docs"] = project_id
@@ -272,12 +275,15 @@ def run(ctx: Context) -> tuple[list[Record], dict[str, Any]]:
             continue
         pages.append((page, html))
     t0 = time.monotonic()
-    ids = api.save_all(
-        [{"content": html, "title": page, "content_type": "html", "project_id": project_id} for page, html in pages]
+    refused: list[str] = []
+    saved = api.save_all(
+        [{"content": html, "title": page, "content_type": "html", "project_id": project_id} for page, html in pages],
+        refused,
     )
     save_seconds = time.monotonic() - t0
-    ctx.progress(f"{NAME}: {len(pages)} pages saved as memories in {save_seconds:.0f} s")
-    doc_of = {page: doc for (page, _), doc in zip(pages, ids, strict=True)}
+    ctx.progress(f"{NAME}: {len(pages)} pages saved as memories in {save_seconds:.0f} s ({len(refused)} refused)")
+    doc_of = {page: doc for (page, _), doc in zip(pages, saved, strict=True) if doc}
+    ids = list(doc_of.values())
     texts: dict[str, str] = {}
     for doc in ids:
         if doc not in texts:
@@ -300,7 +306,7 @@ def run(ctx: Context) -> tuple[list[Record], dict[str, Any]]:
     w = args.docset_settings.fusion
     tokens = args.docset_settings.chunk_max_tokens
     info = {
-        "crawl": report.__dict__,
+        "crawl": report.__dict__ if report else None,
         "crawl_load_average": load_average,
         "docset_settings": {
             "chunks": f"{tokens} tokens (~{tokens * 4} chars), overlap {args.docset_settings.chunk_overlap_tokens}",
@@ -312,6 +318,7 @@ def run(ctx: Context) -> tuple[list[Record], dict[str, Any]]:
         "docs_dir": str(docs),
         "pages": len(pages),
         "too_long": too_long,
+        "refused": refused[:20],
         "save_seconds": save_seconds,
     }
     return records, info
