@@ -292,6 +292,19 @@ def abstention_section(
     return "\n".join(lines)
 
 
+def target_verdict(workload: str, records: Sequence[Record]) -> str:
+    """The workload's target in a few words, met or not (the sections below give the figures)."""
+    if workload == "conversations":
+        text = conversations_targets(records)
+        return "≥ 0.705, each category above both baselines: " + ("met" if "not met" not in text else "**not met**")
+    if workload == "facts":
+        return "≥ stages off and ≥ best baseline + 0.03: " + (
+            "met" if "not met" not in facts_targets(records) else "**not met**")
+    if workload == "code":
+        return "above both baselines: " + ("met" if "not met" not in code_targets(records) else "**not met**")
+    return "reported"
+
+
 def summary_section(results: dict[str, tuple[list[Record], dict[str, Any]]], command: str, machine: str, date: str) -> str:
     lines = [
         "## Recall suite: every workload at a glance",
@@ -301,8 +314,8 @@ def summary_section(results: dict[str, tuple[list[Record], dict[str, Any]]], com
         "Each workload's section below gives its date, load, settings and figures per category.",
         "",
         "| workload | questions | memlane recall@10 | sequence stages off | BM25 recall@10 | MiniLM recall@10 "
-        "| memlane MRR@10 | best baseline MRR@10 |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| memlane MRR@10 | best baseline MRR@10 | target (issue 22) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for workload in ("conversations", "facts", "code", "docs"):
         if workload not in results:
@@ -315,7 +328,7 @@ def summary_section(results: dict[str, tuple[list[Record], dict[str, Any]]], com
         lines.append(
             f"| {workload} | {s['memlane'].n} | {s['memlane']['recall@10']:.3f} | {off} | {s['bm25']['recall@10']:.3f} | "
             f"{s['minilm']['recall@10']:.3f} | {s['memlane']['mrr@10']:.3f} | "
-            f"{max(s['bm25']['mrr@10'], s['minilm']['mrr@10']):.3f} |"
+            f"{max(s['bm25']['mrr@10'], s['minilm']['mrr@10']):.3f} | {target_verdict(workload, records)} |"
         )
     if "abstention" in results:
         unanswerable = results["abstention"][0]
