@@ -325,8 +325,9 @@ def summary_section(results: dict[str, tuple[list[Record], dict[str, Any]]], com
         if not s["memlane"].n:
             continue
         off = f"{s['stages-off']['recall@10']:.3f}" if s["stages-off"].n else "–"
+        label = {"docs": "docs as memories"}.get(workload, workload)
         lines.append(
-            f"| {workload} | {s['memlane'].n} | {s['memlane']['recall@10']:.3f} | {off} | {s['bm25']['recall@10']:.3f} | "
+            f"| {label} | {s['memlane'].n} | {s['memlane']['recall@10']:.3f} | {off} | {s['bm25']['recall@10']:.3f} | "
             f"{s['minilm']['recall@10']:.3f} | {s['memlane']['mrr@10']:.3f} | "
             f"{max(s['bm25']['mrr@10'], s['minilm']['mrr@10']):.3f} | {target_verdict(workload, records)} |"
         )

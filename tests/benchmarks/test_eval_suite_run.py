@@ -79,7 +79,7 @@ def test_the_suite_runs_every_workload_writes_its_sections_and_reruns_from_the_c
         assert f"<!-- bench:{section} -->" in text
     assert "<!-- bench:docsets -->" not in text  # no crawl ran: its section is left as it was
     assert "| conversations | 4 |" in text and "| facts | 4 |" in text and "| code | 2 |" in text
-    assert "| docs | 2 |" in text
+    assert "| docs as memories | 2 |" in text
     results = json.loads((cache / "results" / "code.json").read_text())
     assert {r["method"] for r in results["records"]} == {"memlane", "stages-off", "bm25", "minilm"}
     abstention = json.loads((cache / "results" / "abstention.json").read_text())
