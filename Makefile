@@ -6,7 +6,8 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 7432
 
-.PHONY: run test setup ocr lint synth layers bench bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-memory clean extension \
+.PHONY: run test setup ocr lint synth layers bench bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-conversations eval-facts eval-code \
+	eval-docs eval-abstention clean extension \
 	extension-build extension-test chromium \
 	web web-test bench-web screenshots types
 
@@ -129,18 +130,34 @@ bench-rerank: $(STAMP)
 bench-web: $(STAMP) $(WEB_DIST) chromium
 	$(BIN)/python -m bench.webapp --write BENCHMARKS.md
 
-# Retrieval quality and crawl throughput on the Python 3.11 docs (Debian python3.11-doc), served on
-# loopback and crawled through POST /index; writes the docsets section of BENCHMARKS.md.
+# The recall workload suite (bench/eval): conversations, facts and notes, code, documentation and
+# abstention, each beside plain BM25 and MiniLM baselines, through a local server on 127.0.0.1; writes
+# BENCHMARKS.md. Embeddings are cached between runs (bench/.cache, or MEMLANE_EVAL_EMBED_CACHE).
+# One workload alone: make eval-conversations | eval-facts | eval-code | eval-docs | eval-abstention.
 PYDOCS ?= /usr/share/doc/python3.11/html
+SHARED ?= ../shared
+EVAL := $(BIN)/python -m bench.eval --memory $(SHARED)/eval/locomo-dev.json --docs-dir $(PYDOCS) \
+	--queries $(SHARED)/eval/python-docs-queries.jsonl --write BENCHMARKS.md
 eval: $(STAMP)
 	@test -d $(PYDOCS) || (apt-get update -qq && apt-get install -y -qq python3.11-doc)
-	$(BIN)/python -m bench.eval_docs --docs-dir $(PYDOCS) --queries $(SHARED)/eval/python-docs-queries.jsonl --write BENCHMARKS.md
+	$(EVAL)
 
-# Conversation memory recall (LoCoMo dev conversations) through POST /v3/memory and /v3/recall,
-# beside plain BM25 and MiniLM baselines; writes the memory section of BENCHMARKS.md.
-SHARED ?= ../shared
-eval-memory: $(STAMP)
-	$(BIN)/python -m bench.eval_memory --memory $(SHARED)/eval/locomo-dev.json --write BENCHMARKS.md
+eval-conversations: $(STAMP)
+	$(EVAL) --workloads conversations
+
+eval-facts: $(STAMP)
+	$(EVAL) --workloads facts
+
+eval-code: $(STAMP)
+	$(EVAL) --workloads code
+
+eval-docs: $(STAMP)
+	@test -d $(PYDOCS) || (apt-get update -qq && apt-get install -y -qq python3.11-doc)
+	$(EVAL) --workloads docs
+
+# Abstention asks the other workloads' questions of projects that do not hold their answers.
+eval-abstention: $(STAMP)
+	$(EVAL) --workloads conversations,code,abstention
 
 clean:
 	rm -rf $(VENV) cdk.out .pytest_cache extension/node_modules extension/.output extension/.wxt

@@ -10,8 +10,9 @@ nothing in memlane imports them.
 - embedder: `make bench-embedder` - the local embedder, before (torch) and after (ONNX Runtime).
 - aws_save: `make bench-aws-save` - the deployed API's answer to a small save, modelled on moto.
 - webapp: `make bench-web` - the web app's first load, typing to results and JavaScript size.
-- eval_docs: `make eval` - retrieval quality and crawl throughput on the Python documentation.
-- eval_memory: `make eval-memory` - conversation memory recall on LoCoMo beside two baselines.
+- eval: `make eval` - the recall workload suite (conversations, facts and notes, code,
+  documentation with the crawl's throughput, abstention), each beside plain BM25 and MiniLM
+  baselines; `make eval-<workload>` runs one; embeddings cached between runs (bench/eval/cache.py).
 - load: concurrent clients saving and recalling against a running server (used by the above and
   by tests/integration/test_load.py).
 - corpus, common: synthetic corpora; the machine line, ports, writing a BENCHMARKS.md section.

@@ -38,14 +38,31 @@ from typing import Any
 import httpx
 
 from bench.common import free_port, machine, write_section
-from bench.eval_memory import (
-    DEFAULT_DATA,
-    LIMIT,
-    _save_conversation,
-    load_conversations,
-    parse_evidence,
-    score_ranking,
-)
+from bench.eval.locomo import Conversation, load_conversations, parse_evidence, shared_eval_dir
+from bench.eval.scoring import score
+from bench.eval.workloads.conversations import turn_bodies
+
+DEFAULT_DATA = shared_eval_dir() / "locomo-dev.json"
+LIMIT = 10
+
+
+def score_ranking(ranked_documents: list[str], evidence_documents: list[str]) -> dict[str, float]:
+    """recall@k and hit@k of one question, one target per evidence turn."""
+    return score(ranked_documents, [[d] for d in evidence_documents])
+
+
+def _save_conversation(client: httpx.Client, conv: Conversation) -> dict[str, str]:
+    """One project per conversation, one memory per turn with its conversation signal (as the
+    conversations workload saves them); returns turn id -> document id, and the project."""
+    r = client.post("/v3/projects", json={"name": f"locomo {conv.sample_id}"})
+    r.raise_for_status()
+    project_id = r.json()["id"]
+    documents: dict[str, str] = {"__project__": project_id}
+    for turn, body in zip(conv.turns, turn_bodies(conv, project_id, signal=True), strict=True):
+        r = client.post("/v3/memory", json=body)
+        r.raise_for_status()
+        documents[turn.dia_id] = r.json()["id"]
+    return documents
 
 PROG = "python -m bench.calibrate_floor"
 NONSENSE_COUNT = 50
