@@ -31,6 +31,7 @@ MAX_ENCODED_CONTENT_CHARS = 10 * 1024 * 1024
 BINARY_CONTENT_TYPES = frozenset({ContentType.PDF, ContentType.IMAGE, ContentType.AUDIO, ContentType.VIDEO})
 MAX_TAGS = 100
 MAX_LIMIT = 100
+MAX_CONVERSATION_ID_CHARS = 200
 
 
 def _uuid(value: str) -> str:
@@ -69,6 +70,27 @@ class MemoryIn(_Request):
     metadata: dict[str, Any] = Field(default_factory=dict)
     updates_memory_id: UUIDStr | None = None
     forget_after: datetime | None = Field(default=None, description="ISO 8601, in the future.")
+    conversation_id: OptionalTrimmedNonBlankStr = Field(
+        default=None, min_length=1, max_length=MAX_CONVERSATION_ID_CHARS,
+        description=(
+            "The conversation this memory is a message of. Only memories of one conversation (in one "
+            "project) are indexed with each other's words as context and lift each other in recall; "
+            "a memory without it stands alone."
+        ),
+    )
+    message_index: int | None = Field(
+        default=None, ge=0,
+        description=(
+            "The message's position in its conversation (0 first). Omitted: after the conversation's "
+            "last saved message (in a bulk save, in item order). Needs conversation_id."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _message_index_needs_conversation(self) -> MemoryIn:
+        if self.message_index is not None and self.conversation_id is None:
+            raise ValueError("message_index: needs conversation_id")
+        return self
 
     @model_validator(mode="after")
     def _text_size(self) -> MemoryIn:
@@ -113,6 +135,8 @@ class MemoryOut(BaseModel):
     content_type: ContentType
     created_at: datetime
     duplicate: bool = Field(default=False, description="True when identical content already existed.")
+    conversation_id: str | None = None
+    message_index: int | None = Field(default=None, description="Its position in the conversation.")
 
 
 class RecallFiltersIn(_Request):
@@ -163,6 +187,13 @@ class RecallOut(BaseModel):
     results: list[RecalledDocument]
     total: int
     query_time_ms: float
+    stages: list[str] = Field(
+        default_factory=lambda: ["fusion"],
+        description=(
+            "The ranking stages that applied: \"fusion\" (the spec's score), then \"neighbours\" when "
+            "messages of one conversation (conversation_id) lifted each other; \"recent\" for an empty query."
+        ),
+    )
 
 
 class ProjectIn(_Request):

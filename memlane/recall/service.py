@@ -20,9 +20,10 @@ from memlane.domain.errors import NotFoundError
 from memlane.domain.models import chunk_id_for
 from memlane.domain.principal import Principal
 from memlane.domain.requests import RecalledChunk, RecalledDocument, RecallIn, RecallOut
-from memlane.ports import RecallFilters, SaveOrder, SearchScope, Services, project_scope_key
+from memlane.ports import RecallFilters, SearchScope, Services, project_scope_key
 from memlane.recall.fusion import ScoredDocument, fuse_scores, group_by_document, recency_bonus
 from memlane.recall.neighbours import add_neighbour_context
+from memlane.recall.neighbours import changed as neighbours_changed
 
 CACHE_TTL_SECONDS = 300
 
@@ -86,6 +87,7 @@ def cache_key(svc: Services, scope: SearchScope, body: RecallIn) -> str | None:
         "weights": [w.vector, w.text, w.recency, w.recency_days],
         "stages": recall_stages(svc),
         "embedder": svc.embedder.id,
+        "format": 2,  # {"ranking", "stages"}
     }
     return "recall:" + hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
@@ -93,6 +95,12 @@ def cache_key(svc: Services, scope: SearchScope, body: RecallIn) -> str | None:
 def rank(svc: Services, scope: SearchScope, body: RecallIn) -> list[RankedDocument]:
     """The ranking for a query, before documents are loaded. Over-fetches so documents deleted
     since they were indexed can be skipped without coming up short."""
+    return rank_with_stages(svc, scope, body)[0]
+
+
+def rank_with_stages(svc: Services, scope: SearchScope, body: RecallIn) -> tuple[list[RankedDocument], list[str]]:
+    """`rank`, and the stages that applied: "fusion", then "neighbours" when the neighbour stage
+    changed a score (only messages of one conversation lift each other)."""
     now = scope.now or svc.clock.now()
     weights = svc.settings.fusion
     if not body.query.strip():
@@ -104,18 +112,20 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn) -> list[RankedDocume
             score = recency_bonus(d.created_at, now, weights)
             chunks = [RankedChunk(chunk_id_for(d.id, 0), 0, score)] if d.chunk_count else []
             out.append(RankedDocument(d.id, score, chunks))
-        return out
+        return out, ["recent"]
     query_vector = svc.embedder.embed_query(body.query)
     k = max(svc.settings.candidate_k, body.limit * 5)
     legs = svc.index.search(scope, body.query, query_vector, k)
     groups = group_by_document(fuse_scores(legs, now, weights), svc.settings.max_chunks_per_document)
+    fused = groups
     groups = after_fusion(svc, scope, groups)
+    stages = ["fusion", *(["neighbours"] if neighbours_changed(fused, groups) else [])]
     return [
         RankedDocument(
             g.document_id, g.score, [RankedChunk(c.chunk_id, c.chunk_index, c.score) for c in g.chunks]
         )
         for g in groups[: body.limit * 2]
-    ]
+    ], stages
 
 
 def recall_stages(svc: Services) -> dict[str, object]:
@@ -123,20 +133,19 @@ def recall_stages(svc: Services) -> dict[str, object]:
     of the cache key: a changed setting never serves an old ranking)."""
     stages: dict[str, object] = {}
     n = svc.settings.neighbours
-    if n.active and isinstance(svc.metadata, SaveOrder):
-        stages["neighbours"] = [n.weight, n.window, n.decay, n.max_gap_seconds, n.lookups]
+    if n.active:
+        stages["neighbours"] = [n.weight, n.window, n.decay, n.lookups]
     return stages
 
 
 def after_fusion(svc: Services, scope: SearchScope, groups: list[ScoredDocument]) -> list[ScoredDocument]:
     """The spec's fused ranking (§4.5-4.6), then the stages around it."""
     n = svc.settings.neighbours
-    store = svc.metadata
-    if n.active and isinstance(store, SaveOrder):
+    if n.active:
         now = scope.now or svc.clock.now()
         groups = add_neighbour_context(
             groups,
-            lambda ids: store.saved_around(scope.organization_id, ids, n.window, n.max_gap_seconds, now),
+            lambda ids: svc.metadata.conversation_around(scope.organization_id, ids, n.window, now),
             n,
         )
     return groups
@@ -153,21 +162,24 @@ def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
     )
     key = cache_key(svc, scope, body)
     ranking: list[RankedDocument] | None = None
+    stages: list[str] = ["fusion"]
     svc.metrics.count(observability.RECALLS)
     if key is not None and svc.cache is not None:
         cached = svc.cache.get(key, now)
         svc.metrics.count(observability.RECALL_CACHE_HITS if cached is not None else observability.RECALL_CACHE_MISSES)
         if cached is not None:
+            entry = json.loads(cached)
+            stages = list(entry["stages"])
             ranking = [
                 RankedDocument(d["document_id"], d["score"], [RankedChunk(**c) for c in d["chunks"]])
-                for d in json.loads(cached)
+                for d in entry["ranking"]
             ]
     if ranking is None:
-        ranking = rank(svc, scope, body)
+        ranking, stages = rank_with_stages(svc, scope, body)
         if key is not None and svc.cache is not None:
             svc.cache.set(
                 key,
-                json.dumps([asdict(r) for r in ranking]).encode(),
+                json.dumps({"ranking": [asdict(r) for r in ranking], "stages": stages}).encode(),
                 CACHE_TTL_SECONDS,
                 now,
                 document_ids=[r.document_id for r in ranking],
@@ -175,7 +187,8 @@ def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
     results = materialize(svc, who, ranking, body, now)
     _touch(svc, who, [r.document_id for r in results], now)
     return RecallOut(
-        results=results, total=len(results), query_time_ms=round((time.perf_counter() - started) * 1000, 2)
+        results=results, total=len(results), query_time_ms=round((time.perf_counter() - started) * 1000, 2),
+        stages=stages,
     )
 
 

@@ -150,6 +150,8 @@ _ADDED_COLUMNS = (
     ("api_keys", "can_manage_keys", "INTEGER NOT NULL DEFAULT 0"),
     ("documents", "media", "TEXT"),  # memlane.domain.models.MediaInfo as JSON
     ("documents", "source_changed_at", "TEXT"),
+    ("documents", "conversation_id", "TEXT"),  # memlane.domain.models.Document.conversation_id
+    ("documents", "message_index", "INTEGER"),
 )
 
 
@@ -199,6 +201,12 @@ class SqliteDatabase:
             )
             conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('index_seq', '0')")
             _add_missing_columns(conn)
+            # after the columns it names exist (an old file gains them just above)
+            conn.execute(
+                "CREATE INDEX IF NOT EXISTS documents_conversation ON documents"
+                " (organization_id, project_id, conversation_id, message_index, created_at)"
+                " WHERE conversation_id IS NOT NULL"
+            )
             _migrate_data(conn)
 
     def connection(self) -> sqlite3.Connection:
