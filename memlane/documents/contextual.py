@@ -27,9 +27,10 @@ them changes: the write path rebuilds the neighbours of a memory it commits (its
 it as the "after" side), and removing a memory rebuilds those on both sides of it, so a deleted or
 forgotten memory's words leave the index with it.
 
-CONTEXT_SCHEME names this rule; the SQLite data directory records the scheme its index was built
-with (memlane.documents.contextual_scheme), and an index built by the old time-based rule is
-rebuilt by `memlane reindex`.
+CONTEXT_SCHEME names this rule. A data directory records the scheme its index was built with
+(memlane.local.context_scheme); one built by the earlier rule (any two saves of a project less
+than 30 minutes apart were one sitting) holds context mixed from unrelated notes, and the server
+says at start to rebuild it with `memlane reindex`.
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ NO_CONTEXT = Context()
 # of a documentation crawl, an item of a raged collection (files of a repository, in the
 # ingester's order).
 UNORDERED_MARKS = ("docset_id", "raged")
+
+# The rule above: context only from messages of one conversation. Before it, "sitting-30min".
+CONTEXT_SCHEME = "conversation-1"
 
 
 def eligible(doc: Document, chunk_count: int | None = None) -> bool:
