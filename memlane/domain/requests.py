@@ -268,6 +268,8 @@ class DocumentOut(BaseModel):
     media: MediaOut | None = None
     source_changed_at: datetime | None = Field(
         default=None, description="A refresh found the page at source_url changed since this was saved.")
+    conversation_id: str | None = None
+    message_index: int | None = Field(default=None, description="Its position in the conversation.")
     chunks: list[ChunkOut]
     versions: list[VersionOut] | None = Field(
         default=None, description="With ?include_versions=true: every version, oldest first."
