@@ -65,13 +65,17 @@ class Turn:
     text: str
     caption: str | None
     date_time: str
+    session: int = 0  # LoCoMo's session number: one conversation_id per session
+    position: int = 0  # the turn's place in its session
 
-    def memory(self) -> dict[str, str]:
-        """The POST /v3/memory body of this turn (without the project)."""
+    def memory(self) -> dict[str, Any]:
+        """The POST /v3/memory body of this turn (without the project): a message of its session's
+        conversation (the signal the contextual indexing and the neighbour stage need)."""
         content = f"{self.speaker}: {self.text}"
         if self.caption:
             content += f" [shares a photo: {self.caption}]"
-        return {"content": content, "title": f"{self.speaker}, {self.date_time}"}
+        return {"content": content, "title": f"{self.speaker}, {self.date_time}",
+                "conversation_id": f"session_{self.session}", "message_index": self.position}
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,7 @@ def conversation_turns(conversation: dict[str, Any]) -> list[Turn]:
     turns: list[Turn] = []
     for number, key in sessions:
         when = str(conversation.get(f"session_{number}_date_time", "")).strip()
-        for t in conversation[key]:
+        for position, t in enumerate(conversation[key]):
             caption = t.get("blip_caption")
             turns.append(
                 Turn(
@@ -115,6 +119,8 @@ def conversation_turns(conversation: dict[str, Any]) -> list[Turn]:
                     text=str(t["text"]),
                     caption=str(caption).strip() if caption else None,
                     date_time=when,
+                    session=number,
+                    position=position,
                 )
             )
     return turns
@@ -503,7 +509,8 @@ def recall_stage_settings(settings: Any) -> dict[str, str]:
     if not c.active:
         indexing = "off"
     else:
-        sides = "the memory saved before and the one after" if c.sides == "both" else "the memory saved before"
+        sides = ("the message before and the one after in its conversation" if c.sides == "both"
+                 else "the message before in its conversation")
         parts = [f"a text field at {c.text_weight:g}× a body word" if c.text else "",
                  "its window's embedding added to the memory's own" if c.vector else ""]
         indexing = f"{sides} it, as " + " and ".join(p for p in parts if p)
@@ -512,8 +519,8 @@ def recall_stage_settings(settings: Any) -> dict[str, str]:
         return {"contextual indexing": indexing, "neighbouring memories": "off"}
     return {
         "contextual indexing": indexing,
-        "neighbouring memories": f"+ {n.weight} × the best fused score within {n.window} saves "
-        f"(× {n.decay} per further save, pauses over {n.max_gap_seconds:.0f} s end a sitting)",
+        "neighbouring memories": f"+ {n.weight} × the best fused score within {n.window} messages of the "
+        f"same conversation (× {n.decay} per further message)",
     }
 
 

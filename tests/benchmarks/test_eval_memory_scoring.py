@@ -92,12 +92,17 @@ def test_turns_follow_session_numbers_and_become_the_protocols_memories(tmp_path
     # Given a conversation whose sessions are stored out of order (session_10 before session_2)
     _, conversation = _conversation_file(tmp_path)
     turns = conversation_turns(conversation)
-    # Then session 2 comes first, and each turn's memory has the protocol's content and title
+    # Then session 2 comes first, and each turn's memory has the protocol's content and title, as
+    # a message of its session's conversation
     assert [t.dia_id for t in turns] == ["D2:1", "D2:2", "D10:1"]
     assert turns[0].memory() == {
         "content": "Ann: I went hiking. [shares a photo: a photo of a hill]",
         "title": "Ann, 1:56 pm on 8 May, 2023",
+        "conversation_id": "session_2",
+        "message_index": 0,
     }
+    assert [(t.memory()["conversation_id"], t.memory()["message_index"]) for t in turns[1:]] == [
+        ("session_2", 1), ("session_10", 0)]
     assert turns[1].memory()["content"] == "Bo: Nice!"
 
 
