@@ -858,6 +858,16 @@ export interface components {
                  * @description ISO 8601, in the future.
                  */
                 forget_after?: string | null;
+                /**
+                 * Conversation Id
+                 * @description The conversation this memory is a message of. Only memories of one conversation (in one project) are indexed with each other's words as context and lift each other in recall; a memory without it stands alone.
+                 */
+                conversation_id?: string | null;
+                /**
+                 * Message Index
+                 * @description The message's position in its conversation (0 first). Omitted: after the conversation's last saved message (in a bulk save, in item order). Needs conversation_id.
+                 */
+                message_index?: number | null;
             }[];
         };
         /** BulkMemoriesOut */
@@ -1300,6 +1310,13 @@ export interface components {
              * @description A refresh found the page at source_url changed since this was saved.
              */
             source_changed_at?: string | null;
+            /** Conversation Id */
+            conversation_id?: string | null;
+            /**
+             * Message Index
+             * @description Its position in the conversation.
+             */
+            message_index?: number | null;
             /** Chunks */
             chunks: components["schemas"]["ChunkOut"][];
             /**
@@ -1612,6 +1629,16 @@ export interface components {
              * @description ISO 8601, in the future.
              */
             forget_after?: string | null;
+            /**
+             * Conversation Id
+             * @description The conversation this memory is a message of. Only memories of one conversation (in one project) are indexed with each other's words as context and lift each other in recall; a memory without it stands alone.
+             */
+            conversation_id?: string | null;
+            /**
+             * Message Index
+             * @description The message's position in its conversation (0 first). Omitted: after the conversation's last saved message (in a bulk save, in item order). Needs conversation_id.
+             */
+            message_index?: number | null;
         };
         /** MemoryOut */
         MemoryOut: {
@@ -1645,6 +1672,13 @@ export interface components {
              * @default false
              */
             duplicate?: boolean;
+            /** Conversation Id */
+            conversation_id?: string | null;
+            /**
+             * Message Index
+             * @description Its position in the conversation.
+             */
+            message_index?: number | null;
         };
         /** PageOut */
         PageOut: {
@@ -1837,6 +1871,11 @@ export interface components {
             total: number;
             /** Query Time Ms */
             query_time_ms: number;
+            /**
+             * Stages
+             * @description The ranking stages that applied: "fusion" (the spec's score), then "neighbours" when messages of one conversation (conversation_id) lifted each other; "recent" for an empty query.
+             */
+            stages?: string[];
         };
         /** RecalledChunk */
         RecalledChunk: {
