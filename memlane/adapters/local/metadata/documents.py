@@ -5,6 +5,7 @@ records and its queued jobs in the same transaction."""
 
 from __future__ import annotations
 
+import bisect
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -17,7 +18,6 @@ from memlane.ports import (
     DocumentPage,
     DocumentStats,
     RecallFilters,
-    around_in_conversations,
     decode_cursor,
     encode_cursor,
 )
@@ -225,7 +225,40 @@ class SqliteDocumentStore(SqliteTables):
     def conversation_around(
         self, org_id: str, document_ids: Sequence[str], window: int, now: datetime
     ) -> dict[str, tuple[list[str], list[str]]]:
-        return around_in_conversations(self, org_id, document_ids, window, now)
+        """around_in_conversations' answer from keys alone: the documents' places, then each
+        conversation's visible messages in order (the `documents_conversation` index), ids only:
+        the neighbour stage asks this on every recall, for up to 100 candidates."""
+        if not document_ids or window <= 0:
+            return {}
+        conn = self.db.connection()
+        wanted = conn.execute(
+            "SELECT id, project_id, conversation_id, COALESCE(message_index, 0) AS position, created_at"
+            f" FROM documents WHERE +organization_id = ? AND id IN ({placeholders(len(document_ids))})"
+            " AND conversation_id IS NOT NULL",
+            (org_id, *dict.fromkeys(document_ids)),
+        ).fetchall()
+        by_conversation: dict[tuple[str, str], list[sqlite3.Row]] = {}
+        for r in wanted:
+            by_conversation.setdefault((r["project_id"], r["conversation_id"]), []).append(r)
+        stamp = iso(now)
+        out: dict[str, tuple[list[str], list[str]]] = {}
+        for (project_id, conversation_id), rows in by_conversation.items():
+            messages = [
+                (m["position"], m["created_at"], m["id"])
+                for m in conn.execute(
+                    "SELECT id, COALESCE(message_index, 0) AS position, created_at FROM documents"
+                    " WHERE organization_id = ? AND project_id = ? AND conversation_id = ? AND status = 'ready'"
+                    " AND superseded_by IS NULL AND (forget_after IS NULL OR forget_after > ?)"
+                    " ORDER BY position, created_at, id",
+                    (org_id, project_id, conversation_id, stamp),
+                )
+            ]
+            for r in rows:
+                others = [m for m in messages if m[2] != r["id"]]
+                i = bisect.bisect_left(others, (r["position"], r["created_at"], r["id"]))
+                out[r["id"]] = ([m[2] for m in others[max(0, i - window):i]][::-1],
+                                [m[2] for m in others[i:i + window]])
+        return out
 
     def touch_documents(self, org_id: str, document_ids: Sequence[str], when: datetime) -> None:
         if not document_ids:
