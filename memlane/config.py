@@ -79,13 +79,13 @@ class Settings(BaseModel):
     weight_vector: float = 0.6
     weight_text: float = 0.4
     weight_recency: float = 0.1
-    # Recall's neighbouring-memories stage (memlane.recall.neighbours): a memory gains this share
-    # of the fused score of the best memory saved near it in the same sitting; 0 turns it off.
+    # Recall's neighbouring-messages stage (memlane.recall.neighbours): a message of a conversation
+    # gains this share of the fused score of the best message next to it there; 0 turns it off.
     recall_neighbour_weight: float = 0.3
-    recall_neighbour_max_gap_seconds: float = 1800.0
-    # Contextual indexing (memlane.documents.contextual): a short memory's index entry carries the
-    # memories saved just before (and after: "both") it in the same sitting (the gap above), as a
-    # text field of this weight (0: none) and mixed into its vector.
+    recall_neighbour_max_gap_seconds: float = 1800.0  # unused since the conversation signal; still read
+    # Contextual indexing (memlane.documents.contextual): a short message's index entry carries the
+    # messages just before (and after: "both") it in its conversation, as a text field of this
+    # weight (0: none) and mixed into its vector.
     context_sides: ContextSides = "both"
     context_text_weight: float = 0.5
     context_vector: bool = True

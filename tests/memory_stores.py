@@ -34,6 +34,7 @@ from memlane.domain.models import (
     IngestJob,
     Organization,
     Project,
+    conversation_order,
 )
 from memlane.ports import (
     Candidate,
@@ -44,6 +45,7 @@ from memlane.ports import (
     LegResults,
     RecallFilters,
     SearchScope,
+    around_in_conversations,
     decode_cursor,
     encode_cursor,
 )
@@ -291,6 +293,28 @@ class MemoryMetadataStore:
                 doc = self._docs.get((org_id, doc_id))
                 if doc is not None:
                     self._docs[(org_id, doc_id)] = doc.model_copy(update={"last_accessed_at": when})
+
+    def next_message_index(self, org_id: str, project_id: str, conversation_id: str) -> int:
+        with self._lock:
+            indexes = [d.message_index or 0 for d in self._project_docs(org_id, project_id)
+                       if d.conversation_id == conversation_id]
+            return max(indexes) + 1 if indexes else 0
+
+    def conversation_documents(
+        self, org_id: str, project_id: str, conversation_id: str, now: datetime
+    ) -> list[Document]:
+        with self._lock:
+            docs = [
+                d.model_copy(deep=True) for d in self._project_docs(org_id, project_id)
+                if d.conversation_id == conversation_id and d.status == DocumentStatus.READY
+                and d.superseded_by is None and not d.is_expired(now)
+            ]
+        return sorted(docs, key=conversation_order)
+
+    def conversation_around(
+        self, org_id: str, document_ids: Sequence[str], window: int, now: datetime
+    ) -> dict[str, tuple[list[str], list[str]]]:
+        return around_in_conversations(self, org_id, document_ids, window, now)
 
     def list_documents(self, org_id: str, project_id: str) -> list[Document]:
         """Every document of a project, whatever its status or version, oldest first."""

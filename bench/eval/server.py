@@ -175,7 +175,7 @@ def describe_settings(settings: Any) -> str:
         parts.append("neighbouring memories off")
     else:
         parts.append(
-            f"neighbouring memories + {n.weight} × the best fused score within {n.window} saves "
-            f"(× {n.decay} per further save, pauses over {n.max_gap_seconds:.0f} s end a sitting)"
+            f"neighbouring messages + {n.weight} × the best fused score within {n.window} places "
+            f"of the same conversation (× {n.decay} per further place)"
         )
     return "; ".join(parts)

@@ -143,7 +143,8 @@ class Api(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self.api_function = factory.create(self, c.API_FUNCTION)
-        storage.grant_table_read_write(self.api_function, indexes=(schema.GSI1,))
+        # GSI3: a conversation's messages (contextual indexing at save, the neighbour stage at recall)
+        storage.grant_table_read_write(self.api_function, indexes=(schema.GSI1, schema.GSI3))
         storage.grant_content_read(self.api_function)
         storage.grant_content_write(self.api_function)
         storage.grant_content_delete(self.api_function)

@@ -94,6 +94,9 @@ class Ingestion(Construct):
         steps = self.step_functions
         for function in steps.values():
             storage.grant_table_read_write(function)
+        # Embed reads a message's conversation for its context; Write rebuilds its neighbours' entries
+        for state_name in ("Embed", "Write"):
+            storage.grant_table_read(steps[state_name], indexes=(schema.GSI3,))
         # Prepare and Embed stage chunks and vectors in S3 (and Embed its progress); Write reads
         # them and clears the progress. Documents over 100 KB keep their content in S3, so every
         # step that loads a document reads it.

@@ -61,7 +61,8 @@ class Schedules(Construct):
         )
 
         self.forget_function = factory.create(self, c.FORGET_FUNCTION)
-        storage.grant_table_read_write(self.forget_function, indexes=(schema.GSI2,))
+        # GSI3: a forgotten message's neighbours are indexed again without it
+        storage.grant_table_read_write(self.forget_function, indexes=(schema.GSI2, schema.GSI3))
         storage.grant_content_read(self.forget_function)
         storage.grant_content_delete(self.forget_function)
         search.grant_write(function_role(self.forget_function))

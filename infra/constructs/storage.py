@@ -55,6 +55,7 @@ class Storage(Construct):
         for index, pk, sk, projection in (
             (schema.GSI1, schema.GSI1_PK, schema.GSI1_SK, schema.GSI1_PROJECTION),
             (schema.GSI2, schema.GSI2_PK, schema.GSI2_SK, schema.GSI2_PROJECTION),
+            (schema.GSI3, schema.GSI3_PK, schema.GSI3_SK, schema.GSI3_PROJECTION),
         ):
             self.table.add_global_secondary_index(
                 index_name=index,

@@ -1,9 +1,8 @@
-"""Contextual indexing: a short memory is indexed with the memories saved just before and after it.
+"""Contextual indexing: a message of a conversation is indexed with the messages around it.
 
-Memories saved one after another into a project in one sitting are often one thread: the turns of
-a conversation, the notes of a meeting. A turn like "Yes, last Friday, it was so calming!" names
-nothing a question would ask for; the turn before it ("Did you go to the poetry reading?") does.
-So the index entry of such a memory carries its neighbours too, in two ways:
+The turns of a conversation are one thread. A turn like "Yes, last Friday, it was so calming!"
+names nothing a question would ask for; the turn before it ("Did you go to the poetry reading?")
+does. So the index entry of such a memory carries its neighbours too, in two ways:
 
 * the text leg: the neighbours' text is a separate `context` field of the entry, weighted below
   the memory's own words (memlane.adapters.local.bm25.CONTEXT_WEIGHT, OpenSearch `context^w`),
@@ -15,17 +14,23 @@ So the index entry of such a memory carries its neighbours too, in two ways:
 What is stored (the document, its chunks, what recall returns) is unchanged: only the search
 projection gains context, so recall still answers with the memory as saved.
 
-Who gets context: a document of one chunk (a short memory; a long document stands on its own)
-that is neither a documentation page nor a collection item (a crawl's or an ingest's order is the
-ingester's, not an author's), and whose
-neighbour in the save order (memlane.ports.SaveOrder: ready, current, unexpired) is such a
-document too, saved within `max_gap_seconds` of it (the sitting of the recall neighbour stage).
-A store without SaveOrder (DynamoDB today) indexes every memory without context.
+Who gets context: only a memory saved with a `conversation_id` (the explicit signal; saving
+close together in time is not one: a person's unrelated notes saved a minute apart gained each
+other's words and ranked for each other's questions), of one chunk (a long document stands on
+its own), neither a documentation page nor a collection item. Its neighbours are the messages
+just before and after it in its conversation (same project, same conversation_id, ordered by
+message_index then save time: memlane.domain.models.conversation_order; ready, current,
+unexpired), read through the metadata port on every host (memlane.ports.DocumentStore).
 
 The entry is a function of the memory and its two neighbours, so it is rebuilt whenever one of
 them changes: the write path rebuilds the neighbours of a memory it commits (its predecessor gains
 it as the "after" side), and removing a memory rebuilds those on both sides of it, so a deleted or
 forgotten memory's words leave the index with it.
+
+CONTEXT_SCHEME names this rule. A data directory records the scheme its index was built with
+(memlane.local.context_scheme); one built by the earlier rule (any two saves of a project less
+than 30 minutes apart were one sitting) holds context mixed from unrelated notes, and the server
+says at start to rebuild it with `memlane reindex`.
 """
 
 from __future__ import annotations
@@ -34,9 +39,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from memlane.domain.models import Document
+from memlane.domain.models import Document, conversation_order
 from memlane.domain.tuning import ContextWeights
-from memlane.ports import MetadataStore, SaveOrder
+from memlane.ports import MetadataStore
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,9 @@ NO_CONTEXT = Context()
 # ingester's order).
 UNORDERED_MARKS = ("docset_id", "raged")
 
+# The rule above: context only from messages of one conversation. Before it, "sitting-30min".
+CONTEXT_SCHEME = "conversation-1"
+
 
 def eligible(doc: Document, chunk_count: int | None = None) -> bool:
     """A short memory: one chunk (`chunk_count`, for a document being written; else as stored),
@@ -80,58 +88,40 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0]
 
 
-def saved_order(metadata: MetadataStore) -> SaveOrder | None:
-    return metadata if isinstance(metadata, SaveOrder) else None
-
-
-def neighbours(
-    metadata: MetadataStore, w: ContextWeights, org_id: str, document_ids: Sequence[str], now: datetime
-) -> dict[str, tuple[str | None, str | None]]:
-    """For each document, the id of the memory saved just before it and just after it in the
-    same sitting (None where there is none, or the sides setting leaves it out)."""
-    store = saved_order(metadata)
-    if store is None or not w.active or not document_ids:
-        return {}
-    around = store.saved_around(org_id, list(document_ids), 1, w.max_gap_seconds, now)
-    out: dict[str, tuple[str | None, str | None]] = {}
-    for doc_id, (before, after) in around.items():
-        out[doc_id] = (
-            before[0] if before else None,
-            after[0] if after and w.sides == "both" else None,
-        )
-    return out
-
-
 def contexts(
     metadata: MetadataStore, w: ContextWeights, docs: Iterable[tuple[Document, int]], now: datetime
 ) -> dict[str, Context]:
-    """The context of each eligible document, given with its chunk count; a document left out
-    has none and is indexed as before. The documents given count as saved for each other (a
-    batch written together is not ready yet when it is embedded)."""
+    """The context of each eligible document of a conversation, given with its chunk count; a
+    document left out has none and is indexed as before. The documents given count as saved for
+    each other (a batch written together is not ready yet when it is embedded)."""
     if not w.active:
         return {}
-    by_org: dict[str, list[Document]] = {}
+    docs = list(docs)
+    wanted: dict[tuple[str, str, str], list[Document]] = {}
+    given: dict[tuple[str, str, str], list[Document]] = {}
     for d, count in docs:
+        if d.conversation_id is None:
+            continue
+        key = (d.organization_id, d.project_id, d.conversation_id)
+        given.setdefault(key, []).append(d)
         if eligible(d, count):
-            by_org.setdefault(d.organization_id, []).append(d)
+            wanted.setdefault(key, []).append(d)
     out: dict[str, Context] = {}
-    for org, wanted in by_org.items():
-        around = neighbours(metadata, w, org, [d.id for d in wanted], now)
-        ids = {n for pair in around.values() for n in pair if n}
-        known = {d.id: d for d in (metadata.get_documents(org, sorted(ids)) if ids else []) if eligible(d)}
-        for d in wanted:
-            before_id, after_id = around.get(d.id, (None, None))
-            before, after = known.get(before_id or ""), known.get(after_id or "")
-            for m in wanted:
-                if m.id == d.id or m.project_id != d.project_id:
-                    continue
-                gap = (m.created_at - d.created_at).total_seconds()
-                if -w.max_gap_seconds <= gap < 0 and (before is None or m.created_at > before.created_at):
-                    before = m
-                elif 0 < gap <= w.max_gap_seconds and w.sides == "both" and (
-                    after is None or m.created_at < after.created_at
-                ):
-                    after = m
+    for (org, project, conversation), mine in wanted.items():
+        batch = {d.id: d for d in given[(org, project, conversation)]}
+        short = {d.id for d, count in docs if d.id in batch and eligible(d, count)}
+        stored = [m for m in metadata.conversation_documents(org, project, conversation, now) if m.id not in batch]
+        short |= {m.id for m in stored if eligible(m)}
+        messages = sorted([*stored, *batch.values()], key=conversation_order)
+        place = {m.id: i for i, m in enumerate(messages)}
+        for d in mine:
+            # the message right next to it, when that is a short message too (a long document
+            # pasted into a conversation stands on its own)
+            i = place[d.id]
+            before = messages[i - 1] if i > 0 and messages[i - 1].id in short else None
+            after = messages[i + 1] if (
+                i + 1 < len(messages) and w.sides == "both" and messages[i + 1].id in short
+            ) else None
             c = Context(
                 _clip(before.content, w.max_chars) if before else "",
                 _clip(after.content, w.max_chars) if after else "",
@@ -142,14 +132,13 @@ def contexts(
 
 
 def carriers(metadata: MetadataStore, w: ContextWeights, org_id: str, document_ids: Sequence[str], now: datetime) -> set[str]:
-    """The memories whose index entries may carry these documents as context: the one saved just
-    after each (its "before" side) and, with both sides, the one just before. Asked before a
-    document leaves (afterwards the save order no longer knows where it stood)."""
-    store = saved_order(metadata)
-    if store is None or not w.active or not document_ids:
+    """The memories whose index entries may carry these documents as context: the message just
+    after each in its conversation (its "before" side) and, with both sides, the one just before.
+    Asked before a document leaves (afterwards the store no longer knows where it stood)."""
+    if not w.active or not document_ids:
         return set()
     out: set[str] = set()
-    for before, after in store.saved_around(org_id, list(document_ids), 1, w.max_gap_seconds, now).values():
+    for before, after in metadata.conversation_around(org_id, list(document_ids), 1, now).values():
         out.update(after[:1])
         if w.sides == "both":
             out.update(before[:1])

@@ -148,6 +148,11 @@ class Document(_Entity):
     media: MediaInfo | None = None  # saved as an image, a scan, audio or video
     # A refresh of the documentation page this memory was saved from changed the page since.
     source_changed_at: datetime | None = None
+    # The conversation this memory is a message of (memlane.documents.contextual and the recall
+    # neighbour stage read only this signal) and its position in it: the client's message index,
+    # or the next free one when the save did not give it (memlane.services.memory).
+    conversation_id: str | None = None
+    message_index: int | None = None
 
     @property
     def tags(self) -> list[str]:
@@ -156,6 +161,12 @@ class Document(_Entity):
 
     def is_expired(self, now: datetime) -> bool:
         return self.forget_after is not None and self.forget_after <= now
+
+
+def conversation_order(doc: Document) -> tuple[int, datetime, str]:
+    """A document's place in its conversation: message_index, then save time, then id (two saves
+    that claimed one index stay in a fixed order on every host)."""
+    return (doc.message_index or 0, doc.created_at, doc.id)
 
 
 class Chunk(_Entity):

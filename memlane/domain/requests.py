@@ -46,6 +46,7 @@ MAX_ENCODED_CONTENT_CHARS = 10 * 1024 * 1024
 BINARY_CONTENT_TYPES = frozenset({ContentType.PDF, ContentType.IMAGE, ContentType.AUDIO, ContentType.VIDEO})
 MAX_TAGS = 100
 MAX_LIMIT = 100
+MAX_CONVERSATION_ID_CHARS = 200
 
 
 def _uuid(value: str) -> str:
@@ -84,6 +85,27 @@ class MemoryIn(_Request):
     metadata: dict[str, Any] = Field(default_factory=dict)
     updates_memory_id: UUIDStr | None = None
     forget_after: datetime | None = Field(default=None, description="ISO 8601, in the future.")
+    conversation_id: OptionalTrimmedNonBlankStr = Field(
+        default=None, min_length=1, max_length=MAX_CONVERSATION_ID_CHARS,
+        description=(
+            "The conversation this memory is a message of. Only memories of one conversation (in one "
+            "project) are indexed with each other's words as context and lift each other in recall; "
+            "a memory without it stands alone."
+        ),
+    )
+    message_index: int | None = Field(
+        default=None, ge=0,
+        description=(
+            "The message's position in its conversation (0 first). Omitted: after the conversation's "
+            "last saved message (in a bulk save, in item order). Needs conversation_id."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _message_index_needs_conversation(self) -> MemoryIn:
+        if self.message_index is not None and self.conversation_id is None:
+            raise ValueError("message_index: needs conversation_id")
+        return self
 
     @model_validator(mode="after")
     def _text_size(self) -> MemoryIn:
@@ -128,6 +150,8 @@ class MemoryOut(BaseModel):
     content_type: ContentType
     created_at: datetime
     duplicate: bool = Field(default=False, description="True when identical content already existed.")
+    conversation_id: str | None = None
+    message_index: int | None = Field(default=None, description="Its position in the conversation.")
 
 
 class RecallFiltersIn(_Request):
@@ -189,8 +213,8 @@ class RecallOut(BaseModel):
     total: int
     query_time_ms: float
     floor: float | None = Field(default=None, description="The relevance floor that applied (null: empty query).")
-    stages: list[str] = Field(default_factory=list, description="What ranked the results, in order "
-                                                                 "(fusion, neighbours; recent for an empty query).")
+    stages: list[str] = Field(default_factory=list, description="What ranked the results, in order: \"fusion\" (the spec's score), \"neighbours\" when "
+                                  "messages of one conversation lifted each other, \"rerank\"; \"recent\" for an empty query.")
     # The optional rerank stage (AWS, off by default): {"model", "status": "applied" | "skipped",
     # "reranked": documents sent, "reason" when skipped}; absent when no rerank stage is configured.
     rerank: dict[str, object] | None = None
@@ -269,6 +293,8 @@ class DocumentOut(BaseModel):
     media: MediaOut | None = None
     source_changed_at: datetime | None = Field(
         default=None, description="A refresh found the page at source_url changed since this was saved.")
+    conversation_id: str | None = None
+    message_index: int | None = Field(default=None, description="Its position in the conversation.")
     chunks: list[ChunkOut]
     versions: list[VersionOut] | None = Field(
         default=None, description="With ?include_versions=true: every version, oldest first."

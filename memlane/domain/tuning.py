@@ -34,7 +34,7 @@ class NeighbourWeights:
     weight: float = 0.3
     window: int = 2
     decay: float = 0.8  # a neighbour two saves away passes 0.8 of what the next one would
-    max_gap_seconds: float = 1800.0
+    max_gap_seconds: float = 1800.0  # unused since the conversation signal (config compatibility)
     lookups: int = 100
 
     def __post_init__(self) -> None:
@@ -61,7 +61,7 @@ class ContextWeights:
     # memory's vector is final when it is saved, so the next save rebuilds its entry without
     # embedding anything (its own and its window's embeddings are recent: memlane.ingest.embedding_cache).
     vector_after: bool = True
-    max_gap_seconds: float = 1800.0
+    max_gap_seconds: float = 1800.0  # unused since the conversation signal (config compatibility)
     max_chars: int = 600  # of each neighbour's text (the embedder reads ~256 word pieces)
 
     def __post_init__(self) -> None:

@@ -26,6 +26,17 @@ SPEC_TOOLS: list[dict[str, Any]] = [
                             "description": "Project/space name to save to (uses default if not specified)"},
                 "tags": {"type": "array", "items": {"type": "string"},
                          "description": "Tags to categorize this memory"},
+                "conversation_id": {
+                    "type": "string", "minLength": 1, "maxLength": 200,
+                    "description": ("Set when this is a message of a conversation: the same id on every "
+                                    "message of it. Only messages of one conversation are recalled as "
+                                    "each other's context; leave it out for a standalone note or fact."),
+                },
+                "message_index": {
+                    "type": "integer", "minimum": 0,
+                    "description": ("The message's position in its conversation (0 first); default: after "
+                                    "its last saved message."),
+                },
             },
             "required": ["content"],
         },

@@ -38,6 +38,8 @@ class MemoryArgs(_Args):
     title: str | None = None
     project: str | None = None
     tags: list[str] | None = None
+    conversation_id: str | None = None  # checked by POST /v3/memory (its 400 names the field)
+    message_index: int | None = None
 
 
 class RecallArgs(_Args):
@@ -185,6 +187,10 @@ class MemlaneTools:
             body["title"] = args.title
         if args.tags:
             body["metadata"] = {"tags": args.tags}
+        if args.conversation_id is not None:
+            body["conversation_id"] = args.conversation_id
+        if args.message_index is not None:
+            body["message_index"] = args.message_index
         project_id = self._project_id(args.project, create=True)
         if project_id:
             body["project_id"] = project_id

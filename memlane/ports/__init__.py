@@ -5,7 +5,7 @@ service. Every name is importable from here (`from memlane.ports import Metadata
 Protocols, not base classes: a test hands in an in-memory fake with the same methods.
 
     storage      MetadataStore (OrganizationStore, ProjectStore, DocumentStore, DeletionRecordStore,
-                 ChunkStore), BlobStore, SaveOrder (and listing cursors)
+                 ChunkStore; conversations in order), BlobStore (and listing cursors)
     search       SearchIndex and the scope, filters and candidates of a search
     models       Embedder, Summarizer, ImageReader, Transcriber
     queue        JobQueue, WorkflowStarter
@@ -103,12 +103,13 @@ from memlane.ports.storage import (
     MetadataStore,
     OrganizationStore,
     ProjectStore,
-    SaveOrder,
+    around_in_conversations,
     decode_cursor,
     encode_cursor,
 )
 
 __all__ = [
+    "around_in_conversations",
     "BLOB_KINDS",
     "BlobStore",
     "Cache",
@@ -145,7 +146,6 @@ __all__ = [
     "Rerank",
     "Reranker",
     "SKIP_STATUSES",
-    "SaveOrder",
     "SearchIndex",
     "SearchScope",
     "MediaBudget",

@@ -1,12 +1,13 @@
-"""Storage: the metadata store (the source of truth), the blob store, and the optional save order."""
+"""Storage: the metadata store (the source of truth, conversations included) and the blob store."""
 
 from __future__ import annotations
 
 import base64
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import (
@@ -16,6 +17,7 @@ from memlane.domain.models import (
     DocumentStatus,
     Organization,
     Project,
+    conversation_order,
 )
 from memlane.ports.search import RecallFilters
 
@@ -78,6 +80,26 @@ class DocumentStore(Protocol):
                             exclude_project_id: str | None = None) -> int:
         """Set source_changed_at on the organization's documents saved from `source_url` (except
         in `exclude_project_id`, the docset's own pages); returns how many."""
+        ...
+    # Conversations: the memories saved with one conversation_id into one project, in
+    # conversation order (memlane.domain.models.conversation_order). Contextual indexing and the
+    # recall neighbour stage read only these; a memory without conversation_id has no neighbours.
+    def next_message_index(self, org_id: str, project_id: str, conversation_id: str) -> int:
+        """One more than the highest message_index of the conversation's documents (any status
+        or version); 0 for a conversation not seen yet."""
+        ...
+    def conversation_documents(
+        self, org_id: str, project_id: str, conversation_id: str, now: datetime
+    ) -> list[Document]:
+        """The conversation's visible documents (ready, current version, unexpired), in
+        conversation order."""
+        ...
+    def conversation_around(
+        self, org_id: str, document_ids: Sequence[str], window: int, now: datetime
+    ) -> dict[str, tuple[list[str], list[str]]]:
+        """For each of these documents that is a visible message of a conversation, the ids of up
+        to `window` visible messages before it and after it in that conversation, nearest first.
+        Documents without a conversation (or not visible) are left out."""
         ...
 
 
@@ -153,16 +175,25 @@ class BlobStore(Protocol):
         ...
 
 
-@runtime_checkable
-class SaveOrder(Protocol):
-    """Optional for a MetadataStore: the order in which a project's documents were saved, for
-    recall's neighbouring-memories stage (memlane.recall.neighbours). A store without it recalls
-    without that stage."""
-
-    def saved_around(
-        self, org_id: str, document_ids: Sequence[str], window: int, max_gap_seconds: float, now: datetime
-    ) -> dict[str, tuple[list[str], list[str]]]:
-        """For each document, the ids of up to `window` documents saved just before it and up to
-        `window` just after it in its project (ready, unexpired, current versions; ordered by
-        created_at, ties unordered), each list nearest first and each step within `max_gap_seconds`."""
-        ...
+def around_in_conversations(
+    store: DocumentStore, org_id: str, document_ids: Sequence[str], window: int, now: datetime
+) -> dict[str, tuple[list[str], list[str]]]:
+    """`conversation_around` from `get_documents` and `conversation_documents`: one read of the
+    documents, then one read per conversation they belong to (a conversation is read whole: its
+    messages are the unit recall lifts together, tens to hundreds of short memories). A document
+    that is not visible itself (being written, being removed) still has its place in the order,
+    so the writer can ask who will carry it before it is ready."""
+    if not document_ids or window <= 0:
+        return {}
+    wanted = [d for d in store.get_documents(org_id, list(dict.fromkeys(document_ids))) if d.conversation_id]
+    by_conversation: dict[tuple[str, str], list[Document]] = {}
+    for d in wanted:
+        by_conversation.setdefault((d.project_id, d.conversation_id or ""), []).append(d)
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    for (project_id, conversation_id), docs in by_conversation.items():
+        messages = store.conversation_documents(org_id, project_id, conversation_id, now)
+        for d in docs:
+            others = [m for m in messages if m.id != d.id]
+            i = bisect.bisect_left([conversation_order(m) for m in others], conversation_order(d))
+            out[d.id] = ([m.id for m in others[max(0, i - window):i]][::-1], [m.id for m in others[i:i + window]])
+    return out

@@ -28,10 +28,10 @@ from functools import partial
 from typing import Literal, Protocol
 
 from memlane.domain.tuning import FusionWeights, NeighbourWeights
-from memlane.ports import LegResults, SaveOrder, SearchScope, Services
+from memlane.ports import DocumentStore, LegResults, SearchScope, Services
 from memlane.recall import relevance as rel
 from memlane.recall.fusion import ScoredChunk, ScoredDocument, fuse_scores, group_by_document
-from memlane.recall.neighbours import add_neighbour_context
+from memlane.recall.neighbours import add_neighbour_context, changed
 from memlane.recall.rerank import RerankPipelineStage, RerankStage
 
 Legs = Literal["hybrid", "vector", "bm25"]
@@ -53,23 +53,24 @@ class Stage(Protocol):
 
 @dataclass(frozen=True)
 class NeighbourStage:
-    """Neighbouring memories (memlane.recall.neighbours) over a store that knows the save order."""
+    """Neighbouring messages of one conversation (memlane.recall.neighbours): the metadata port
+    knows each conversation's order on every host."""
 
-    store: SaveOrder
+    store: DocumentStore
     weights: NeighbourWeights
     now: Callable[[], datetime]
     name: str = "neighbours"
 
     def settings(self) -> object:
         w = self.weights
-        return [w.weight, w.window, w.decay, w.max_gap_seconds, w.lookups]
+        return [w.weight, w.window, w.decay, w.lookups]
 
     def __call__(self, groups: list[ScoredDocument], scope: SearchScope) -> list[ScoredDocument]:
         w = self.weights
         now = scope.now or self.now()
         return add_neighbour_context(
             groups,
-            lambda ids: self.store.saved_around(scope.organization_id, ids, w.window, w.max_gap_seconds, now),
+            lambda ids: self.store.conversation_around(scope.organization_id, ids, w.window, now),
             w,
         )
 
@@ -80,7 +81,7 @@ def memory_stages(svc: Services, query: str | None = None) -> list[Stage]:
     is composed (AWS, off by default), is bound to the query, so it is in the list when one is given."""
     stages: list[Stage] = []
     n = svc.settings.neighbours
-    if n.active and isinstance(svc.metadata, SaveOrder):
+    if n.active:
         stages.append(NeighbourStage(svc.metadata, n, svc.clock.now))
     if svc.rerank is not None and query:
         stages.append(RerankPipelineStage(RerankStage.from_option(svc.rerank), query, partial(_chunk_texts, svc)))
@@ -142,8 +143,9 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
     groups = group_by_document(fused, r.max_chunks_per_document)
     names = ["fusion"]
     for stage in r.stages:
-        groups = stage(groups, r.scope)
-        names.append(stage.name)
+        before, groups = groups, stage(groups, r.scope)
+        if changed(before, groups):  # the answer's `stages` names what changed the ranking
+            names.append(stage.name)
     kept = [g for g in groups if g.relevance >= r.floor]
     return Retrieved(
         chunks=[c for c in fused if c.relevance >= r.floor],

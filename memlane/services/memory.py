@@ -45,6 +45,8 @@ def _out(doc: Document, duplicate: bool = False) -> MemoryOut:
         content_type=doc.content_type,
         created_at=doc.created_at,
         duplicate=duplicate,
+        conversation_id=doc.conversation_id,
+        message_index=doc.message_index,
     )
 
 
@@ -157,6 +159,13 @@ def stage_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool 
         assert media_save is not None
         fields = dict(title=media_save.title, content=media_save.text, content_type=media_save.content_type,
                       content_hash=media_save.content_hash, media=media_save.media)
+    conversation_id, message_index = body.conversation_id, body.message_index
+    if conversation_id is None and previous is not None and body.updates_memory_id:
+        # a new version of a message keeps the message's place in its conversation
+        conversation_id, message_index = previous.conversation_id, previous.message_index
+    if conversation_id is not None and message_index is None:
+        # after the conversation's last message (a bulk save stages its items in order)
+        message_index = md.next_message_index(who.organization_id, project.id, conversation_id)
     doc = Document(
         id=document_id,
         organization_id=who.organization_id,
@@ -169,6 +178,8 @@ def stage_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool 
         created_at=now,
         updated_at=now,
         status=DocumentStatus.QUEUED,
+        conversation_id=conversation_id,
+        message_index=message_index,
         **fields,
     )
     if media_save is not None:

@@ -454,3 +454,44 @@ def test_media_and_source_changes_are_kept_and_marked_by_url_outside_the_exclude
     assert store.get_document(A, "page-1").source_changed_at is None
     assert store.get_document(A, "doc-2").source_changed_at is None
     assert store.get_document(B, "doc-b").source_changed_at is None
+
+
+# ----------------------------------------------------------------------------------- conversations
+
+
+def test_a_conversation_reads_in_message_order_and_neighbours_stay_inside_it(store: Any) -> None:
+    # Given a conversation of five messages saved out of order (index 3 first, a day apart), with a
+    # queued, a superseded and an expired message of it, another conversation and a plain note saved
+    # in between, and the same conversation id in another project and another organization
+    org(store, A), org(store, B), project(store, A, "proj-a"), project(store, A, "proj-b")
+    saves = [("m3", 3), ("m0", 0), ("m4", 4), ("m1", 1), ("m2", 2)]
+    for n, (doc_id, index) in enumerate(saves):
+        store.put_document(document(A, doc_id, conversation_id="chat", message_index=index,
+                                    created_at=T0 + timedelta(days=n)))
+        store.put_document(document(A, f"other-{n}", conversation_id="other", message_index=n,
+                                    created_at=T0 + timedelta(days=n, seconds=1)))
+        store.put_document(document(A, f"note-{n}", created_at=T0 + timedelta(days=n, seconds=2)))
+    store.put_document(document(A, "queued", conversation_id="chat", message_index=2, status=DocumentStatus.QUEUED))
+    store.put_document(document(A, "old", conversation_id="chat", message_index=1, superseded_by="m1"))
+    store.put_document(document(A, "gone", conversation_id="chat", message_index=2, forget_after=NOW - timedelta(hours=1)))
+    store.put_document(document(A, "elsewhere", "proj-b", conversation_id="chat", message_index=9))
+    store.put_document(document(B, "theirs", conversation_id="chat", message_index=9))
+
+    # Then the conversation reads in message order, visible messages only
+    assert ids(store.conversation_documents(A, "proj-a", "chat", NOW)) == ["m0", "m1", "m2", "m3", "m4"]
+    assert ids(store.conversation_documents(B, "proj-a", "chat", NOW)) == ["theirs"]
+    # and the next message goes after the highest index of any status (9 is another project's)
+    assert store.next_message_index(A, "proj-a", "chat") == 5
+    assert store.next_message_index(A, "proj-a", "new") == 0
+    # and neighbours are the nearest messages of the same conversation, nearest first; a plain note
+    # has none, whatever was saved a second before or after it
+    around = store.conversation_around(A, ["m2", "m4", "m0", "note-2", "missing"], 2, NOW)
+    assert around == {
+        "m2": (["m1", "m0"], ["m3", "m4"]),
+        "m4": (["m3", "m2"], []),
+        "m0": ([], ["m1", "m2"]),
+    }
+    # and a message not visible itself (being written) still has its place
+    assert store.conversation_around(A, ["queued"], 1, NOW)["queued"] == (["m1"], ["m2"])
+    # and another organization sees nothing
+    assert store.conversation_around(B, ["m2"], 1, NOW) == {}

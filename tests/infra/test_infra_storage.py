@@ -32,6 +32,17 @@ def test_table_keys_indexes_and_projections_match_the_adapters_schema(dev):
     assert props["BillingMode"] == "PAY_PER_REQUEST"
 
 
+def test_the_conversation_index_serves_a_conversation_in_message_order(dev):
+    # A deployed table must answer the conversation stages' Query (memlane.adapters.aws.metadata.documents)
+    _, table = _table(dev)
+    indexes = {i["IndexName"]: i for i in table["Properties"]["GlobalSecondaryIndexes"]}
+    assert indexes["gsi3"]["KeySchema"] == [
+        {"AttributeName": "gsi3pk", "KeyType": "HASH"},
+        {"AttributeName": "gsi3sk", "KeyType": "RANGE"},
+    ]
+    assert indexes["gsi3"]["Projection"] == {"ProjectionType": "ALL"}
+
+
 def test_table_has_ttl_point_in_time_recovery_and_encryption(dev):
     dev.template.has_resource_properties(
         "AWS::DynamoDB::Table",

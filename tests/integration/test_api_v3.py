@@ -387,12 +387,48 @@ def test_another_organizations_document_is_404_and_never_recalled(server):
         ({"content": "x", "content_hash": "abc"}, "content_hash"),
         ({"content": 42}, "content"),
         ({"content": "x", "metadata": {"tags": "not-a-list"}}, "metadata"),
+        ({"content": "x", "conversation_id": ""}, "conversation_id"),
+        ({"content": "x", "conversation_id": "   "}, "conversation_id"),
+        ({"content": "x", "conversation_id": "c" * 201}, "conversation_id"),
+        ({"content": "x", "conversation_id": 7}, "conversation_id"),
+        ({"content": "x", "conversation_id": "c", "message_index": -1}, "message_index"),
+        ({"content": "x", "conversation_id": "c", "message_index": "first"}, "message_index"),
+        ({"content": "x", "message_index": 3}, "message_index"),
     ],
 )
 def test_bad_memory_input_is_400_naming_the_field(server, body, field):
     r = server.client.post("/v3/memory", json=body)
     assert r.status_code == 400, r.text
     assert field in r.json()["error"]
+
+
+def test_the_conversation_signal_is_stored_trimmed_and_ordered(server):
+    c = server.client
+    project_id = c.post("/v3/projects", json={"name": f"chat {uuid.uuid4().hex[:6]}"}).json()["id"]
+    # A message with its index, and one without (after the conversation's last one)
+    first = save(c, "Ann: shall we book the cabin for June?", project_id=project_id,
+                 conversation_id="  trip-2027 ", message_index=4)
+    assert (first["conversation_id"], first["message_index"]) == ("trip-2027", 4)
+    second = save(c, "Bo: yes, the one by the lake.", project_id=project_id, conversation_id="trip-2027")
+    assert (second["conversation_id"], second["message_index"]) == ("trip-2027", 5)
+    # A bulk save's items share a timestamp: order comes from their message_index, else their order
+    r = c.post("/v3/memories", json={"items": [
+        {"content": "Ann: I will pay the deposit.", "project_id": project_id, "conversation_id": "trip-2027"},
+        {"content": "Bo: I bring the canoe.", "project_id": project_id, "conversation_id": "trip-2027"},
+        {"content": "Ann: we said June 3rd.", "project_id": project_id, "conversation_id": "trip-2027",
+         "message_index": 2},
+        {"content": "A standalone note about tax forms.", "project_id": project_id},
+        {"content": "x", "project_id": project_id, "conversation_id": ""},
+    ]})
+    assert r.status_code == 207 or r.status_code == 200, r.text
+    results = r.json()["results"]
+    assert [x["status_code"] for x in results][:4] in ([201] * 4, [202] * 4)
+    assert results[4]["status_code"] == 400 and "conversation_id" in results[4]["error"]
+    indexes = [c.get(f"/v3/documents/{x['id']}").json().get("message_index") for x in results[:4]]
+    assert indexes == [6, 7, 2, None]
+    # and the memory reads back with its conversation
+    doc = c.get(f"/v3/documents/{first['id']}").json()
+    assert (doc["conversation_id"], doc["message_index"]) == ("trip-2027", 4)
 
 
 def test_malformed_json_is_400(server):

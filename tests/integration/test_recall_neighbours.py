@@ -1,14 +1,19 @@
-"""POST /v3/recall with the neighbouring-memories stage, on a real local server (hashing embedder:
-the stage does not depend on the model)."""
+"""POST /v3/recall with the neighbouring-messages stage, on a real local server (hashing embedder:
+the stage does not depend on the model): only messages of one conversation (conversation_id)
+lift each other, and the answer says when the stage applied."""
 
 from __future__ import annotations
 
 import pytest
 
 
-def _save(client, project_id: str, content: str) -> str:
-    r = client.post("/v3/memory", json={"content": content, "title": "chat", "project_id": project_id})
+def _save(client, project_id: str, content: str, conversation_id: str | None = "chat-1") -> str:
+    body = {"content": content, "title": "chat", "project_id": project_id}
+    if conversation_id is not None:
+        body["conversation_id"] = conversation_id
+    r = client.post("/v3/memory", json=body)
     assert r.status_code == 201, r.text
+    assert r.json()["conversation_id"] == conversation_id
     return r.json()["id"]
 
 
@@ -35,3 +40,21 @@ def test_a_turn_gains_a_share_of_the_turn_saved_next_to_it(hash_server):
     assert results[answer]["score"] == pytest.approx(fused[answer] + 0.3 * (fused[asked] - 0.1), abs=1e-5)
     assert results[asked]["score"] == pytest.approx(fused[asked] + 0.3 * (fused[answer] - 0.1), abs=1e-5)
     assert all(d["project_id"] == project_id for d in results.values())
+    assert r.json()["stages"] == ["fusion", "neighbours"]
+
+
+def test_notes_saved_seconds_apart_without_a_conversation_do_not_lift_each_other(hash_server):
+    # Given the same turns saved as standalone notes, one after another
+    with hash_server.client() as client:
+        project_id = client.post("/v3/projects", json={"name": "notes"}).json()["id"]
+        for text in ("Ann: Did you finish the pottery class you signed up for?",
+                     "Bo: Yes, last Friday! I made a black and white bowl.",
+                     "Ann: The weather has been lovely this week."):
+            _save(client, project_id, text, conversation_id=None)
+        r = client.post("/v3/recall", json={"query": "pottery class bowl", "project_id": project_id, "limit": 10})
+        assert r.status_code == 200, r.text
+    # Then every score is its best chunk's fused score, and the answer says only fusion applied
+    results = r.json()["results"]
+    assert len(results) >= 2
+    assert all(d["score"] == pytest.approx(d["chunks"][0]["score"], abs=1e-6) for d in results)
+    assert r.json()["stages"] == ["fusion"]

@@ -257,35 +257,3 @@ def test_loading_many_documents_by_id_uses_the_primary_key(db):
         plan = " ".join(r["detail"] for r in db.connection().execute("EXPLAIN QUERY PLAN " + sql))
         assert "sqlite_autoindex_documents_1 (id=?)" in plan, plan
     assert md.get_documents("other-org", ids) == []
-
-
-def test_saved_around_follows_save_order_within_a_project_and_a_sitting(db):
-    # Given five notes saved a minute apart in one project, one in another project in between,
-    # a note saved two hours later, and a queued and a superseded note inside the sitting
-    md = SqliteMetadataStore(db)
-    start = NOW - timedelta(hours=5)
-    notes = []
-    for i in range(5):
-        d, _ = _doc("o", "p", f"turn {i}", created_at=start + timedelta(minutes=i))
-        md.put_document(d)
-        notes.append(d)
-    other, _ = _doc("o", "q", "elsewhere", created_at=start + timedelta(minutes=2, seconds=30))
-    md.put_document(other)
-    queued, _ = _doc("o", "p", "queued", created_at=start + timedelta(minutes=1, seconds=30))
-    md.put_document(queued.model_copy(update={"status": DocumentStatus.QUEUED}))
-    old, _ = _doc("o", "p", "old version", created_at=start + timedelta(minutes=3, seconds=30))
-    md.put_document(old.model_copy(update={"superseded_by": notes[0].id}))
-    later, _ = _doc("o", "p", "next day", created_at=start + timedelta(hours=2))
-    md.put_document(later)
-
-    # When the neighbours of the middle note, the last of the sitting and the later note are asked
-    around = md.saved_around("o", [notes[2].id, notes[4].id, later.id, "missing"], 2, 1800, NOW)
-
-    # Then they are the nearest visible notes of the same project, nearest first, and a pause
-    # longer than the gap ends the sitting on both sides
-    assert around[notes[2].id] == ([notes[1].id, notes[0].id], [notes[3].id, notes[4].id])
-    assert around[notes[4].id] == ([notes[3].id, notes[2].id], [])
-    assert around[later.id] == ([], [])
-    assert "missing" not in around
-    # and another organization sees nothing
-    assert md.saved_around("other-org", [notes[2].id], 1, 1800, NOW) == {}

@@ -732,7 +732,7 @@ export interface paths {
         put?: never;
         /**
          * Hybrid recall
-         * @description Chunks ranked by 0.6 · cosine + 0.4 · BM25 / max BM25 of the batch + 0.1 · exp(−age_days / 30), grouped by document (best chunk first). Then neighbouring memories as context: a document gains MEMLANE_RECALL_NEIGHBOUR_WEIGHT (0.3) × the fused score of the best document saved within two saves of it in the same project and sitting (0.8 of that two saves away). Chunk scores are the fused scores; document scores include the neighbours' share.
+         * @description Chunks ranked by 0.6 · cosine + 0.4 · BM25 / max BM25 of the batch + 0.1 · exp(−age_days / 30), grouped by document (best chunk first). Then neighbouring messages as context: a memory saved with a conversation_id gains MEMLANE_RECALL_NEIGHBOUR_WEIGHT (0.3) × the fused score of the best message within two places of it in the same conversation (0.8 of that two places away); a memory without one gains nothing. Chunk scores are the fused scores; document scores include the neighbours' share; `stages` says which stages applied.
          */
         post: operations["recall_v3_recall_post"];
         delete?: never;
@@ -858,6 +858,16 @@ export interface components {
                  * @description ISO 8601, in the future.
                  */
                 forget_after?: string | null;
+                /**
+                 * Conversation Id
+                 * @description The conversation this memory is a message of. Only memories of one conversation (in one project) are indexed with each other's words as context and lift each other in recall; a memory without it stands alone.
+                 */
+                conversation_id?: string | null;
+                /**
+                 * Message Index
+                 * @description The message's position in its conversation (0 first). Omitted: after the conversation's last saved message (in a bulk save, in item order). Needs conversation_id.
+                 */
+                message_index?: number | null;
             }[];
         };
         /** BulkMemoriesOut */
@@ -1331,6 +1341,13 @@ export interface components {
              * @description A refresh found the page at source_url changed since this was saved.
              */
             source_changed_at?: string | null;
+            /** Conversation Id */
+            conversation_id?: string | null;
+            /**
+             * Message Index
+             * @description Its position in the conversation.
+             */
+            message_index?: number | null;
             /** Chunks */
             chunks: components["schemas"]["ChunkOut"][];
             /**
@@ -1643,6 +1660,16 @@ export interface components {
              * @description ISO 8601, in the future.
              */
             forget_after?: string | null;
+            /**
+             * Conversation Id
+             * @description The conversation this memory is a message of. Only memories of one conversation (in one project) are indexed with each other's words as context and lift each other in recall; a memory without it stands alone.
+             */
+            conversation_id?: string | null;
+            /**
+             * Message Index
+             * @description The message's position in its conversation (0 first). Omitted: after the conversation's last saved message (in a bulk save, in item order). Needs conversation_id.
+             */
+            message_index?: number | null;
         };
         /** MemoryOut */
         MemoryOut: {
@@ -1676,6 +1703,13 @@ export interface components {
              * @default false
              */
             duplicate?: boolean;
+            /** Conversation Id */
+            conversation_id?: string | null;
+            /**
+             * Message Index
+             * @description Its position in the conversation.
+             */
+            message_index?: number | null;
         };
         /** PageOut */
         PageOut: {
@@ -1888,7 +1922,7 @@ export interface components {
             floor?: number | null;
             /**
              * Stages
-             * @description What ranked the results, in order (fusion, neighbours; recent for an empty query).
+             * @description What ranked the results, in order: "fusion" (the spec's score), "neighbours" when messages of one conversation lifted each other, "rerank"; "recent" for an empty query.
              */
             stages?: string[];
             /** Rerank */

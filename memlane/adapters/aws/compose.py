@@ -243,16 +243,19 @@ def build_rerank(aws: AwsSettings) -> Rerank | None:
         raise MemlaneError(f"rerank settings: {exc}") from exc
 
 
-def build_search_index(aws: AwsSettings, embedder: Embedder) -> SearchIndex:
-    """OpenSearch behind the alias, SigV4-signed ("es" or "aoss") with the function's role."""
+def build_search_index(aws: AwsSettings, embedder: Embedder, context_weight: float | None = None) -> SearchIndex:
+    """OpenSearch behind the alias, SigV4-signed ("es" or "aoss") with the function's role. The
+    `context` field (memlane.documents.contextual) weighs `context_weight` against a memory's own
+    words, as the local index's does (MEMLANE_CONTEXT_TEXT_WEIGHT)."""
 
     def opensearch() -> SearchIndex:
         from memlane.adapters.aws.opensearch_index import OpenSearchIndex, make_opensearch_client
 
         endpoint, region = aws.require("search_endpoint"), aws.require("region")
         client = make_opensearch_client(endpoint, region, aws.search_kind)
+        extra = {} if context_weight is None else {"context_boost": context_weight}
         return OpenSearchIndex(client, aws.search_index_alias, embedder.dimension, embedder_id=embedder.id,
-                               serverless=aws.search_kind == "serverless")
+                               serverless=aws.search_kind == "serverless", **extra)
 
     return Lazy(opensearch, "OpenSearchIndex")
 
@@ -281,7 +284,9 @@ def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | No
         settings=settings,
         metadata=build_metadata_store(aws),
         blobs=S3BlobStore(aws.bucket),
-        index=index if index is not None else build_search_index(aws, embedder),
+        # The same stages as the local composition: contextual indexing at write and the neighbour
+        # stage at recall read the conversation through the metadata port (DynamoDB GSI3).
+        index=index if index is not None else build_search_index(aws, embedder, settings.context.text_weight),
         embedder=embedder,
         summarizer=build_summarizer(aws),
         # SQS triggers the consumer, which starts the workflow: nothing to wake in-process.

@@ -1,7 +1,7 @@
 """DynamoDB key design for memlane's metadata table, shared by the adapter and the CDK stack so
 the two cannot drift.
 
-One table, `pk`/`sk` strings, two sparse GSIs, TTL on `expires_at` (epoch seconds).
+One table, `pk`/`sk` strings, three sparse GSIs, TTL on `expires_at` (epoch seconds).
 
 | access pattern                                   | key                                                  |
 | ------------------------------------------------ | ---------------------------------------------------- |
@@ -17,6 +17,8 @@ One table, `pk`/`sk` strings, two sparse GSIs, TTL on `expires_at` (epoch second
 | chunk by id (recall hydration) [added]           | pk=ORG#{org}#CHUNK#{chunk}  sk=CHUNKREF              |
 | recent documents of a project                    | GSI1 gsi1pk=ORG#{org}#PROJECT#{project}              |
 |                                                  |      gsi1sk={created_at}#{doc}                       |
+| a conversation's messages, in conversation order | GSI3 gsi3pk=ORG#{org}#PROJECT#{project}#CONV#{conv}  |
+|   [added with the conversation signal]           |      gsi3sk={message_index:010d}#{created_at}#{doc}  |
 | dedupe: content hash within a project            | pk=ORG#{org}#PROJECT#{project}#HASH#{sha256} sk=HASH |
 | documents due to be forgotten                    | GSI2 gsi2pk=FORGET#{shard 0-9}                       |
 |                                                  |      gsi2sk={forget_after}#{doc}                     |
@@ -49,6 +51,9 @@ sort keys and filter expressions.
 
 GSI1 projects ALL attributes (recent documents are read straight from it, filters included);
 GSI2 projects KEYS_ONLY (the forget sweep needs only the table key, which names org and document).
+GSI3 is sparse (only documents saved with a conversation_id carry its keys) and projects ALL:
+contextual indexing and the recall neighbour stage read a conversation's messages, text included,
+with one Query.
 
 Docset timestamps are epoch milliseconds (the Mem-Oracle API's unit), written zero-padded to 13
 digits in sort keys so string order is time order. A page is in at most one GSI2 queue: PAGEDUE
@@ -70,10 +75,14 @@ GSI1_SK = "gsi1sk"
 GSI2 = "gsi2"
 GSI2_PK = "gsi2pk"
 GSI2_SK = "gsi2sk"
+GSI3 = "gsi3"
+GSI3_PK = "gsi3pk"
+GSI3_SK = "gsi3sk"
 TTL_ATTRIBUTE = "expires_at"
 FORGET_SHARDS = 10
 GSI1_PROJECTION = "ALL"
 GSI2_PROJECTION = "KEYS_ONLY"
+GSI3_PROJECTION = "ALL"
 
 # Sort keys of singleton items.
 SK_ORG = "ORG"
@@ -165,6 +174,16 @@ def forget_shard(document_id: str) -> int:
     return zlib.crc32(document_id.encode()) % FORGET_SHARDS
 
 
+def conversation_gsi_pk(org_id: str, project_id: str, conversation_id: str) -> str:
+    return f"ORG#{org_id}#PROJECT#{project_id}#CONV#{conversation_id}"
+
+
+def conversation_gsi_sk(message_index: int, created_at: str, document_id: str) -> str:
+    """Zero-padded, so string order is (message_index, created_at, id): the conversation order of
+    memlane.domain.models.conversation_order."""
+    return f"{message_index:010d}#{created_at}#{document_id}"
+
+
 def forget_gsi_pk(shard: int) -> str:
     return f"FORGET#{shard}"
 
@@ -240,7 +259,7 @@ def table_definition(table_name: str) -> dict[str, Any]:
         "BillingMode": "PAY_PER_REQUEST",
         "AttributeDefinitions": [
             {"AttributeName": name, "AttributeType": "S"}
-            for name in (PK, SK, GSI1_PK, GSI1_SK, GSI2_PK, GSI2_SK)
+            for name in (PK, SK, GSI1_PK, GSI1_SK, GSI2_PK, GSI2_SK, GSI3_PK, GSI3_SK)
         ],
         "KeySchema": [{"AttributeName": PK, "KeyType": "HASH"}, {"AttributeName": SK, "KeyType": "RANGE"}],
         "GlobalSecondaryIndexes": [
@@ -259,6 +278,14 @@ def table_definition(table_name: str) -> dict[str, Any]:
                     {"AttributeName": GSI2_SK, "KeyType": "RANGE"},
                 ],
                 "Projection": {"ProjectionType": GSI2_PROJECTION},
+            },
+            {
+                "IndexName": GSI3,
+                "KeySchema": [
+                    {"AttributeName": GSI3_PK, "KeyType": "HASH"},
+                    {"AttributeName": GSI3_SK, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": GSI3_PROJECTION},
             },
         ],
     }

@@ -23,4 +23,4 @@ __all__ = [
 class SqliteMetadataStore(
     SqliteOrganizationStore, SqliteProjectStore, SqliteDocumentStore, SqliteDeletionRecordStore, SqliteChunkStore
 ):
-    """MetadataStore (and SaveOrder) on SQLite."""
+    """MetadataStore on SQLite."""

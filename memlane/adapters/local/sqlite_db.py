@@ -151,6 +151,8 @@ _ADDED_COLUMNS = (
     ("documents", "media", "TEXT"),  # memlane.domain.models.MediaInfo as JSON
     ("documents", "source_changed_at", "TEXT"),
     ("docset_pages", "sketch", "TEXT"),  # memlane.domain.docsets.DocsetPage.sketch as JSON
+    ("documents", "conversation_id", "TEXT"),  # memlane.domain.models.Document.conversation_id
+    ("documents", "message_index", "INTEGER"),
 )
 
 
@@ -200,6 +202,12 @@ class SqliteDatabase:
             )
             conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('index_seq', '0')")
             _add_missing_columns(conn)
+            # after the columns it names exist (an old file gains them just above)
+            conn.execute(
+                "CREATE INDEX IF NOT EXISTS documents_conversation ON documents"
+                " (organization_id, project_id, conversation_id, message_index, created_at)"
+                " WHERE conversation_id IS NOT NULL"
+            )
             _migrate_data(conn)
 
     def connection(self) -> sqlite3.Connection:

@@ -126,10 +126,11 @@ def bulk_request_weight(event: dict) -> int:
     summary="Hybrid recall",
     description=(
         "Chunks ranked by 0.6 · cosine + 0.4 · BM25 / max BM25 of the batch + 0.1 · exp(−age_days / 30), "
-        "grouped by document (best chunk first). Then neighbouring memories as context: a document gains "
-        "MEMLANE_RECALL_NEIGHBOUR_WEIGHT (0.3) × the fused score of the best document saved within two "
-        "saves of it in the same project and sitting (0.8 of that two saves away). Chunk scores are the "
-        "fused scores; document scores include the neighbours' share."
+        "grouped by document (best chunk first). Then neighbouring messages as context: a memory saved "
+        "with a conversation_id gains MEMLANE_RECALL_NEIGHBOUR_WEIGHT (0.3) × the fused score of the best "
+        "message within two places of it in the same conversation (0.8 of that two places away); a memory "
+        "without one gains nothing. Chunk scores are the fused scores; document scores include the "
+        "neighbours' share; `stages` says which stages applied."
     ),
 )
 def recall(body: RecallIn) -> RecallOut:

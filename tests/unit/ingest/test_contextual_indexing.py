@@ -1,7 +1,8 @@
-"""Contextual indexing (memlane.documents.contextual through the one write path): a short memory's index
-entry carries the memories saved just before and after it in the same sitting, as a text field and
-in its vector; entries follow their neighbours' saves, updates and deletions. Hashing embedder:
-the mechanism, not the model."""
+"""Contextual indexing (memlane.documents.contextual through the one write path): a short message's index
+entry carries the messages just before and after it in its conversation (conversation_id, ordered by
+message_index), as a text field and in its vector; entries follow their neighbours' saves, updates
+and deletions. A memory without conversation_id is indexed alone, however close in time it was
+saved. Hashing embedder: the mechanism, not the model."""
 
 from __future__ import annotations
 
@@ -39,10 +40,12 @@ def project(stack, who):
     return stack.metadata.create_project(Project(organization_id=who.organization_id, name="chat", slug="chat")).id
 
 
-def save(stack, who, project, content, clock, seconds=20):
+def save(stack, who, project, content, clock, seconds=20, conversation="chat-1", index=None):
     clock.advance(seconds=seconds)
-    out = save_memory(stack.services, who, MemoryIn(content=content, title="chat", project_id=project))
+    out = save_memory(stack.services, who, MemoryIn(content=content, title="chat", project_id=project,
+                                                    conversation_id=conversation, message_index=index))
     assert out.status == "ready"
+    assert out.conversation_id == conversation
     return out.id
 
 
@@ -91,16 +94,35 @@ def test_a_turn_is_indexed_with_the_turns_around_it(stack, who, project, clock):
     assert chunk.content == ANSWER and later in text_hits(stack, who, project, "weather")
 
 
-def test_a_pause_longer_than_the_sitting_ends_the_context(stack, who, project, clock):
-    # Given a note saved the next day
-    ask = save(stack, who, project, ASK, clock)
-    nextday = save(stack, who, project, ANSWER, clock, seconds=86_400)
-    # Then neither carries the other
+def test_notes_saved_seconds_apart_without_a_conversation_are_indexed_alone(stack, who, project, clock):
+    # Given two notes saved ten seconds apart, with no conversation_id
+    ask = save(stack, who, project, ASK, clock, seconds=10, conversation=None)
+    answer = save(stack, who, project, ANSWER, clock, seconds=10, conversation=None)
+    # Then neither carries the other, in the text leg or the vector
     assert text_hits(stack, who, project, "pottery") == [ask]
-    assert text_hits(stack, who, project, "bowl") == [nextday]
+    assert text_hits(stack, who, project, "bowl") == [answer]
     emb = stack.services.embedder
-    own = embedding_text(stack.metadata.get_chunks(who.organization_id, nextday)[0])
-    assert stored_vector(stack, nextday) == pytest.approx(np.asarray(emb.embed_documents([own])[0]), abs=1e-6)
+    own = embedding_text(stack.metadata.get_chunks(who.organization_id, answer)[0])
+    assert stored_vector(stack, answer) == pytest.approx(np.asarray(emb.embed_documents([own])[0]), abs=1e-6)
+
+
+def test_two_conversations_saved_interleaved_never_carry_each_other(stack, who, project, clock):
+    # Given the turns of two conversations saved alternately, seconds apart
+    ask = save(stack, who, project, ASK, clock, conversation="a")
+    other = save(stack, who, project, LATER, clock, conversation="b")
+    answer = save(stack, who, project, ANSWER, clock, conversation="a")
+    # Then the answer carries its own conversation's question, not the turn saved between them
+    assert text_hits(stack, who, project, "pottery") == [ask, answer]
+    assert text_hits(stack, who, project, "weather") == [other]
+
+
+def test_a_pause_does_not_end_a_conversation_and_message_index_orders_it(stack, who, project, clock):
+    # Given the answer (index 1) saved first and the question (index 0) the next day
+    answer = save(stack, who, project, ANSWER, clock, index=1)
+    ask = save(stack, who, project, ASK, clock, seconds=86_400, index=0)
+    # Then the answer carries the question before it (the message order, not the save order)
+    assert text_hits(stack, who, project, "pottery") == [ask, answer]
+    assert stored_vector(stack, answer) == pytest.approx(expected_vector(stack, who, answer, before=ASK), abs=1e-6)
 
 
 def test_deleting_a_turn_takes_its_words_out_of_its_neighbours_entries(stack, who, project, clock):
@@ -125,10 +147,15 @@ def test_an_updated_turn_leaves_its_neighbours_context(stack, who, project, cloc
         who,
         MemoryIn(content="Bo: I made a green vase.", title="chat", project_id=project, updates_memory_id=answer),
     )
-    # Then the old words find nothing (the old version is hidden and no longer anyone's context)
+    # Then the new version keeps the message's place in the conversation
+    assert (out.conversation_id, out.message_index) == ("chat-1", 0)
+    # and the old words find nothing (the old version is hidden and no longer anyone's context):
+    # the turn after it carries the new version instead
     assert text_hits(stack, who, project, "bowl") == []
-    assert text_hits(stack, who, project, "vase") == [out.id]
-    assert stored_vector(stack, later) == pytest.approx(expected_vector(stack, who, later), abs=1e-6)
+    assert text_hits(stack, who, project, "vase") == [out.id, later]
+    assert stored_vector(stack, later) == pytest.approx(
+        expected_vector(stack, who, later, before="Bo: I made a green vase."), abs=1e-6
+    )
 
 
 def test_long_documents_and_documentation_pages_are_indexed_alone(stack, who, project, clock):
@@ -152,7 +179,7 @@ def test_a_bulk_save_gives_each_turn_its_neighbours_in_one_embedding_call(stack,
 
     stack.services = replace(stack.services, clock=Ticking(T0))
     calls = hash_embedder.calls
-    items = [MemoryIn(content=c, title="chat", project_id=project) for c in (ASK, ANSWER, LATER)]
+    items = [MemoryIn(content=c, title="chat", project_id=project, conversation_id="bulk") for c in (ASK, ANSWER, LATER)]
     outcomes = save_memories(stack.services, who, BulkMemoriesIn(items=items))
     ids = [o.saved.id for o in outcomes]
     # Then the batch was embedded once (own texts and windows together)

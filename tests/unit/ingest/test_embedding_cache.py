@@ -51,7 +51,8 @@ def _sitting(stack, who, contents):
     ids = []
     for content in contents:
         clock.advance(seconds=20)
-        ids.append(save_memory(stack.services, who, MemoryIn(content=content, title="chat", project_id=project)).id)
+        ids.append(save_memory(stack.services, who, MemoryIn(content=content, title="chat", project_id=project,
+                                                             conversation_id="chat")).id)
     return ids
 
 

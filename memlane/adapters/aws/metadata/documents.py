@@ -3,7 +3,8 @@
 A document is one item, pk=ORG#{org}#DOC#{doc}, sk=DOC; tenant isolation is in the key, so a
 read with another organization's id addresses another item and finds nothing. GSI1 lists a
 project's documents by creation time (gsi1sk="{created_at}#{id}"), GSI2 the documents due to be
-forgotten (sharded by document id). A content-hash item (pk=ORG#{org}#PROJECT#{p}#HASH#{sha})
+forgotten (sharded by document id), GSI3 a conversation's messages in conversation order
+(gsi3sk="{message_index:010d}#{created_at}#{id}"). A content-hash item (pk=ORG#{org}#PROJECT#{p}#HASH#{sha})
 finds a save's duplicate.
 
 Content larger than INLINE_CONTENT_LIMIT_BYTES (UTF-8) goes to the BlobStore under
@@ -34,7 +35,15 @@ from memlane.adapters.aws.dynamo_table import _key
 from memlane.adapters.aws.metadata.projects import DynamoProjectStore
 from memlane.domain.errors import PayloadTooLargeError
 from memlane.domain.models import Document, DocumentStatus
-from memlane.ports import BlobStore, DocumentPage, DocumentStats, RecallFilters, decode_cursor, encode_cursor
+from memlane.ports import (
+    BlobStore,
+    DocumentPage,
+    DocumentStats,
+    RecallFilters,
+    around_in_conversations,
+    decode_cursor,
+    encode_cursor,
+)
 
 INLINE_CONTENT_LIMIT_BYTES = 100_000
 CONTENT_BYTES = "content_bytes"
@@ -100,6 +109,9 @@ class DynamoDocumentStore(DynamoProjectStore):
             # a list attribute that filter expressions can test; lower-cased, because the tag
             # filter ignores case (as the SQLite store's does)
             item["tags"] = list(dict.fromkeys(t.lower() for t in doc.tags))
+        if doc.conversation_id is not None:
+            item[ks.GSI3_PK] = ks.conversation_gsi_pk(doc.organization_id, doc.project_id, doc.conversation_id)
+            item[ks.GSI3_SK] = ks.conversation_gsi_sk(doc.message_index or 0, to_iso(doc.created_at), doc.id)
         if doc.forget_after is not None:
             item[ks.GSI2_PK] = ks.forget_gsi_pk(ks.forget_shard(doc.id))
             item[ks.GSI2_SK] = f"{to_iso(doc.forget_after)}#{doc.id}"
@@ -369,6 +381,43 @@ class DynamoDocumentStore(DynamoProjectStore):
             if (doc := self._document_from_item(item)) is not None
         ]
         return sorted(docs, key=lambda d: (d.forget_after or now, d.id))
+
+    def next_message_index(self, org_id: str, project_id: str, conversation_id: str) -> int:
+        """The last item of the conversation's GSI3 partition (its sort key starts with the
+        zero-padded message_index)."""
+        page = self._call(
+            "query", TableName=self.table_name, IndexName=ks.GSI3,
+            KeyConditionExpression="gsi3pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": ks.conversation_gsi_pk(org_id, project_id, conversation_id)}},
+            ProjectionExpression="message_index", ScanIndexForward=False, Limit=1,
+        )
+        items = page.get("Items", [])
+        if not items or "N" not in items[0].get("message_index", {}):
+            return 0
+        return int(items[0]["message_index"]["N"]) + 1
+
+    def conversation_documents(
+        self, org_id: str, project_id: str, conversation_id: str, now: datetime
+    ) -> list[Document]:
+        """One Query of GSI3 (projected whole), in its sort key's order; what is not visible is
+        left out here (a filter expression would cost the same read)."""
+        items = self._query(
+            IndexName=ks.GSI3,
+            KeyConditionExpression="gsi3pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": ks.conversation_gsi_pk(org_id, project_id, conversation_id)}},
+        )
+        out = []
+        for item in items:
+            doc = self._document_from_item(item)
+            if (doc is not None and doc.status == DocumentStatus.READY and doc.superseded_by is None
+                    and not doc.is_expired(now)):
+                out.append(doc)
+        return out
+
+    def conversation_around(
+        self, org_id: str, document_ids: Sequence[str], window: int, now: datetime
+    ) -> dict[str, tuple[list[str], list[str]]]:
+        return around_in_conversations(self, org_id, document_ids, window, now)
 
     def list_documents(self, org_id: str, project_id: str) -> list[Document]:
         """Every document of a project, whatever its status or version, oldest first (GSI1)."""

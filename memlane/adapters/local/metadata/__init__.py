@@ -2,7 +2,7 @@
 
     organizations  SqliteOrganizationStore    organizations and API keys
     projects       SqliteProjectStore         projects
-    documents      SqliteDocumentStore        documents, listings, the save order
+    documents      SqliteDocumentStore        documents, listings, conversations in order
     records        SqliteDeletionRecordStore  deletion receipts, the forgotten log
     chunks         SqliteChunkStore           chunk records
 

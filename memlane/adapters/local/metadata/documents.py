@@ -1,10 +1,11 @@
-"""Documents on SQLite (memlane.ports.DocumentStore), with the save order recall's
-neighbouring-memories stage reads (memlane.ports.SaveOrder) and every document id (reindexing).
+"""Documents on SQLite (memlane.ports.DocumentStore), conversations in order (the
+`documents_conversation` index) and every document id (reindexing).
 A document's tags are rows of `document_tags`; deleting a document removes its tags, its chunk
 records and its queued jobs in the same transaction."""
 
 from __future__ import annotations
 
+import bisect
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -12,13 +13,20 @@ from datetime import datetime
 
 from memlane.adapters.local.metadata.base import SqliteTables, placeholders
 from memlane.adapters.local.sqlite_db import iso, parse_iso, parse_iso_required
-from memlane.domain.models import ContentType, Document, DocumentStatus, MediaInfo
-from memlane.ports import DocumentPage, DocumentStats, RecallFilters, decode_cursor, encode_cursor
+from memlane.domain.models import ContentType, Document, DocumentStatus, MediaInfo, conversation_order
+from memlane.ports import (
+    DocumentPage,
+    DocumentStats,
+    RecallFilters,
+    decode_cursor,
+    encode_cursor,
+)
 
 DOC_COLUMNS = (
     "id, organization_id, project_id, user_id, title, content, summary, content_type, source_url, "
     "metadata, content_hash, updates_memory_id, forget_after, created_at, updated_at, last_accessed_at, "
-    "status, status_reason, chunk_count, embedder, superseded_by, media, source_changed_at"
+    "status, status_reason, chunk_count, embedder, superseded_by, media, source_changed_at, "
+    "conversation_id, message_index"
 )
 
 
@@ -47,11 +55,13 @@ def row_to_document(row: sqlite3.Row) -> Document:
         superseded_by=row["superseded_by"],
         media=MediaInfo.model_validate_json(row["media"]) if row["media"] else None,
         source_changed_at=parse_iso(row["source_changed_at"]),
+        conversation_id=row["conversation_id"],
+        message_index=row["message_index"],
     )
 
 
 class SqliteDocumentStore(SqliteTables):
-    """DocumentStore and SaveOrder on SQLite."""
+    """DocumentStore on SQLite."""
 
     def document_stats(self, org_id: str, since: datetime) -> DocumentStats:
         row = (
@@ -69,7 +79,7 @@ class SqliteDocumentStore(SqliteTables):
     def put_document(self, doc: Document) -> None:
         with self.db.transaction() as conn:
             conn.execute(
-                f"INSERT OR REPLACE INTO documents ({DOC_COLUMNS}) VALUES ({placeholders(23)})",
+                f"INSERT OR REPLACE INTO documents ({DOC_COLUMNS}) VALUES ({placeholders(25)})",
                 (
                     doc.id,
                     doc.organization_id,
@@ -94,6 +104,8 @@ class SqliteDocumentStore(SqliteTables):
                     doc.superseded_by,
                     doc.media.model_dump_json() if doc.media else None,
                     iso(doc.source_changed_at),
+                    doc.conversation_id,
+                    doc.message_index,
                 ),
             )
             conn.execute("DELETE FROM document_tags WHERE document_id = ?", (doc.id,))
@@ -191,47 +203,61 @@ class SqliteDocumentStore(SqliteTables):
         rows = self.db.connection().execute("".join(sql), args).fetchall()
         return [row_to_document(r) for r in rows]
 
-    def saved_around(
-        self, org_id: str, document_ids: Sequence[str], window: int, max_gap_seconds: float, now: datetime
+    def next_message_index(self, org_id: str, project_id: str, conversation_id: str) -> int:
+        row = self.db.connection().execute(
+            "SELECT MAX(message_index) FROM documents WHERE organization_id = ? AND project_id = ?"
+            " AND conversation_id = ?",
+            (org_id, project_id, conversation_id),
+        ).fetchone()
+        return 0 if row[0] is None else int(row[0]) + 1
+
+    def conversation_documents(
+        self, org_id: str, project_id: str, conversation_id: str, now: datetime
+    ) -> list[Document]:
+        rows = self.db.connection().execute(
+            f"SELECT {DOC_COLUMNS} FROM documents WHERE organization_id = ? AND project_id = ?"
+            " AND conversation_id = ? AND status = 'ready' AND superseded_by IS NULL"
+            " AND (forget_after IS NULL OR forget_after > ?)",
+            (org_id, project_id, conversation_id, iso(now)),
+        ).fetchall()
+        return sorted((row_to_document(r) for r in rows), key=conversation_order)
+
+    def conversation_around(
+        self, org_id: str, document_ids: Sequence[str], window: int, now: datetime
     ) -> dict[str, tuple[list[str], list[str]]]:
-        """One statement: for each document, two correlated walks of the (organization, project,
-        created_at) index, each stopping after `window` visible rows (in index order: a tie-break on
-        id would sort the project). Documents saved at the same instant have no order between them:
-        not neighbours. Run in SQLite, not as 2 × N round trips from Python (that cost ~10× more)."""
+        """around_in_conversations' answer from keys alone: the documents' places, then each
+        conversation's visible messages in order (the `documents_conversation` index), ids only:
+        the neighbour stage asks this on every recall, for up to 100 candidates."""
         if not document_ids or window <= 0:
             return {}
-        visible = (
-            "d.organization_id = t.organization_id AND d.project_id = t.project_id AND d.status = 'ready'"
-            " AND d.superseded_by IS NULL AND (d.forget_after IS NULL OR d.forget_after > ?)"
-        )
-        walk = (
-            "(SELECT json_group_array(json_array(id, created_at)) FROM (SELECT d.id, d.created_at FROM "
-            "documents d WHERE {visible} AND d.created_at {op} t.created_at ORDER BY d.created_at {order} "
-            "LIMIT ?))"
-        )
-        sql = (
-            "SELECT t.id, t.created_at, "
-            + walk.format(visible=visible, op="<", order="DESC")
-            + " AS before, "
-            + walk.format(visible=visible, op=">", order="ASC")
-            + " AS after FROM documents t WHERE +t.organization_id = ? AND t.id IN "
-            + f"({placeholders(len(document_ids))})"
-        )
+        conn = self.db.connection()
+        wanted = conn.execute(
+            "SELECT id, project_id, conversation_id, COALESCE(message_index, 0) AS position, created_at"
+            f" FROM documents WHERE +organization_id = ? AND id IN ({placeholders(len(document_ids))})"
+            " AND conversation_id IS NOT NULL",
+            (org_id, *dict.fromkeys(document_ids)),
+        ).fetchall()
+        by_conversation: dict[tuple[str, str], list[sqlite3.Row]] = {}
+        for r in wanted:
+            by_conversation.setdefault((r["project_id"], r["conversation_id"]), []).append(r)
         stamp = iso(now)
-        rows = self.db.connection().execute(sql, (stamp, window, stamp, window, org_id, *document_ids)).fetchall()
         out: dict[str, tuple[list[str], list[str]]] = {}
-        for r in rows:
-            sides: tuple[list[str], list[str]] = ([], [])
-            for raw, found, newest_first in ((r["before"], sides[0], True), (r["after"], sides[1], False)):
-                steps = sorted(json.loads(raw or "[]"), key=lambda pair: pair[1], reverse=newest_first)
-                previous = parse_iso_required(r["created_at"])
-                for neighbour_id, created in steps:
-                    at = parse_iso_required(created)
-                    if abs((at - previous).total_seconds()) > max_gap_seconds:
-                        break  # a pause: what was saved beyond it is another sitting
-                    found.append(neighbour_id)
-                    previous = at
-            out[r["id"]] = sides
+        for (project_id, conversation_id), rows in by_conversation.items():
+            messages = [
+                (m["position"], m["created_at"], m["id"])
+                for m in conn.execute(
+                    "SELECT id, COALESCE(message_index, 0) AS position, created_at FROM documents"
+                    " WHERE organization_id = ? AND project_id = ? AND conversation_id = ? AND status = 'ready'"
+                    " AND superseded_by IS NULL AND (forget_after IS NULL OR forget_after > ?)"
+                    " ORDER BY position, created_at, id",
+                    (org_id, project_id, conversation_id, stamp),
+                )
+            ]
+            for r in rows:
+                others = [m for m in messages if m[2] != r["id"]]
+                i = bisect.bisect_left(others, (r["position"], r["created_at"], r["id"]))
+                out[r["id"]] = ([m[2] for m in others[max(0, i - window):i]][::-1],
+                                [m[2] for m in others[i:i + window]])
         return out
 
     def touch_documents(self, org_id: str, document_ids: Sequence[str], when: datetime) -> None:
