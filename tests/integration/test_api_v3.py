@@ -334,12 +334,37 @@ def test_another_organizations_document_is_404_and_never_recalled(server):
         ({"content": "x", "content_hash": "abc"}, "content_hash"),
         ({"content": 42}, "content"),
         ({"content": "x", "metadata": {"tags": "not-a-list"}}, "metadata"),
+        ({"content": "x", "tags": "not-a-list"}, "tags"),
+        ({"content": "x", "tags": ["ok", 7]}, "tags"),
+        ({"content": "x", "tags": ["x" * 101]}, "tags"),
     ],
 )
 def test_bad_memory_input_is_400_naming_the_field(server, body, field):
     r = server.client.post("/v3/memory", json=body)
     assert r.status_code == 400, r.text
     assert field in r.json()["error"]
+
+
+def test_top_level_tags_merge_with_metadata_tags_and_filter_recall(server):
+    doc = save(server.client, "Geothermal heat pump quote from the installer.", tags=["home", " energy ", "home"],
+               metadata={"tags": ["energy", "quotes"]})
+    assert doc["metadata"]["tags"] == ["energy", "quotes", "home"]
+    save(server.client, "Geothermal field trip photos, Iceland.")
+    tagged = recall(server.client, "geothermal", filters={"tags": ["home"]})
+    assert [r["document_id"] for r in tagged["results"]] == [doc["id"]]
+
+
+def test_bulk_items_take_top_level_tags_and_name_a_bad_one(server):
+    r = server.client.post("/v3/memories", json={"items": [
+        {"content": "Tidal turbine maintenance schedule for the harbour.", "tags": ["harbour-ops"]},
+        {"content": "Tidal pool ecology notes.", "tags": 5},
+    ]})
+    assert r.status_code in (200, 207), r.text
+    first, second = r.json()["results"]
+    assert first["status_code"] in (201, 202) and second["status_code"] == 400
+    assert "tags" in second["error"]
+    tagged = recall(server.client, "tidal", filters={"tags": ["harbour-ops"]})
+    assert [x["document_id"] for x in tagged["results"]] == [first["id"]]
 
 
 def test_malformed_json_is_400(server):

@@ -834,6 +834,11 @@ export interface components {
                 metadata?: {
                     [key: string]: unknown;
                 };
+                /**
+                 * Tags
+                 * @description Tags to file the memory under (at most 100, each at most 100 characters); merged with metadata.tags, duplicates dropped. Recall filters by them.
+                 */
+                tags?: string[] | null;
                 /** Updates Memory Id */
                 updates_memory_id?: string | null;
                 /**
@@ -1580,6 +1585,11 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
+            /**
+             * Tags
+             * @description Tags to file the memory under (at most 100, each at most 100 characters); merged with metadata.tags, duplicates dropped. Recall filters by them.
+             */
+            tags?: string[] | null;
             /** Updates Memory Id */
             updates_memory_id?: string | null;
             /**
