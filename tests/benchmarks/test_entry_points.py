@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-ENTRY_POINTS = ("ingest_recall", "concurrency", "embedder", "aws_save", "webapp", "eval_docs", "eval_memory")
+ENTRY_POINTS = ("ingest_recall", "nlp", "concurrency", "embedder", "aws_save", "webapp", "eval_docs", "eval_memory")
 
 
 @pytest.mark.parametrize("name", ENTRY_POINTS)
@@ -45,7 +45,7 @@ def test_the_make_targets_call_the_bench_modules():
     # Given the Makefile's benchmark and evaluation targets
     makefile = (REPO_ROOT / "Makefile").read_text()
     recipes = dict(re.findall(r"^((?:bench|eval)[\w-]*):.*\n\t(?:@.*\n\t)?(.+)$", makefile, flags=re.M))
-    assert {"bench", "bench-concurrency", "bench-embedder", "bench-aws-save", "bench-web", "eval",
+    assert {"bench", "bench-nlp", "bench-concurrency", "bench-embedder", "bench-aws-save", "bench-web", "eval",
             "eval-memory"} <= set(recipes)
     # Then each runs a module of bench/ that exists
     for target, recipe in recipes.items():

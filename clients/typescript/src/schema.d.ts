@@ -1356,6 +1356,17 @@ export interface components {
             type: string;
             /** Document Count */
             document_count: number;
+            /**
+             * Kind
+             * @description What the node is, for colouring: tag, memory, person, place, organization, tool, or another entity type.
+             * @default tag
+             */
+            kind?: string;
+            /**
+             * Document Id
+             * @description A memory node's document.
+             */
+            document_id?: string | null;
         };
         /** HTTPValidationError */
         HTTPValidationError: {
