@@ -1,4 +1,7 @@
-"""A local, model-free `Summarizer` (spec §3.6/§3.7 without the LLM).
+"""Today's method, frozen for bench/nlp.py's side-by-side: memlane/ingest/summarize.py as it was
+before issue 23 (not used by memlane itself). Its original docstring follows.
+
+A local, model-free `Summarizer` (spec §3.6/§3.7 without the LLM).
 
 Extractive: the summary is the two or three most representative sentences of the text, scored by
 how frequent their content words are in the whole document. Tags are the most frequent content

@@ -7,9 +7,9 @@ import Graph, { layout } from './Graph'
 
 const GRAPH = {
   nodes: [
-    { id: 'tag:cats', label: 'cats', type: 'concept', document_count: 4 },
-    { id: 'tag:vet', label: 'vet', type: 'concept', document_count: 2 },
-    { id: 'tech:python', label: 'python', type: 'technology', document_count: 1 },
+    { id: 'tag:cats', label: 'cats', type: 'concept', document_count: 4, kind: 'tag', document_id: null },
+    { id: 'tag:vet', label: 'vet', type: 'concept', document_count: 2, kind: 'tag', document_id: null },
+    { id: 'tech:python', label: 'python', type: 'technology', document_count: 1, kind: 'tool', document_id: null },
   ],
   edges: [{ source: 'tag:cats', target: 'tag:vet', relation: 'co_occurs', weight: 2 }],
 }
