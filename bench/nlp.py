@@ -346,10 +346,11 @@ def report(today: dict, new: dict, cheap: dict, locomo: dict, cost: dict, overhe
         "characters at a word boundary). Summaries score sentences (a short `Key: value` line is one) by centrality, "
         "stated facts (dates, times, numbers, amounts), names and title words; JSON is summarised by its top-level "
         "keys and values. Tags: candidate noun phrases (runs of content words, no verb or filler words) scored by "
-        "frequency, length, title and position, the best 8 re-ranked by MiniLM similarity to the document (title "
-        "plus candidates' centroid). Entities: patterns (Dr. X, X Inc, X Street, CamelCase, @handles, short lists "
+        "frequency, length, title and position, the best 6 re-ranked by MiniLM similarity to the document (the "
+        "candidates' score-weighted centroid; phrase vectors cached). Entities: patterns (Dr. X, X Inc, X Street, CamelCase, @handles, short lists "
         "of tools, organizations, places and first names) and capitalised spans, the kind of the rest chosen by "
-        "MiniLM similarity to four kind descriptions (memlane/ingest/entities.py).",
+        "MiniLM similarity to four kind prototypes (a description and ten example names each; "
+        "memlane/ingest/entities.py).",
     ]
     return "\n".join(lines)
 
