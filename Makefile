@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 7432
 
-.PHONY: run test setup ocr lint synth layers bench bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-conversations eval-facts eval-code \
+.PHONY: run test setup ocr lint synth layers bench bench-nlp bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-conversations eval-facts eval-code \
 	eval-docs eval-abstention clean extension \
 	extension-build extension-test chromium \
 	web web-test bench-web screenshots types
@@ -107,6 +107,11 @@ layers: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.ingest_recall
+
+# Offline titles, summaries, tags and entities: today's method and the new one side by side, and the
+# ingestion overhead over the embedder with the new summarizer.
+bench-nlp: $(STAMP)
+	$(BIN)/python -m bench.nlp --locomo $(SHARED)/eval/locomo-dev.json --write BENCHMARKS.md
 
 # The local server under save pressure: recall and /health latency while two clients save long documents.
 bench-concurrency: $(STAMP)

@@ -83,6 +83,10 @@ class MemoryIn(_Request):
         default=None, description="Defaults to the organization's default project."
     )
     metadata: dict[str, Any] = Field(default_factory=dict)
+    tags: list[str] | None = Field(
+        default=None,
+        description=f"Tags to file the memory under (at most {MAX_TAGS}, each at most 100 characters); merged "
+                    "with metadata.tags, duplicates dropped. Recall filters by them.")
     updates_memory_id: UUIDStr | None = None
     forget_after: datetime | None = Field(default=None, description="ISO 8601, in the future.")
     conversation_id: OptionalTrimmedNonBlankStr = Field(
@@ -105,6 +109,23 @@ class MemoryIn(_Request):
     def _message_index_needs_conversation(self) -> MemoryIn:
         if self.message_index is not None and self.conversation_id is None:
             raise ValueError("message_index: needs conversation_id")
+        return self
+
+    @field_validator("tags")
+    @classmethod
+    def _top_level_tags(cls, v: list[str] | None) -> list[str] | None:
+        return None if v is None else _clean_tags(v)
+
+    @model_validator(mode="after")
+    def _merge_tags(self) -> MemoryIn:
+        """Top-level `tags` and `metadata.tags` are one list: metadata.tags first, then the others."""
+        if self.tags is None:
+            return self
+        merged = list(dict.fromkeys([*self.metadata.get("tags", []), *self.tags]))
+        if len(merged) > MAX_TAGS:
+            raise ValueError(f"tags: at most {MAX_TAGS} tags (with metadata.tags)")
+        self.metadata = {**self.metadata, "tags": merged}
+        self.tags = merged
         return self
 
     @model_validator(mode="after")

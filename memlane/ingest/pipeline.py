@@ -25,15 +25,18 @@ def content_hash(text: str) -> str:
 
 
 def derive_title(extracted: Extracted, given: str | None) -> str:
-    if given and given.strip():
+    """The given title, unless it is a bare file name and the document has a heading of its own;
+    then the extracted title; then a short first line."""
+    from memlane.ingest.extract.text import first_line_title, looks_like_file_name
+
+    if given and given.strip() and not (
+        extracted.title_from_heading and extracted.content_type is not ContentType.CODE
+        and looks_like_file_name(given)
+    ):
         return given.strip()[:500]
     if extracted.title:
         return extracted.title[:500]
-    for line in extracted.text.splitlines():
-        line = line.strip().lstrip("#").strip()
-        if line:
-            return line if len(line) <= 80 else line[:77].rstrip() + "…"
-    return "Untitled"
+    return first_line_title(extracted.text) or "Untitled"
 
 
 @dataclass

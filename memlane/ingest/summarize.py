@@ -1,22 +1,37 @@
-"""A local, model-free `Summarizer` (spec §3.6/§3.7 without the LLM).
+"""The local `Summarizer` (spec §3.6/§3.7 without an LLM): what the embedded default uses, and
+what the OpenAI summarizer falls back to.
 
-Extractive: the summary is the two or three most representative sentences of the text, scored by
-how frequent their content words are in the whole document. Tags are the most frequent content
-words and word pairs. It is deterministic, fast, and what the OpenAI summarizer falls back to.
+Summary: extractive. Sentences (a short "Key: value" line counts as one) are scored by how
+central their content words are to the document, by whether they state a fact a person looks a
+note up for (a date, a time, a number, an amount, a name: memlane.ingest.facts), by the words they
+share with the title, and by position; the best two or three within SUMMARY_MAX_CHARS are kept in
+document order. A JSON document is summarised by its top-level keys and values instead.
+
+Tags: keyphrases (memlane.ingest.keyphrases): candidate noun phrases scored statistically and,
+with an embedder, re-ranked by MiniLM similarity. Entities: memlane.ingest.entities, their kinds
+decided by MiniLM similarity to kind descriptions. Both use one batch of short texts per
+document, so the embedder's extra work stays small (BENCHMARKS.md, ingestion overhead). Code keeps
+the identifier-based tags.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 from memlane.domain.models import ContentType
+from memlane.ingest import entities as entity_finder
+from memlane.ingest import keyphrases
 from memlane.ingest.chunking import find_code_units, sentence_spans
+from memlane.ingest.facts import has_fact, has_name, is_key_value
 from memlane.ingest.languages import DISPLAY_NAMES
 from memlane.ingest.text import shorten
-from memlane.ports import Summary
+from memlane.ports import Embedder, Summary
 
 SUMMARY_MAX_CHARS = 400
 FALLBACK_CHARS = 200
@@ -24,6 +39,7 @@ SUMMARY_SENTENCES = 3
 MAX_TAGS = 5
 NOTE_MAX_CHARS = 600  # shorter than this, a text is a note
 ANALYSED_CHARS = 200_000  # enough to characterise a document; keeps huge inputs cheap
+PHRASE_CACHE_ENTRIES = 4096  # phrase → vector (MiniLM: 384 floats)
 
 
 def _wordset(words: str) -> frozenset[str]:
@@ -84,14 +100,29 @@ _KIND_WORDS = {
 
 
 class LocalSummarizer:
-    """Extractive summary and heuristic metadata; implements the `Summarizer` port."""
+    """Extractive summary, keyphrase tags and entities; implements the `Summarizer` port.
+
+    `embedder` (the one the stack already loaded) re-ranks the tags and decides entity kinds;
+    without one (the OpenAI summarizer's fallback, tests) the statistical scores and patterns
+    alone decide. An embedder that fails leaves the statistical result: a summary never fails a save.
+    """
+
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        self.embedder = embedder
+        self._kind_vectors: dict[str, list[float]] | None = None
+        self._lock = threading.Lock()
+        # Phrases and names recur across documents (tags do, by design): a vector computed once
+        # is reused, so most documents embed only the few phrases that are new.
+        self._vectors: OrderedDict[str, list[float]] = OrderedDict()
 
     def summarize(self, title: str, text: str, content_type: ContentType, language: str | None) -> Summary:
         sample = text[:ANALYSED_CHARS]
         if content_type is ContentType.CODE:
             summary = summarize_code(sample, language)
+        elif content_type is ContentType.JSON:
+            summary = summarize_json(sample) or summarize_prose(sample, title)
         else:
-            summary = summarize_prose(sample)
+            summary = summarize_prose(sample, title)
         if not summary:
             summary = _fallback_summary(title, sample, content_type)
         return Summary(summary=summary, metadata=self.metadata(title, sample, content_type, language))
@@ -99,16 +130,71 @@ class LocalSummarizer:
     def metadata(
         self, title: str, text: str, content_type: ContentType, language: str | None
     ) -> dict[str, Any]:
-        """tags, category and language (spec §3.7's fields that can be computed without a model)."""
+        """tags, category, language and entities (spec §3.7's fields computed without an LLM)."""
         is_code = content_type is ContentType.CODE
-        tags = extract_tags(title, text, code=is_code)
-        if is_code and language and language not in tags:
-            tags = [language, *tags][:MAX_TAGS]
-        metadata: dict[str, Any] = {"tags": tags, "category": categorize(text, content_type)}
+        metadata: dict[str, Any] = {}
+        if is_code:
+            tags = extract_tags(title, text, code=True)
+            if language and language not in tags:
+                tags = [language, *tags][:MAX_TAGS]
+        else:
+            source = _json_prose(text) if content_type is ContentType.JSON else text
+            headings = [h.strip().lstrip("#").strip() for h in _HEADING_LINE.findall(source[:50_000])[:6]]
+            # Headings name the topics: they count with the title for the tags.
+            topic = ". ".join([title, *headings]) if headings else title
+            tags, entities = self._tags_and_entities(topic, plain_prose(source))
+            if entities:
+                metadata["entities"] = [e.as_dict() for e in entities]
+        metadata = {"tags": tags, "category": categorize(text, content_type), **metadata}
         # No language detector for prose (not worth a dependency): memlane's users write English.
         if language or not is_code:
             metadata["language"] = language or "en"
         return metadata
+
+    def _tags_and_entities(self, title: str, prose: str) -> tuple[list[str], list[entity_finder.Entity]]:
+        found = keyphrases.candidates(title, prose, STOPWORDS)
+        pool = found[: keyphrases.CANDIDATES_EMBEDDED]
+        spans = entity_finder.find(prose)
+        undecided = [f.text for f in spans if f.kind is None][: entity_finder.MAX_EMBEDDED]
+        vectors: list[list[float]] | None = None
+        kind_vectors = None
+        if self.embedder is not None and (len(pool) > 2 or undecided):
+            try:
+                kind_vectors = self._kinds() if undecided else None
+                # One batch of short texts: the candidate phrases and the entity spans not seen lately.
+                vectors = self._embed([*(c.phrase for c in pool), *undecided])
+            except Exception:  # noqa: BLE001 - the statistical result stands; a summary never fails a save
+                vectors, kind_vectors = None, None
+        if vectors is not None:
+            phrase_vectors = vectors[: len(pool)] if len(pool) > 2 else None
+            tags = keyphrases.rank(found, MAX_TAGS, vectors=phrase_vectors)
+            entities = entity_finder.decide(spans, vectors[len(pool):], kind_vectors)
+        else:
+            tags = keyphrases.rank(found, MAX_TAGS)
+            entities = entity_finder.decide(spans, None, None)
+        return tags, entities
+
+    def _embed(self, texts: Sequence[str]) -> list[list[float]]:
+        assert self.embedder is not None
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        fresh = self.embedder.embed_documents(missing) if missing else []
+        with self._lock:
+            self._vectors.update(zip(missing, fresh, strict=True))
+            out = []
+            for text in texts:
+                self._vectors.move_to_end(text)
+                out.append(self._vectors[text])
+            while len(self._vectors) > PHRASE_CACHE_ENTRIES:
+                self._vectors.popitem(last=False)
+        return out
+
+    def _kinds(self) -> dict[str, list[float]]:
+        with self._lock:
+            if self._kind_vectors is None:
+                assert self.embedder is not None
+                self._kind_vectors = entity_finder.kind_prototypes(self.embedder)
+            return self._kind_vectors
 
 
 # --------------------------------------------------------------------------- prose summary
@@ -137,17 +223,53 @@ def content_words(text: str, *, extra_stopwords: frozenset[str] = frozenset()) -
     return words
 
 
-def summarize_prose(text: str) -> str:
-    """The 2–3 most representative sentences, in document order, within SUMMARY_MAX_CHARS."""
+def summary_sentences(text: str) -> list[str]:
+    """The sentences of prose, a short line that stands on its own ("Notice period: three
+    months", "Expires 14 March 2027") counting as one even without a full stop."""
+    units: list[str] = []
+    lines = text.split("\n")
+    buffer: list[str] = []
+
+    def flush() -> None:
+        if buffer:
+            block = " ".join(buffer)
+            units.extend(" ".join(block[a:b].split()) for a, b in sentence_spans(block))
+            buffer.clear()
+
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped:
+            flush()
+            continue
+        following = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        standalone = (is_key_value(stripped) and len(stripped) <= 160) or (
+            len(stripped) <= 80 and not stripped.endswith((",", "-")) and (not following or following[0].isupper()
+                                                                          or is_key_value(following))
+            and not buffer)
+        if standalone:
+            flush()
+            units.append(" ".join(stripped.split()))
+        else:
+            buffer.append(stripped)
+            if stripped.endswith((".", "!", "?")) and (not following or following[0].isupper()):
+                flush()
+    flush()
+    return units
+
+
+def summarize_prose(text: str, title: str = "") -> str:
+    """The 2–3 sentences that best state the point and its facts, in document order, within
+    SUMMARY_MAX_CHARS."""
     prose = plain_prose(text)
     sentences = []
-    for start, end in sentence_spans(prose):
-        sentence = " ".join(prose[start:end].split())
-        if len(sentence) >= 20 and len(sentence.split()) >= 4:
+    for sentence in summary_sentences(prose):
+        word_count = len(sentence.split())
+        if (len(sentence) >= 20 and word_count >= 4) or (word_count >= 2 and len(sentence) >= 8 and has_fact(sentence)):
             sentences.append(sentence)
     if not sentences:
         return ""
     frequencies = Counter(content_words(prose))
+    title_words = set(content_words(title))
     scored = []
     seen: set[frozenset[str]] = set()
     for index, sentence in enumerate(sentences):
@@ -156,21 +278,124 @@ def summarize_prose(text: str) -> str:
             continue  # a repeated sentence (boilerplate, a refrain) is said once
         seen.add(words)
         weight = sum(frequencies[w] for w in words) / math.sqrt(len(words))
-        weight *= 1 + 0.3 / (1 + index)  # the opening of a text tends to say what it is about
+        weight /= max(frequencies.most_common(1)[0][1], 1) ** 0.5  # comparable across documents
+        bonus = 1.0
+        if has_fact(sentence):
+            bonus += 0.8  # the date, the amount, the deadline: what the note is looked up for
+        if is_key_value(sentence):
+            bonus += 0.3
+        if has_name(sentence):
+            bonus += 0.2
+        if title_words & words:
+            bonus += 0.5 * len(title_words & words) / len(title_words)
+        weight *= bonus * (1 + 0.5 / (1 + index))  # the opening of a text tends to say what it is about
         scored.append((weight, index))
     scored.sort(key=lambda pair: (-pair[0], pair[1]))
     chosen: list[int] = []
     length = 0
+    taken = 0.0
     for _, index in scored:
-        sentence_length = len(sentences[index]) + (1 if chosen else 0)
+        sentence = sentences[index]
+        sentence_length = len(sentence) + (1 if chosen else 0)
         if length + sentence_length <= SUMMARY_MAX_CHARS:
             chosen.append(index)
             length += sentence_length
-        if len(chosen) == SUMMARY_SENTENCES:
+            # A short "Key: value" line ("Notice period: three months") is half a sentence.
+            taken += 0.5 if is_key_value(sentence) and len(sentence) <= 60 else 1.0
+        if taken >= SUMMARY_SENTENCES:
             break
     if not chosen:  # even the best sentence is too long: shorten it
         return shorten(sentences[scored[0][1]] if scored else sentences[0], SUMMARY_MAX_CHARS)
-    return " ".join(sentences[i] for i in sorted(chosen))
+    return " ".join(_sentence(sentences[i]) for i in sorted(chosen))
+
+
+def _sentence(text: str) -> str:
+    """A unit as it reads inside a summary: a line without a full stop gets one."""
+    return text if text.endswith((".", "!", "?", "…", ":")) else text + "."
+
+
+# --------------------------------------------------------------------------- JSON summary
+
+
+def _json_data(text: str) -> Any:
+    """The JSON document inside extracted JSON text (its readable lines come first)."""
+    for start in (0, text.find("\n\n{") + 2, text.find("\n\n[") + 2):
+        if start < 0 or (start == 1 and text[:1] not in "{["):
+            continue
+        try:
+            return json.loads(text[start:])
+        except ValueError:
+            continue
+    return None
+
+
+def _scalar(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float | str) and str(value).strip():
+        return " ".join(str(value).split())
+    return None
+
+
+def _describe(value: Any, depth: int = 0) -> str:
+    scalar = _scalar(value)
+    if scalar is not None:
+        return shorten(scalar, 80)
+    if isinstance(value, dict):
+        if depth >= 1:
+            return "{" + ", ".join(str(k) for k in list(value)[:5]) + ("…" if len(value) > 5 else "") + "}"
+        parts = [f"{k} {_describe(v, depth + 1)}" for k, v in list(value.items())[:4]]
+        return "(" + ", ".join(parts) + ("…" if len(value) > 4 else "") + ")"
+    if isinstance(value, list):
+        items = [s for s in (_scalar(v) for v in value[:4]) if s is not None]
+        if items and len(items) == min(len(value), 4):
+            return ", ".join(items) + (f" and {len(value) - 4} more" if len(value) > 4 else "")
+        return f"{len(value)} item{'s' if len(value) != 1 else ''}"
+    return "empty"
+
+
+def summarize_json(text: str) -> str:
+    """'Keys: a, b, c. a: 1; b: x (y 2, z 3); c: 4 items.': top-level keys and what they hold."""
+    data = _json_data(text)
+    if isinstance(data, list):
+        kinds = {type(v).__name__ for v in data}
+        head = f"A list of {len(data)} item{'s' if len(data) != 1 else ''}"
+        if data and isinstance(data[0], dict):
+            head += " with keys " + ", ".join(str(k) for k in list(data[0])[:8])
+        elif kinds and data:
+            head += ": " + _describe(data)
+        return shorten(head + ".", SUMMARY_MAX_CHARS)
+    if not isinstance(data, dict) or not data:
+        return ""
+    keys = list(data)
+    parts = [f"{k}: {_describe(data[k])}" for k in keys]
+    summary = "Keys: " + ", ".join(str(k) for k in keys[:12]) + ("…" if len(keys) > 12 else "") + ". "
+    summary += "; ".join(parts) + "."
+    return shorten(summary, SUMMARY_MAX_CHARS)
+
+
+def _json_prose(text: str) -> str:
+    """JSON as words for tags and entities: keys and string values, no braces and quotes."""
+    data = _json_data(text)
+    if data is None:
+        return text
+    out: list[str] = []
+
+    def walk(node: Any) -> None:
+        if len(out) > 2000:
+            return
+        if isinstance(node, dict):
+            for k, v in node.items():
+                out.append(str(k).replace("_", " ") + ".")
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+        elif isinstance(node, str):
+            out.append(node if node.rstrip().endswith((".", "!", "?")) else node + ".")
+
+    walk(data)
+    return "\n".join(out)
 
 
 

@@ -49,12 +49,14 @@ def make_embedder(settings: Settings):
     return MiniLMEmbedder("int8" if choice == "local-int8" else "fp32", window=settings.embedder_window)
 
 
-def make_summarizer(settings: Settings):
+def make_summarizer(settings: Settings, embedder: Any = None):
+    """The LLM when a key is configured; else the local summarizer, which re-ranks tags and
+    decides entity kinds with the embedder the stack already loaded (MiniLM offline)."""
     if settings.openai_api_key:
         from memlane.adapters.openai.summarizer import OpenAISummarizer
 
-        return OpenAISummarizer(api_key=settings.openai_api_key)
-    return LocalSummarizer()
+        return OpenAISummarizer(api_key=settings.openai_api_key, fallback=LocalSummarizer(embedder))
+    return LocalSummarizer(embedder)
 
 
 def make_media_readers(settings: Settings):
@@ -116,7 +118,7 @@ def build_local(settings: Settings, embedder=None, summarizer=None, media_reader
         blobs=SqliteBlobStore(db),
         index=index,
         embedder=embedder,
-        summarizer=summarizer or make_summarizer(settings),
+        summarizer=summarizer or make_summarizer(settings, embedder),
         queue=queue,
         cache=cache,
         idempotency=SqliteIdempotencyLayer(db),

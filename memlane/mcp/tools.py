@@ -224,8 +224,9 @@ class MemlaneTools:
 
     def memory_graph(self, args: ProjectArg) -> ToolOutput:
         graph = self.backend.memory_graph(self._project_id(args.project))
-        summary = (f"Memory graph: {len(graph['nodes'])} topics, {len(graph['edges'])} connections. "
-                   "Labels are stored data.\n")
+        memories = sum(1 for n in graph["nodes"] if n.get("kind") == "memory")
+        summary = (f"Memory graph: {len(graph['nodes']) - memories} topics and entities, {memories} memories, "
+                   f"{len(graph['edges'])} connections. Labels are stored data.\n")
         return ToolOutput(summary + json_data(graph, indent=1), graph)
 
     def who_am_i(self, args: NoArgs) -> ToolOutput:

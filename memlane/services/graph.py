@@ -1,13 +1,16 @@
-"""The memory graph (spec §5 GET /v3/memory-graph, §6 memory-graph tool): topics and the
-documents that connect them.
+"""The memory graph (spec §5 GET /v3/memory-graph, §6 memory-graph tool): topics, the entities
+memories name, and the memories that connect them.
 
-Nodes are the tags of documents (`concept`) and the entities extracted at ingestion: the
-programming language of code (`technology`), the author (`person`) and, when a summarizer provides
-them, `metadata.entities` (strings, or objects with `name` and `type`). A node's
-`document_count` is how many documents mention it; an edge joins two nodes that occur in the same
-document, weighted by how many documents they share. Both lists are capped, most frequent first,
-so a large store still gives a graph a client can draw. Synthetic filter tags (raged collections)
-are bookkeeping, not topics, and are left out.
+Nodes are the tags of documents (`concept`, kind `tag`) and the entities extracted at ingestion:
+the programming language of code (`technology`, kind `tool`), the author (`person`) and
+`metadata.entities` — `{text, kind}` objects from the summarizer (memlane.ingest.entities: kind
+`person`, `place`, `organization` or `tool`), or strings, or `{name, type}` objects an LLM gave.
+A node's `document_count` is how many documents mention it; a `co_occurs` edge joins two nodes that
+occur in the same document, weighted by how many documents they share. Memories that name a kept
+entity are nodes too (type and kind `memory`, with `document_id`), joined to each entity they name
+by a `mentions` edge (memory → entity). Every list is capped, most frequent (or, for memories,
+most connected and newest) first, so a large store still gives a graph a client can draw.
+Synthetic filter tags (raged collections) are bookkeeping, not topics, and are left out.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections import Counter
 from itertools import combinations
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from memlane.domain.errors import NotFoundError
 from memlane.domain.models import ContentType, Document
@@ -27,7 +30,10 @@ MAX_DOCUMENTS = 2000  # newest documents read to build the graph
 MAX_NODES = 50
 MAX_EDGES = 200
 MAX_NODES_PER_DOCUMENT = 25  # bounds the pairs one document contributes (25·24/2 = 300)
+MAX_MENTIONS_PER_MEMORY = 12
 EDGE_RELATION = "co_occurs"
+MENTION_RELATION = "mentions"
+ENTITY_KINDS = ("person", "place", "organization", "tool")
 
 
 class GraphNode(BaseModel):
@@ -35,6 +41,9 @@ class GraphNode(BaseModel):
     label: str
     type: str
     document_count: int
+    kind: str = Field(default="tag", description="What the node is, for colouring: tag, memory, person, place, "
+                                                 "organization, tool, or another entity type.")
+    document_id: str | None = Field(default=None, description="A memory node's document.")
 
 
 class GraphEdge(BaseModel):
@@ -53,6 +62,10 @@ def _synthetic_tags(doc: Document) -> set[str]:
     raged = doc.metadata.get("raged")
     tags = raged.get("tags") if isinstance(raged, dict) else None
     return {t for t in tags if isinstance(t, str)} if isinstance(tags, list) else set()
+
+
+def _kind_of(node_type: str) -> str:
+    return {"concept": "tag", "technology": "tool"}.get(node_type, node_type)
 
 
 def _entities(doc: Document) -> dict[str, tuple[str, str]]:
@@ -79,8 +92,9 @@ def _entities(doc: Document) -> dict[str, tuple[str, str]]:
             if isinstance(e, str):
                 add(e, "entity")
             elif isinstance(e, dict):
-                kind = e.get("type") if isinstance(e.get("type"), str) and e.get("type") else "entity"
-                add(e.get("name"), str(kind).lower()[:40])
+                given = e.get("kind") or e.get("type")
+                kind = given if isinstance(given, str) and given else "entity"
+                add(e.get("text") or e.get("name"), str(kind).lower()[:40])
     return found
 
 
@@ -121,7 +135,22 @@ def build_memory_graph(
         present = sorted((i for i in ids if i in kept_set), key=lambda i: (-counts[i], i))
         pairs.update((min(a, b), max(a, b)) for a, b in combinations(present[:MAX_NODES_PER_DOCUMENT], 2))
 
-    nodes = [GraphNode(id=n, label=labels[n][0], type=labels[n][1], document_count=counts[n]) for n in kept]
+    nodes = [GraphNode(id=n, label=labels[n][0], type=labels[n][1], document_count=counts[n],
+                       kind=_kind_of(labels[n][1])) for n in kept]
     top_pairs = sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))[:max(0, max_edges)]
     edges = [GraphEdge(source=a, target=b, relation=EDGE_RELATION, weight=w) for (a, b), w in top_pairs]
+
+    # Memories and the entities they name (not tags: every memory has those).
+    entity_ids = {n.id for n in nodes if n.kind != "tag"}
+    linked = []
+    for position, (doc, ids) in enumerate(zip(docs, per_doc, strict=True)):
+        named = sorted((i for i in ids if i in entity_ids), key=lambda i: (-counts[i], i))
+        if named:
+            linked.append((len(named), position, doc, named[:MAX_MENTIONS_PER_MEMORY]))
+    linked.sort(key=lambda item: (-item[0], item[1]))  # most connected, then newest (docs come newest first)
+    for _, _, doc, named in linked[:max(0, max_nodes)]:
+        memory_id = f"memory:{doc.id}"
+        nodes.append(GraphNode(id=memory_id, label=doc.title or "Untitled", type="memory", document_count=1,
+                               kind="memory", document_id=doc.id))
+        edges.extend(GraphEdge(source=memory_id, target=i, relation=MENTION_RELATION, weight=1) for i in named)
     return MemoryGraphOut(nodes=nodes, edges=edges)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-ENTRY_POINTS = ("ingest_recall", "concurrency", "embedder", "aws_save", "webapp", "eval")
+ENTRY_POINTS = ("ingest_recall", "nlp", "concurrency", "embedder", "aws_save", "webapp", "eval")
 
 
 @pytest.mark.parametrize("name", ENTRY_POINTS)
@@ -49,7 +49,7 @@ def test_the_make_targets_call_the_bench_modules():
         target: re.sub(r"\$\((\w+)\)", lambda m: variables.get(m.group(1), m.group(0)), recipe)
         for target, recipe in re.findall(r"^((?:bench|eval)[\w-]*):.*\n\t(?:@.*\n\t)?(.+)$", makefile, flags=re.M)
     }
-    assert {"bench", "bench-concurrency", "bench-embedder", "bench-aws-save", "bench-web", "eval",
+    assert {"bench", "bench-nlp", "bench-concurrency", "bench-embedder", "bench-aws-save", "bench-web", "eval",
             "eval-conversations", "eval-facts", "eval-code", "eval-docs", "eval-abstention"} <= set(recipes)
     # Then each runs a module of bench/ that exists
     for target, recipe in recipes.items():

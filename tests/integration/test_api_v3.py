@@ -394,6 +394,9 @@ def test_another_organizations_document_is_404_and_never_recalled(server):
         ({"content": "x", "conversation_id": "c", "message_index": -1}, "message_index"),
         ({"content": "x", "conversation_id": "c", "message_index": "first"}, "message_index"),
         ({"content": "x", "message_index": 3}, "message_index"),
+        ({"content": "x", "tags": "not-a-list"}, "tags"),
+        ({"content": "x", "tags": ["ok", 7]}, "tags"),
+        ({"content": "x", "tags": ["x" * 101]}, "tags"),
     ],
 )
 def test_bad_memory_input_is_400_naming_the_field(server, body, field):
@@ -429,6 +432,28 @@ def test_the_conversation_signal_is_stored_trimmed_and_ordered(server):
     # and the memory reads back with its conversation
     doc = c.get(f"/v3/documents/{first['id']}").json()
     assert (doc["conversation_id"], doc["message_index"]) == ("trip-2027", 4)
+
+
+def test_top_level_tags_merge_with_metadata_tags_and_filter_recall(server):
+    doc = save(server.client, "Geothermal heat pump quote from the installer.", tags=["home", " energy ", "home"],
+               metadata={"tags": ["energy", "quotes"]})
+    assert doc["metadata"]["tags"] == ["energy", "quotes", "home"]
+    save(server.client, "Geothermal field trip photos, Iceland.")
+    tagged = recall(server.client, "geothermal", filters={"tags": ["home"]})
+    assert [r["document_id"] for r in tagged["results"]] == [doc["id"]]
+
+
+def test_bulk_items_take_top_level_tags_and_name_a_bad_one(server):
+    r = server.client.post("/v3/memories", json={"items": [
+        {"content": "Tidal turbine maintenance schedule for the harbour.", "tags": ["harbour-ops"]},
+        {"content": "Tidal pool ecology notes.", "tags": 5},
+    ]})
+    assert r.status_code in (200, 207), r.text
+    first, second = r.json()["results"]
+    assert first["status_code"] in (201, 202) and second["status_code"] == 400
+    assert "tags" in second["error"]
+    tagged = recall(server.client, "tidal", filters={"tags": ["harbour-ops"]})
+    assert [x["document_id"] for x in tagged["results"]] == [first["id"]]
 
 
 def test_malformed_json_is_400(server):

@@ -851,6 +851,11 @@ export interface components {
                 metadata?: {
                     [key: string]: unknown;
                 };
+                /**
+                 * Tags
+                 * @description Tags to file the memory under (at most 100, each at most 100 characters); merged with metadata.tags, duplicates dropped. Recall filters by them.
+                 */
+                tags?: string[] | null;
                 /** Updates Memory Id */
                 updates_memory_id?: string | null;
                 /**
@@ -1424,6 +1429,17 @@ export interface components {
             type: string;
             /** Document Count */
             document_count: number;
+            /**
+             * Kind
+             * @description What the node is, for colouring: tag, memory, person, place, organization, tool, or another entity type.
+             * @default tag
+             */
+            kind?: string;
+            /**
+             * Document Id
+             * @description A memory node's document.
+             */
+            document_id?: string | null;
         };
         /** HTTPValidationError */
         HTTPValidationError: {
@@ -1653,6 +1669,11 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
+            /**
+             * Tags
+             * @description Tags to file the memory under (at most 100, each at most 100 characters); merged with metadata.tags, duplicates dropped. Recall filters by them.
+             */
+            tags?: string[] | null;
             /** Updates Memory Id */
             updates_memory_id?: string | null;
             /**

@@ -40,11 +40,15 @@ METADATA_PROMPT = """Extract metadata from the following content. Return a JSON 
 - tags: string[] (3-5 relevant topic tags)
 - language: string (programming language if code, or content language)
 - sentiment: 'positive' | 'negative' | 'neutral'
-- category: string (e.g., 'article', 'documentation', 'tutorial', 'opinion', 'research', 'reference')"""
+- category: string (e.g., 'article', 'documentation', 'tutorial', 'opinion', 'research', 'reference')
+- entities: {"text": string, "kind": "person" | "place" | "organization" | "tool"}[] (the people, places, \
+organizations and software tools the content names, at most 12)"""
 
 SENTIMENTS = frozenset({"positive", "negative", "neutral"})
 _SHORT_FIELD_MAX = 200
 _TAG_MAX = 50
+_ENTITIES_MAX = 12
+ENTITY_KINDS = frozenset({"person", "place", "organization", "tool"})
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +102,7 @@ class OpenAISummarizer:
             metadata = dict(local_result().metadata)
         else:
             # Tags and category drive filtering and display: fill in what the model left out.
-            for key in ("tags", "category", "language"):
+            for key in ("tags", "category", "language", "entities"):
                 if key not in metadata and key in local_result().metadata:
                     metadata[key] = local_result().metadata[key]
         if content_type is ContentType.CODE and language:
@@ -191,4 +195,14 @@ def parse_metadata(data: dict[str, Any]) -> dict[str, Any]:
                     cleaned.append(tag)
         if cleaned:
             metadata["tags"] = cleaned[:MAX_TAGS]
+    entities = data.get("entities")
+    if isinstance(entities, list):
+        kept: list[dict[str, str]] = []
+        for entity in entities[:_ENTITIES_MAX]:
+            if isinstance(entity, dict) and isinstance(entity.get("text"), str) and entity.get("kind") in ENTITY_KINDS:
+                text = " ".join(entity["text"].split())
+                if text and len(text) <= _TAG_MAX * 2 and all(e["text"] != text for e in kept):
+                    kept.append({"text": text, "kind": entity["kind"]})
+        if kept:
+            metadata["entities"] = kept
     return metadata

@@ -27,6 +27,7 @@ from memlane.ingest.extract.text import (
     TITLE_MAX_CHARS,
     clean_title,
     extract_plain,
+    looks_like_file_name,
     normalize_whitespace,
 )
 from memlane.ingest.languages import detect_language, normalize_language
@@ -40,6 +41,7 @@ __all__ = [
     "detect_language",
     "extract",
     "html_to_markdown",
+    "looks_like_file_name",
     "normalize_language",
     "normalize_whitespace",
 ]
@@ -81,10 +83,15 @@ def extract(
     page_offsets = result.page_offsets
     if page_offsets is not None and truncated:
         page_offsets = [offset for offset in page_offsets if offset < len(text)] or [0]
+    # A file name ("notes.md") is what a client sends for want of a title: the document's own
+    # heading beats it. Code keeps its file name (that is how code is known).
+    keep_given = given_title and not (
+        result.title_from_heading and content_type is not ContentType.CODE and looks_like_file_name(given_title))
     return Extracted(
         text=text,
         content_type=content_type,
-        title=given_title or result.title,
+        title=given_title if keep_given else result.title,
+        title_from_heading=result.title_from_heading and not keep_given,
         language=result.language,
         metadata=metadata,
         page_offsets=page_offsets,

@@ -53,7 +53,8 @@ _NOT_A_LANGUAGE = {"default", "none", "text", "plain", "plaintext", "nohighlight
 
 def extract_html(raw: str, content_type: ContentType, title: str | None, source_url: str | None) -> Extracted:
     text, derived = html_to_markdown(raw, source_url=source_url)
-    return Extracted(text=text, content_type=content_type, title=derived or first_line_title(text))
+    return Extracted(text=text, content_type=content_type, title=derived or first_line_title(text),
+                     title_from_heading=derived is not None)
 
 
 def html_to_markdown(html: str, *, source_url: str | None = None) -> tuple[str, str | None]:

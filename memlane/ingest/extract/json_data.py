@@ -37,7 +37,8 @@ def extract_json(raw: str, content_type: ContentType, title: str | None, source_
             break
     pretty = json.dumps(data, indent=2, ensure_ascii=False)
     text = "\n".join(lines) + "\n\n" + pretty if lines else pretty
-    return Extracted(text=text, content_type=content_type, title=_json_title(data))
+    derived = _json_title(data)
+    return Extracted(text=text, content_type=content_type, title=derived, title_from_heading=derived is not None)
 
 
 def _readable_fields(data: Any) -> Iterator[tuple[str, str]]:

@@ -52,6 +52,7 @@ def extract_email(
         text=text,
         content_type=content_type,
         title=clean_title(subject) if subject else first_line_title(text),
+        title_from_heading=bool(subject),
         metadata=metadata,
     )
 

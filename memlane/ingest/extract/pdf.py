@@ -67,6 +67,7 @@ def extract_pdf(raw: str | bytes) -> Extracted:
         pages = [normalize_whitespace(page.extract_text() or "") for page in reader.pages]
         info = reader.metadata
         pdf_title = str(info.title).strip() if info and info.title else ""
+        outline_title = _outline_title(reader)
         pdf_author = str(info.author).strip() if info and info.author else ""
         # Pages without a text layer that carry a picture are scans of text.
         scanned = [i for i, text in enumerate(pages) if not text and _has_images(reader.pages[i])]
@@ -79,6 +80,7 @@ def extract_pdf(raw: str | bytes) -> Extracted:
     if pdf_author:
         metadata["author"] = pdf_author
     title = pdf_title if pdf_title and not _JUNK_PDF_TITLES.match(pdf_title) else None
+    title = title or outline_title or _heading_line(next((p for p in pages if p), ""))
     if scanned:
         raise ScannedPdfError(data, pages, scanned, clean_title(title) if title else None, metadata)
     parts: list[str] = []
@@ -99,9 +101,35 @@ def extract_pdf(raw: str | bytes) -> Extracted:
         text=text,
         content_type=ContentType.PDF,
         title=clean_title(title) if title else first_line_title(text),
+        title_from_heading=title is not None,
         metadata=metadata,
         page_offsets=offsets,
     )
+
+
+def _outline_title(reader: Any) -> str | None:
+    """The first entry of the PDF's outline (its bookmarks), when it has one."""
+    try:
+        for item in reader.outline:
+            if not isinstance(item, list) and str(getattr(item, "title", "") or "").strip():
+                return str(item.title).strip()
+    except Exception:  # noqa: BLE001 - a damaged outline is no title, not an unreadable PDF
+        return None
+    return None
+
+
+def _heading_line(page_text: str) -> str | None:
+    """The first page's first line when it reads as a heading: short, with letters, not a
+    sentence running on (no closing comma or full stop), not a page number or a date alone."""
+    for line in page_text.splitlines()[:3]:
+        line = " ".join(line.split())
+        if not line:
+            continue
+        letters = sum(ch.isalpha() for ch in line)
+        if 3 <= len(line) <= 100 and letters >= len(line) / 2 and not line.endswith((".", ",", ";")):
+            return line
+        return None
+    return None
 
 
 def _has_images(page: Any) -> bool:

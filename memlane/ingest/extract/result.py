@@ -18,3 +18,6 @@ class Extracted:
     language: str | None = None  # programming language, for code
     metadata: dict[str, Any] = field(default_factory=dict)
     page_offsets: list[int] | None = None  # PDF: where each page begins in `text`
+    # `title` is the document's own heading (markdown #, <h1>/<title>, a PDF's outline or first
+    # heading, an email's subject, a JSON title field), not a line of its text: it beats a file name.
+    title_from_heading: bool = False

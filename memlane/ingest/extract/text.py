@@ -24,11 +24,31 @@ def normalize_whitespace(text: str) -> str:
 
 
 def first_line_title(text: str) -> str | None:
+    """A label from the first line of an untitled text: its first sentence when that is short,
+    else the line cut at a word boundary near LINE_TITLE_MAX_CHARS."""
     for line in text.splitlines():
-        line = line.strip().lstrip("#>*-• \t").strip()
+        line = " ".join(line.strip().lstrip("#>*-• \t").split())
         if line:
+            end = _SENTENCE_END.search(line)
+            if end and 12 <= end.start() + 1 <= LINE_TITLE_MAX_CHARS and end.end() < len(line):
+                return line[: end.start() + 1].rstrip(".")
             return shorten(line, LINE_TITLE_MAX_CHARS)
     return None
+
+
+_SENTENCE_END = re.compile(r"(?<!\b[A-Z])(?<!\b(?:Dr|Mr|Ms|St|vs))[.!?](?=\s)")
+_FILE_NAME = re.compile(r"^[^\s/\\][^/\\]{0,200}\.[A-Za-z][A-Za-z0-9]{0,4}$")
+_FILE_EXTENSIONS = frozenset(("md", "markdown", "txt", "text", "pdf", "html", "htm", "json", "eml", "rst", "org",
+                              "csv", "doc", "docx", "odt", "rtf", "log", "note", "notes", "xml", "yaml", "yml"))
+
+
+def looks_like_file_name(title: str | None) -> bool:
+    """"notes.md", "lease.pdf": a name a client sent for want of a title, which the document's
+    own heading beats."""
+    if not title:
+        return False
+    title = title.strip()
+    return bool(_FILE_NAME.match(title)) and title.rsplit(".", 1)[1].lower() in _FILE_EXTENSIONS
 
 
 
@@ -61,5 +81,13 @@ def extract_plain(
     raw: str, content_type: ContentType, title: str | None, source_url: str | None
 ) -> Extracted:
     text = normalize_whitespace(raw)
-    derived = _markdown_title(text) if content_type is ContentType.MARKDOWN else None
-    return Extracted(text=text, content_type=content_type, title=derived or first_line_title(text))
+    derived = None
+    if content_type is ContentType.MARKDOWN:
+        derived = _markdown_title(text)
+    elif _FIRST_LINE_HEADING.match(text):  # a plain note that opens with a markdown heading
+        derived = _markdown_title(text[: text.find("\n") if "\n" in text else len(text)])
+    return Extracted(text=text, content_type=content_type, title=derived or first_line_title(text),
+                     title_from_heading=derived is not None)
+
+
+_FIRST_LINE_HEADING = re.compile(r"^\s*#{1,6}[ \t]+\S")

@@ -177,3 +177,10 @@ def test_parse_metadata_keeps_only_well_formed_fields():
         {"author": "  ", "date": 2024, "tags": ["A", "a", 3, "", "x" * 80, "B  c"], "sentiment": "mixed",
          "category": "Reference", "language": "en", "extra": "dropped"}
     ) == {"tags": ["a", "b c"], "category": "reference", "language": "en"}  # fmt: skip
+
+
+def test_parse_metadata_keeps_the_llms_entities_of_the_four_kinds():
+    parsed = parse_metadata({"entities": [
+        {"text": "Ana  Ruiz", "kind": "person"}, {"text": "Lisbon", "kind": "place"},
+        {"text": "Ana Ruiz", "kind": "person"}, {"text": "blue", "kind": "colour"}, "Acme", {"kind": "tool"}]})
+    assert parsed["entities"] == [{"text": "Ana Ruiz", "kind": "person"}, {"text": "Lisbon", "kind": "place"}]

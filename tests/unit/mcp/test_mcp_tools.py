@@ -92,7 +92,7 @@ def test_list_projects_who_am_i_and_the_memory_graph(tools):
     graph = tools.call("memory-graph", {"project": "Garden"}).structured
     nodes = {n["id"]: n for n in graph["nodes"]}
     assert nodes["concept:garden"] == {"id": "concept:garden", "label": "garden", "type": "concept",
-                                       "document_count": 2}
+                                       "document_count": 2, "kind": "tag", "document_id": None}
     assert {"source": "concept:garden", "target": "concept:tomatoes", "relation": "co_occurs",
             "weight": 1} in graph["edges"]
     assert tools.call("memory-graph", {"project": "Default"}).structured == {"nodes": [], "edges": []}

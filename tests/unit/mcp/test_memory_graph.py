@@ -69,3 +69,29 @@ def test_raged_filter_tags_are_not_topics(stack, who):
     ids = {n.id for n in build_memory_graph(stack.services, who).nodes}
     assert "concept:frontend" in ids
     assert not any(i.startswith("concept:raged-") for i in ids)
+
+
+def test_extracted_entities_are_nodes_by_kind_with_memory_edges(stack, who):
+    """The local summarizer's entities ({text, kind}) become nodes a client colours by kind, and
+    each memory that names one is a node with a `mentions` edge to it."""
+    lease = save_memory(stack.services, who, MemoryIn(content=(
+        "Lease for the flat on Baker Street. Signed with Dr. Ana Ruiz of Acme Properties Ltd on 3 May 2026. "
+        "Notice period: three months. Rent is paid through Stripe."), title="Flat lease"), inline=True)
+    trip = save_memory(stack.services, who, MemoryIn(content=(
+        "Trip planning: Ana Ruiz recommends visiting Lisbon in June; book the hotel near the river."),
+        title="Lisbon trip"), inline=True)
+    graph = build_memory_graph(stack.services, who)
+    by_id = {n.id: n for n in graph.nodes}
+    assert by_id["person:ana ruiz"].kind == "person" and by_id["person:ana ruiz"].document_count == 2
+    assert by_id["organization:acme properties ltd"].kind == "organization"
+    assert by_id["place:baker street"].kind == "place"
+    assert by_id["place:lisbon"].kind == "place"
+    assert by_id["tool:stripe"].kind == "tool"
+    assert by_id[f"memory:{lease.id}"].kind == "memory" and by_id[f"memory:{lease.id}"].label == "Flat lease"
+    mentions = {(e.source, e.target) for e in graph.edges if e.relation == "mentions"}
+    assert (f"memory:{lease.id}", "person:ana ruiz") in mentions
+    assert (f"memory:{trip.id}", "person:ana ruiz") in mentions
+    assert (f"memory:{trip.id}", "place:lisbon") in mentions
+    assert (f"memory:{trip.id}", "place:baker street") not in mentions
+    # tags stay tags
+    assert all(n.kind == "tag" for n in graph.nodes if n.type == "concept")
