@@ -16,7 +16,6 @@ the identifier-based tags.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import threading
@@ -27,9 +26,10 @@ from typing import Any
 from memlane.domain.models import ContentType
 from memlane.ingest import entities as entity_finder
 from memlane.ingest import keyphrases
-from memlane.ingest.chunking import find_code_units, sentence_spans
+from memlane.ingest.chunking import sentence_spans
 from memlane.ingest.facts import has_fact, has_name, is_key_value
-from memlane.ingest.languages import DISPLAY_NAMES
+from memlane.ingest.summary_code import summarize_code
+from memlane.ingest.summary_json import json_prose, summarize_json
 from memlane.ingest.text import shorten
 from memlane.ports import Embedder, Summary
 
@@ -91,12 +91,6 @@ _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+", re.MULTILINE)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
-_KIND_WORDS = {
-    "function": ("function", "functions"),
-    "class": ("class", "classes"),
-    "type": ("type", "types"),
-    "module": ("module", "modules"),
-}
 
 
 class LocalSummarizer:
@@ -118,9 +112,9 @@ class LocalSummarizer:
     def summarize(self, title: str, text: str, content_type: ContentType, language: str | None) -> Summary:
         sample = text[:ANALYSED_CHARS]
         if content_type is ContentType.CODE:
-            summary = summarize_code(sample, language)
+            summary = summarize_code(sample, language, SUMMARY_MAX_CHARS)
         elif content_type is ContentType.JSON:
-            summary = summarize_json(sample) or summarize_prose(sample, title)
+            summary = summarize_json(sample, SUMMARY_MAX_CHARS) or summarize_prose(sample, title)
         else:
             summary = summarize_prose(sample, title)
         if not summary:
@@ -138,7 +132,7 @@ class LocalSummarizer:
             if language and language not in tags:
                 tags = [language, *tags][:MAX_TAGS]
         else:
-            source = _json_prose(text) if content_type is ContentType.JSON else text
+            source = json_prose(text) if content_type is ContentType.JSON else text
             headings = [h.strip().lstrip("#").strip() for h in _HEADING_LINE.findall(source[:50_000])[:6]]
             # Headings name the topics: they count with the title for the tags.
             topic = ". ".join([title, *headings]) if headings else title
@@ -314,91 +308,6 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?", "…", ":")) else text + "."
 
 
-# --------------------------------------------------------------------------- JSON summary
-
-
-def _json_data(text: str) -> Any:
-    """The JSON document inside extracted JSON text (its readable lines come first)."""
-    for start in (0, text.find("\n\n{") + 2, text.find("\n\n[") + 2):
-        if start < 0 or (start == 1 and text[:1] not in "{["):
-            continue
-        try:
-            return json.loads(text[start:])
-        except ValueError:
-            continue
-    return None
-
-
-def _scalar(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int | float | str) and str(value).strip():
-        return " ".join(str(value).split())
-    return None
-
-
-def _describe(value: Any, depth: int = 0) -> str:
-    scalar = _scalar(value)
-    if scalar is not None:
-        return shorten(scalar, 80)
-    if isinstance(value, dict):
-        if depth >= 1:
-            return "{" + ", ".join(str(k) for k in list(value)[:5]) + ("…" if len(value) > 5 else "") + "}"
-        parts = [f"{k} {_describe(v, depth + 1)}" for k, v in list(value.items())[:4]]
-        return "(" + ", ".join(parts) + ("…" if len(value) > 4 else "") + ")"
-    if isinstance(value, list):
-        items = [s for s in (_scalar(v) for v in value[:4]) if s is not None]
-        if items and len(items) == min(len(value), 4):
-            return ", ".join(items) + (f" and {len(value) - 4} more" if len(value) > 4 else "")
-        return f"{len(value)} item{'s' if len(value) != 1 else ''}"
-    return "empty"
-
-
-def summarize_json(text: str) -> str:
-    """'Keys: a, b, c. a: 1; b: x (y 2, z 3); c: 4 items.': top-level keys and what they hold."""
-    data = _json_data(text)
-    if isinstance(data, list):
-        kinds = {type(v).__name__ for v in data}
-        head = f"A list of {len(data)} item{'s' if len(data) != 1 else ''}"
-        if data and isinstance(data[0], dict):
-            head += " with keys " + ", ".join(str(k) for k in list(data[0])[:8])
-        elif kinds and data:
-            head += ": " + _describe(data)
-        return shorten(head + ".", SUMMARY_MAX_CHARS)
-    if not isinstance(data, dict) or not data:
-        return ""
-    keys = list(data)
-    parts = [f"{k}: {_describe(data[k])}" for k in keys]
-    summary = "Keys: " + ", ".join(str(k) for k in keys[:12]) + ("…" if len(keys) > 12 else "") + ". "
-    summary += "; ".join(parts) + "."
-    return shorten(summary, SUMMARY_MAX_CHARS)
-
-
-def _json_prose(text: str) -> str:
-    """JSON as words for tags and entities: keys and string values, no braces and quotes."""
-    data = _json_data(text)
-    if data is None:
-        return text
-    out: list[str] = []
-
-    def walk(node: Any) -> None:
-        if len(out) > 2000:
-            return
-        if isinstance(node, dict):
-            for k, v in node.items():
-                out.append(str(k).replace("_", " ") + ".")
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-        elif isinstance(node, str):
-            out.append(node if node.rstrip().endswith((".", "!", "?")) else node + ".")
-
-    walk(data)
-    return "\n".join(out)
-
-
-
 def _fallback_summary(title: str, text: str, content_type: ContentType) -> str:
     head = shorten(plain_prose(text) if content_type is not ContentType.CODE else text, FALLBACK_CHARS)
     if head:
@@ -406,71 +315,6 @@ def _fallback_summary(title: str, text: str, content_type: ContentType) -> str:
     if title.strip():
         return shorten(title, FALLBACK_CHARS)
     return f"An empty {content_type.value} document."
-
-
-# --------------------------------------------------------------------------- code summary
-
-_DOCSTRING = re.compile(r"^\s*[rRuU]?(\"\"\"|''')\s*(.+?)\1", re.MULTILINE | re.DOTALL)
-_COMMENT_LINE = re.compile(r"^\s*(?:#(?![!\[])|//+!?|/\*+!?|\*(?!/)|--|;+)\s*(?P<text>.*?)\s*(?:\*/)?\s*$")
-_BORING_COMMENT = re.compile(
-    r"copyright|licen[sc]e|spdx|eslint|noqa|pylint|type:|-\*-|@ts-|prettier|rubocop|nolint|^\s*$|^[-=*#/]+$",
-    re.IGNORECASE,
-)
-
-
-def summarize_code(code: str, language: str | None) -> str:
-    """'Python source defining functions a, b and class C.' plus the first doc sentence."""
-    units = [unit for unit in find_code_units(code, language) if unit.top_level and unit.kind in _KIND_WORDS]
-    names: dict[str, list[str]] = {}
-    for unit in units:
-        if unit.name not in names.setdefault(unit.kind, []):
-            names[unit.kind].append(unit.name)
-    label = f"{DISPLAY_NAMES.get(language or '', (language or '').capitalize())} source".strip()
-    label = label[0].upper() + label[1:] if label != "source" else "Source code"
-    parts = []
-    for kind in ("function", "class", "type", "module"):
-        found = names.get(kind)
-        if not found:
-            continue
-        singular, plural = _KIND_WORDS[kind]
-        shown = ", ".join(found[:6]) + (f" and {len(found) - 6} more" if len(found) > 6 else "")
-        parts.append(f"{plural if len(found) > 1 else singular} {shown}")
-    if parts:
-        joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-        summary = f"{label} defining {joined}."
-    else:
-        lines = sum(1 for line in code.splitlines() if line.strip())
-        summary = f"{label} ({lines} lines)."
-    doc = first_doc_sentence(code)
-    if doc:
-        summary = f"{summary} {doc}"
-    return shorten(summary, SUMMARY_MAX_CHARS)
-
-
-def first_doc_sentence(code: str) -> str | None:
-    """The first sentence of the first docstring or meaningful comment, whichever comes first."""
-    docstring = _DOCSTRING.search(code, 0, 20_000)
-    candidates: list[tuple[int, str]] = []
-    if docstring:
-        candidates.append((docstring.start(), docstring.group(2)))
-    offset = 0
-    for line in code[:20_000].splitlines(keepends=True):
-        match = _COMMENT_LINE.match(line.rstrip("\n"))
-        if match and not _BORING_COMMENT.search(match.group("text")):
-            candidates.append((offset, match.group("text")))
-            break
-        offset += len(line)
-    if not candidates:
-        return None
-    text = " ".join(min(candidates)[1].split())
-    sentence_end = re.search(r"[.!?](?:\s|$)", text)
-    sentence = text[: sentence_end.end()].strip() if sentence_end else text
-    if not sentence:
-        return None
-    sentence = sentence[0].upper() + sentence[1:]
-    if sentence[-1] not in ".!?":
-        sentence += "."
-    return shorten(sentence, 200)
 
 
 # --------------------------------------------------------------------------- metadata

@@ -7,10 +7,9 @@ from memlane.ingest.summarize import (
     LocalSummarizer,
     categorize,
     extract_tags,
-    first_doc_sentence,
-    summarize_code,
     summarize_prose,
 )
+from memlane.ingest.summary_code import first_doc_sentence, summarize_code
 from memlane.ports import Summarizer
 
 ARTICLE = (
