@@ -7,6 +7,8 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -43,9 +45,21 @@ ROUTERS = (v3.router, v3_manage.router, collections.router, project_memory.route
            connections.router)
 
 
+_OPENAPI: weakref.WeakKeyDictionary[ConcurrentRestResolver, str] = weakref.WeakKeyDictionary()
+_OPENAPI_LOCK = threading.Lock()
+
+
 def openapi_json(resolver: ConcurrentRestResolver) -> str:
-    return resolver.get_openapi_json_schema(
-        title="memlane", version=__version__, description="Long-term memory and documentation recall for AI assistants.")
+    """The OpenAPI document, generated once per resolver: the routes do not change after
+    composition, and Powertools' generator is not safe to run from two threads at once (the local
+    gateway asks for it on a request's thread)."""
+    with _OPENAPI_LOCK:
+        document = _OPENAPI.get(resolver)
+        if document is None:
+            document = _OPENAPI[resolver] = resolver.get_openapi_json_schema(
+                title="memlane", version=__version__,
+                description="Long-term memory and documentation recall for AI assistants.")
+        return document
 
 
 def create_resolver() -> ConcurrentRestResolver:

@@ -25,7 +25,8 @@ def document_id_for(connection_id: str, external_id: str, replaces: str | None) 
 
 def build_document(conn: Connection, item: Item, replaces: str | None, now: datetime) -> Document:
     """The document an item becomes (extraction may refuse it: InvalidInputError)."""
-    prepared = prepare(item.content, item.content_type, item.title, item.source_url)
+    # A synced item is known by its name in the source (a repository file's path, a Drive file's name)
+    prepared = prepare(item.content, item.content_type, item.title, item.source_url, title_is_name=True)
     metadata = dict(item.metadata)
     if prepared.extracted.language:
         metadata.setdefault("language", prepared.extracted.language)

@@ -47,12 +47,15 @@ class Prepared:
 
 
 def prepare(
-    raw: str | bytes, content_type: ContentType | None, title: str | None, source_url: str | None
+    raw: str | bytes, content_type: ContentType | None, title: str | None, source_url: str | None,
+    *, title_is_name: bool = False,
 ) -> Prepared:
+    """`title_is_name`: the title is how the source knows the item (a repository file's path), kept
+    even where it looks like a bare file name that the document's own heading would beat."""
     # imported here: extraction pulls in bs4/lxml/pypdf, which only a save needs (Lambda cold start)
     from memlane.ingest.extract import extract
 
-    extracted = extract(raw, content_type, title=title, source_url=source_url)
+    extracted = extract(raw, content_type, title=title, source_url=source_url, title_is_name=title_is_name)
     return Prepared(
         extracted=extracted, title=derive_title(extracted, title), content_hash=content_hash(extracted.text)
     )

@@ -75,7 +75,7 @@ def test_each_step_with_its_event_hands_the_next_one_what_it_reads(
 
     prepare_result = step("prepare")
     assert prepare_result["chunks_key"] == f"{PREFIX}/chunks.json" and prepare_result["count"] == 1
-    assert "miso" in prepare_result["tags"]
+    assert any("miso" in tag for tag in prepare_result["tags"])  # keyphrases: "miso", "miso meds"…
     begun = md.get_document(ORG_ID, DOC_ID)
     assert begun.status == DocumentStatus.PROCESSING
     assert begun.summary.startswith("Our cat Miso needs her thyroid pill")

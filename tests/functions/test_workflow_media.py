@@ -111,7 +111,9 @@ def test_a_recording_is_transcribed_by_a_job_the_workflow_polls(synthesized, dep
     assert start["OutputBucketName"] == BUCKET and start["OutputKey"].startswith(f"work/{ORG_ID}/{doc.id}/")
     assert start["TranscriptionJobName"].startswith("memlane-")
     # the state carries the job's status only, never the job description or the transcript
-    assert "release train" not in json.dumps(run.output)
+    # (the summary's short keyphrase tags may quote it; the text itself stays in S3)
+    assert "The release train leaves on Tuesday" not in json.dumps(run.output)
+    assert "transcripts" not in json.dumps(run.output)
     ready = deployment.services().metadata.get_document(ORG_ID, doc.id)
     assert ready.status == DocumentStatus.READY and ready.content == "The release train leaves on Tuesday."
     assert ready.media.extracted_by == "transcribe"

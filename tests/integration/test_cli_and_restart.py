@@ -50,7 +50,7 @@ def test_remember_and_recall_against_a_data_directory(tmp_path):
     assert saved.returncode == 0, saved.stderr
     doc = json.loads(saved.stdout)
     assert (
-        doc["title"] == "boat.md"
+        doc["title"] == "Boat maintenance"  # the file's own heading beats its name
         and doc["status"] == "ready"
         and doc["metadata"]["tags"] == ["boat", "engine"]
     )

@@ -223,7 +223,16 @@ def clean_logging(monkeypatch):
     handler = logging.StreamHandler(stream)
     root.addHandler(handler)
     root.setLevel(logging.INFO)
+    # Other tests in this process may have quietened memlane's own loggers: start from the defaults.
+    own = [logging.getLogger(n) for n in ("memlane", "memlane.cli")]
+    saved = [(lg.level, lg.disabled) for lg in own]
+    for lg in own:
+        lg.setLevel(logging.NOTSET)
+        lg.disabled = False
     yield stream
+    for lg, (lvl, disabled) in zip(own, saved, strict=True):
+        lg.setLevel(lvl)
+        lg.disabled = disabled
     root.removeHandler(handler)
     root.removeFilter(OWN_RECORDS_ONLY)
     root.setLevel(level)

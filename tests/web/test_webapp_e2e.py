@@ -210,7 +210,7 @@ def test_the_graph_draws_nodes_and_a_click_searches_for_one(page, web_server, sc
     expect(layer).to_have_attribute("transform", fitted)
     assert _nodes_outside_the_drawing(page) == []
     page.get_by_role("button", name=re.compile(r"^programming ")).click()
-    expect(page).to_have_url(f"{web_server.url}/search?q=programming")
+    expect(page).to_have_url(f"{web_server.url}/search?tags=programming")
     expect(page.get_by_test_id("search-results")).to_contain_text("borrow checker")
 
 
@@ -465,13 +465,16 @@ def test_an_unknown_path_shows_the_app_s_page_not_found_and_the_api_keeps_json(p
 def test_with_the_server_unreachable_one_banner_offers_a_retry(page, web_server) -> None:
     page.goto(f"{web_server.url}/")
     expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
-    page.route("**/v3/**", lambda route: route.abort("connectionrefused"))
+    # The server goes away: every API call fails (memlane's /v3 and Mem-Oracle's /status alike)
+    for pattern in ("**/v3/**", "**/status**"):
+        page.route(pattern, lambda route: route.abort("connectionrefused"))
     page.reload()
     banner = page.get_by_test_id("offline")
     expect(banner).to_contain_text("Cannot reach memlane")
     expect(page.get_by_role("alert")).to_have_count(1)
     expect(page.locator("body")).not_to_contain_text("Failed to fetch")
-    page.unroute("**/v3/**")
+    for pattern in ("**/v3/**", "**/status**"):
+        page.unroute(pattern)
     page.get_by_role("button", name="Retry").click()
     expect(banner).to_have_count(0)
     expect(page.get_by_test_id("stat-total")).not_to_have_text("…")

@@ -56,6 +56,7 @@ def extract(
     title: str | None = None,
     source_url: str | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
+    title_is_name: bool = False,
 ) -> Extracted:
     """Extract clean text from `raw`. `content_type` None means: detect it from the content.
 
@@ -85,8 +86,8 @@ def extract(
         page_offsets = [offset for offset in page_offsets if offset < len(text)] or [0]
     # A file name ("notes.md") is what a client sends for want of a title: the document's own
     # heading beats it. Code keeps its file name (that is how code is known).
-    keep_given = given_title and not (
-        result.title_from_heading and content_type is not ContentType.CODE and looks_like_file_name(given_title))
+    keep_given = given_title and (title_is_name or not (
+        result.title_from_heading and content_type is not ContentType.CODE and looks_like_file_name(given_title)))
     return Extracted(
         text=text,
         content_type=content_type,

@@ -215,8 +215,10 @@ def test_status_docset_and_pages_shapes(docs_server, site):
     status = c.get("/status").json()
     assert set(status) == {"docsets"} and len(status["docsets"]) == 1
     d = status["docsets"][0]
+    # Mem-Oracle's fields, plus memlane's projectId (the project holding the pages; the web app keeps
+    # documentation off the memory dashboard by it), which a Mem-Oracle client ignores
     assert set(d) == {"id", "name", "baseUrl", "seedSlug", "allowedPaths", "createdAt", "updatedAt", "status",
-                      "indexStatus"}  # no stuck pages, none asked for: stuckPages left out
+                      "indexStatus", "projectId"}  # no stuck pages, none asked for: stuckPages left out
     assert (d["id"], d["name"], d["baseUrl"], d["seedSlug"], d["allowedPaths"], d["status"]) == (
         docset_id, "Frob Docs", f"{site.url}/", "/docs/", ["/docs"], "ready")
     assert_ms(d["createdAt"]) and assert_ms(d["updatedAt"])
@@ -230,7 +232,7 @@ def test_status_docset_and_pages_shapes(docs_server, site):
 
     one = c.get(f"/docset/{docset_id}").json()
     assert set(one) == {"id", "name", "baseUrl", "seedSlug", "allowedPaths", "createdAt", "updatedAt",
-                        "status", "indexStatus"}
+                        "status", "indexStatus", "projectId"}
     assert_index_status(one["indexStatus"], docset_id, stuck_key=True)
     assert one["indexStatus"]["stuckPages"] == 0 and one["indexStatus"]["retriedPages"] == 0
     assert one["indexStatus"] == {**d["indexStatus"], "stuckPages": 0}

@@ -53,7 +53,7 @@ def test_refresh_is_incremental_and_removes_pages_that_disappeared(docs_server, 
     assert after["/docs/new"]["indexedAt"] == before["/docs/new"]["indexedAt"]
     # The changed page was re-embedded; only its chunks went to the embedder.
     assert after["/docs/config"]["indexedAt"] > before["/docs/config"]["indexedAt"]
-    assert embedder.calls == calls_before + 1
+    assert embedder.calls == calls_before + 2  # its chunks, and the candidate keyphrases of its summary
     top = retrieve(docs_server, "quux deadline variable", docsetIds=[docset_id])["results"][0]
     assert "QUUX_DEADLINE" in top["content"]
     assert all("QUUX_TIMEOUT" not in r["content"]

@@ -56,7 +56,7 @@ describe('Graph page', () => {
     const cats = screen.getByRole('button', { name: /^cats \(tag, 4 memories\)/ })
     expect(cats.getAttribute('tabindex')).toBe('0')
     fireEvent.click(cats)
-    expect(location.history.at(-1)).toBe('/search?q=cats')
+    expect(location.history.at(-1)).toBe('/search?tags=cats')
   })
 
   it('colours nodes by entity kind, with and without a `kind`, and names each kind in the legend', async () => {

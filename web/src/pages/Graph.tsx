@@ -124,7 +124,13 @@ export default function Graph() {
     const fit = fitTransform(placed.nodes)
     select(svgRef.current).call(zoomRef.current.transform, zoomIdentity.translate(fit.x, fit.y).scale(fit.k))
   }
-  const open = (node: GraphNode) => navigate(`/search?q=${encodeURIComponent(node.label)}`)
+  // A tag lists its memories (a filter: the word alone may not clear recall's relevance floor), a
+  // memory opens, an entity is searched for by name (it is in the text).
+  const open = (node: GraphNode) => {
+    if (node.kind === 'memory' && node.document_id) navigate(`/memories/${encodeURIComponent(node.document_id)}`)
+    else if (kindOf(node) === 'tag') navigate(`/search?tags=${encodeURIComponent(node.label)}`)
+    else navigate(`/search?q=${encodeURIComponent(node.label)}`)
+  }
 
   return (
     <main id="main" className="page graph">
