@@ -219,6 +219,10 @@ DLQ_RETENTION_DAYS = 14  # the SQS maximum: time for a human to look
 STEP_RETRY_INTERVAL_S = 2
 STEP_RETRY_BACKOFF_RATE = 2.0
 STEP_RETRY_MAX_ATTEMPTS = 3
+# An organization over its daily media budget (Textract pages, Transcribe minutes): Extract is tried
+# again every hour for two days, then the document fails with the reason (memlane.documents.media_budget).
+MEDIA_BUDGET_RETRY_INTERVAL_S = 3600
+MEDIA_BUDGET_RETRY_MAX_ATTEMPTS = 48
 # Lambda service-side failures worth retrying (the invoke itself failed, not the handler).
 LAMBDA_SERVICE_ERRORS = (
     "Lambda.ClientExecutionTimeoutException",

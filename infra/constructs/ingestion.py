@@ -191,6 +191,10 @@ class Ingestion(Construct):
                 spec,
                 result_path=f"$.artifacts.{state_name.lower()}",
             )
+            if state_name == "Extract":  # over the media budget: wait, do not fail
+                task.add_retry(errors=[domain_errors.MediaBudgetDeferred.__name__],
+                               interval=Duration.seconds(c.MEDIA_BUDGET_RETRY_INTERVAL_S), backoff_rate=1.0,
+                               max_attempts=c.MEDIA_BUDGET_RETRY_MAX_ATTEMPTS)
             task.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
             tasks_by_name[state_name] = task
         prepare = tasks_by_name["Prepare"]

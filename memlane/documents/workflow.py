@@ -38,11 +38,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from memlane import observability
+from memlane.documents import media_budget
 from memlane.documents.keys import work_prefix
 from memlane.documents.media import apply_transcript, complete_pending
 from memlane.documents.media_budget import charge as charge_media
 from memlane.documents.writer import DocumentWriter, already_written, pieces_of
-from memlane.domain.errors import MemlaneError, NotFoundError, TransientError
+from memlane.domain.errors import MediaBudgetDeferred, MemlaneError, NotFoundError, TransientError
 from memlane.domain.models import Chunk, Document, DocumentStatus, IngestJob
 from memlane.ports import Services, Transcript, WorkflowStarter
 
@@ -156,7 +157,16 @@ def extract(svc: Services, inp: StepInput) -> ExtractResult:
         return ExtractResult(skip="document already ready")
     if doc.media is None or not doc.media.pending:
         return ExtractResult()
-    if doc.media.kind in ("audio", "video") and svc.transcriber is None and svc.transcribe_in_workflow:
+    in_workflow = doc.media.kind in ("audio", "video") and svc.transcriber is None and svc.transcribe_in_workflow
+    engine = svc.ocr.id if doc.media.kind in ("image", "pdf") and svc.ocr is not None else (
+        svc.transcriber.id if svc.transcriber is not None else None)
+    spent = media_budget.over_budget(svc, doc.organization_id,
+                                     media_budget.meters_for(doc.media.kind, engine, in_workflow))
+    if spent is not None:
+        # Deferred, not failed: the state machine retries this step on this error until the
+        # organization's budget allows (memlane.documents.media_budget).
+        raise MediaBudgetDeferred(f"today's {spent.replace('_', ' ')} budget of this organization is spent")
+    if in_workflow:
         return ExtractResult(mode="transcribe", job_name=transcription_job_name(doc.id, inp.execution),
                              media_key=doc.media.blob_key, output_key=work_key(ref, inp.execution, "transcript.json"))
     complete_pending(svc, doc)

@@ -66,6 +66,12 @@ class TransientError(MemlaneError):
     """A dependency failed in a way worth retrying (5xx, 429, timeout, unavailable)."""
 
 
+class MediaBudgetDeferred(MemlaneError):
+    """The organization has spent today's budget for reading media (OCR pages, transcription
+    minutes): the work waits for the next day instead of failing (the AWS workflow retries its
+    Extract step on this error every hour; memlane.documents.media_budget)."""
+
+
 class DependencyUnavailableError(TransientError):
     """A dependency (embedder, search index) is down; the work is queued for later (503 if the
     client must wait for it)."""

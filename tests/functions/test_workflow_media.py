@@ -20,6 +20,7 @@ from test_workflow import CapturingStarter
 
 from memlane.adapters.aws._boto import new_client
 from memlane.documents import workflow as steps
+from memlane.documents.media_budget import CacheMediaBudget
 from memlane.domain.models import Document, DocumentStatus, IngestJob
 
 pytestmark = pytest.mark.infra
@@ -129,3 +130,53 @@ def test_a_failed_transcription_job_fails_the_document_with_the_reason(synthesiz
     failed = deployment.services().metadata.get_document(ORG_ID, doc.id)
     assert failed.status == DocumentStatus.FAILED
     assert "Amazon Transcribe could not transcribe" in failed.status_reason
+
+
+
+def test_a_recording_over_the_organizations_budget_waits_for_it_instead_of_failing(
+    synthesized, deployment, org
+) -> None:
+    # Given a recording queued while its organization has spent today's Transcribe minutes
+    doc = save_recording(deployment)
+    svc = deployment.services()
+    budget = CacheMediaBudget(svc.cache)
+    limit = svc.settings.media_transcribe_minutes_per_day
+    budget.charge(ORG_ID, "transcribe_minutes", limit, svc.clock.now())
+    name, execution_input = start_for(deployment, doc)
+    transcribe = TranscribeService(deployment, ["COMPLETED"])
+    attempts = 0
+
+    def invoke(handler: str, payload: dict[str, Any]) -> Any:
+        nonlocal attempts
+        if payload.get("step") == "extract":
+            attempts += 1
+            if attempts == 3:  # the budget is there again (what the next UTC day brings: a new count)
+                now = svc.clock.now()
+                svc.cache.set(budget.key(ORG_ID, "transcribe_minutes", now), b"0.0", 3600, now)
+        return transcribe(handler, payload)
+
+    # The definition retries Extract on the budget error every hour, for two days, before failing
+    rules = synthesized.definition["States"]["Extract"]["Retry"]
+    (rule,) = [r for r in rules if r["ErrorEquals"] == ["MediaBudgetDeferred"]]
+    assert (rule["IntervalSeconds"], rule["MaxAttempts"], rule["BackoffRate"]) == (3600, 48, 1)
+    # When the state machine runs: Extract is deferred twice, then goes on, and nothing failed
+    run = execute(synthesized, execution_input, name, invoke)
+    assert run.status == "SUCCEEDED", (run.error, run.cause)
+    assert run.attempts["Extract"] == 3 and "MarkFailed" not in run.visited
+    assert transcribe.requests[0][0] == "startTranscriptionJob"
+    ready = svc.metadata.get_document(ORG_ID, doc.id)
+    assert ready.status == DocumentStatus.READY
+
+
+def test_a_budget_that_stays_spent_fails_the_document_with_the_reason_after_the_retries(
+    synthesized, deployment, org
+) -> None:
+    doc = save_recording(deployment)
+    svc = deployment.services()
+    CacheMediaBudget(svc.cache).charge(ORG_ID, "transcribe_minutes", svc.settings.media_transcribe_minutes_per_day,
+                                       svc.clock.now())
+    name, execution_input = start_for(deployment, doc)
+    run = execute(synthesized, execution_input, name, TranscribeService(deployment, []))
+    assert run.status == "FAILED" and run.attempts["Extract"] == 49  # the first try and 48 retries
+    failed = svc.metadata.get_document(ORG_ID, doc.id)
+    assert failed.status == DocumentStatus.FAILED and "budget" in (failed.status_reason or "")

@@ -137,7 +137,11 @@ def test_every_step_retries_with_backoff_and_catches_into_mark_failed(dev):
     states = state_machine_definition(dev)["States"]
     for name in STEPS:
         step = states[name]
-        (retry,) = step["Retry"]
+        retry, *others = step["Retry"]
+        # Extract also waits out an organization's spent media budget: hourly, for two days
+        expected = [{"ErrorEquals": ["MediaBudgetDeferred"], "IntervalSeconds": 3600, "MaxAttempts": 48,
+                     "BackoffRate": 1}] if name == "Extract" else []
+        assert others == expected
         assert retry["IntervalSeconds"] == 2
         assert retry["BackoffRate"] == 2
         assert retry["MaxAttempts"] == 3
