@@ -7,6 +7,7 @@ disagree about what exists."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from memlane.documents.cache import invalidate_project
 from memlane.documents.contextual import carriers
@@ -52,27 +53,25 @@ def remove_document(svc: Services, doc: Document) -> None:
 
 def version_chain(svc: Services, doc: Document) -> list[Document]:
     """All versions of a document, oldest first."""
-    org = doc.organization_id
     seen = {doc.id}
-    older: list[Document] = []
+    older = _follow(svc, doc, seen, lambda d: d.updates_memory_id)
+    newer = _follow(svc, doc, seen, lambda d: d.superseded_by)
+    return [*reversed(older), doc, *newer]
+
+
+def _follow(svc: Services, doc: Document, seen: set[str],
+            link: Callable[[Document], str | None]) -> list[Document]:
+    """The documents `link` leads to from `doc`, nearest first, stopping at a missing one or a loop."""
+    out: list[Document] = []
     cur = doc
-    while cur.updates_memory_id and cur.updates_memory_id not in seen:
-        prev = svc.metadata.get_document(org, cur.updates_memory_id)
-        if prev is None:
-            break
-        seen.add(prev.id)
-        older.append(prev)
-        cur = prev
-    newer: list[Document] = []
-    cur = doc
-    while cur.superseded_by and cur.superseded_by not in seen:
-        nxt = svc.metadata.get_document(org, cur.superseded_by)
+    while (next_id := link(cur)) and next_id not in seen:
+        nxt = svc.metadata.get_document(doc.organization_id, next_id)
         if nxt is None:
             break
         seen.add(nxt.id)
-        newer.append(nxt)
+        out.append(nxt)
         cur = nxt
-    return [*reversed(older), doc, *newer]
+    return out
 
 
 def latest_version(svc: Services, doc: Document) -> Document:

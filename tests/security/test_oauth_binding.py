@@ -5,17 +5,11 @@ consenting cancels it instead of linking their account into someone else's organ
 
 from __future__ import annotations
 
-import sys
 from datetime import UTC, datetime
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "integration" / "connections"))
-from connection_world import World  # noqa: E402
-from fake_github import FakeGitHub  # noqa: E402
 
 from memlane.connections import service  # noqa: E402
 from memlane.connections.schemas import ConnectionIn  # noqa: E402
@@ -27,20 +21,9 @@ from memlane.domain.principal import Principal
 REPO = "acme/bound"
 
 
-@pytest.fixture(scope="module")
-def fake():
-    f = FakeGitHub().start()
-    yield f
-    f.stop()
-
-
 @pytest.fixture
-def world(tmp_path, fake):
-    fake.reset_data()
-    fake.repo(REPO).files.update({"README.md": b"# Bound\n"})
-    w = World(tmp_path, fake, Provider.GITHUB)
-    yield w
-    w.close()
+def world(github_world):
+    return github_world(REPO, {"README.md": b"# Bound\n"})
 
 
 def consent(world, who):

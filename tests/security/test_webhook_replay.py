@@ -5,36 +5,18 @@ the second time; a delivery that failed is not recorded, so GitHub's redelivery 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "integration" / "connections"))
-from connection_world import World  # noqa: E402
-from fake_github import FakeGitHub  # noqa: E402
-
 from memlane.connections import replay  # noqa: E402
 from memlane.connections.webhooks import github_signature, handle_github  # noqa: E402
-from memlane.domain.connections import Provider
 
 REPO = "acme/replay"
 
 
-@pytest.fixture(scope="module")
-def fake():
-    f = FakeGitHub().start()
-    yield f
-    f.stop()
-
-
 @pytest.fixture
-def world(tmp_path, fake):
-    fake.reset_data()
-    fake.repo(REPO).files.update({"notes.md": b"# Notes\n\nversion one\n"})
-    w = World(tmp_path, fake, Provider.GITHUB)
-    yield w
-    w.close()
+def world(github_world):
+    return github_world(REPO, {"notes.md": b"# Notes\n\nversion one\n"})
 
 
 def deliver(world, conn, body: bytes, secret: str, delivery: str | None):
