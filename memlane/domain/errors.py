@@ -72,6 +72,17 @@ class MediaBudgetDeferred(MemlaneError):
     Extract step on this error every hour; memlane.documents.media_budget)."""
 
 
+class LLMOutputError(MemlaneError):
+    """An LLM answered something memlane cannot use: not JSON, or JSON that does not match the
+    prompt's schema. Its answer is dropped (never stored, never acted on); the caller may ask once
+    more."""
+
+
+class LLMBudgetSpent(MemlaneError):
+    """The organization's monthly LLM token budget is spent: LLM work is refused (messages are
+    still saved) until the next month starts. The message says the budget and when it resets."""
+
+
 class DependencyUnavailableError(TransientError):
     """A dependency (embedder, search index) is down; the work is queued for later (503 if the
     client must wait for it)."""
