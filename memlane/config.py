@@ -109,7 +109,7 @@ class Settings(BaseModel):
     llm_model: str | None = None  # MEMLANE_LLM_MODEL; default gpt-4o-mini (OpenAI), Nova Micro (Bedrock)
     llm_api_key: str | None = None  # MEMLANE_LLM_API_KEY; default OPENAI_API_KEY; local servers take any
     # MEMLANE_LLM_TOKENS_PER_MONTH: input + output tokens an organization may spend a UTC month; 0: no limit.
-    llm_tokens_per_month: int = Field(default=2_000_000, ge=0)
+    llm_tokens_per_month: int = Field(default=10_000_000, ge=0)
     # MEMLANE_OAUTH_*: the user pool whose access tokens /mcp accepts; None: API keys only.
     oauth: OAuthSettings | None = None
 
@@ -186,7 +186,7 @@ class Settings(BaseModel):
                           ("llm_api_key", "MEMLANE_LLM_API_KEY")):
             if (env.get(key) or "").strip():
                 values[name] = env[key].strip()
-        values["llm_tokens_per_month"] = env_int(env, "MEMLANE_LLM_TOKENS_PER_MONTH", 2_000_000, minimum=0,
+        values["llm_tokens_per_month"] = env_int(env, "MEMLANE_LLM_TOKENS_PER_MONTH", 10_000_000, minimum=0,
                                                  what="a whole number of tokens")
         values["public_url"] = (env.get(ENV_PUBLIC_URL) or "").strip().rstrip("/")
         try:

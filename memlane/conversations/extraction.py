@@ -23,6 +23,7 @@ does not fit its schema twice fails the extraction (the extract step) or refuses
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
 from memlane import observability
 from memlane.conversations.budget import ask
@@ -88,6 +89,23 @@ def run_extraction(svc: Services, org_id: str, extraction_id: str, attempt: int 
         record = record.model_copy(update={"facts": [*record.facts, result], "tokens": record.tokens + tokens})
         store_record(svc, org_id, record)  # progress: a retry starts after this fact
     return _finish(svc, org_id, record, "done")
+
+
+def note_waiting(svc: Services, org_id: str, extraction_id: str, attempt: int, reason: str,
+                 until: datetime | None) -> None:
+    """The job will run again (the LLM was down, the budget is spent): the record says why and when."""
+    record = load_record(svc, org_id, extraction_id)
+    if record is not None:
+        when = f"; next try after {until:%Y-%m-%d %H:%M:%S} UTC" if until is not None else "; retried by the queue"
+        store_record(svc, org_id, record.model_copy(update={"status": "queued",
+                                                            "error": f"attempt {attempt}: {reason}{when}"}))
+
+
+def note_given_up(svc: Services, org_id: str, extraction_id: str, reason: str) -> None:
+    record = load_record(svc, org_id, extraction_id)
+    if record is not None:
+        store_record(svc, org_id, record.model_copy(update={"status": "failed", "error": reason,
+                                                            "finished_at": svc.clock.now()}))
 
 
 def _messages(svc: Services, org_id: str, record: ExtractionOut) -> list[Document]:

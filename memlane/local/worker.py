@@ -11,8 +11,8 @@ import threading
 
 from memlane.adapters.local.job_queue import SqliteJobQueue, backoff
 from memlane.conversations.budget import next_month
-from memlane.conversations.extraction import run_extraction
-from memlane.conversations.service import EXTRACTION_JOB_PREFIX, load_record, store_record
+from memlane.conversations.extraction import note_given_up, note_waiting, run_extraction
+from memlane.conversations.service import EXTRACTION_JOB_PREFIX
 from memlane.documents import media_budget
 from memlane.documents.media import complete_pending
 from memlane.documents.writer import DocumentWriter, already_written
@@ -131,17 +131,11 @@ class IngestWorker:
             self.processed += 1
 
     def _extraction_waits(self, job: IngestJob, extraction_id: str, reason: str, until) -> None:
-        record = load_record(self.svc, job.organization_id, extraction_id)
-        if record is not None:
-            store_record(self.svc, job.organization_id, record.model_copy(update={
-                "status": "queued", "error": f"attempt {job.attempts}: {reason}; next try after {until:%Y-%m-%d %H:%M:%S} UTC"}))
+        note_waiting(self.svc, job.organization_id, extraction_id, job.attempts, reason, until)
         self.queue.retry_later(job.id, reason, until)
 
     def _extraction_gives_up(self, job: IngestJob, extraction_id: str, reason: str) -> None:
-        record = load_record(self.svc, job.organization_id, extraction_id)
-        if record is not None:
-            store_record(self.svc, job.organization_id, record.model_copy(update={
-                "status": "failed", "error": reason, "finished_at": self.svc.clock.now()}))
+        note_given_up(self.svc, job.organization_id, extraction_id, reason)
         self.queue.complete(job.id)
 
     def _settle(self, job, error: Exception | None, now) -> None:

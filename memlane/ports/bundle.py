@@ -61,3 +61,6 @@ class Services:
     connections: ConnectionPorts | None = None  # synced outside services (spec §11); routes answer 503 when None
     # Facts from conversations (memlane.conversations): off when None, and every answer says so.
     llm: LLM | None = None
+    # Where extraction jobs go: SQS with its DLQ on AWS; None: `queue` (the durable local queue,
+    # whose worker runs them).
+    extraction_queue: JobQueue | None = None

@@ -31,6 +31,7 @@ import type {
   ProjectIn,
   ProjectList,
   ProjectPatch,
+  Profile,
   RecallIn,
   RecallOut,
   Refreshed,
@@ -42,6 +43,8 @@ import type {
 
 export type {
   ApiKeyInfo,
+  Decision,
+  Profile,
   ConnectionOut,
   ContentType,
   DeletionReceipt,
@@ -190,6 +193,8 @@ export const api = {
   deletion: (receiptId: string) => request<DeletionReceipt>('GET', `/v3/deletions/${id(receiptId)}`),
   related: (documentId: string, limit = 5) =>
     request<RelatedList>('GET', `/v3/documents/${id(documentId)}/related${q({ limit })}`).then((r) => r.related),
+  profile: (projectId?: string, subject?: string) =>
+    request<Profile>('GET', `/v3/profile${q({ project_id: projectId, subject })}`),
   graph: (projectId?: string, maxNodes = 60) =>
     request<MemoryGraph>('GET', `/v3/memory-graph${q({ project_id: projectId, max_nodes: maxNodes, max_edges: 300 })}`),
   keys: () => request<KeyList>('GET', '/v3/keys').then((r) => r.keys),

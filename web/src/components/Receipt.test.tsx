@@ -20,6 +20,7 @@ function receipt(overrides: Partial<DeletionReceipt> = {}): DeletionReceipt {
     reason: 'api',
     subject: null,
     documents: ['d-1'],
+    facts: [],
     requested_at: '2026-11-24T02:00:00Z',
     verified_at: '2026-11-24T02:00:01Z',
     verified: true,

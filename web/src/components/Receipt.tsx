@@ -87,6 +87,14 @@ export function ReceiptView({ receipt, inline = false }: { receipt: DeletionRece
         </dd>
         <dt>Documents</dt>
         <dd data-testid="receipt-documents">{receipt.documents.length}</dd>
+        {receipt.facts.length > 0 && (
+          <>
+            <dt>Facts removed with it</dt>
+            <dd data-testid="receipt-facts">
+              {plural(receipt.facts.length, 'fact')} drawn only from the deleted messages (counted above)
+            </dd>
+          </>
+        )}
         <dt>Requested</dt>
         <dd>{formatDate(receipt.requested_at)}</dd>
         <dt>Verified</dt>
