@@ -57,8 +57,9 @@ def answered(answer: Any, facts: list[str]) -> bool:
 
 
 class Client:
-    def __init__(self, url: str, key: str) -> None:
-        self.http = httpx.Client(base_url=url.rstrip("/"), headers={"Authorization": f"Bearer {key}"}, timeout=120)
+    def __init__(self, url: str, key: str, transport: httpx.BaseTransport | None = None) -> None:
+        self.http = httpx.Client(base_url=url.rstrip("/"), headers={"Authorization": f"Bearer {key}"}, timeout=120,
+                                 transport=transport)
         self.sources: dict[str, list[str]] = {}
 
     def call(self, method: str, path: str, **kwargs: Any) -> Any:
@@ -111,7 +112,8 @@ def send_conversation(api: Client, item: dict[str, Any], project_id: str) -> tup
     return ids, extractions
 
 
-def wait_extractions(api: Client, extraction_ids: list[str], timeout_s: float) -> list[dict[str, Any]]:
+def wait_extractions(api: Client, extraction_ids: list[str], timeout_s: float,
+                     poll_s: float = 2.0) -> list[dict[str, Any]]:
     deadline = time.monotonic() + timeout_s
     done: dict[str, dict[str, Any]] = {}
     while len(done) < len(extraction_ids) and time.monotonic() < deadline:
@@ -120,18 +122,19 @@ def wait_extractions(api: Client, extraction_ids: list[str], timeout_s: float) -
                 record = api.call("GET", f"/v3/extractions/{eid}")
                 if record["status"] in ("done", "failed"):
                     done[eid] = record
-        time.sleep(2)
+        if len(done) < len(extraction_ids):
+            time.sleep(poll_s)
     return list(done.values())
 
 
-def evaluate(api: Client, data: list[dict[str, Any]], timeout_s: float) -> dict[str, Any]:
+def evaluate(api: Client, data: list[dict[str, Any]], timeout_s: float, poll_s: float = 2.0) -> dict[str, Any]:
     outcomes: Counter[str] = Counter()
     failed = 0
     per_question: list[tuple[int, float, float, bool]] = []
     for item in data:
         project_id = api.project(f"locomo-facts-{item['sample_id']}")
         ids, extraction_ids = send_conversation(api, item, project_id)
-        for record in wait_extractions(api, extraction_ids, timeout_s):
+        for record in wait_extractions(api, extraction_ids, timeout_s, poll_s):
             failed += record["status"] == "failed"
             outcomes.update(f["outcome"] for f in record["facts"])
         for qa in item["qa"]:

@@ -259,3 +259,33 @@ def test_a_decision_naming_no_known_fact_is_refused_for_that_fact(world) -> None
     assert record["status"] == "done"
     assert record["facts"][0]["outcome"] == "refused"
     assert facts(world, "Alice lives") == ["Alice lives in Paris"]
+
+
+def test_nothing_of_one_organization_reaches_another(world) -> None:
+    # Given Alice's facts in organization A
+    record = extract(world, "I live in Paris, near the canal.")
+    fact = record["facts"][0]["fact_id"]
+    # When organization B asks for them by id, by recall, through the profile and the extraction
+    from memlane.domain.principal import Principal
+    from memlane.services.keys import ensure_organization
+
+    other, _ = ensure_organization(world.stack.metadata, "globex")
+    world.who = Principal(organization_id=other.id, key_id="key-b", rate_limit_per_minute=1000)
+    # Then each answers as for an id that does not exist, and B's recall and profile hold nothing
+    assert world.call("GET", f"/v3/documents/{fact}")[0] == 404
+    assert world.call("GET", f"/v3/extractions/{record['id']}")[0] == 404
+    assert facts(world, "Alice Paris") == []
+    assert world.call("GET", "/v3/profile")[1]["facts"] == []
+    # and B's own extraction never compares its facts with A's
+    mine = extract(world, "I moved to Berlin last month.", conversation_id="c9")
+    assert [(f["outcome"], f["decision"]["against"]) for f in mine["facts"]] == [("new", [])]
+    assert world.llm.tasks().count("reconcile_fact") == 0  # A's Paris fact was never a candidate
+
+
+def test_the_mcp_recall_tool_says_which_results_are_facts(world) -> None:
+    from memlane.mcp.formatting import recall_text
+
+    extract(world, "I live in Paris, near the canal.")
+    status, out = world.call("POST", "/v3/recall", {"query": "Alice Paris", "min_relevance": 0})
+    text = recall_text("Alice Paris", out, {})
+    assert "(score" in text and "fact; " in text and "message; " in text
