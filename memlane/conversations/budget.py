@@ -75,8 +75,9 @@ def ask(svc: Services, org_id: str, prompt: Prompt[A], data: object) -> tuple[A,
         try:
             completion = svc.llm.complete_json(task=prompt.task, system=prompt.system, user=prompt.user(data),
                                                schema=prompt.schema, max_tokens=prompt.max_tokens)
-        except LLMOutputError as exc:
+        except LLMOutputError as exc:  # an unusable answer still cost its tokens
             svc.metrics.count(observability.LLM_MALFORMED)
+            charge(svc, org_id, exc.tokens)
             last = exc
             continue
         svc.metrics.count(observability.LLM_INPUT_TOKENS, completion.input_tokens)

@@ -75,7 +75,11 @@ class MediaBudgetDeferred(MemlaneError):
 class LLMOutputError(MemlaneError):
     """An LLM answered something memlane cannot use: not JSON, or JSON that does not match the
     prompt's schema. Its answer is dropped (never stored, never acted on); the caller may ask once
-    more."""
+    more. `tokens`: what the unusable answer cost (it still counts against the budget)."""
+
+    def __init__(self, message: str, tokens: int = 0) -> None:
+        super().__init__(message)
+        self.tokens = tokens
 
 
 class LLMBudgetSpent(MemlaneError):

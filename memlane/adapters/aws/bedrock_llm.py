@@ -71,6 +71,7 @@ class BedrockLLM:
                        if isinstance(c, dict) and isinstance(c.get("toolUse"), dict)
                        and c["toolUse"].get("name") == task), None)
         if not isinstance(answer, dict):
-            raise LLMOutputError(f"LLM {task}: Bedrock answered without the {task} tool's JSON")
+            raise LLMOutputError(f"LLM {task}: Bedrock answered without the {task} tool's JSON",
+                                 int(usage.get("inputTokens") or 0) + int(usage.get("outputTokens") or 0))
         return Completion(data=answer, input_tokens=int(usage.get("inputTokens") or 0),
                           output_tokens=int(usage.get("outputTokens") or 0), model=self.model_id)

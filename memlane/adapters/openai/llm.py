@@ -87,9 +87,12 @@ class OpenAICompatibleLLM:
         tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
         tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
         if not response.choices:
-            raise LLMOutputError(f"LLM {task}: no choices in the answer")
-        return Completion(data=parse_json_answer(task, response.choices[0].message.content or ""),
-                          input_tokens=tokens_in, output_tokens=tokens_out, model=self._model)
+            raise LLMOutputError(f"LLM {task}: no choices in the answer", tokens_in + tokens_out)
+        try:
+            data = parse_json_answer(task, response.choices[0].message.content or "")
+        except LLMOutputError as exc:
+            raise LLMOutputError(exc.message, tokens_in + tokens_out) from None
+        return Completion(data=data, input_tokens=tokens_in, output_tokens=tokens_out, model=self._model)
 
 
 def parse_json_answer(task: str, text: str) -> Any:
