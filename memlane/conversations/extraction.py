@@ -34,6 +34,7 @@ from memlane.domain.errors import LLMOutputError
 from memlane.domain.facts import (
     Decision,
     Outcome,
+    decisions_of,
     facts_of,
     is_fact,
     own_metadata,
@@ -114,7 +115,10 @@ def _messages(svc: Services, org_id: str, record: ExtractionOut) -> list[Documen
 
 
 def _finish(svc: Services, org_id: str, record: ExtractionOut, status: str, error: str | None = None) -> ExtractionOut:
-    done = record.model_copy(update={"status": status, "error": error, "finished_at": svc.clock.now()})
+    """The record as kept from now on: ids, outcomes and counts, no text (the facts hold theirs)."""
+    done = record.model_copy(update={
+        "status": status, "error": error, "finished_at": svc.clock.now(), "extracted": None,
+        "facts": [f.model_copy(update={"text": None, "decision": None}) for f in record.facts]})
     store_record(svc, org_id, done)
     return done
 
@@ -150,6 +154,7 @@ def reconcile_and_store(svc: Services, who: Principal, record: ExtractionOut, fa
     tokens = 0
     target: Document | None = None
     outcome: Outcome
+    refused = FactResult(text=fact.text, outcome="refused", sources=sources, decided_at=now)
     if not known:
         outcome, reason = "new", "no similar fact of this subject was known"
     else:
@@ -159,14 +164,14 @@ def reconcile_and_store(svc: Services, who: Principal, record: ExtractionOut, fa
                 "existing_facts": [{"n": n, "text": d.content, "subject": subject_of(d),
                                     "saved_at": d.created_at.isoformat()} for n, d in enumerate(known, start=1)]})
         except LLMOutputError as exc:
-            return FactResult(text=fact.text, outcome="refused", error=exc.message), 0
+            return refused.model_copy(update={"error": exc.message}), exc.tokens
         tokens = completion.tokens
         outcome, reason = answer.outcome, answer.reason
         if outcome != "new":
             if answer.target is None or not 1 <= answer.target <= len(known):
-                return FactResult(text=fact.text, outcome="refused",
-                                  error=f"the model classified it {outcome} without naming one of the "
-                                        f"{len(known)} existing facts"), tokens
+                return refused.model_copy(update={
+                    "error": f"the model classified it {outcome} without naming one of the {len(known)} "
+                             "existing facts"}), tokens
             target = known[answer.target - 1]
     decision = Decision(outcome=outcome, reason=reason, fact=fact.text, against=[d.id for d in known],
                         supersedes=target.id if target is not None and outcome in ("update", "contradiction") else None,
@@ -175,13 +180,19 @@ def reconcile_and_store(svc: Services, who: Principal, record: ExtractionOut, fa
         assert target is not None
         confirm(svc, who.organization_id, target, decision, sources)
         _link_messages(svc, who.organization_id, sources, target.id)
-        return FactResult(text=fact.text, outcome="duplicate", fact_id=target.id, decision=decision), tokens
-    saved = _save_fact(svc, who, record, fact.text, subject, sources, decision, target)
-    return FactResult(text=fact.text, outcome=outcome, fact_id=saved.id, decision=decision), tokens
+        return FactResult(text=fact.text, outcome="duplicate", fact_id=target.id, sources=sources, decided_at=now,
+                          decision=decision), tokens
+    saved, merged = _save_fact(svc, who, record, fact.text, subject, sources, decision, target)
+    if merged:
+        outcome, decision = "duplicate", decisions_of(saved)[-1] if decisions_of(saved) else decision
+    return FactResult(text=fact.text, outcome=outcome, fact_id=saved.id, sources=sources, decided_at=now,
+                      decision=decision), tokens
 
 
 def _save_fact(svc: Services, who: Principal, record: ExtractionOut, text: str, subject: str | None,
-               sources: list[str], decision: Decision, target: Document | None) -> Document:
+               sources: list[str], decision: Decision, target: Document | None) -> tuple[Document, bool]:
+    """The fact stored (or, when the very same text is already stored, that memory confirmed);
+    whether it merged."""
     body = MemoryIn(content=text, title=f"Fact about {subject}" if subject else "Fact",
                     project_id=record.project_id, updates_memory_id=target.id if target is not None else None)
     own = {"kind": "fact", "subject": subject, "sources": sources, "conversation_id": record.conversation_id,
@@ -196,7 +207,7 @@ def _save_fact(svc: Services, who: Principal, record: ExtractionOut, text: str, 
             "reason": f"identical text already stored (the model said {decision.outcome}: {decision.reason})"}),
             sources)
     _link_messages(svc, who.organization_id, sources, doc.id)
-    return doc
+    return svc.metadata.get_document(who.organization_id, doc.id) or doc, out.duplicate
 
 
 def confirm(svc: Services, org_id: str, fact: Document, decision: Decision, sources: list[str]) -> None:

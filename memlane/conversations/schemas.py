@@ -92,15 +92,21 @@ class ConversationOut(BaseModel):
 
 
 class FactResult(BaseModel):
-    text: str
+    text: str | None = Field(default=None, description="The fact's text, read from the fact while it exists: the "
+                                                       "record itself keeps no text once the extraction ends.")
     outcome: Literal["new", "update", "duplicate", "contradiction", "refused"]
     fact_id: str | None = Field(default=None, description="The fact stored or confirmed (null when refused).")
-    decision: Decision | None = None
+    sources: list[str] = Field(default_factory=list, description="The messages it was drawn from.")
+    decided_at: datetime | None = None
+    decision: Decision | None = Field(default=None, description="The decision with the model's reason, read from "
+                                                                 "the fact while it exists.")
     error: str | None = None
 
 
 class ExtractionOut(BaseModel):
-    """An extraction job and what it did: the record kept beside the messages (never their text)."""
+    """An extraction job and what it did. The record is kept beside the messages; once the job ends it
+    holds ids, outcomes and counts, never text (a fact's text and reason are read from the fact, so
+    they go when it goes)."""
 
     id: str
     conversation_id: str

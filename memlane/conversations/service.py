@@ -22,6 +22,7 @@ from memlane.conversations.schemas import (
 from memlane.documents.writer import WriteRequest
 from memlane.documents.writing import write_protected
 from memlane.domain.errors import InvalidInputError, MemlaneError, NotFoundError
+from memlane.domain.facts import decisions_of
 from memlane.domain.models import Document, IngestJob, new_id
 from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn, MemoryOut
@@ -112,7 +113,21 @@ def queue_extraction(svc: Services, who: Principal, project_id: str, body: Conve
 
 
 def get_extraction(svc: Services, who: Principal, extraction_id: str) -> ExtractionOut:
+    """The record, each fact's text and decision read from the fact itself (gone with it)."""
     record = load_record(svc, who.organization_id, extraction_id)
     if record is None:
         raise NotFoundError(f"extraction {extraction_id} not found")
-    return record
+    ids = [f.fact_id for f in record.facts if f.fact_id and f.text is None]
+    docs = {d.id: d for d in svc.metadata.get_documents(who.organization_id, ids)} if ids else {}
+    facts = []
+    for f in record.facts:
+        doc = docs.get(f.fact_id or "")
+        if f.text is not None or f.fact_id is None:
+            facts.append(f)
+        elif doc is None:
+            facts.append(f.model_copy(update={"error": "the fact has been deleted since"}))
+        else:
+            decision = next((d for d in reversed(decisions_of(doc))
+                             if d.decided_at == f.decided_at and d.sources == f.sources), None)
+            facts.append(f.model_copy(update={"text": doc.content, "decision": decision}))
+    return record.model_copy(update={"facts": facts})

@@ -1564,7 +1564,9 @@ export interface components {
         DocumentStatus: "queued" | "processing" | "ready" | "failed";
         /**
          * ExtractionOut
-         * @description An extraction job and what it did: the record kept beside the messages (never their text).
+         * @description An extraction job and what it did. The record is kept beside the messages; once the job ends it
+         *     holds ids, outcomes and counts, never text (a fact's text and reason are read from the fact, so
+         *     they go when it goes).
          */
         ExtractionOut: {
             /** Id */
@@ -1653,8 +1655,11 @@ export interface components {
         };
         /** FactResult */
         FactResult: {
-            /** Text */
-            text: string;
+            /**
+             * Text
+             * @description The fact's text, read from the fact while it exists: the record itself keeps no text once the extraction ends.
+             */
+            text?: string | null;
             /**
              * Outcome
              * @enum {string}
@@ -1665,6 +1670,14 @@ export interface components {
              * @description The fact stored or confirmed (null when refused).
              */
             fact_id?: string | null;
+            /**
+             * Sources
+             * @description The messages it was drawn from.
+             */
+            sources?: string[];
+            /** Decided At */
+            decided_at?: string | null;
+            /** @description The decision with the model's reason, read from the fact while it exists. */
             decision?: components["schemas"]["Decision"] | null;
             /** Error */
             error?: string | null;

@@ -195,6 +195,11 @@ def test_deleting_the_only_source_of_a_fact_removes_it_and_the_receipt_lists_it(
     assert deleted["receipt"]["verified"] is True
     assert world.call("GET", f"/v3/documents/{rex}")[0] == 404
     assert facts(world, "Alice") == ["Alice likes hiking"]
+    # and the extraction's record keeps no text of it: it reads texts from the facts, which are gone
+    status, after = world.call("GET", f"/v3/extractions/{record['id']}")
+    assert after["facts"][0]["text"] is None and after["facts"][0]["error"] == "the fact has been deleted since"
+    stored = world.stack.services.blobs.get(f"extractions/{world.who.organization_id}/{record['id']}.json")
+    assert stored is not None and b"Rex" not in stored and b"hiking" not in stored
 
 
 def test_a_fact_another_message_supports_stays_flagged(world) -> None:
