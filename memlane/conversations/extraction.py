@@ -183,6 +183,10 @@ def reconcile_and_store(svc: Services, who: Principal, record: ExtractionOut, fa
         return FactResult(text=fact.text, outcome="duplicate", fact_id=target.id, sources=sources, decided_at=now,
                           decision=decision), tokens
     saved, merged = _save_fact(svc, who, record, fact.text, subject, sources, decision, target)
+    if merged and not is_fact(saved):
+        return refused.model_copy(update={
+            "error": "the same text is already stored as a memory that is not a fact (a message or a note), "
+                     f"{saved.id}: that memory stands for it"}), tokens
     if merged:
         outcome, decision = "duplicate", decisions_of(saved)[-1] if decisions_of(saved) else decision
     return FactResult(text=fact.text, outcome=outcome, fact_id=saved.id, sources=sources, decided_at=now,
@@ -200,6 +204,8 @@ def _save_fact(svc: Services, who: Principal, record: ExtractionOut, text: str, 
     out = save_memory(svc, who, body, inline=True, own={k: v for k, v in own.items() if v is not None})
     doc = svc.metadata.get_document(who.organization_id, out.id)
     assert doc is not None
+    if out.duplicate and not is_fact(doc):
+        return doc, True  # identical to a message or a note: nothing to link
     if out.duplicate:
         # The very same text is already stored: the save merged, so this confirms that memory.
         confirm(svc, who.organization_id, doc, decision.model_copy(update={
