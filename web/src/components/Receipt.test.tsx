@@ -44,6 +44,12 @@ describe('a deletion receipt', () => {
     expect(screen.getByTestId('receipt-id')).toHaveTextContent('5e1a0c3e-0000-4000-8000-000000000001')
   })
 
+  it('names the facts removed with the messages they were drawn from', () => {
+    render(<ReceiptView receipt={receipt({ documents: ['m-1', 'f-1', 'f-2'], facts: ['f-1', 'f-2'] })} />)
+    expect(screen.getByTestId('receipt-facts')).toHaveTextContent('2 facts drawn only from the deleted messages')
+    expect(screen.getByTestId('receipt-documents')).toHaveTextContent('3')
+  })
+
   it('when not verified, warns first and names the stores still holding something, as text only', () => {
     // Given a receipt where two stores still hold something, with markup where ids and text are
     const hostile = '<img src=x onerror="window.__pwned=1">'
