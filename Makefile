@@ -43,8 +43,9 @@ web: $(WEB_DIST)
 web-test: $(WEB_MODULES)
 	cd web && npx vitest run
 
-# The API's TypeScript types (clients/typescript, used by web/ and extension/), generated from the
-# OpenAPI document; tests/unit/test_typescript_types.py fails when they are out of date.
+# The API's TypeScript types (clients/typescript, used by web/ and extension/) and the Python client's
+# models and MCP tool schemas (clients/python), generated from the OpenAPI document and the MCP tool
+# definitions; tests/unit/test_typescript_types.py and test_python_client_models.py fail when stale.
 TYPES_MODULES := clients/typescript/node_modules/.package-lock.json
 
 $(TYPES_MODULES): clients/typescript/package-lock.json
@@ -53,6 +54,7 @@ $(TYPES_MODULES): clients/typescript/package-lock.json
 
 types: $(STAMP) $(TYPES_MODULES)
 	$(BIN)/python clients/typescript/generate.py
+	$(BIN)/python clients/python/generate.py
 
 # The README's pictures of the app, taken by its end-to-end tests.
 screenshots: $(STAMP) $(WEB_DIST) chromium
