@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 7432
 
 .PHONY: run test setup ocr lint synth layers bench bench-nlp bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-conversations eval-facts eval-code \
-	eval-docs eval-abstention clean extension \
+	eval-docs eval-abstention clean extension integrations-env \
 	extension-build extension-test chromium \
 	web web-test bench-web screenshots types
 
@@ -63,8 +63,23 @@ screenshots: $(STAMP) $(WEB_DIST) chromium
 run: $(STAMP) $(WEB_DIST) ocr
 	$(BIN)/memlane serve --host $(HOST) --port $(PORT)
 
-test: $(STAMP) ocr lint extension-test extension-build chromium $(WEB_DIST) web-test $(TYPES_MODULES)
+test: $(STAMP) ocr lint extension-test extension-build chromium $(WEB_DIST) web-test $(TYPES_MODULES) integrations-env
 	$(BIN)/python -m pytest
+
+# The LangChain and LlamaIndex integrations (clients/python/memlane_client/integrations) are tested with
+# the real frameworks in their own environment, so they never move the main environment's pins;
+# tests/integration/clients/test_framework_integrations.py runs clients/python/tests_integrations there.
+INTEG       := .venv-integrations
+INTEG_STAMP := $(INTEG)/.installed
+
+$(INTEG_STAMP): clients/python/requirements-integrations.txt clients/python/pyproject.toml
+	@test -x $(INTEG)/bin/python || $(PYTHON) -m venv $(INTEG)
+	$(INTEG)/bin/pip install --quiet --upgrade pip
+	$(INTEG)/bin/pip install --quiet -r clients/python/requirements-integrations.txt
+	$(INTEG)/bin/pip install --quiet -e ./clients/python
+	@touch $@
+
+integrations-env: $(INTEG_STAMP)
 
 # OCR of images and scanned PDFs on this machine (the embedded default): Debian's Tesseract.
 ocr:
@@ -167,4 +182,4 @@ eval-abstention: $(STAMP)
 	$(EVAL) --workloads conversations,code,abstention
 
 clean:
-	rm -rf $(VENV) cdk.out .pytest_cache extension/node_modules extension/.output extension/.wxt
+	rm -rf $(VENV) $(INTEG) cdk.out .pytest_cache extension/node_modules extension/.output extension/.wxt
