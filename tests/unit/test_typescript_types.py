@@ -76,3 +76,5 @@ def test_the_types_the_apps_use_come_from_the_generated_package() -> None:
     for app_api in (ROOT / "web" / "src" / "api.ts", ROOT / "extension" / "lib" / "api.ts"):
         source = app_api.read_text(encoding="utf-8")
         assert "clients/typescript/src" in source and "interface WhoAmI" not in source, app_api
+        # their calls go through the one client (@memlane/client), not a fetch of their own
+        assert "new MemlaneClient(" in source and "fetch(" not in source.replace("fetch: ", ""), app_api
