@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 7432
 
 .PHONY: run test setup ocr lint synth layers bench bench-nlp bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-conversations eval-facts eval-code \
-	eval-docs eval-abstention clean extension integrations-env \
+	eval-docs eval-abstention clean extension integrations-env clients-test \
 	extension-build extension-test chromium \
 	web web-test bench-web screenshots types
 
@@ -80,6 +80,12 @@ $(INTEG_STAMP): clients/python/requirements-integrations.txt clients/python/pypr
 	@touch $@
 
 integrations-env: $(INTEG_STAMP)
+
+# The clients alone: the Python client (unit, and against a loopback server), the TypeScript client
+# and the AI SDK tools (node --test), LangChain and LlamaIndex, and every README example.
+clients-test: $(STAMP) $(TYPES_MODULES) integrations-env
+	$(BIN)/python -m pytest tests/unit/test_memlane_client.py tests/unit/test_python_client_models.py \
+		tests/unit/test_typescript_types.py tests/integration/clients -q
 
 # OCR of images and scanned PDFs on this machine (the embedded default): Debian's Tesseract.
 ocr:
