@@ -66,8 +66,8 @@ MAX_MESSAGES = 100  # one recall page: the most a history reads back
 
 class MemlaneChatMessageHistory(BaseChatMessageHistory):
     """The messages of conversation `conversation_id`, kept in memlane: each added message is a
-    memory (its text the content, its role and LangChain form in `metadata`) with the
-    conversation's id and its place, so memlane indexes it with its neighbours and recall lifts
+    memory (its text the content, its role and LangChain form in `metadata`, the tag
+    `conversation:<id>` to find it by) with the conversation's id and its place, so memlane indexes it with its neighbours and recall lifts
     them together. `messages` reads the conversation back in order (the latest 100).
     `clear()` deletes the conversation's memories (each with its deletion receipt)."""
 
