@@ -113,11 +113,13 @@ chromium:
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 # The guards `make test` runs first: ruff, mypy, and the import rules in pyproject.toml
-# ([tool.importlinter]: the layers, no cycles, the library never importing its Lambda functions).
-lint: $(STAMP)
+# ([tool.importlinter]: the layers, no cycles, the library never importing its Lambda functions);
+# the LangChain and LlamaIndex integrations are type-checked in .venv-integrations, against the real frameworks.
+lint: $(STAMP) integrations-env
 	$(BIN)/ruff check memlane functions infra bench clients/python tests
 	$(BIN)/mypy memlane functions infra bench clients/python/memlane_client
 	$(BIN)/lint-imports --no-logo
+	cd clients/python && ../../$(INTEG)/bin/mypy memlane_client/integrations --ignore-missing-imports
 
 # Synthesizes the CloudFormation templates into cdk.out/ (no Docker; the layer is built from
 # manylinux wheels on first use).
