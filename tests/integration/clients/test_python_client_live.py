@@ -1,19 +1,31 @@
 """memlane_client against a real local server on loopback (the hashing embedder: fast, and
 lexical enough that a query with a memory's words finds it): saves with idempotency keys,
 recall with filters and the floor, pagination, typed errors with the server's text, the async
-client, the OpenAI tools run through /mcp, and the package built as a wheel and imported from it."""
+client, the OpenAI tools run through /mcp, the package built as a wheel and imported from it; and
+retries over real HTTP against a fake server on loopback that answers 429 and 5xx."""
 
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
 import subprocess
 import sys
+import threading
+import time
 import zipfile
 from pathlib import Path
 
 import pytest
-from memlane_client import AsyncMemlaneClient, AuthenticationError, BadRequest, MemlaneClient, NotFound
+from memlane_client import (
+    AsyncMemlaneClient,
+    AuthenticationError,
+    BadRequest,
+    MemlaneClient,
+    NotFound,
+    RetryPolicy,
+    ServerError,
+)
 from memlane_client.openai_tools import openai_tools, run_tool_call
 
 pytestmark = pytest.mark.integration
@@ -114,3 +126,61 @@ def test_the_package_builds_as_a_wheel_and_imports_from_it(tmp_path, hash_server
     version, tools, ok = out.stdout.split()
     assert version == json.loads((ROOT / "clients/typescript/openapi.json").read_text())["info"]["version"]
     assert int(tools) >= 5 and ok == "True"
+
+
+class _Scripted(http.server.BaseHTTPRequestHandler):
+    """A fake memlane on loopback that answers from a script: (status, body, headers) per request."""
+
+    script: list[tuple[int, dict, dict[str, str]]] = []
+    seen: list[tuple[str, str, str | None]] = []
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        self.rfile.read(length)
+        self.seen.append((self.command, self.path, self.headers.get("Idempotency-Key")))
+        status, body, headers = self.script.pop(0) if self.script else (500, {"error": "script ran out"}, {})
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        for k, v in {"Content-Type": "application/json", "Content-Length": str(len(data)), **headers}.items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def fake_memlane():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Scripted)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _Scripted.script, _Scripted.seen = [], []
+    yield f"http://127.0.0.1:{server.server_address[1]}", _Scripted
+    server.shutdown()
+    server.server_close()
+
+
+def test_retries_over_http_honour_retry_after_and_keep_the_idempotency_key(fake_memlane):
+    url, fake = fake_memlane
+    fake.script = [(429, {"error": "rate limit of 60 requests per minute exceeded"}, {"Retry-After": "1"}),
+                   (503, {"error": "busy"}, {}),
+                   (201, {"id": "d1", "status": "ready"}, {})]
+    started = time.monotonic()
+    with MemlaneClient(url, "mlk_x", retry=RetryPolicy(max_retries=2, base=0.05)) as memlane:
+        assert memlane.remember("Ferry at nine.")["id"] == "d1"
+    assert time.monotonic() - started >= 1.0  # Retry-After: 1 was waited for
+    keys = [key for _, _, key in fake.seen]
+    assert len(keys) == 3 and keys[0] and len(set(keys)) == 1
+
+    fake.script = [(502, {"error": "bad gateway"}, {}), (500, {"error": "internal error (r-2)"}, {})]
+    fake.seen = []
+
+    async def spent() -> None:
+        async with AsyncMemlaneClient(url, "mlk_x", retry=RetryPolicy(max_retries=1, base=0.05)) as m:
+            await m.whoami()
+
+    with pytest.raises(ServerError) as exc:
+        asyncio.run(spent())
+    assert exc.value.error == "internal error (r-2)" and len(fake.seen) == 2
