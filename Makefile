@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 7432
 
 .PHONY: run test setup ocr lint synth layers bench bench-nlp bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-conversations eval-facts eval-code \
-	eval-docs eval-abstention clean extension \
+	eval-docs eval-abstention clean extension integrations-env clients-test \
 	extension-build extension-test chromium \
 	web web-test bench-web screenshots types
 
@@ -43,8 +43,9 @@ web: $(WEB_DIST)
 web-test: $(WEB_MODULES)
 	cd web && npx vitest run
 
-# The API's TypeScript types (clients/typescript, used by web/ and extension/), generated from the
-# OpenAPI document; tests/unit/test_typescript_types.py fails when they are out of date.
+# The API's TypeScript types (clients/typescript, used by web/ and extension/) and the Python client's
+# models and MCP tool schemas (clients/python), generated from the OpenAPI document and the MCP tool
+# definitions; tests/unit/test_typescript_types.py and test_python_client_models.py fail when stale.
 TYPES_MODULES := clients/typescript/node_modules/.package-lock.json
 
 $(TYPES_MODULES): clients/typescript/package-lock.json
@@ -53,6 +54,7 @@ $(TYPES_MODULES): clients/typescript/package-lock.json
 
 types: $(STAMP) $(TYPES_MODULES)
 	$(BIN)/python clients/typescript/generate.py
+	$(BIN)/python clients/python/generate.py
 
 # The README's pictures of the app, taken by its end-to-end tests.
 screenshots: $(STAMP) $(WEB_DIST) chromium
@@ -61,8 +63,29 @@ screenshots: $(STAMP) $(WEB_DIST) chromium
 run: $(STAMP) $(WEB_DIST) ocr
 	$(BIN)/memlane serve --host $(HOST) --port $(PORT)
 
-test: $(STAMP) ocr lint extension-test extension-build chromium $(WEB_DIST) web-test $(TYPES_MODULES)
+test: $(STAMP) ocr lint extension-test extension-build chromium $(WEB_DIST) web-test $(TYPES_MODULES) integrations-env
 	$(BIN)/python -m pytest
+
+# The LangChain and LlamaIndex integrations (clients/python/memlane_client/integrations) are tested with
+# the real frameworks in their own environment, so they never move the main environment's pins;
+# tests/integration/clients/test_framework_integrations.py runs clients/python/tests_integrations there.
+INTEG       := .venv-integrations
+INTEG_STAMP := $(INTEG)/.installed
+
+$(INTEG_STAMP): clients/python/requirements-integrations.txt clients/python/pyproject.toml
+	@test -x $(INTEG)/bin/python || $(PYTHON) -m venv $(INTEG)
+	$(INTEG)/bin/pip install --quiet --upgrade pip
+	$(INTEG)/bin/pip install --quiet -r clients/python/requirements-integrations.txt
+	$(INTEG)/bin/pip install --quiet -e ./clients/python
+	@touch $@
+
+integrations-env: $(INTEG_STAMP)
+
+# The clients alone: the Python client (unit, and against a loopback server), the TypeScript client
+# and the AI SDK tools (node --test), LangChain and LlamaIndex, and every README example.
+clients-test: $(STAMP) $(TYPES_MODULES) integrations-env
+	$(BIN)/python -m pytest tests/unit/test_memlane_client.py tests/unit/test_python_client_models.py \
+		tests/unit/test_typescript_types.py tests/integration/clients -q
 
 # OCR of images and scanned PDFs on this machine (the embedded default): Debian's Tesseract.
 ocr:
@@ -90,11 +113,13 @@ chromium:
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 # The guards `make test` runs first: ruff, mypy, and the import rules in pyproject.toml
-# ([tool.importlinter]: the layers, no cycles, the library never importing its Lambda functions).
-lint: $(STAMP)
+# ([tool.importlinter]: the layers, no cycles, the library never importing its Lambda functions);
+# the LangChain and LlamaIndex integrations are type-checked in .venv-integrations, against the real frameworks.
+lint: $(STAMP) integrations-env
 	$(BIN)/ruff check memlane functions infra bench clients/python tests
 	$(BIN)/mypy memlane functions infra bench clients/python/memlane_client
 	$(BIN)/lint-imports --no-logo
+	cd clients/python && ../../$(INTEG)/bin/mypy memlane_client/integrations --ignore-missing-imports
 
 # Synthesizes the CloudFormation templates into cdk.out/ (no Docker; the layer is built from
 # manylinux wheels on first use).
@@ -165,4 +190,4 @@ eval-abstention: $(STAMP)
 	$(EVAL) --workloads conversations,code,abstention
 
 clean:
-	rm -rf $(VENV) cdk.out .pytest_cache extension/node_modules extension/.output extension/.wxt
+	rm -rf $(VENV) $(INTEG) cdk.out .pytest_cache extension/node_modules extension/.output extension/.wxt

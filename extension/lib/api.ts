@@ -1,5 +1,7 @@
-/** memlane's REST API (/v3), as the service worker calls it: retries with backoff (spec §12.2:
- * immediately, after 1 s, after 2 s), errors classified so the outbox knows what to keep. */
+/** memlane's REST API (/v3), as the service worker calls it, through the one client
+ * (clients/typescript, @memlane/client): retries with backoff (spec §12.2: immediately, after 1 s,
+ * after 2 s), errors classified so the outbox knows what to keep. */
+import { endpoint, type Method, MemlaneClient, MemlaneError, MemlaneUnreachable } from '../../clients/typescript/src';
 
 export interface Connection {
   url: string;
@@ -39,10 +41,7 @@ export interface CallOptions {
 export const BACKOFF_MS = [1000, 2000];
 const MAX_RETRY_AFTER_MS = 5000;
 
-export function endpoint(base: string, path: string): string {
-  const root = base.endsWith('/') ? base : `${base}/`;
-  return new URL(path.replace(/^\//, ''), root).toString();
-}
+export { endpoint };
 
 export function normalizeBaseUrl(raw: string): string {
   const url = new URL(raw.trim());
@@ -52,57 +51,49 @@ export function normalizeBaseUrl(raw: string): string {
   return url.toString().replace(/\/$/, '');
 }
 
-async function errorOf(response: Response): Promise<ApiError> {
-  let message = `HTTP ${response.status}`;
-  try {
-    const data = (await response.json()) as { error?: unknown };
-    if (typeof data?.error === 'string') message = data.error;
-  } catch {
-    // not JSON: keep the status line
+/** The outbox's view of a failure of the one client (@memlane/client): what kind, and whether to keep it. */
+function classify(err: MemlaneError, conn: Connection): ApiError {
+  if (err instanceof MemlaneUnreachable) {
+    return new ApiError('unreachable', `memlane is not reachable at ${conn.url} (${err.reason})`);
   }
-  const status = response.status;
-  const retryAfter = Number(response.headers.get('Retry-After'));
-  const retryAfterMs = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 0;
+  const { status, error: message } = err;
+  const retryAfterMs = err.retryAfterMs ?? 0;
   if (status === 401 || status === 403) return new ApiError('auth', message, status);
-  // 409 "still in progress" is the same save being handled: ask again; other 409s are final.
-  if (status === 408 || status === 425 || status === 429 || status >= 500 || (status === 409 && /in progress/i.test(message))) {
-    return new ApiError('server', message, status, retryAfterMs);
-  }
+  if (serverSide(status, message)) return new ApiError('server', message, status, retryAfterMs);
   return new ApiError('rejected', message, status);
+}
+
+// 409 "still in progress" is the same save being handled: ask again; other 409s are final.
+function serverSide(status: number, message: string): boolean {
+  return status === 408 || status === 425 || status === 429 || status >= 500 || (status === 409 && /in progress/i.test(message));
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** One call through @memlane/client with the spec's retries (§12.2: immediately, after 1 s, after
+ * 2 s, or as long as Retry-After asks up to 5 s), a network failure retried too. */
 export async function call<T>(conn: Connection, method: string, path: string, options: CallOptions = {}): Promise<T> {
-  const { body, idempotencyKey, attempts = 3, timeoutMs = 30_000, fetchImpl = fetch, sleep = defaultSleep } = options;
-  const headers: Record<string, string> = { Accept: 'application/json' };
-  if (conn.apiKey) headers.Authorization = `Bearer ${conn.apiKey}`;
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey;
-  let last: ApiError | undefined;
-  for (let attempt = 0; attempt < attempts; attempt++) {
-    if (attempt > 0) {
-      const backoff = BACKOFF_MS[Math.min(attempt - 1, BACKOFF_MS.length - 1)];
-      await sleep(Math.max(backoff, Math.min(last?.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS)));
-    }
-    let response: Response;
-    try {
-      response = await fetchImpl(endpoint(conn.url, path), {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-        credentials: 'omit',
-      });
-    } catch (err) {
-      last = new ApiError('unreachable', `memlane is not reachable at ${conn.url} (${(err as Error).message})`);
-      continue;
-    }
-    if (response.ok) return (await response.json()) as T;
-    last = await errorOf(response);
-    if (last.kind !== 'server' && last.kind !== 'unreachable') throw last;
+  const { body, idempotencyKey, attempts = 3, timeoutMs = 30_000, fetchImpl, sleep = defaultSleep } = options;
+  const client = new MemlaneClient({
+    baseUrl: conn.url,
+    apiKey: conn.apiKey,
+    timeoutMs,
+    fetch: fetchImpl,
+    sleep,
+    retry: {
+      maxRetries: attempts - 1,
+      retryUnreachable: true,
+      retryOn: ({ error }) => serverSide(error.status, error.error),
+      delayMs: ({ attempt, error }) =>
+        Math.max(BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length - 1)], Math.min(error.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS)),
+    },
+  });
+  try {
+    return await client.request<T>(method as Method, path, { body, idempotencyKey });
+  } catch (err) {
+    if (err instanceof MemlaneError) throw classify(err, conn);
+    throw err;
   }
-  throw last ?? new ApiError('unreachable', `memlane is not reachable at ${conn.url}`);
 }
 
 // ----------------------------------------------------------------------------------- connection test

@@ -220,7 +220,7 @@ def _wait_ready(run: Run) -> bool:
 
 
 def _recall(run: Run, query: str) -> dict[str, Any]:
-    return run.client.recall(query, project_id=run.project_id, limit=RECALL_LIMIT)
+    return dict(run.client.recall(query, project_id=run.project_id, limit=RECALL_LIMIT))
 
 
 def _rank_of(answer: dict[str, Any], doc_id: str) -> int | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from memlane_client import MemlaneClient, MemlaneError
-from memlane_client.errors import error_text
+from memlane_client.errors import error_for, error_text
 from pydantic import ValidationError
 
 from memlane.config import Settings
@@ -142,7 +142,7 @@ class LocalClient(MemlaneClient):
                 headers: dict[str, str] | None = None) -> Any:
         status, body = self.runtime.request(self.principal, method, path, json, params, headers)
         if status >= 400:
-            raise MemlaneError(status, error_text(status, body, body if isinstance(body, str) else ""), body)
+            raise error_for(status, error_text(status, body, body if isinstance(body, str) else ""), body)
         return body if body is not None else {}
 
     def close(self) -> None:

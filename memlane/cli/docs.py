@@ -204,12 +204,7 @@ def _done(ix: dict[str, Any]) -> int:
 
 
 def _all_pages(client: MemlaneClient, docset_id: str, status: str) -> list[dict[str, Any]]:
-    pages: list[dict[str, Any]] = []
-    while True:
-        body = client.docset_pages(docset_id, status=status, limit=500, offset=len(pages))
-        pages += body["pages"]
-        if not body["pages"] or len(pages) >= body["total"]:
-            return pages
+    return [dict(page) for page in client.iter_docset_pages(docset_id, status=status, page_size=500)]
 
 
 def _queued(client: MemlaneClient, docset: dict[str, Any]) -> int:

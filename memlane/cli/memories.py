@@ -93,7 +93,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
             body["project_id"] = pid
         if isinstance(client, LocalClient):
             print("memlane: saving (the first save loads the embedding model)…", file=sys.stderr, flush=True)
-        out = client.save(body, idempotency_key=args.idempotency_key)
+        out: dict[str, Any] = dict(client.save(body, idempotency_key=args.idempotency_key))
         if isinstance(client, LocalClient) and out.get("status") in QUEUED_STATES:
             # Too large for the request: the server's worker would finish it; here, this command does.
             client.runtime.drain()

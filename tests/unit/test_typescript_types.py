@@ -41,6 +41,14 @@ def test_the_committed_openapi_document_is_the_apis() -> None:
     assert committed == fresh, _stale("clients/typescript/openapi.json", committed, fresh)
 
 
+def test_the_client_states_the_api_version_it_was_generated_from() -> None:
+    committed_document = generate.OPENAPI_JSON.read_text(encoding="utf-8")
+    fresh = generate.version_text(committed_document)
+    committed = generate.VERSION_TS.read_text(encoding="utf-8")
+    assert committed == fresh, _stale("clients/typescript/src/version.ts", committed, fresh)
+    assert f'API_VERSION = "{json.loads(committed_document)["info"]["version"]}"' in committed
+
+
 def test_the_document_is_stable_and_ends_with_a_newline() -> None:
     text = generate.openapi_text()
     assert text.endswith("}\n") and generate.openapi_text() == text
@@ -61,10 +69,12 @@ def test_the_committed_types_are_generated_from_the_committed_document(tmp_path)
 
 
 def test_the_types_the_apps_use_come_from_the_generated_package() -> None:
-    index = (CLIENT / "src" / "index.ts").read_text(encoding="utf-8")
+    index = (CLIENT / "src" / "types.ts").read_text(encoding="utf-8")
     schemas = set(json.loads(generate.OPENAPI_JSON.read_text(encoding="utf-8"))["components"]["schemas"])
     named = set(re.findall(r"Schemas\['(\w+)'\]", index))
-    assert named and named <= schemas, f"src/index.ts names schemas the API lacks: {sorted(named - schemas)}"
+    assert named and named <= schemas, f"src/types.ts names schemas the API lacks: {sorted(named - schemas)}"
     for app_api in (ROOT / "web" / "src" / "api.ts", ROOT / "extension" / "lib" / "api.ts"):
         source = app_api.read_text(encoding="utf-8")
         assert "clients/typescript/src" in source and "interface WhoAmI" not in source, app_api
+        # their calls go through the one client (@memlane/client), not a fetch of their own
+        assert "new MemlaneClient(" in source and "fetch(" not in source.replace("fetch: ", ""), app_api

@@ -1,44 +1,20 @@
-// The memlane API as the app uses it: same origin (the local server, or CloudFront in front of
+// The memlane API as the app uses it, through @memlane/client: same origin (the local server, or CloudFront in front of
 // API Gateway), the key in a header on every call (never a cookie, so no other site can make the
 // browser act with it), errors as ApiError with the server's `{"error": "field: what is wrong"}`.
 import { clearKey, getKey } from './auth'
 
-// The API's shapes are generated from its OpenAPI document (clients/typescript, `make types`).
-import type {
-  ConnectionOut,
-  ContentType,
-  DeletionReceipt,
-  Docset,
-  DocsetDeleted,
-  DocsetPages,
-  DocsetStatus,
-  DocumentDeleted,
-  DocumentList,
-  DocumentOut,
-  DocumentPatch,
-  ForgottenList,
-  IndexIn,
-  Indexed,
-  KeyCreated,
-  KeyCreateIn,
-  KeyList,
-  KeyRevoked,
-  MemoryGraph,
-  MemoryIn,
-  MemoryOut,
-  Project,
-  ProjectDeleted,
-  ProjectIn,
-  ProjectList,
-  ProjectPatch,
-  Profile,
-  RecallIn,
-  RecallOut,
-  Refreshed,
-  RefreshIn,
-  RelatedList,
-  Stats,
-  WhoAmI,
+// The API's shapes are generated from its OpenAPI document, and its calls made by the one client
+// (clients/typescript, `@memlane/client`; `make types`).
+import {
+  type ContentType,
+  type Docset,
+  type DocumentPatch,
+  MemlaneClient,
+  MemlaneError,
+  MemlaneUnreachable,
+  type MemoryIn,
+  type ProjectPatch,
+  type RecallIn,
 } from '../../clients/typescript/src'
 
 export type {
@@ -122,93 +98,73 @@ export function setUnauthorizedHandler(handler: () => void): void {
   onUnauthorized = handler
 }
 
-export async function request<T>(method: Method, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+// The one API client (clients/typescript): same origin, the key read at every request, no retries
+// (a person is waiting; the page shows the error), no fetch cache, no referrer.
+const client = new MemlaneClient({
+  baseUrl: '',
+  apiKey: getKey,
+  timeoutMs: 0,
+  retry: { maxRetries: 0 },
+  init: { cache: 'no-store', referrerPolicy: 'no-referrer' },
+})
+
+/** The app's errors around the client's: ApiError with the server's message, OfflineError when no
+ * answer came (the offline banner), and a refused key signs the app out. */
+async function call<T>(send: (client: MemlaneClient) => Promise<T>, signal?: AbortSignal): Promise<T> {
   const key = getKey()
-  const headers: Record<string, string> = { Accept: 'application/json' }
-  if (key) headers.Authorization = `Bearer ${key}`
-  if (body !== undefined) headers['Content-Type'] = 'application/json'
-  let response: Response
   try {
-    response = await fetch(path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal,
-      credentials: 'omit',
-      cache: 'no-store',
-      referrerPolicy: 'no-referrer',
-    })
+    const out = await send(client)
+    setOffline(false)
+    return out
   } catch (e) {
-    if (signal?.aborted) throw e
-    setOffline(true)
-    throw new OfflineError()
-  }
-  setOffline(false)
-  const text = await response.text()
-  let payload: unknown = null
-  try {
-    payload = text ? JSON.parse(text) : null
-  } catch {
-    payload = null
-  }
-  if (!response.ok) {
-    const message =
-      payload && typeof payload === 'object' && 'error' in payload ? String((payload as { error: unknown }).error) : `HTTP ${response.status}`
-    if (response.status === 401 && key) {
+    if (signal?.aborted || !(e instanceof MemlaneError)) throw e
+    if (e instanceof MemlaneUnreachable) {
+      setOffline(true)
+      throw new OfflineError()
+    }
+    setOffline(false)
+    if (e.status === 401 && key) {
       clearKey()
       onUnauthorized()
     }
-    throw new ApiError(response.status, message)
+    throw new ApiError(e.status, e.error)
   }
-  return payload as T
 }
 
-const q = (params: Record<string, string | number | boolean | undefined | null>): string => {
-  const search = new URLSearchParams()
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') search.set(k, String(v))
-  const s = search.toString()
-  return s ? `?${s}` : ''
+export function request<T>(method: Method, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  return call((c) => c.request<T>(method, path, { body, signal }), signal)
 }
-const id = (value: string): string => encodeURIComponent(value)
 
 export const api = {
-  whoami: () => request<WhoAmI>('GET', '/v3/whoami'),
-  stats: () => request<Stats>('GET', '/v3/stats'),
-  projects: () => request<ProjectList>('GET', '/v3/projects').then((r) => r.projects),
-  project: (projectId: string) => request<Project>('GET', `/v3/projects/${id(projectId)}`),
+  whoami: () => call((c) => c.whoami()),
+  stats: () => call((c) => c.stats()),
+  projects: () => call((c) => c.projects()).then((r) => r.projects),
+  project: (projectId: string) => call((c) => c.project(projectId)),
   createProject: (name: string, description?: string) =>
-    request<Project>('POST', '/v3/projects', { name, ...(description ? { description } : {}) } satisfies ProjectIn),
-  updateProject: (projectId: string, patch: ProjectPatch) =>
-    request<Project>('PATCH', `/v3/projects/${id(projectId)}`, patch),
-  deleteProject: (projectId: string) => request<ProjectDeleted>('DELETE', `/v3/projects/${id(projectId)}`),
+    call((c) => c.createProject({ name, ...(description ? { description } : {}) })),
+  updateProject: (projectId: string, patch: ProjectPatch) => call((c) => c.updateProject(projectId, patch)),
+  deleteProject: (projectId: string) => call((c) => c.deleteProject(projectId)),
   projectDocuments: (projectId: string, limit: number, cursor?: string | null) =>
-    request<DocumentList>('GET', `/v3/projects/${id(projectId)}/documents${q({ limit, cursor })}`),
-  recall: (body: RecallIn, signal?: AbortSignal) => request<RecallOut>('POST', '/v3/recall', body, signal),
-  save: (body: MemoryIn) => request<MemoryOut>('POST', '/v3/memory', body),
-  document: (documentId: string) =>
-    request<DocumentOut>('GET', `/v3/documents/${id(documentId)}?include_versions=true`),
-  updateDocument: (documentId: string, patch: DocumentPatch) =>
-    request<DocumentOut>('PATCH', `/v3/documents/${id(documentId)}`, patch),
-  deleteDocument: (documentId: string) => request<DocumentDeleted>('DELETE', `/v3/documents/${id(documentId)}`),
-  deletion: (receiptId: string) => request<DeletionReceipt>('GET', `/v3/deletions/${id(receiptId)}`),
-  related: (documentId: string, limit = 5) =>
-    request<RelatedList>('GET', `/v3/documents/${id(documentId)}/related${q({ limit })}`).then((r) => r.related),
-  profile: (projectId?: string, subject?: string) =>
-    request<Profile>('GET', `/v3/profile${q({ project_id: projectId, subject })}`),
-  graph: (projectId?: string, maxNodes = 60) =>
-    request<MemoryGraph>('GET', `/v3/memory-graph${q({ project_id: projectId, max_nodes: maxNodes, max_edges: 300 })}`),
-  keys: () => request<KeyList>('GET', '/v3/keys').then((r) => r.keys),
+    call((c) => c.projectDocuments(projectId, { limit, cursor })),
+  recall: (body: RecallIn, signal?: AbortSignal) => call((c) => c.recall(body.query ?? '', { ...body, signal }), signal),
+  save: (body: MemoryIn) => call((c) => c.save(body)),
+  document: (documentId: string) => call((c) => c.document(documentId, { includeVersions: true })),
+  updateDocument: (documentId: string, patch: DocumentPatch) => call((c) => c.updateDocument(documentId, patch)),
+  deleteDocument: (documentId: string) => call((c) => c.deleteDocument(documentId)),
+  deletion: (receiptId: string) => call((c) => c.deletion(receiptId)),
+  related: (documentId: string, limit = 5) => call((c) => c.related(documentId, limit)).then((r) => r.related),
+  graph: (projectId?: string, maxNodes = 60) => call((c) => c.memoryGraph({ projectId, maxNodes, maxEdges: 300 })),
+  profile: (projectId?: string, subject?: string) => call((c) => c.profile({ projectId, subject })),
+  keys: () => call((c) => c.keys()).then((r) => r.keys),
   createKey: (name: string, canManageKeys: boolean) =>
-    request<KeyCreated>('POST', '/v3/keys', { name, can_manage_keys: canManageKeys } satisfies KeyCreateIn),
-  revokeKey: (keyId: string) => request<KeyRevoked>('DELETE', `/v3/keys/${id(keyId)}`),
-  forgotten: (limit = 100) => request<ForgottenList>('GET', `/v3/forgotten${q({ limit })}`).then((r) => r.forgotten),
-  docsets: () => request<DocsetStatus>('GET', '/status').then((r): Docset[] => r.docsets),
-  docsetPages: (docsetId: string, limit = 50) =>
-    request<DocsetPages>('GET', `/docset/${id(docsetId)}/pages${q({ limit })}`),
-  refreshDocset: (docsetId: string) =>
-    request<Refreshed>('POST', '/refresh', { docsetId, force: true } satisfies RefreshIn),
-  deleteDocset: (docsetId: string) => request<DocsetDeleted>('DELETE', `/docset/${id(docsetId)}`),
-  confirmConnection: (flow: string) => request<ConnectionOut>('POST', '/v3/connections/confirm', { flow }),
+    call((c) => c.createKey({ name, can_manage_keys: canManageKeys })),
+  revokeKey: (keyId: string) => call((c) => c.revokeKey(keyId)),
+  forgotten: (limit = 100) => call((c) => c.forgotten(limit)).then((r) => r.forgotten),
+  docsets: () => call((c) => c.docsets()).then((r): Docset[] => r.docsets),
+  docsetPages: (docsetId: string, limit = 50) => call((c) => c.docsetPages(docsetId, { limit })),
+  refreshDocset: (docsetId: string) => call((c) => c.refreshDocs({ docsetId, force: true })),
+  deleteDocset: (docsetId: string) => call((c) => c.deleteDocset(docsetId)),
+  confirmConnection: (flow: string) => call((c) => c.confirmConnection(flow)),
   indexDocset: (baseUrl: string, seedSlug: string, name?: string) =>
-    request<Indexed>('POST', '/index', { baseUrl, seedSlug, ...(name ? { name } : {}) } satisfies IndexIn),
+    call((c) => c.indexDocs({ baseUrl, seedSlug, ...(name ? { name } : {}) })),
 }

@@ -1,49 +1,132 @@
-"""`MemlaneClient`: one synchronous client for memlane's HTTP API (a local `memlane serve` or a
-deployed stack). `request` is the one way out; the typed methods are thin wrappers over it, named
-after what the CLI and the MCP tools call."""
+"""`MemlaneClient` (synchronous) and `AsyncMemlaneClient`: memlane's HTTP API (a local `memlane
+serve` or a deployed stack) over httpx. `request` is the one way out of each; the typed methods
+send the operations of memlane_client.calls, written once for both. 429 and 5xx answers are sent
+again with backoff, honouring Retry-After (memlane_client.retry); every save carries an
+Idempotency-Key, so a retried save stores its memory once."""
 
 from __future__ import annotations
 
+import asyncio
 import json as jsonlib
-from typing import Any
-from urllib.parse import quote
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, cast
 
 import httpx
 
-from memlane_client.errors import MemlaneError, MemlaneUnreachable, error_text
+from memlane_client import calls
+from memlane_client.calls import OPENAPI_PATH, Call
+from memlane_client.errors import MemlaneError, MemlaneUnreachable, error_for, error_text
+from memlane_client.models import (
+    API_VERSION,
+    ContextOut,
+    DeletedOut,
+    DeletionReceipt,
+    DocumentListItem,
+    DocumentListOut,
+    DocumentOut,
+    ForgottenRecord,
+    KeyCreatedOut,
+    KeyOut,
+    KeyRevokedOut,
+    MemoryGraphOut,
+    MemoryOut,
+    PageOut,
+    PagesOut,
+    ProjectDeletedOut,
+    ProjectOut,
+    RecallOut,
+    RelatedOut,
+    StatsOut,
+    WhoAmIOut,
+)
+from memlane_client.retry import RetryPolicy
 
 DEFAULT_TIMEOUT_S = 120.0
-OPENAPI_PATH = "/openapi.json"
+USER_AGENT = f"memlane-client-python (API {API_VERSION})"
+
+Timeout = float | httpx.Timeout
 
 
-class MemlaneClient:
-    """`base_url` of the API, `api_key` sent as a Bearer token (none for a server run with
-    --no-auth), `timeout` in seconds. `transport` replaces the network (httpx.MockTransport in
-    tests). Use as a context manager, or call `close()`."""
+class _Base:
+    """What both clients share: the connection settings, the retry policy, and turning an answer
+    into a value or a typed error."""
 
-    def __init__(self, base_url: str, api_key: str | None = None, timeout: float = DEFAULT_TIMEOUT_S, *,
-                 transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(self, base_url: str, api_key: str | None = None, timeout: Timeout = DEFAULT_TIMEOUT_S, *,
+                 max_retries: int | None = None, retry: RetryPolicy | None = None,
+                 headers: dict[str, str] | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         self.timeout = timeout
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout, transport=transport)
+        policy = retry or RetryPolicy()
+        if max_retries is not None:
+            policy = RetryPolicy(max_retries=max_retries, base=policy.base, max_backoff=policy.max_backoff,
+                                 max_wait=policy.max_wait, statuses=policy.statuses)
+        self.retry = policy
+        self._headers = {"User-Agent": USER_AGENT, **(headers or {})}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
         self._routes: frozenset[str] | None = None
+
+    def _answer(self, r: httpx.Response) -> Any:
+        body = _decode(r)
+        if r.status_code >= 400:
+            raise error_for(r.status_code, error_text(r.status_code, body, r.text), body, dict(r.headers))
+        return body if body is not None else {}
+
+    def _unreachable(self, exc: Exception) -> MemlaneUnreachable:
+        return MemlaneUnreachable(self.base_url, str(exc) or type(exc).__name__)
+
+    def _wait(self, attempt: int, exc: MemlaneError, headers: dict[str, str] | None) -> float | None:
+        """Seconds before the next attempt, or None when this error is final."""
+        idempotent_save = bool(headers and "Idempotency-Key" in headers)
+        if not self.retry.should_retry(attempt, exc.status, exc.error, idempotent_save):
+            return None
+        return self.retry.delay(attempt, exc.headers.get("retry-after"))
+
+    def _set_routes(self, doc: Any) -> frozenset[str]:
+        paths = doc.get("paths") if isinstance(doc, dict) else None
+        self._routes = frozenset(paths) if isinstance(paths, dict) else frozenset()
+        return self._routes
+
+
+class MemlaneClient(_Base):
+    """`base_url` of the API, `api_key` sent as a Bearer token (none for a server run with
+    --no-auth), `timeout` in seconds (or an httpx.Timeout); `max_retries` (default 2) or a whole
+    `retry` policy; `transport` replaces the network (httpx.MockTransport in tests). Use as a
+    context manager, or call `close()`."""
+
+    def __init__(self, base_url: str, api_key: str | None = None, timeout: Timeout = DEFAULT_TIMEOUT_S, *,
+                 max_retries: int | None = None, retry: RetryPolicy | None = None,
+                 headers: dict[str, str] | None = None, transport: httpx.BaseTransport | None = None) -> None:
+        super().__init__(base_url, api_key, timeout, max_retries=max_retries, retry=retry, headers=headers)
+        self.http = httpx.Client(base_url=self.base_url, headers=self._headers, timeout=timeout, transport=transport)
 
     # ------------------------------------------------------------------------------ the one way out
 
     def request(self, method: str, path: str, json: Any = None, params: dict[str, Any] | None = None,
                 headers: dict[str, str] | None = None) -> Any:
-        """The decoded JSON answer ({} for an empty one). MemlaneError for an HTTP error (its
-        status and the server's `error` text), MemlaneUnreachable when no answer came."""
-        try:
-            r = self.http.request(method, path, json=json, params=_params(params), headers=headers)
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise MemlaneUnreachable(self.base_url, str(exc) or type(exc).__name__) from exc
-        body = _decode(r)
-        if r.status_code >= 400:
-            raise MemlaneError(r.status_code, error_text(r.status_code, body, r.text), body, dict(r.headers))
-        return body if body is not None else {}
+        """The decoded JSON answer ({} for an empty one). A typed MemlaneError for an HTTP error
+        (its status and the server's `error` text) once retries are spent, MemlaneUnreachable
+        when no answer came."""
+        attempt = 0
+        while True:
+            try:
+                r = self.http.request(method, path, json=json, params=calls.given(**(params or {})) or None,
+                                      headers=headers)
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                raise self._unreachable(exc) from exc
+            try:
+                return self._answer(r)
+            except MemlaneError as exc:
+                wait = self._wait(attempt, exc, headers)
+                if wait is None:
+                    raise
+            time.sleep(wait)
+            attempt += 1
+
+    def _do(self, call: Call) -> Any:
+        return call.pick(self.request(call.method, call.path, call.json, call.params, call.headers))
 
     def openapi(self) -> dict[str, Any]:
         """The server's OpenAPI document ({} when it publishes none)."""
@@ -58,9 +141,7 @@ class MemlaneClient:
     def schema_fields(self, schema: str) -> frozenset[str]:
         """The properties of one of the server's request or answer schemas (e.g. "MemoryIn"), from
         its OpenAPI document: what this server accepts, to use a newer field only where it exists."""
-        schemas = (self.openapi().get("components") or {}).get("schemas") or {}
-        props = (schemas.get(schema) or {}).get("properties") if isinstance(schemas, dict) else None
-        return frozenset(props) if isinstance(props, dict) else frozenset()
+        return _schema_fields(self.openapi(), schema)
 
     def routes(self) -> frozenset[str]:
         """The paths this server routes (from its OpenAPI document, read once). Empty when the
@@ -68,10 +149,9 @@ class MemlaneClient:
         if self._routes is None:
             try:
                 doc = self.request("GET", OPENAPI_PATH)
-            except MemlaneError:
+            except MemlaneError:  # unreachable too: nothing is known to be routed
                 doc = None
-            paths = doc.get("paths") if isinstance(doc, dict) else None
-            self._routes = frozenset(paths) if isinstance(paths, dict) else frozenset()
+            return self._set_routes(doc)
         return self._routes
 
     def serves(self, path: str) -> bool:
@@ -89,116 +169,395 @@ class MemlaneClient:
 
     # ------------------------------------------------------------------------------ memories
 
-    def save(self, body: dict[str, Any], *, idempotency_key: str | None = None) -> dict[str, Any]:
-        """POST /v3/memory with a complete body (content, title, project_id, metadata, ...)."""
-        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
-        return self.request("POST", "/v3/memory", body, headers=headers)
+    def save(self, body: dict[str, Any], *, idempotency_key: str | None = None) -> MemoryOut:
+        """POST /v3/memory with a complete body (content, title, project_id, metadata, ...). An
+        Idempotency-Key goes with it (a new one unless given): pass your own to make a save
+        that your program may repeat (after a crash) store the memory once."""
+        return cast(MemoryOut, self._do(calls.save(body, idempotency_key)))
 
     def remember(self, content: str, *, title: str | None = None, project_id: str | None = None,
-                 tags: list[str] | None = None, idempotency_key: str | None = None,
-                 **fields: Any) -> dict[str, Any]:
+                 tags: list[str] | None = None, conversation_id: str | None = None,
+                 message_index: int | None = None, idempotency_key: str | None = None,
+                 **fields: Any) -> MemoryOut:
         """Save `content`; other MemoryIn fields (forget_after, content_type, metadata, ...) as keywords."""
-        body: dict[str, Any] = {"content": content, **{k: v for k, v in fields.items() if v is not None}}
-        if title is not None:
-            body["title"] = title
-        if project_id is not None:
-            body["project_id"] = project_id
-        if tags:
-            body.setdefault("metadata", {})["tags"] = tags
+        body = calls.remember(content, title, project_id, tags, conversation_id, message_index, fields)
         return self.save(body, idempotency_key=idempotency_key)
 
+    def save_many(self, items: list[dict[str, Any]]) -> dict[str, Any]:
+        """POST /v3/memories: up to 100 save bodies, each answered on its own (`results`)."""
+        return cast(dict[str, Any], self._do(calls.save_many(items)))
+
     def recall(self, query: str, *, limit: int | None = None, project_id: str | None = None,
-               **fields: Any) -> dict[str, Any]:
-        body: dict[str, Any] = {"query": query, **{k: v for k, v in fields.items() if v is not None}}
-        if limit is not None:
-            body["limit"] = limit
-        if project_id is not None:
-            body["project_id"] = project_id
-        return self.request("POST", "/v3/recall", body)
+               project_ids: list[str] | None = None, filters: dict[str, Any] | None = None,
+               min_relevance: float | None = None, **fields: Any) -> RecallOut:
+        """POST /v3/recall: `filters` (content_type, created_after, tags), `min_relevance` (the
+        relevance floor for this request; 0 returns every candidate)."""
+        return cast(RecallOut, self._do(calls.recall(query, limit, project_id, project_ids, filters,
+                                                     min_relevance, fields)))
 
-    def context(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self.request("POST", "/v3/context", body)
+    def context(self, body: dict[str, Any]) -> ContextOut:
+        """POST /v3/context with a complete body."""
+        return cast(ContextOut, self._do(calls.context(body)))
 
-    def document(self, document_id: str) -> dict[str, Any]:
-        return self.request("GET", f"/v3/documents/{quote(document_id, safe='')}")
+    def context_pack(self, query: str, *, budget: int | None = None, budget_unit: str | None = None,
+                     projects: list[str] | None = None, docsets: list[str] | None = None,
+                     min_relevance: float | None = None) -> ContextOut:
+        """Memories and documentation for `query`, packed best first into `budget` (`text`)."""
+        return self.context(calls.given(query=query, budget=budget, budget_unit=budget_unit, projects=projects,
+                                        docsets=docsets, min_relevance=min_relevance))
 
-    def delete_document(self, document_id: str) -> dict[str, Any]:
+    def document(self, document_id: str, *, include_versions: bool = False) -> DocumentOut:
+        return cast(DocumentOut, self._do(calls.document(document_id, include_versions)))
+
+    def update_document(self, document_id: str, patch: dict[str, Any]) -> DocumentOut:
+        """PATCH /v3/documents/{id}: title, tags, forget_after."""
+        return cast(DocumentOut, self._do(calls.update_document(document_id, patch)))
+
+    def delete_document(self, document_id: str) -> DeletedOut:
         """DELETE /v3/documents/{id}: {"id", "deleted", "receipt"} (the receipt of every store read back)."""
-        return self.request("DELETE", f"/v3/documents/{quote(document_id, safe='')}")
+        return cast(DeletedOut, self._do(calls.delete_document(document_id)))
 
-    def deletion(self, receipt_id: str) -> dict[str, Any]:
+    def related(self, document_id: str, *, limit: int | None = None) -> RelatedOut:
+        return cast(RelatedOut, self._do(calls.related(document_id, limit)))
+
+    def deletion(self, receipt_id: str) -> DeletionReceipt:
         """GET /v3/deletions/{id}: a deletion receipt read again."""
-        return self.request("GET", f"/v3/deletions/{quote(receipt_id, safe='')}")
+        return cast(DeletionReceipt, self._do(calls.deletion(receipt_id)))
 
-    def memory_graph(self, project_id: str | None = None) -> dict[str, Any]:
-        return self.request("GET", "/v3/memory-graph", params={"project_id": project_id})
+    def memory_graph(self, project_id: str | None = None, *, max_nodes: int | None = None,
+                     max_edges: int | None = None) -> MemoryGraphOut:
+        return cast(MemoryGraphOut, self._do(calls.memory_graph(project_id, max_nodes, max_edges)))
+
+    def forgotten(self, *, limit: int | None = None) -> list[ForgottenRecord]:
+        return cast(list[ForgottenRecord], self._do(calls.forgotten(limit)))
+
+    def stats(self) -> StatsOut:
+        return cast(StatsOut, self._do(calls.stats()))
 
     # ------------------------------------------------------------------------------ projects
 
-    def projects(self) -> list[dict[str, Any]]:
-        return self.request("GET", "/v3/projects")["projects"]
+    def projects(self) -> list[ProjectOut]:
+        return cast(list[ProjectOut], self._do(calls.projects()))
 
-    def create_project(self, name: str, **fields: Any) -> dict[str, Any]:
-        return self.request("POST", "/v3/projects", {"name": name, **fields})
+    def project(self, project_id: str) -> ProjectOut:
+        return cast(ProjectOut, self._do(calls.project(project_id)))
 
-    def delete_project(self, project_id: str) -> dict[str, Any]:
+    def create_project(self, name: str, **fields: Any) -> ProjectOut:
+        return cast(ProjectOut, self._do(calls.create_project(name, fields)))
+
+    def update_project(self, project_id: str, patch: dict[str, Any]) -> ProjectOut:
+        return cast(ProjectOut, self._do(calls.update_project(project_id, patch)))
+
+    def delete_project(self, project_id: str) -> ProjectDeletedOut:
         """DELETE /v3/projects/{id}: the project and every document in it, with their receipt."""
-        return self.request("DELETE", f"/v3/projects/{quote(project_id, safe='')}")
+        return cast(ProjectDeletedOut, self._do(calls.delete_project(project_id)))
 
     def project_id(self, wanted: str, *, create: bool = True) -> str | None:
         """The id of the project whose id, name or slug is `wanted`; created when new (`create`)."""
-        for p in self.projects():
-            if wanted in (p.get("id"), p.get("name"), p.get("slug")):
-                return p["id"]
-        return self.create_project(wanted)["id"] if create else None
+        found = calls.project_matching(cast(list[dict[str, Any]], self.projects()), wanted)
+        if found is not None or not create:
+            return found
+        return self.create_project(wanted)["id"]
+
+    def project_documents(self, project_id: str, *, limit: int | None = None, cursor: str | None = None,
+                          include_versions: bool = False) -> DocumentListOut:
+        """One page of a project's documents, newest first (`next_cursor`: the next page's cursor)."""
+        return cast(DocumentListOut, self._do(calls.project_documents(project_id, limit, cursor, include_versions)))
+
+    def iter_project_documents(self, project_id: str, *, page_size: int = 100,
+                               include_versions: bool = False) -> Iterator[DocumentListItem]:
+        """Every document of a project, newest first, a page at a time (following `next_cursor`)."""
+        cursor: str | None = None
+        while True:
+            page = self.project_documents(project_id, limit=page_size, cursor=cursor,
+                                          include_versions=include_versions)
+            yield from page["documents"]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return
 
     # ------------------------------------------------------------------------------ identity and keys
 
-    def whoami(self) -> dict[str, Any]:
-        return self.request("GET", "/v3/whoami")
+    def whoami(self) -> WhoAmIOut:
+        return cast(WhoAmIOut, self._do(calls.whoami()))
 
-    def keys(self) -> list[dict[str, Any]]:
-        return self.request("GET", "/v3/keys")["keys"]
+    def keys(self) -> list[KeyOut]:
+        return cast(list[KeyOut], self._do(calls.keys()))
 
-    def create_key(self, name: str, **fields: Any) -> dict[str, Any]:
-        return self.request("POST", "/v3/keys", {"name": name, **fields})
+    def create_key(self, name: str, **fields: Any) -> KeyCreatedOut:
+        return cast(KeyCreatedOut, self._do(calls.create_key(name, fields)))
 
-    def revoke_key(self, key_id: str) -> dict[str, Any]:
-        return self.request("DELETE", f"/v3/keys/{quote(key_id, safe='')}")
+    def revoke_key(self, key_id: str) -> KeyRevokedOut:
+        return cast(KeyRevokedOut, self._do(calls.revoke_key(key_id)))
 
     # ------------------------------------------------------------------------------ documentation sets
 
     def docs_index(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self.request("POST", "/index", body)
+        return cast(dict[str, Any], self._do(calls.docs_index(body)))
 
     def docs_retrieve(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self.request("POST", "/retrieve", body)
+        return cast(dict[str, Any], self._do(calls.docs_retrieve(body)))
 
     def docs_status(self, **query: Any) -> dict[str, Any]:
-        return self.request("GET", "/status", params=query or None)
+        return cast(dict[str, Any], self._do(calls.docs_status(query)))
 
     def docset(self, docset_id: str) -> dict[str, Any]:
         """One docset and its index status (GET /docset/{id})."""
-        return self.request("GET", f"/docset/{quote(docset_id, safe='')}")
+        return cast(dict[str, Any], self._do(calls.docset(docset_id)))
 
     def docset_pages(self, docset_id: str, *, status: str | None = None, limit: int = 100,
-                     offset: int = 0) -> dict[str, Any]:
-        return self.request("GET", f"/docset/{quote(docset_id, safe='')}/pages",
-                            params={"status": status, "limit": limit, "offset": offset})
+                     offset: int = 0) -> PagesOut:
+        return cast(PagesOut, self._do(calls.docset_pages(docset_id, status, limit, offset)))
+
+    def iter_docset_pages(self, docset_id: str, *, status: str | None = None,
+                          page_size: int = 100) -> Iterator[PageOut]:
+        """Every crawled page of a docset, `page_size` at a time (following `offset` to `total`)."""
+        offset = 0
+        while True:
+            page = self.docset_pages(docset_id, status=status, limit=page_size, offset=offset)
+            yield from page["pages"]
+            offset += len(page["pages"])
+            if not page["pages"] or offset >= page["total"]:
+                return
 
     def docs_refresh(self, body: dict[str, Any]) -> dict[str, Any]:
         """POST /refresh: docsetId or baseUrl, with force, maxAge and fullReindex."""
-        return self.request("POST", "/refresh", body)
+        return cast(dict[str, Any], self._do(calls.docs_refresh(body)))
 
     def delete_docset(self, docset_id: str) -> dict[str, Any]:
-        return self.request("DELETE", f"/docset/{quote(docset_id, safe='')}")
+        return cast(dict[str, Any], self._do(calls.delete_docset(docset_id)))
+
+    # ------------------------------------------------------------------------------ MCP tools
+
+    def mcp_call(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run one of memlane's MCP tools through POST /mcp (memlane_client.openai_tools uses it)."""
+        return cast(dict[str, Any], self._do(calls.mcp_call(name, arguments or {})))
 
 
-def _params(params: dict[str, Any] | None) -> dict[str, Any] | None:
-    if not params:
-        return None
-    out = {k: v for k, v in params.items() if v is not None}
-    return out or None
+class AsyncMemlaneClient(_Base):
+    """MemlaneClient's methods, awaited (httpx.AsyncClient); the same arguments, answers, errors and
+    retries. Use as an async context manager, or `await aclose()`."""
+
+    def __init__(self, base_url: str, api_key: str | None = None, timeout: Timeout = DEFAULT_TIMEOUT_S, *,
+                 max_retries: int | None = None, retry: RetryPolicy | None = None,
+                 headers: dict[str, str] | None = None,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        super().__init__(base_url, api_key, timeout, max_retries=max_retries, retry=retry, headers=headers)
+        self.http = httpx.AsyncClient(base_url=self.base_url, headers=self._headers, timeout=timeout,
+                                      transport=transport)
+
+    async def request(self, method: str, path: str, json: Any = None, params: dict[str, Any] | None = None,
+                      headers: dict[str, str] | None = None) -> Any:
+        """As MemlaneClient.request."""
+        attempt = 0
+        while True:
+            try:
+                r = await self.http.request(method, path, json=json, params=calls.given(**(params or {})) or None,
+                                            headers=headers)
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                raise self._unreachable(exc) from exc
+            try:
+                return self._answer(r)
+            except MemlaneError as exc:
+                wait = self._wait(attempt, exc, headers)
+                if wait is None:
+                    raise
+            await asyncio.sleep(wait)
+            attempt += 1
+
+    async def _do(self, call: Call) -> Any:
+        return call.pick(await self.request(call.method, call.path, call.json, call.params, call.headers))
+
+    async def openapi(self) -> dict[str, Any]:
+        try:
+            doc = await self.request("GET", OPENAPI_PATH)
+        except MemlaneUnreachable:
+            raise
+        except MemlaneError:
+            return {}
+        return doc if isinstance(doc, dict) else {}
+
+    async def schema_fields(self, schema: str) -> frozenset[str]:
+        return _schema_fields(await self.openapi(), schema)
+
+    async def routes(self) -> frozenset[str]:
+        if self._routes is None:
+            try:
+                doc = await self.request("GET", OPENAPI_PATH)
+            except MemlaneError:  # unreachable too: nothing is known to be routed
+                doc = None
+            return self._set_routes(doc)
+        return self._routes
+
+    async def serves(self, path: str) -> bool:
+        return path in await self.routes()
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def close(self) -> None:
+        await self.aclose()
+
+    async def __aenter__(self) -> AsyncMemlaneClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # ------------------------------------------------------------------------------ memories
+
+    async def save(self, body: dict[str, Any], *, idempotency_key: str | None = None) -> MemoryOut:
+        return cast(MemoryOut, await self._do(calls.save(body, idempotency_key)))
+
+    async def remember(self, content: str, *, title: str | None = None, project_id: str | None = None,
+                       tags: list[str] | None = None, conversation_id: str | None = None,
+                       message_index: int | None = None, idempotency_key: str | None = None,
+                       **fields: Any) -> MemoryOut:
+        body = calls.remember(content, title, project_id, tags, conversation_id, message_index, fields)
+        return await self.save(body, idempotency_key=idempotency_key)
+
+    async def save_many(self, items: list[dict[str, Any]]) -> dict[str, Any]:
+        return cast(dict[str, Any], await self._do(calls.save_many(items)))
+
+    async def recall(self, query: str, *, limit: int | None = None, project_id: str | None = None,
+                     project_ids: list[str] | None = None, filters: dict[str, Any] | None = None,
+                     min_relevance: float | None = None, **fields: Any) -> RecallOut:
+        return cast(RecallOut, await self._do(calls.recall(query, limit, project_id, project_ids, filters,
+                                                           min_relevance, fields)))
+
+    async def context(self, body: dict[str, Any]) -> ContextOut:
+        return cast(ContextOut, await self._do(calls.context(body)))
+
+    async def context_pack(self, query: str, *, budget: int | None = None, budget_unit: str | None = None,
+                           projects: list[str] | None = None, docsets: list[str] | None = None,
+                           min_relevance: float | None = None) -> ContextOut:
+        return await self.context(calls.given(query=query, budget=budget, budget_unit=budget_unit,
+                                              projects=projects, docsets=docsets, min_relevance=min_relevance))
+
+    async def document(self, document_id: str, *, include_versions: bool = False) -> DocumentOut:
+        return cast(DocumentOut, await self._do(calls.document(document_id, include_versions)))
+
+    async def update_document(self, document_id: str, patch: dict[str, Any]) -> DocumentOut:
+        return cast(DocumentOut, await self._do(calls.update_document(document_id, patch)))
+
+    async def delete_document(self, document_id: str) -> DeletedOut:
+        return cast(DeletedOut, await self._do(calls.delete_document(document_id)))
+
+    async def related(self, document_id: str, *, limit: int | None = None) -> RelatedOut:
+        return cast(RelatedOut, await self._do(calls.related(document_id, limit)))
+
+    async def deletion(self, receipt_id: str) -> DeletionReceipt:
+        return cast(DeletionReceipt, await self._do(calls.deletion(receipt_id)))
+
+    async def memory_graph(self, project_id: str | None = None, *, max_nodes: int | None = None,
+                           max_edges: int | None = None) -> MemoryGraphOut:
+        return cast(MemoryGraphOut, await self._do(calls.memory_graph(project_id, max_nodes, max_edges)))
+
+    async def forgotten(self, *, limit: int | None = None) -> list[ForgottenRecord]:
+        return cast(list[ForgottenRecord], await self._do(calls.forgotten(limit)))
+
+    async def stats(self) -> StatsOut:
+        return cast(StatsOut, await self._do(calls.stats()))
+
+    # ------------------------------------------------------------------------------ projects
+
+    async def projects(self) -> list[ProjectOut]:
+        return cast(list[ProjectOut], await self._do(calls.projects()))
+
+    async def project(self, project_id: str) -> ProjectOut:
+        return cast(ProjectOut, await self._do(calls.project(project_id)))
+
+    async def create_project(self, name: str, **fields: Any) -> ProjectOut:
+        return cast(ProjectOut, await self._do(calls.create_project(name, fields)))
+
+    async def update_project(self, project_id: str, patch: dict[str, Any]) -> ProjectOut:
+        return cast(ProjectOut, await self._do(calls.update_project(project_id, patch)))
+
+    async def delete_project(self, project_id: str) -> ProjectDeletedOut:
+        return cast(ProjectDeletedOut, await self._do(calls.delete_project(project_id)))
+
+    async def project_id(self, wanted: str, *, create: bool = True) -> str | None:
+        found = calls.project_matching(cast(list[dict[str, Any]], await self.projects()), wanted)
+        if found is not None or not create:
+            return found
+        return (await self.create_project(wanted))["id"]
+
+    async def project_documents(self, project_id: str, *, limit: int | None = None, cursor: str | None = None,
+                                include_versions: bool = False) -> DocumentListOut:
+        return cast(DocumentListOut, await self._do(calls.project_documents(project_id, limit, cursor,
+                                                                            include_versions)))
+
+    async def iter_project_documents(self, project_id: str, *, page_size: int = 100,
+                                     include_versions: bool = False) -> AsyncIterator[DocumentListItem]:
+        cursor: str | None = None
+        while True:
+            page = await self.project_documents(project_id, limit=page_size, cursor=cursor,
+                                                include_versions=include_versions)
+            for item in page["documents"]:
+                yield item
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return
+
+    # ------------------------------------------------------------------------------ identity and keys
+
+    async def whoami(self) -> WhoAmIOut:
+        return cast(WhoAmIOut, await self._do(calls.whoami()))
+
+    async def keys(self) -> list[KeyOut]:
+        return cast(list[KeyOut], await self._do(calls.keys()))
+
+    async def create_key(self, name: str, **fields: Any) -> KeyCreatedOut:
+        return cast(KeyCreatedOut, await self._do(calls.create_key(name, fields)))
+
+    async def revoke_key(self, key_id: str) -> KeyRevokedOut:
+        return cast(KeyRevokedOut, await self._do(calls.revoke_key(key_id)))
+
+    # ------------------------------------------------------------------------------ documentation sets
+
+    async def docs_index(self, body: dict[str, Any]) -> dict[str, Any]:
+        return cast(dict[str, Any], await self._do(calls.docs_index(body)))
+
+    async def docs_retrieve(self, body: dict[str, Any]) -> dict[str, Any]:
+        return cast(dict[str, Any], await self._do(calls.docs_retrieve(body)))
+
+    async def docs_status(self, **query: Any) -> dict[str, Any]:
+        return cast(dict[str, Any], await self._do(calls.docs_status(query)))
+
+    async def docset(self, docset_id: str) -> dict[str, Any]:
+        return cast(dict[str, Any], await self._do(calls.docset(docset_id)))
+
+    async def docset_pages(self, docset_id: str, *, status: str | None = None, limit: int = 100,
+                           offset: int = 0) -> PagesOut:
+        return cast(PagesOut, await self._do(calls.docset_pages(docset_id, status, limit, offset)))
+
+    async def iter_docset_pages(self, docset_id: str, *, status: str | None = None,
+                                page_size: int = 100) -> AsyncIterator[PageOut]:
+        offset = 0
+        while True:
+            page = await self.docset_pages(docset_id, status=status, limit=page_size, offset=offset)
+            for item in page["pages"]:
+                yield item
+            offset += len(page["pages"])
+            if not page["pages"] or offset >= page["total"]:
+                return
+
+    async def docs_refresh(self, body: dict[str, Any]) -> dict[str, Any]:
+        return cast(dict[str, Any], await self._do(calls.docs_refresh(body)))
+
+    async def delete_docset(self, docset_id: str) -> dict[str, Any]:
+        return cast(dict[str, Any], await self._do(calls.delete_docset(docset_id)))
+
+    # ------------------------------------------------------------------------------ MCP tools
+
+    async def mcp_call(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        return cast(dict[str, Any], await self._do(calls.mcp_call(name, arguments or {})))
+
+
+def _schema_fields(document: dict[str, Any], schema: str) -> frozenset[str]:
+    schemas = (document.get("components") or {}).get("schemas") or {}
+    props = (schemas.get(schema) or {}).get("properties") if isinstance(schemas, dict) else None
+    return frozenset(props) if isinstance(props, dict) else frozenset()
 
 
 def _decode(r: httpx.Response) -> Any:

@@ -144,7 +144,7 @@ def test_project_memory_tools_through_the_vidurai_api(tools):
 
 
 def _mock_backend(handler) -> HttpBackend:
-    client = MemlaneClient("http://memlane.test", "mlk_x", transport=httpx.MockTransport(handler))
+    client = MemlaneClient("http://memlane.test", "mlk_x", max_retries=0, transport=httpx.MockTransport(handler))
     return HttpBackend("http://memlane.test", "mlk_x", client=client)
 
 
