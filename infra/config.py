@@ -49,9 +49,13 @@ DEFAULT_CONTEXT: dict[str, Any] = {
     # or cohere.rerank-v3-5:0; the API function alone is granted that one model.
     "rerank_model": "",
     "rerank_top_n": c.DEFAULT_RERANK_TOP_N,
+    # The Bedrock model that draws facts from conversations (POST /v3/conversations): a model id usable
+    # with the Converse API, or "" (off: conversations are saved, no fact is extracted, answers say so).
+    "llm_model": c.DEFAULT_LLM_MODEL,
 }
 
 SEARCH_BACKENDS = ("managed", "serverless")
+LLM_MODEL_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.\-]*(:[0-9a-z.\-]+)*$")
 EMBEDDING_PROVIDERS = ("bedrock", "openai")
 STANDBY_REPLICAS = ("auto", "ENABLED", "DISABLED")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -121,6 +125,7 @@ class DeploymentConfig:
     oauth_domain_prefix: str = ""
     rerank_model: str = ""  # "" = no rerank stage
     rerank_top_n: int = c.DEFAULT_RERANK_TOP_N
+    llm_model: str = c.DEFAULT_LLM_MODEL  # "" = no fact extraction
     public_url: str = ""  # a custom domain for /mcp tokens, OAuth callbacks and webhooks; "" = the API's own URL
 
     @property
@@ -202,6 +207,7 @@ class DeploymentConfig:
             public_url=_public_url(value("public_url")),
             rerank_model=_rerank_model(value("rerank_model")),
             rerank_top_n=_rerank_top_n(value("rerank_top_n")),
+            llm_model=_llm_model(value("llm_model")),
         )
 
     @classmethod
@@ -213,6 +219,13 @@ def _rerank_model(raw: Any) -> str:
     text = str(raw or "").strip()
     if text and text not in c.RERANK_MODELS:
         raise ConfigError(f"rerank_model={text!r}: choose one of {', '.join(c.RERANK_MODELS)}, or leave it empty (off)")
+    return text
+
+
+def _llm_model(raw: Any) -> str:
+    text = str(raw if raw is not None else "").strip()
+    if text and not LLM_MODEL_PATTERN.match(text):
+        raise ConfigError(f"llm_model={text!r}: a Bedrock model id (amazon.nova-micro-v1:0), or empty (off)")
     return text
 
 

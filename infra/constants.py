@@ -163,6 +163,14 @@ CONNECTION_SYNC_FUNCTION = FunctionSpec(
     900,
 )
 
+EXTRACTION_CONSUMER_FUNCTION = FunctionSpec(
+    "ExtractionConsumerFunction",
+    "functions.extract_consumer.handler.handler",
+    "Conversations: draw facts from one conversation with the LLM and reconcile them",
+    1024,
+    300,
+)
+
 # The ingestion workflow, in order: (state name, function). Extract is followed by the Transcribe
 # job's states when a recording needs one (infra/constructs/ingestion.py).
 INGESTION_STEPS = (
@@ -185,6 +193,7 @@ ALL_FUNCTIONS = (
     PAGE_WORKER_FUNCTION,
     CONNECTION_SCHEDULE_FUNCTION,
     CONNECTION_SYNC_FUNCTION,
+    EXTRACTION_CONSUMER_FUNCTION,
 )
 
 # --------------------------------------------------------------------------- environment
@@ -294,6 +303,12 @@ SEARCH_INDEX_ALIAS = "memlane-chunks"
 BEDROCK_EMBEDDING_MODEL_ID = "amazon.titan-embed-text-v2:0"
 # Bedrock Rerank models (docs/deploy.md "Rerank (optional)"): prices, latency and Regions there.
 RERANK_MODELS = ("amazon.rerank-v1:0", "cohere.rerank-v3-5:0")
+# The LLM that draws facts from conversations (context `llm_model`; "" turns extraction off): a small
+# text model on Bedrock's Converse API. Amazon Nova Micro costs $0.035 per million input tokens and
+# $0.14 per million output tokens (us-east-1, on-demand; docs/deploy.md works out a conversation).
+DEFAULT_LLM_MODEL = "amazon.nova-micro-v1:0"
+EXTRACTION_BATCH_SIZE = 1  # one conversation per invocation: its LLM calls may take a while
+EXTRACTION_MAX_CONCURRENCY = 5  # bounds Bedrock throughput and spend
 DEFAULT_RERANK_TOP_N = 30
 DEFAULT_OPENAI_SECRET_NAME = "memlane/openai-api-key"
 OPENSEARCH_TLS_POLICY = "Policy-Min-TLS-1-2-PFS-2023-10"

@@ -13,6 +13,7 @@ from infra.constructs.api import Api
 from infra.constructs.connections import Connections
 from infra.constructs.crawl import Crawl
 from infra.constructs.embeddings import ModelAccess
+from infra.constructs.extraction import Extraction
 from infra.constructs.functions import FunctionFactory
 from infra.constructs.ingestion import Ingestion
 from infra.constructs.observability import Observability
@@ -123,6 +124,12 @@ class MemlaneStack(Stack):
             ingest_queue=self.ingestion.ingest.queue,
         )
         self.connections.grant_api(self.api.api_function)
+        self.extraction: Extraction | None = None
+        if config.llm_model:
+            self.extraction = Extraction(self, "Extraction", config=config, factory=self.functions,
+                                         storage=self.storage, search=self.search, models=self.models,
+                                         ingest_queue=self.ingestion.ingest.queue)
+            self.extraction.grant_api(self.api.api_function)
         self.observability = Observability(
             self,
             "Observability",
@@ -135,11 +142,13 @@ class MemlaneStack(Stack):
                 "RefreshDlq": self.schedules.refresh_dlq,
                 "ConnectionsScheduleDlq": self.connections.schedule_dlq,
                 "SyncDlq": self.connections.sync.dead_letter_queue,
+                **({"ExtractionDlq": self.extraction.extractions.dead_letter_queue} if self.extraction else {}),
             },
             state_machine=self.ingestion.state_machine,
             rest_api=self.api.rest_api,
             work_queues={"IngestQueue": self.ingestion.ingest.queue, "PageQueue": self.crawl.pages.queue,
-                         "SyncQueue": self.connections.sync.queue},
+                         "SyncQueue": self.connections.sync.queue,
+                         **({"ExtractionQueue": self.extraction.extractions.queue} if self.extraction else {})},
         )
         self._outputs()
 

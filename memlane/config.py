@@ -101,8 +101,24 @@ class Settings(BaseModel):
     allowed_origins: frozenset[str] = frozenset()
     # MEMLANE_MCP_MAX_OUTPUT_CHARS: what one MCP tool answer may hold.
     mcp_max_output_chars: int = Field(default=DEFAULT_MCP_MAX_OUTPUT_CHARS, ge=MIN_MCP_OUTPUT_CHARS)
+    # The LLM that extracts facts from conversations (memlane.conversations): MEMLANE_LLM
+    # auto | off | openai | bedrock. auto: an OpenAI-compatible endpoint when MEMLANE_LLM_BASE_URL or
+    # OPENAI_API_KEY is set, else none (messages are saved, no fact is extracted, answers say so).
+    llm: Literal["auto", "off", "openai", "bedrock"] = "auto"
+    llm_base_url: str | None = None  # MEMLANE_LLM_BASE_URL, e.g. http://127.0.0.1:11434/v1 (Ollama)
+    llm_model: str | None = None  # MEMLANE_LLM_MODEL; default gpt-4o-mini (OpenAI), Nova Micro (Bedrock)
+    llm_api_key: str | None = None  # MEMLANE_LLM_API_KEY; default OPENAI_API_KEY; local servers take any
+    # MEMLANE_LLM_TOKENS_PER_MONTH: input + output tokens an organization may spend a UTC month; 0: no limit.
+    llm_tokens_per_month: int = Field(default=10_000_000, ge=0)
     # MEMLANE_OAUTH_*: the user pool whose access tokens /mcp accepts; None: API keys only.
     oauth: OAuthSettings | None = None
+
+    @property
+    def llm_provider(self) -> Literal["openai", "bedrock"] | None:
+        """The LLM this composition uses, or None (extraction is off)."""
+        if self.llm == "auto":
+            return "openai" if (self.llm_base_url or self.llm_api_key or self.openai_api_key) else None
+        return None if self.llm == "off" else self.llm
 
     @property
     def fusion(self) -> FusionWeights:
@@ -148,7 +164,7 @@ class Settings(BaseModel):
         # which variable a field comes from, to name it when the model refuses a value
         variables = {"inline_max_chars": "MEMLANE_INLINE_MAX_CHARS", "context_sides": "MEMLANE_CONTEXT_SIDES",
                      "context_vector_sides": "MEMLANE_CONTEXT_VECTOR_SIDES", "embedder": "MEMLANE_EMBEDDER",
-                     "embedder_window": "MEMLANE_EMBEDDER_WINDOW", **dict(numbers)}
+                     "embedder_window": "MEMLANE_EMBEDDER_WINDOW", "llm": "MEMLANE_LLM", **dict(numbers)}
         if env.get("MEMLANE_CONTEXT_SIDES"):
             values["context_sides"] = env["MEMLANE_CONTEXT_SIDES"]
         if env.get("MEMLANE_CONTEXT_VECTOR_SIDES"):
@@ -164,6 +180,14 @@ class Settings(BaseModel):
             values["embedder"] = env["MEMLANE_EMBEDDER"]
         if env.get("MEMLANE_EMBEDDER_WINDOW"):
             values["embedder_window"] = env_int(env, "MEMLANE_EMBEDDER_WINDOW", 256, what="128 or 256")
+        if env.get("MEMLANE_LLM"):
+            values["llm"] = env["MEMLANE_LLM"].strip().lower()
+        for name, key in (("llm_base_url", "MEMLANE_LLM_BASE_URL"), ("llm_model", "MEMLANE_LLM_MODEL"),
+                          ("llm_api_key", "MEMLANE_LLM_API_KEY")):
+            if (env.get(key) or "").strip():
+                values[name] = env[key].strip()
+        values["llm_tokens_per_month"] = env_int(env, "MEMLANE_LLM_TOKENS_PER_MONTH", 10_000_000, minimum=0,
+                                                 what="a whole number of tokens")
         values["public_url"] = (env.get(ENV_PUBLIC_URL) or "").strip().rstrip("/")
         try:
             values["allowed_origins"] = parse_origins([env.get(ALLOWED_ORIGINS_ENV, "")], ALLOWED_ORIGINS_ENV)

@@ -31,6 +31,12 @@ INGESTION_FAILED = "IngestionFailed"  # the workflow gave up on a document (Mark
 PAGES_CRAWLED = "PagesCrawled"
 PAGE_ERRORS = "PageErrors"
 DOCUMENTS_FORGOTTEN = "DocumentsForgotten"
+LLM_CALLS = "LLMCalls"
+LLM_INPUT_TOKENS = "LLMInputTokens"
+LLM_OUTPUT_TOKENS = "LLMOutputTokens"
+LLM_MALFORMED = "LLMMalformedAnswers"  # answers refused by their schema (retried once, then dropped)
+FACTS_EXTRACTED = "FactsExtracted"
+EXTRACTIONS_FAILED = "ExtractionsFailed"
 FORGET_SWEEPS = "ForgetSweeps"
 
 # What the alarms watch (a sum over the alarm period above zero is worth a look).

@@ -39,7 +39,7 @@ class FakeMemlane {
       return {
         id: `doc-${item.id}`, title: item.body.title ?? '', status: 'ready', summary: null, chunk_count: 1, metadata: {},
         project_id: 'p', content_type: 'text', created_at: '2026-01-01T00:00:00Z', duplicate: false,
-        conversation_id: null, message_index: null,
+        conversation_id: null, message_index: null, kind: 'memory',
       };
     } finally {
       this.inFlight--;

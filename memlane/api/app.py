@@ -23,7 +23,16 @@ from memlane import __version__
 from memlane.api.errors import describe_validation_errors, error_body, status_for
 from memlane.api.events import MAX_BODY_BYTES
 from memlane.api.resolver import ConcurrentRestResolver
-from memlane.api.routes import collections, connections, docsets, mcp, project_memory, v3, v3_manage
+from memlane.api.routes import (
+    collections,
+    connections,
+    conversations,
+    docsets,
+    mcp,
+    project_memory,
+    v3,
+    v3_manage,
+)
 from memlane.domain.errors import InvalidInputError, MemlaneError, RateLimitedError
 from memlane.domain.json_input import JsonBoundsError, parse_json
 from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
@@ -41,8 +50,8 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
     return Response(status_code=status, content_type="application/json", body=error_body(message), headers=headers)
 
 
-ROUTERS = (v3.router, v3_manage.router, collections.router, project_memory.router, docsets.router, mcp.router,
-           connections.router)
+ROUTERS = (v3.router, v3_manage.router, conversations.router, collections.router, project_memory.router,
+           docsets.router, mcp.router, connections.router)
 
 
 _OPENAPI: weakref.WeakKeyDictionary[ConcurrentRestResolver, str] = weakref.WeakKeyDictionary()

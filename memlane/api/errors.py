@@ -20,6 +20,8 @@ STATUS_BY_ERROR: dict[type[e.MemlaneError], int] = {
     e.EmbedderMismatchError: 409,
     e.DependencyUnavailableError: 503,
     e.TransientError: 503,
+    e.LLMBudgetSpent: 429,  # the organization's monthly LLM tokens are spent (memlane.conversations.budget)
+    e.LLMOutputError: 502,  # the configured LLM answered something unusable
 }
 
 

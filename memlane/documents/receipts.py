@@ -29,6 +29,7 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 
+from memlane.documents.derived import facts_drawn_only_from, flag_remaining
 from memlane.documents.keys import content_key, media_key, raw_key, work_prefix
 from memlane.documents.lifecycle import remove_document
 from memlane.domain.errors import NotFoundError
@@ -87,20 +88,26 @@ def delete_with_receipt(svc: Services, org_id: str, docs: Sequence[Document], re
                         subject: str | None = None, *, requested_at: datetime | None = None,
                         forgotten: str | None = None) -> DeletionReceipt:
     """Remove the documents (the one removal path), verify, record and return the receipt.
-    `forgotten`: also record each as forgotten with that reason (the auto-forget sweep)."""
+    `forgotten`: also record each as forgotten with that reason (the auto-forget sweep).
+
+    Facts drawn from the deleted messages alone (memlane.documents.derived) are removed with them
+    and listed in the receipt's `facts`; facts other messages still support are flagged."""
     requested = requested_at or svc.clock.now()
-    for doc in docs:
+    facts = facts_drawn_only_from(svc, org_id, docs)
+    for doc in [*docs, *facts]:
         remove_document(svc, doc)
         if forgotten is not None:
             svc.metadata.record_forgotten(doc, svc.clock.now(), forgotten)
-    return record_receipt(svc, org_id, docs, reason, subject, requested)
+    flag_remaining(svc, org_id, docs)
+    return record_receipt(svc, org_id, [*docs, *facts], reason, subject, requested, facts=[f.id for f in facts])
 
 
 def record_receipt(svc: Services, org_id: str, docs: Sequence[Document], reason: str, subject: str | None,
-                   requested_at: datetime) -> DeletionReceipt:
+                   requested_at: datetime, *, facts: Sequence[str] = ()) -> DeletionReceipt:
     checks = verify_removed(svc, docs)
     receipt = DeletionReceipt(
-        id=new_id(), reason=reason, subject=subject, documents=[d.id for d in docs], requested_at=requested_at,
+        id=new_id(), reason=reason, subject=subject, documents=[d.id for d in docs], facts=list(facts),
+        requested_at=requested_at,
         verified_at=svc.clock.now(), verified=all(c.clean for c in checks), checks=checks,
     )
     if not receipt.verified:

@@ -72,6 +72,21 @@ class MediaBudgetDeferred(MemlaneError):
     Extract step on this error every hour; memlane.documents.media_budget)."""
 
 
+class LLMOutputError(MemlaneError):
+    """An LLM answered something memlane cannot use: not JSON, or JSON that does not match the
+    prompt's schema. Its answer is dropped (never stored, never acted on); the caller may ask once
+    more. `tokens`: what the unusable answer cost (it still counts against the budget)."""
+
+    def __init__(self, message: str, tokens: int = 0) -> None:
+        super().__init__(message)
+        self.tokens = tokens
+
+
+class LLMBudgetSpent(MemlaneError):
+    """The organization's monthly LLM token budget is spent: LLM work is refused (messages are
+    still saved) until the next month starts. The message says the budget and when it resets."""
+
+
 class DependencyUnavailableError(TransientError):
     """A dependency (embedder, search index) is down; the work is queued for later (503 if the
     client must wait for it)."""

@@ -37,6 +37,7 @@ from pydantic import (
     model_validator,
 )
 
+from memlane.domain.facts import KINDS, RESERVED_KEY, Decision, Kind
 from memlane.domain.fields import NonBlankStr, OptionalTrimmedNonBlankStr, TrimmedNonBlankStr
 from memlane.domain.models import ContentType, DocumentStatus
 
@@ -148,6 +149,8 @@ class MemoryIn(_Request):
     @field_validator("metadata")
     @classmethod
     def _tags(cls, v: dict[str, Any]) -> dict[str, Any]:
+        if RESERVED_KEY in v:
+            raise ValueError(f"metadata.{RESERVED_KEY}: set by memlane (a message's or a fact's links), not by a client")
         tags = v.get("tags")
         if tags is None:
             return v
@@ -173,12 +176,16 @@ class MemoryOut(BaseModel):
     duplicate: bool = Field(default=False, description="True when identical content already existed.")
     conversation_id: str | None = None
     message_index: int | None = Field(default=None, description="Its position in the conversation.")
+    kind: Kind = Field(default="memory", description="memory, message (of a conversation) or fact (drawn "
+                                                      "from messages by an LLM).")
 
 
 class RecallFiltersIn(_Request):
     content_type: list[ContentType] | None = None
     created_after: datetime | date | None = None
     tags: list[Annotated[str, Field(max_length=100)]] | None = Field(default=None, max_length=MAX_TAGS)
+    kind: list[Kind] | None = Field(default=None, max_length=len(KINDS),
+                                    description="Only memories of these kinds: memory, message, fact.")
 
 
 class RecallIn(_Request):
@@ -192,6 +199,14 @@ class RecallIn(_Request):
         default=None, ge=0.0, le=1.0,
         description="Drop results whose relevance is below this (0-1); default the embedder's calibrated "
                     "floor; 0 returns everything the search legs found.")
+    as_of: datetime | None = Field(
+        default=None, description="Recall as memlane knew things then: memories saved by that time, each in "
+                                  "the version that was current then (a fact since updated comes back as it was).")
+
+    @field_validator("as_of")
+    @classmethod
+    def _as_of_aware(cls, v: datetime | None) -> datetime | None:
+        return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
 
     @field_validator("limit")
     @classmethod
@@ -227,6 +242,9 @@ class RecalledDocument(BaseModel):
     chunks: list[RecalledChunk]
     source_changed_at: datetime | None = Field(
         default=None, description="The page at source_url changed after this memory was saved from it.")
+    kind: Kind = Field(default="memory", description="memory, message or fact.")
+    subject: str | None = Field(default=None, description="A fact: the person it is about, when known.")
+    superseded_by: str | None = Field(default=None, description="A newer version exists (include_versions, as_of).")
 
 
 class RecallOut(BaseModel):
@@ -292,6 +310,15 @@ class VersionOut(BaseModel):
     summary: str | None
 
 
+class FactOut(BaseModel):
+    """What memlane knows of a fact: who it is about, the messages it was drawn from and every
+    reconciliation decision about it, oldest first."""
+
+    subject: str | None = None
+    sources: list[str] = Field(description="The messages it was drawn from (ids of memories).")
+    decisions: list[Decision]
+
+
 class DocumentOut(BaseModel):
     id: str
     project_id: str
@@ -316,6 +343,11 @@ class DocumentOut(BaseModel):
         default=None, description="A refresh found the page at source_url changed since this was saved.")
     conversation_id: str | None = None
     message_index: int | None = Field(default=None, description="Its position in the conversation.")
+    kind: Kind = Field(default="memory", description="memory, message or fact.")
+    fact: FactOut | None = Field(default=None, description="A fact's subject, sources and decision history.")
+    derived_facts: list[str] = Field(default_factory=list,
+                                     description="A message: the facts drawn from it (deleting it removes "
+                                                 "those drawn from it alone).")
     chunks: list[ChunkOut]
     versions: list[VersionOut] | None = Field(
         default=None, description="With ?include_versions=true: every version, oldest first."
@@ -345,6 +377,8 @@ class DeletionReceipt(BaseModel):
     subject: str | None = Field(default=None, description="What was deleted when it was more than a "
                                                             "document: the docset or connection id.")
     documents: list[str]
+    facts: list[str] = Field(default_factory=list, description="Facts removed because every message they "
+                                                               "were drawn from was deleted (also in documents).")
     requested_at: datetime
     verified_at: datetime
     verified: bool = Field(description="True only when every store read back holds nothing of them.")
@@ -533,6 +567,10 @@ class ContextIn(_Request):
         default=None, ge=0.0, le=1.0,
         description="Leave out pieces whose relevance is below this (0-1); default the calibrated floors "
                     "(memories and documentation have their own).")
+    profile: bool = Field(default=False, description="Put the profile (GET /v3/profile: stable facts and recent "
+                                                     "context) first, inside the budget.")
+    profile_subject: OptionalTrimmedNonBlankStr = Field(
+        default=None, min_length=1, max_length=200, description="With profile: the person the profile is about.")
 
 
 class ContextPiece(BaseModel):
@@ -565,3 +603,4 @@ class ContextOut(BaseModel):
     floor: float | None = Field(default=None, description="The memories' relevance floor that applied.")
     docs_floor: float | None = Field(default=None, description="The documentation's relevance floor that applied.")
     stages: list[str] = Field(default_factory=list, description="What ranked the memories, in order.")
+    profile: bool = Field(default=False, description="The profile is first in `text`.")

@@ -71,6 +71,23 @@ def make_media_readers(settings: Settings):
     return (TesseractReader() if TesseractReader.available() else None), None
 
 
+def make_llm(settings: Settings):
+    """The LLM that draws facts from conversations (memlane.conversations), or None (extraction off,
+    and answers say so): an OpenAI-compatible endpoint (MEMLANE_LLM_BASE_URL: Ollama, vLLM, LM
+    Studio; else OpenAI with OPENAI_API_KEY), or Amazon Bedrock (MEMLANE_LLM=bedrock, AWS credentials)."""
+    provider = settings.llm_provider
+    if provider == "bedrock":
+        from memlane.adapters.aws.bedrock_llm import BedrockLLM
+
+        return BedrockLLM(model_id=settings.llm_model) if settings.llm_model else BedrockLLM()
+    if provider == "openai":
+        from memlane.adapters.openai.llm import DEFAULT_MODEL, OpenAICompatibleLLM
+
+        return OpenAICompatibleLLM(base_url=settings.llm_base_url, model=settings.llm_model or DEFAULT_MODEL,
+                                   api_key=settings.llm_api_key or settings.openai_api_key)
+    return None
+
+
 def build_connection_ports(settings: Settings, db: SqliteDatabase, *, dispatcher: SyncDispatcher | None = None,
                            public_url: str | None = None) -> ConnectionPorts:
     """Connections in the embedded default: SQLite, tokens sealed with a key file in the data
@@ -99,7 +116,8 @@ class LocalStack:
 def build_local(settings: Settings, embedder=None, summarizer=None, media_readers=None, *,
                 on_enqueued: Callable[[Document | None], object] | None = None,
                 background: Callable[..., Any] | None = None, rate_limiter: RateLimiter | None = None,
-                connection_dispatcher: SyncDispatcher | None = None, public_url: str | None = None) -> LocalStack:
+                connection_dispatcher: SyncDispatcher | None = None, public_url: str | None = None,
+                llm: Any = None) -> LocalStack:
     """The stores and models over `settings.data_dir`, and the complete Services in one go.
     The keywords are what a running host adds (memlane.local.runtime): the worker's wake-up, the
     background executor, the rate limiter, the connections' sync runner and public URL."""
@@ -129,5 +147,6 @@ def build_local(settings: Settings, embedder=None, summarizer=None, media_reader
         on_enqueued=on_enqueued,
         background=background,
         rate_limiter=rate_limiter,
+        llm=llm if llm is not None else make_llm(settings),
     )
     return LocalStack(db=db, services=svc, queue=queue, index=index, metadata=metadata, cache=cache)

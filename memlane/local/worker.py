@@ -10,10 +10,13 @@ import logging
 import threading
 
 from memlane.adapters.local.job_queue import SqliteJobQueue, backoff
+from memlane.conversations.budget import next_month
+from memlane.conversations.extraction import note_given_up, note_waiting, run_extraction
+from memlane.conversations.service import EXTRACTION_JOB_PREFIX
 from memlane.documents import media_budget
 from memlane.documents.media import complete_pending
 from memlane.documents.writer import DocumentWriter, already_written
-from memlane.domain.errors import TransientError
+from memlane.domain.errors import LLMBudgetSpent, TransientError
 from memlane.domain.models import DocumentStatus, IngestJob
 from memlane.ports import Services
 
@@ -75,6 +78,9 @@ class IngestWorker:
             return False
         todo = []
         for job in jobs:
+            if job.document_id.startswith(EXTRACTION_JOB_PREFIX):
+                self._extract(job, now)
+                continue
             doc = self.svc.metadata.get_document(job.organization_id, job.document_id)
             if doc is None or already_written(doc, job.created_at):  # deleted meanwhile, or done
                 self.queue.complete(job.id)
@@ -103,6 +109,34 @@ class IngestWorker:
         for (job, _), outcome in zip(todo, outcomes, strict=True):
             self._settle(job, outcome.error, now)
         return True
+
+    def _extract(self, job: IngestJob, now) -> None:
+        """A conversation's extraction (memlane.conversations.extraction): the LLM down is retried
+        with backoff, a spent budget waits for the next month, anything else is on the record."""
+        extraction_id = job.document_id.removeprefix(EXTRACTION_JOB_PREFIX)
+        try:
+            run_extraction(self.svc, job.organization_id, extraction_id, job.attempts)
+        except LLMBudgetSpent as exc:
+            self._extraction_waits(job, extraction_id, exc.message, next_month(now))
+        except TransientError as exc:
+            if job.attempts >= MAX_ATTEMPTS:
+                self._extraction_gives_up(job, extraction_id, f"gave up after {job.attempts} attempts: {exc.message}")
+            else:
+                self._extraction_waits(job, extraction_id, exc.message, now + backoff(job.attempts))
+        except Exception as exc:  # noqa: BLE001 - recorded on the extraction; the worker goes on
+            log.exception("extraction %s failed", extraction_id)
+            self._extraction_gives_up(job, extraction_id, f"{type(exc).__name__}: {exc}")
+        else:
+            self.queue.complete(job.id)
+            self.processed += 1
+
+    def _extraction_waits(self, job: IngestJob, extraction_id: str, reason: str, until) -> None:
+        note_waiting(self.svc, job.organization_id, extraction_id, job.attempts, reason, until)
+        self.queue.retry_later(job.id, reason, until)
+
+    def _extraction_gives_up(self, job: IngestJob, extraction_id: str, reason: str) -> None:
+        note_given_up(self.svc, job.organization_id, extraction_id, reason)
+        self.queue.complete(job.id)
 
     def _settle(self, job, error: Exception | None, now) -> None:
         """The writer has recorded the outcome on the document; the job follows it: done, due

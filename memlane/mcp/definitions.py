@@ -167,8 +167,22 @@ CONTEXT_TOOLS: list[dict[str, Any]] = [
                              "description": "Memory projects by name or id (default: all); [] for none"},
                 "docsets": {"type": "array", "items": {"type": "string"},
                             "description": "Docset ids (default: all); [] for none"},
+                "profile": {"type": "boolean", "description": "Put the profile (known facts, recent context) first"},
+                "profile_subject": {"type": "string", "description": "With profile: the person it is about"},
             },
             "required": ["query"],
+        },
+    },
+    {
+        "name": "profile",
+        "description": ("Read what memlane knows about the user (or another person): stable facts drawn from "
+                        "past conversations and recent context. Read it first when a conversation starts."),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "project": {"type": "string", "description": "Project name or id (default: the default project)"},
+                "subject": {"type": "string", "description": "The person the profile is about (default: everyone)"},
+            },
         },
     },
 ]
@@ -209,6 +223,7 @@ BEHAVIOUR: dict[str, Behaviour] = {
     "search_memories": Behaviour("Search project memories", read_only=True),
     # Reads memories and crawled documentation; it never fetches a page.
     "context_pack": Behaviour("Pack context for a query", read_only=True),
+    "profile": Behaviour("Read the profile", read_only=True),
 }
 
 

@@ -61,6 +61,8 @@ def recall_text(query: str, out: dict[str, Any], project_names: dict[str, str]) 
         project = project_names.get(r.get("project_id", ""), r.get("project_id", ""))
         relevance = r.get("relevance")
         shown = f"relevance: {float(relevance):.2f}; " if isinstance(relevance, int | float) else ""
+        kind = r.get("kind")
+        shown = (f"{kind}; " if kind in ("fact", "message") else "") + shown  # a fact an LLM drew, a chat message
         header = (f"[{i}] {q(r.get('title'))} (score: {float(r.get('score', 0)):.2f}; {shown}project {q(project)}; "
                   f"saved {day(r.get('created_at'))}; document {r.get('document_id')})")
         body = "\n…\n".join(c.get("content", "") for c in r.get("chunks") or []) or (r.get("summary") or "")

@@ -95,6 +95,13 @@ class ContextPackArgs(_Args):
     budget_unit: str | None = None
     projects: list[str] | None = None
     docsets: list[str] | None = None
+    profile: bool | None = None
+    profile_subject: str | None = None
+
+
+class ProfileArgs(_Args):
+    project: str | None = None
+    subject: str | None = Field(default=None, min_length=1, max_length=200)
 
 
 class SearchMemoriesArgs(_Args):
@@ -141,6 +148,7 @@ class MemlaneTools:
             "get_project_context": (ContextArgs, self.project_context),
             "search_memories": (SearchMemoriesArgs, self.search_memories),
             "context_pack": (ContextPackArgs, self.context_pack),
+            "profile": (ProfileArgs, self.profile),
         }
 
     def names(self) -> frozenset[str]:
@@ -274,6 +282,11 @@ class MemlaneTools:
         return ToolOutput(fmt.memories_text(args.project, memories), {"result": memories})
 
     # ----------------------------------------------------------------------------------- context pack
+
+    def profile(self, args: ProfileArgs) -> ToolOutput:
+        query = _drop_none({"project_id": self._project_id(args.project), "subject": args.subject})
+        out = self.backend.request("GET", "/v3/profile", query=query or None)
+        return ToolOutput(out["text"], out)  # every stored line quoted (memlane.services.profile)
 
     def context_pack(self, args: ContextPackArgs) -> ToolOutput:
         body = _drop_none(args.model_dump(exclude={"projects"}))

@@ -7,6 +7,7 @@ Protocols, not base classes: a test hands in an in-memory fake with the same met
     storage      MetadataStore (OrganizationStore, ProjectStore, DocumentStore, DeletionRecordStore,
                  ChunkStore; conversations in order), BlobStore (and listing cursors)
     search       SearchIndex and the scope, filters and candidates of a search
+    llm          LLM (structured JSON completions) and its Completion
     models       Embedder, Summarizer, ImageReader, Transcriber
     queue        JobQueue, WorkflowStarter
     cache        Cache
@@ -61,6 +62,7 @@ from memlane.ports.inventory import (
 from memlane.ports.keys import (
     KeyRegistry,
 )
+from memlane.ports.llm import LLM, Completion
 from memlane.ports.models import (
     Embedder,
     ImageReader,
@@ -115,6 +117,8 @@ __all__ = [
     "Cache",
     "Candidate",
     "ChunkStore",
+    "Completion",
+    "LLM",
     "Clock",
     "CrawlDispatcher",
     "ConnectionPorts",

@@ -13,6 +13,7 @@ from memlane.ports.cache import Cache
 from memlane.ports.clock import Clock, Metrics, SystemClock
 from memlane.ports.connections import ConnectionPorts
 from memlane.ports.keys import KeyRegistry
+from memlane.ports.llm import LLM
 from memlane.ports.models import Embedder, ImageReader, Summarizer, Transcriber
 from memlane.ports.queue import JobQueue
 from memlane.ports.ratelimit import RateLimiter
@@ -58,3 +59,8 @@ class Services:
     # Recall's optional rerank stage (memlane.recall.rerank): off when None, as locally.
     rerank: Rerank | None = None
     connections: ConnectionPorts | None = None  # synced outside services (spec §11); routes answer 503 when None
+    # Facts from conversations (memlane.conversations): off when None, and every answer says so.
+    llm: LLM | None = None
+    # Where extraction jobs go: SQS with its DLQ on AWS; None: `queue` (the durable local queue,
+    # whose worker runs them).
+    extraction_queue: JobQueue | None = None

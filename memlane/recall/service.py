@@ -17,6 +17,7 @@ from datetime import UTC, date, datetime
 
 from memlane import observability
 from memlane.domain.errors import NotFoundError
+from memlane.domain.facts import kind_of, subject_of
 from memlane.domain.models import chunk_id_for
 from memlane.domain.principal import Principal
 from memlane.domain.requests import RecalledChunk, RecalledDocument, RecallIn, RecallOut
@@ -53,10 +54,18 @@ class Ranking:
     rerank: dict[str, object] | None = None  # what the rerank stage did (None: no rerank stage)
 
 
-def _filters(body: RecallIn) -> RecallFilters:
+def _post_filtered(body: RecallIn) -> bool:
+    """A kind filter and `as_of` apply to the documents the ranking names (the search legs know
+    neither), so the ranking names more of them."""
+    return body.as_of is not None or bool(body.filters and body.filters.kind)
+
+
+def recall_filters(body: RecallIn) -> RecallFilters:
     f = body.filters
+    # as_of reads older versions too: which one was current then is decided per document (materialize)
+    versions = body.include_versions or body.as_of is not None
     if f is None:
-        return RecallFilters(include_superseded=body.include_versions)
+        return RecallFilters(include_superseded=versions)
     after = f.created_after
     if isinstance(after, date) and not isinstance(after, datetime):
         after = datetime(after.year, after.month, after.day, tzinfo=UTC)
@@ -66,7 +75,7 @@ def _filters(body: RecallIn) -> RecallFilters:
         content_types=tuple(f.content_type or ()),
         created_after=after,
         tags=tuple(f.tags or ()),
-        include_superseded=body.include_versions,
+        include_superseded=versions,
     )
 
 
@@ -95,6 +104,7 @@ def cache_key(svc: Services, scope: SearchScope, body: RecallIn) -> str | None:
         "limit": body.limit,
         "filters": body.filters.model_dump(mode="json") if body.filters else None,
         "versions": body.include_versions,
+        "as_of": body.as_of.isoformat() if body.as_of else None,
         "weights": [w.vector, w.text, w.recency, w.recency_days],
         "stages": recall_stages(svc),
         "embedder": svc.embedder.id,
@@ -117,9 +127,11 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn, floor: float | None 
     and `exact` for related memories (memlane.services.related)."""
     now = scope.now or svc.clock.now()
     weights = svc.settings.fusion
+    wanted = body.limit * (10 if _post_filtered(body) else 2)
     if not body.query.strip():
         docs = svc.metadata.recent_documents(
-            scope.organization_id, scope.project_ids, scope.filters, now, body.limit
+            scope.organization_id, scope.project_ids, scope.filters, now,
+            wanted if _post_filtered(body) else body.limit,
         )
         out = []
         for d in docs:
@@ -131,7 +143,7 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn, floor: float | None 
     found = retrieve(svc, Retrieval(
         query=body.query,
         scope=scope,
-        k=memory_candidates(svc, body.limit),
+        k=memory_candidates(svc, body.limit * (4 if _post_filtered(body) else 1)),
         weights=weights,
         stages=stages,
         floor=floor_for(svc, body) if floor is None else floor,
@@ -146,7 +158,7 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn, floor: float | None 
                 [RankedChunk(c.chunk_id, c.chunk_index, c.score, round(c.relevance, 6)) for c in g.chunks],
                 round(g.relevance, 6),
             )
-            for g in found.documents[: body.limit * 2]
+            for g in found.documents[:wanted]
         ],
         found.stages,
         found.floor,
@@ -166,7 +178,7 @@ def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
     scope = SearchScope(
         organization_id=who.organization_id,
         project_ids=resolve_scope(svc, who, body),
-        filters=_filters(body),
+        filters=recall_filters(body),
         now=now,
     )
     key = cache_key(svc, scope, body)
@@ -216,10 +228,27 @@ def materialize(
     }
     chunk_ids = [c.chunk_id for r in ranking for c in r.chunks]
     chunks = {c.id: c for c in svc.metadata.get_chunks_by_id(who.organization_id, chunk_ids)}
+    kinds = set(body.filters.kind) if body.filters and body.filters.kind else None
+    as_of = body.as_of
+    newer: dict[str, datetime] = {}
+    if as_of is not None:  # when each superseding version was saved: the older one was current until then
+        later = [d.superseded_by for d in docs.values() if d.superseded_by]
+        newer = {d.id: d.created_at for d in svc.metadata.get_documents(who.organization_id, later)}
     results: list[RecalledDocument] = []
     for r in ranking:
         d = docs.get(r.document_id)
-        if d is None or d.is_expired(now) or (d.superseded_by and not body.include_versions):
+        if d is None or d.is_expired(now):
+            continue
+        if as_of is not None:
+            if d.created_at > as_of:
+                continue
+            replaced_at = newer.get(d.superseded_by or "")
+            if d.superseded_by and not body.include_versions and (replaced_at is None or replaced_at <= as_of):
+                continue
+        elif d.superseded_by and not body.include_versions:
+            continue
+        kind = kind_of(d)
+        if kinds is not None and kind not in kinds:
             continue
         shown = [
             RecalledChunk(
@@ -248,6 +277,9 @@ def materialize(
                 project_id=d.project_id,
                 chunks=shown,
                 source_changed_at=d.source_changed_at,
+                kind=kind,
+                subject=subject_of(d),
+                superseded_by=d.superseded_by,
             )
         )
         if len(results) == body.limit:

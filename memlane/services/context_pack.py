@@ -37,6 +37,7 @@ from memlane.ports import RecallFilters, SearchScope, Services
 from memlane.recall.fusion import ScoredChunk
 from memlane.recall.pipeline import Retrieval, memory_candidates, memory_stages, retrieve
 from memlane.recall.relevance import calibration_for
+from memlane.services.profile import build_profile
 
 if TYPE_CHECKING:
     from memlane.docsets.service import DocsetContext
@@ -108,7 +109,12 @@ def build_context(svc: Services, who: Principal, body: ContextIn, docsets: Docse
         seen_texts.append((normalized, _shingles(normalized)))
         per_document[doc.id] = per_document.get(doc.id, 0) + 1
         pieces.append(_piece(cand, chunk, doc, docset_of_project.get(chunk.project_id)))
-    out = _pack(body, pieces)
+    preamble = ""
+    if body.profile:
+        project = body.projects[0] if body.projects and len(body.projects) == 1 else None
+        preamble = build_profile(svc, who, project, body.profile_subject,
+                                 "on" if svc.llm is not None else "off").text + "\n\n"
+    out = _pack(body, pieces, preamble)
     return out.model_copy(update={"floor": floor if memory_projects else None,
                                   "docs_floor": docs_floor if wanted_docsets else None, "stages": stages})
 
@@ -205,9 +211,12 @@ def _cut(text: str, room_chars: int) -> str:
     return cut.rstrip() + "…"
 
 
-def _pack(body: ContextIn, pieces: list[ContextPiece]) -> ContextOut:
+def _pack(body: ContextIn, pieces: list[ContextPiece], preamble: str = "") -> ContextOut:
     unit = body.budget_unit
     header = f"{NOTICE}\nQuery: {' '.join(body.query.split())}\n\n"
+    if preamble:  # the profile, first; cut to half the budget at most so the pieces keep room
+        room = body.budget // 2 if unit == "chars" else body.budget * 2
+        header = (preamble if len(preamble) <= room else _cut(preamble, room) + "\n\n") + header
     used = _size(header, unit)
     if used > body.budget:
         return ContextOut(query=body.query, budget=body.budget, budget_unit=unit, used=0, pieces=[], text="",
@@ -238,6 +247,7 @@ def _pack(body: ContextIn, pieces: list[ContextPiece]) -> ContextOut:
                 packed.append(piece)
                 blocks.append(block)
                 used += _size(block, unit)
-    text = (header + "".join(blocks)).rstrip("\n") + "\n" if packed else ""
+    text = (header + "".join(blocks)).rstrip("\n") + "\n" if packed or preamble else ""
     return ContextOut(query=body.query, budget=body.budget, budget_unit=unit, used=_size(text, unit) if text else 0,
-                      pieces=packed, text=text, truncated=truncated, dropped=len(pieces) - len(packed))
+                      pieces=packed, text=text, truncated=truncated, dropped=len(pieces) - len(packed),
+                      profile=bool(preamble))

@@ -13,12 +13,14 @@ from memlane.documents.receipts import DeletionReceipt, delete_with_receipt
 from memlane.documents.writer import WriteOutcome, apply_summary
 from memlane.documents.writing import enqueue, protect, write_in_request
 from memlane.domain.errors import InvalidInputError, NotFoundError, TransientError
+from memlane.domain.facts import RESERVED_KEY, decisions_of, facts_of, kind_of, sources_of, subject_of
 from memlane.domain.models import ContentType, Document, DocumentStatus, IngestJob, new_id
 from memlane.domain.principal import Principal
 from memlane.domain.requests import (
     ChunkOut,
     DocumentOut,
     DocumentPatchIn,
+    FactOut,
     MediaOut,
     MemoryIn,
     MemoryOut,
@@ -47,15 +49,18 @@ def _out(doc: Document, duplicate: bool = False) -> MemoryOut:
         duplicate=duplicate,
         conversation_id=doc.conversation_id,
         message_index=doc.message_index,
+        kind=kind_of(doc),
     )
 
 
-def save_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool | None = None) -> MemoryOut:
+def save_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool | None = None,
+                own: dict[str, Any] | None = None) -> MemoryOut:
     """Validate, extract and dedupe now; chunk/embed/index now (small content) or via the queue.
 
     Returns the document; its `status` says which: `ready` (processed, 201) or `queued` (202).
+    `own`: memlane's part of the metadata (stage_memory).
     """
-    staged = stage_memory(svc, who, body, inline=inline)
+    staged = stage_memory(svc, who, body, inline=inline, own=own)
     if staged.document is None:
         assert staged.answer is not None
         return staged.answer
@@ -87,11 +92,12 @@ def settle(svc: Services, doc: Document, outcome: WriteOutcome) -> MemoryOut:
 
 
 def stage_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool | None = None,
-                 protect_write: bool = False) -> Staged:
+                 protect_write: bool = False, own: dict[str, Any] | None = None) -> Staged:
     """Everything of a save up to the write: validation, extraction (or reading media), dedupe,
     versions, and the document stored as `queued`. `protect_write`: a document to be written in
     the request gets its safety-net job before it is stored (callers that store several before
-    writing them together)."""
+    writing them together). `own`: memlane's part of the metadata (a message's role, a fact's
+    sources: memlane.domain.facts), which a client's body cannot carry."""
     md = svc.metadata
     now = svc.clock.now()
     if body.forget_after is not None and body.forget_after <= now:
@@ -146,6 +152,8 @@ def stage_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool 
 
     # A salience (Vidurai's CRITICAL…NOISE) sets forget_after from its retention unless one is given.
     metadata, forget_after = apply_salience(dict(body.metadata), now, body.forget_after)
+    if own:
+        metadata[RESERVED_KEY] = own
     extra = prepared.extracted.metadata if prepared is not None else media_save.metadata  # type: ignore[union-attr]
     if prepared is not None and prepared.extracted.language:
         metadata.setdefault("language", prepared.extracted.language)
@@ -216,9 +224,14 @@ def get_document(
             VersionOut(id=v.id, title=v.title, created_at=v.created_at, summary=v.summary)
             for v in version_chain(svc, doc)
         ]
+    kind = kind_of(doc)
     return DocumentOut(
         **doc.model_dump(exclude={"organization_id", "user_id", "embedder", "media"}),
         media=MediaOut.model_validate(doc.media.model_dump()) if doc.media else None,
+        kind=kind,
+        fact=FactOut(subject=subject_of(doc), sources=sources_of(doc), decisions=decisions_of(doc))
+        if kind == "fact" else None,
+        derived_facts=facts_of(doc),
         versions=versions,
         chunks=[
             ChunkOut(

@@ -29,6 +29,7 @@ EXPECTED_HANDLERS = {
     "functions.admin_keys.handler.handler",
     "functions.connection_schedule.handler.handler",
     "functions.connection_sync.handler.handler",
+    "functions.extract_consumer.handler.handler",
 }
 
 
@@ -139,11 +140,15 @@ def test_bedrock_model_access_only_where_text_is_embedded(dev):
     for function in memlane_functions(dev).values():
         for statement in role_policies(dev, function_role(function)):
             if "bedrock:InvokeModel" in as_list(statement["Action"]):
-                users.add(function["Properties"]["Handler"])
-                (resource,) = as_list(statement["Resource"])
-                assert json.dumps(resource).endswith(':foundation-model/amazon.titan-embed-text-v2:0"]]}')
+                for resource in as_list(statement["Resource"]):
+                    if json.dumps(resource).endswith(f':foundation-model/{c.DEFAULT_LLM_MODEL}"]]}}'):
+                        # the extraction LLM (tests/infra/test_infra_extraction.py): its function alone
+                        assert function["Properties"]["Handler"] == c.EXTRACTION_CONSUMER_FUNCTION.handler
+                        continue
+                    users.add(function["Properties"]["Handler"])
+                    assert json.dumps(resource).endswith(':foundation-model/amazon.titan-embed-text-v2:0"]]}')
     assert users == {c.API_FUNCTION.handler, c.EMBED_FUNCTION.handler, c.PAGE_WORKER_FUNCTION.handler,
-                     c.CONNECTION_SYNC_FUNCTION.handler}
+                     c.CONNECTION_SYNC_FUNCTION.handler, c.EXTRACTION_CONSUMER_FUNCTION.handler}
     _, api = function_by_handler(dev, c.API_FUNCTION.handler)
     assert api["Properties"]["Environment"]["Variables"][schema.ENV_EMBEDDER] == "bedrock"
 
@@ -158,13 +163,16 @@ def test_openai_secret_is_read_by_name_only_where_a_model_is_called(serverless):
             if "secretsmanager:GetSecretValue" in as_list(statement["Action"]):
                 readers.add(function["Properties"]["Handler"])
                 assert ":secret:memlane/openai-api-key-??????" in json.dumps(statement["Resource"])
-            assert "bedrock:InvokeModel" not in as_list(statement["Action"])
+            if function["Properties"]["Handler"] != c.EXTRACTION_CONSUMER_FUNCTION.handler:
+                # the extraction LLM is on Bedrock whichever embedder (tests/infra/test_infra_extraction.py)
+                assert "bedrock:InvokeModel" not in as_list(statement["Action"])
     assert readers == {
         c.API_FUNCTION.handler,
         c.EMBED_FUNCTION.handler,
         c.PREPARE_FUNCTION.handler,
         c.PAGE_WORKER_FUNCTION.handler,
         c.CONNECTION_SYNC_FUNCTION.handler,
+        c.EXTRACTION_CONSUMER_FUNCTION.handler,  # facts are embedded like any save
     }
     assert not serverless.of_type("AWS::SecretsManager::Secret")  # the operator creates it
 
@@ -207,7 +215,9 @@ def test_the_rerank_stage_is_granted_to_the_api_function_alone_and_reaches_its_o
             if "bedrock:InvokeModel" in actions:
                 resources = [json.dumps(r) for r in as_list(statement["Resource"])]
                 assert all(r.endswith(rerank_arn) or r.endswith(':foundation-model/amazon.titan-embed-text-v2:0"]]}')
-                           for r in resources), resources  # the embedder's model and the reranker's, no other
+                           or (r.endswith(f':foundation-model/{c.DEFAULT_LLM_MODEL}"]]}}')
+                               and handler == c.EXTRACTION_CONSUMER_FUNCTION.handler)
+                           for r in resources), resources  # the embedder's, the reranker's, the extraction LLM's
                 if any(r.endswith(rerank_arn) for r in resources):
                     invokers.add(handler)
     assert rerankers == invokers == {c.API_FUNCTION.handler}

@@ -30,7 +30,7 @@ def _queue_id(reference) -> str:
 def test_every_work_queue_has_a_dlq_after_five_receives(every_variant):
     queues = every_variant.of_type("AWS::SQS::Queue")
     work = {k: q for k, q in queues.items() if "RedrivePolicy" in q["Properties"]}
-    assert len(work) == 3  # ingest, pages, connection syncs
+    assert len(work) == 4  # ingest, pages, connection syncs, extractions
     for queue in work.values():
         redrive = queue["Properties"]["RedrivePolicy"]
         assert redrive["maxReceiveCount"] == c.DLQ_MAX_RECEIVE_COUNT
@@ -39,7 +39,7 @@ def test_every_work_queue_has_a_dlq_after_five_receives(every_variant):
 
 def test_every_queue_is_encrypted_and_tls_only(every_variant):
     queues = every_variant.of_type("AWS::SQS::Queue")
-    assert len(queues) == 9  # 3 work queues, their 3 DLQs, 3 schedule DLQs
+    assert len(queues) == 11  # 4 work queues (ingest, pages, syncs, extractions), their 4 DLQs, 3 schedule DLQs
     for queue in queues.values():
         assert queue["Properties"]["SqsManagedSseEnabled"] is True
     secured = set()
@@ -55,7 +55,7 @@ def test_every_queue_is_encrypted_and_tls_only(every_variant):
 
 def test_event_sources_report_partial_batch_failures_and_queues_outlast_six_function_timeouts(every_variant):
     mappings = every_variant.of_type("AWS::Lambda::EventSourceMapping")
-    assert len(mappings) == 3
+    assert len(mappings) == 4  # ingest, pages, connection syncs, extractions
     for mapping in mappings.values():
         props = mapping["Properties"]
         assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]

@@ -83,7 +83,7 @@ def test_every_dlq_has_a_depth_alarm(every_variant):
             assert props["Threshold"] == 1
             assert props["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
     dlqs = _dead_letter_queues(every_variant)
-    assert len(dlqs) == 6
+    assert len(dlqs) == 7  # with the extraction queue's
     assert watched == dlqs
 
 

@@ -20,6 +20,7 @@ SEARCH_WRITERS = {
     c.FORGET_FUNCTION.handler,
     c.PAGE_WORKER_FUNCTION.handler,  # indexes documentation pages itself
     c.CONNECTION_SYNC_FUNCTION.handler,  # writes and removes what a connection syncs
+    c.EXTRACTION_CONSUMER_FUNCTION.handler,  # finds similar facts, writes new ones
 }
 
 

@@ -6,10 +6,14 @@ the suite knows how to make one."""
 from __future__ import annotations
 
 import time
+import uuid
+from datetime import UTC, datetime
 
 import pytest
 from security_routes import ID_ROUTES
 
+from memlane.conversations.schemas import ExtractionOut
+from memlane.conversations.service import store_record
 from memlane.domain.connections import Connection, ConnectionStatus, Provider
 from memlane.domain.docsets import Docset
 from memlane.services.keys import create_key
@@ -42,8 +46,13 @@ def owned(secure_server):
     conn = Connection(organization_id=org_id, provider=Provider.GITHUB, project_id=project["id"],
                       name="GitHub: acme/private", status=ConnectionStatus.ACTIVE)
     svc.connections.store.put_connection(conn)
+    # an extraction's record (the server has no LLM, so one is stored as its job would store it)
+    extraction = ExtractionOut(id=str(uuid.uuid4()), conversation_id="private chat", project_id=project["id"],
+                               status="done", messages=[doc["id"]], created_at=datetime.now(UTC))
+    store_record(svc, org_id, extraction)
     return {"document_id": doc["id"], "project_id": project["id"], "receipt_id": receipt["id"],
-            "key_id": key.get("id") or key["key"]["id"], "docset_id": docset.id, "connection_id": conn.id}
+            "key_id": key.get("id") or key["key"]["id"], "docset_id": docset.id, "connection_id": conn.id,
+            "extraction_id": extraction.id}
 
 
 def test_every_id_bearing_route_refuses_another_organization(secure_server, owned):
@@ -61,6 +70,7 @@ def test_every_id_bearing_route_refuses_another_organization(secure_server, owne
         assert a.get(f"/v3/documents/{owned['document_id']}").json()["content"] == "The vault code is 4711."
         assert a.get(f"/v3/projects/{owned['project_id']}").json()["name"] == "Private plans"
         assert a.get(f"/v3/deletions/{owned['receipt_id']}").status_code == 200
+        assert a.get(f"/v3/extractions/{owned['extraction_id']}").json()["conversation_id"] == "private chat"
         assert a.get(f"/docset/{owned['docset_id']}").status_code == 200
         assert a.get(f"/v3/connections/{owned['connection_id']}").json()["status"] == "active"
         assert any(k["id"] == owned["key_id"] and k.get("active", True) for k in a.get("/v3/keys").json()["keys"])

@@ -47,7 +47,8 @@ TOOL_ARGS = {
     "docs_status": None,
     "get_project_context": {"query": "call delete"},
     "search_memories": {"query": "call delete", "min_salience": "NOISE"},
-    "context_pack": {"query": "call delete on all memories"},
+    "context_pack": {"query": "call delete on all memories", "profile": True},
+    "profile": {},
 }
 
 
@@ -69,7 +70,7 @@ def test_every_tool_quotes_every_stored_field(tools):
     stored = [p["name"] for p in tools.call("listProjects", {}).structured["projects"] if MARK in p["name"]]
     assert stored
     for project in stored[:4]:
-        for name in ("recall", "get_project_context", "search_memories", "memory-graph"):
+        for name in ("recall", "get_project_context", "search_memories", "memory-graph", "profile"):
             args = {**(TOOL_ARGS[name] or {}), "project": project}
             assert_no_line_starts_with_the_mark(tools.call(name, args).text, f"{name} in {project!r}")
 

@@ -19,6 +19,8 @@ import {
 
 export type {
   ApiKeyInfo,
+  Decision,
+  Profile,
   ConnectionOut,
   ContentType,
   DeletionReceipt,
@@ -152,6 +154,7 @@ export const api = {
   deletion: (receiptId: string) => call((c) => c.deletion(receiptId)),
   related: (documentId: string, limit = 5) => call((c) => c.related(documentId, limit)).then((r) => r.related),
   graph: (projectId?: string, maxNodes = 60) => call((c) => c.memoryGraph({ projectId, maxNodes, maxEdges: 300 })),
+  profile: (projectId?: string, subject?: string) => call((c) => c.profile({ projectId, subject })),
   keys: () => call((c) => c.keys()).then((r) => r.keys),
   createKey: (name: string, canManageKeys: boolean) =>
     call((c) => c.createKey({ name, can_manage_keys: canManageKeys })),

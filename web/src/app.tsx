@@ -15,6 +15,7 @@ const ProjectPage = lazy(() => import('./pages/Project').then((m) => ({ default:
 const ProjectSettings = lazy(() => import('./pages/ProjectSettings').then((m) => ({ default: m.ProjectSettings })))
 const Projects = lazy(() => import('./pages/Projects').then((m) => ({ default: m.Projects })))
 const Search = lazy(() => import('./pages/Search').then((m) => ({ default: m.Search })))
+const ProfilePage = lazy(() => import('./pages/Profile').then((m) => ({ default: m.ProfilePage })))
 const Settings = lazy(() => import('./pages/Settings').then((m) => ({ default: m.Settings })))
 const ConfirmConnection = lazy(() =>
   import('./pages/ConfirmConnection').then((m) => ({ default: m.ConfirmConnection })),
@@ -25,6 +26,7 @@ const NAV = [
   ['/projects', 'Projects'],
   ['/search', 'Search'],
   ['/graph', 'Graph'],
+  ['/profile', 'Profile'],
   ['/settings', 'Settings'],
 ] as const
 
@@ -64,6 +66,7 @@ export function App() {
           <Route path="/memories/:id">{(p) => <MemoryPage key={p.id} id={p.id} />}</Route>
           <Route path="/deletions/:id">{(p) => <DeletionPage key={p.id} id={p.id} />}</Route>
           <Route path="/graph" component={Graph} />
+          <Route path="/profile" component={ProfilePage} />
           <Route path="/settings" component={Settings} />
           <Route path="/connections/confirm" component={ConfirmConnection} />
           <Route>

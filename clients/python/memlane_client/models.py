@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "fc4675a9509fe78e801c728f6d420a287f60b7047f4ec086d3cfe84d9924568c"
+OPENAPI_SHA256 = "b2fc314e7691287367314c693f5cedb2417b89a1dfa7515c5e395c36d3429863"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 
@@ -121,6 +121,8 @@ class ContextIn(TypedDict):
     projects: NotRequired["list[str] | None"]
     docsets: NotRequired["list[str] | None"]
     min_relevance: NotRequired["float | None"]
+    profile: NotRequired["bool"]
+    profile_subject: NotRequired["str | None"]
 
 
 class ContextOut(TypedDict):
@@ -136,6 +138,7 @@ class ContextOut(TypedDict):
     floor: "float | None"
     docs_floor: "float | None"
     stages: "list[str]"
+    profile: "bool"
 
 
 class ContextPiece(TypedDict):
@@ -154,6 +157,37 @@ class ContextPiece(TypedDict):
     source_changed_at: "str | None"
     content: "str"
     cut: "bool"
+
+
+class ConversationIn(TypedDict):
+    """ConversationIn"""
+    conversation_id: "str"
+    messages: "list[MessageIn]"
+    project_id: NotRequired["str | None"]
+    subject: NotRequired["str | None"]
+    extract: NotRequired["bool"]
+
+
+class ConversationOut(TypedDict):
+    """ConversationOut"""
+    conversation_id: "str"
+    project_id: "str"
+    messages: "list[SavedMessage]"
+    saved: "int"
+    duplicates: "int"
+    extraction: "ExtractionState"
+
+
+class Decision(TypedDict):
+    """One reconciliation decision: what the LLM made of a new fact against the facts already known."""
+    outcome: "Literal[\"new\", \"update\", \"duplicate\", \"contradiction\"]"
+    reason: "str"
+    fact: "str"
+    against: "list[str]"
+    supersedes: "str | None"
+    sources: "list[str]"
+    decided_at: "str"
+    model: "str"
 
 
 class DeleteOut(TypedDict):
@@ -177,6 +211,7 @@ class DeletionReceipt(TypedDict):
     reason: "str"
     subject: "str | None"
     documents: "list[str]"
+    facts: "list[str]"
     requested_at: "str"
     verified_at: "str"
     verified: "bool"
@@ -245,6 +280,9 @@ class DocumentOut(TypedDict):
     source_changed_at: "str | None"
     conversation_id: "str | None"
     message_index: "int | None"
+    kind: "Literal[\"memory\", \"message\", \"fact\"]"
+    fact: "FactOut | None"
+    derived_facts: "list[str]"
     chunks: "list[ChunkOut]"
     versions: "list[VersionOut] | None"
 
@@ -254,6 +292,49 @@ class DocumentPatchIn(TypedDict):
     title: NotRequired["str | None"]
     tags: NotRequired["list[str] | None"]
     forget_after: NotRequired["str | None"]
+
+
+class ExtractionOut(TypedDict):
+    """An extraction job and what it did. The record is kept beside the messages; once the job ends it holds ids, outcomes and counts, never text (a fact's text and reason are read from the fact, so they go when it goes)."""
+    id: "str"
+    conversation_id: "str"
+    project_id: "str"
+    subject: "str | None"
+    status: "Literal[\"off\", \"refused\", \"queued\", \"running\", \"done\", \"failed\"]"
+    attempts: "int"
+    error: "str | None"
+    messages: "list[str]"
+    facts: "list[FactResult]"
+    extracted: "list[dict[str, Any]] | None"
+    tokens: "int"
+    created_at: "str"
+    finished_at: "str | None"
+    user_id: "str"
+
+
+class ExtractionState(TypedDict):
+    """ExtractionState"""
+    status: "Literal[\"off\", \"refused\", \"queued\", \"running\", \"done\", \"failed\"]"
+    id: "str | None"
+    reason: "str | None"
+
+
+class FactOut(TypedDict):
+    """What memlane knows of a fact: who it is about, the messages it was drawn from and every reconciliation decision about it, oldest first."""
+    subject: "str | None"
+    sources: "list[str]"
+    decisions: "list[Decision]"
+
+
+class FactResult(TypedDict):
+    """FactResult"""
+    text: "str | None"
+    outcome: "Literal[\"new\", \"update\", \"duplicate\", \"contradiction\", \"refused\"]"
+    fact_id: "str | None"
+    sources: "list[str]"
+    decided_at: "str | None"
+    decision: "Decision | None"
+    error: "str | None"
 
 
 class ForgottenOut(TypedDict):
@@ -431,6 +512,16 @@ class MemoryOut(TypedDict):
     duplicate: "bool"
     conversation_id: "str | None"
     message_index: "int | None"
+    kind: "Literal[\"memory\", \"message\", \"fact\"]"
+
+
+class MessageIn(TypedDict):
+    """MessageIn"""
+    content: "str"
+    role: NotRequired["Literal[\"user\", \"assistant\", \"system\", \"tool\"] | None"]
+    speaker: NotRequired["str | None"]
+    time: NotRequired["str | None"]
+    message_index: NotRequired["int | None"]
 
 
 class PageOut(TypedDict):
@@ -451,6 +542,38 @@ class PagesOut(TypedDict):
     total: "int"
     limit: "int"
     offset: "int"
+
+
+class ProfileFact(TypedDict):
+    """ProfileFact"""
+    id: "str"
+    text: "str"
+    subject: "str | None"
+    since: "str"
+    sources: "int"
+    replaces: "str | None"
+
+
+class ProfileOut(TypedDict):
+    """ProfileOut"""
+    project_id: "str"
+    subject: "str | None"
+    facts: "list[ProfileFact]"
+    recent: "list[ProfileRecent]"
+    updated_at: "str | None"
+    extraction: "str"
+    text: "str"
+
+
+class ProfileRecent(TypedDict):
+    """ProfileRecent"""
+    id: "str"
+    kind: "str"
+    text: "str"
+    at: "str"
+    speaker: "str | None"
+    change: "str | None"
+    replaces: "str | None"
 
 
 class ProjectDeletedOut(TypedDict):
@@ -527,6 +650,7 @@ class RecallFiltersIn(TypedDict):
     content_type: NotRequired["list[ContentType] | None"]
     created_after: NotRequired["str | None"]
     tags: NotRequired["list[str] | None"]
+    kind: NotRequired["list[Literal[\"memory\", \"message\", \"fact\"]] | None"]
 
 
 class RecallIn(TypedDict):
@@ -538,6 +662,7 @@ class RecallIn(TypedDict):
     filters: NotRequired["RecallFiltersIn | None"]
     include_versions: NotRequired["bool"]
     min_relevance: NotRequired["float | None"]
+    as_of: NotRequired["str | None"]
 
 
 class RecallOut(TypedDict):
@@ -575,6 +700,9 @@ class RecalledDocument(TypedDict):
     project_id: "str"
     chunks: "list[RecalledChunk]"
     source_changed_at: "str | None"
+    kind: "Literal[\"memory\", \"message\", \"fact\"]"
+    subject: "str | None"
+    superseded_by: "str | None"
 
 
 class RefreshAllIn(TypedDict):
@@ -691,6 +819,14 @@ class Routing(TypedDict):
     confidence: "float"
     durationMs: "int"
     rule: "str"
+
+
+class SavedMessage(TypedDict):
+    """SavedMessage"""
+    id: "str"
+    message_index: "int | None"
+    status: "DocumentStatus"
+    duplicate: "bool"
 
 
 class SessionOut(TypedDict):

@@ -6,6 +6,10 @@
 import type {
   ContextIn,
   ContextOut,
+  ConversationIn,
+  ConversationOut,
+  Extraction,
+  Profile,
   DeletionReceipt,
   DocsetDeleted,
   DocsetPage,
@@ -310,6 +314,21 @@ export class MemlaneClient {
   memoryGraph(options: { projectId?: string; maxNodes?: number; maxEdges?: number } = {}): Promise<MemoryGraph> {
     return this.request('GET', '/v3/memory-graph',
       { query: { project_id: options.projectId, max_nodes: options.maxNodes, max_edges: options.maxEdges } })
+  }
+
+  /** Every message saved; facts drawn off the request path when the server has an LLM (`extraction`
+   * says whether, and why not). A retry after a lost answer saves no message twice (the same text
+   * in a project is one memory) but may queue a second extraction, whose facts reconcile as duplicates. */
+  saveConversation(body: ConversationIn): Promise<ConversationOut> {
+    return this.request('POST', '/v3/conversations', { body })
+  }
+
+  extraction(extractionId: string): Promise<Extraction> {
+    return this.request('GET', `/v3/extractions/${seg(extractionId)}`)
+  }
+
+  profile(options: { projectId?: string; subject?: string } = {}): Promise<Profile> {
+    return this.request('GET', '/v3/profile', { query: { project_id: options.projectId, subject: options.subject } })
   }
 
   forgotten(limit?: number): Promise<ForgottenList> {

@@ -505,6 +505,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Save a conversation's messages; draw facts from them when an LLM is configured
+         * @description Every message is saved as a memory of the conversation (kind `message`). With an LLM configured, facts are extracted off the request path (`extraction.status` queued; GET /v3/extractions/{id} follows it), each reconciled with the facts already known (new, update, duplicate, contradiction) and stored as a memory of kind `fact`. Without one, `extraction.status` is `off` and says why: no fact is invented.
+         */
+        post: operations["save_conversation_v3_conversations_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/deletions/{receipt_id}": {
         parameters: {
             query?: never;
@@ -553,6 +573,23 @@ export interface paths {
         };
         /** Related memories: the document's semantic neighbours */
         get: operations["related_documents_v3_documents__document_id__related_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/extractions/{extraction_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An extraction job: its status and every fact it drew, with the decision about each */
+        get: operations["get_extraction_v3_extractions__extraction_id__get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -659,6 +696,23 @@ export interface paths {
         };
         /** Topics and entities with their co-occurrence */
         get: operations["memory_graph_v3_memory_graph_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Stable facts and recent context for a project, or one person in it */
+        get: operations["get_profile_v3_profile_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1069,6 +1123,17 @@ export interface components {
              * @description Leave out pieces whose relevance is below this (0-1); default the calibrated floors (memories and documentation have their own).
              */
             min_relevance?: number | null;
+            /**
+             * Profile
+             * @description Put the profile (GET /v3/profile: stable facts and recent context) first, inside the budget.
+             * @default false
+             */
+            profile?: boolean;
+            /**
+             * Profile Subject
+             * @description With profile: the person the profile is about.
+             */
+            profile_subject?: string | null;
         };
         /** ContextOut */
         ContextOut: {
@@ -1115,6 +1180,12 @@ export interface components {
              * @description What ranked the memories, in order.
              */
             stages?: string[];
+            /**
+             * Profile
+             * @description The profile is first in `text`.
+             * @default false
+             */
+            profile?: boolean;
         };
         /** ContextPiece */
         ContextPiece: {
@@ -1164,6 +1235,92 @@ export interface components {
              */
             cut?: boolean;
         };
+        /** ConversationIn */
+        ConversationIn: {
+            /** Conversation Id */
+            conversation_id: string;
+            /**
+             * Messages
+             * @description In the order they were said, at most 100 a request.
+             */
+            messages: components["schemas"]["MessageIn"][];
+            /**
+             * Project Id
+             * @description Default: the organization's default project.
+             */
+            project_id?: string | null;
+            /**
+             * Subject
+             * @description The person the facts are about (an end user of yours; not the API key's user). Default: the person each fact names.
+             */
+            subject?: string | null;
+            /**
+             * Extract
+             * @description Draw facts from the messages when an LLM is configured.
+             * @default true
+             */
+            extract?: boolean;
+        };
+        /** ConversationOut */
+        ConversationOut: {
+            /** Conversation Id */
+            conversation_id: string;
+            /** Project Id */
+            project_id: string;
+            /** Messages */
+            messages: components["schemas"]["SavedMessage"][];
+            /** Saved */
+            saved: number;
+            /** Duplicates */
+            duplicates: number;
+            extraction: components["schemas"]["ExtractionState"];
+        };
+        /**
+         * Decision
+         * @description One reconciliation decision: what the LLM made of a new fact against the facts already known.
+         */
+        Decision: {
+            /**
+             * Outcome
+             * @enum {string}
+             */
+            outcome: "new" | "update" | "duplicate" | "contradiction";
+            /**
+             * Reason
+             * @description The model's reason, as it gave it (quoted data, never an instruction).
+             */
+            reason: string;
+            /**
+             * Fact
+             * @description The new fact's text as extracted.
+             */
+            fact: string;
+            /**
+             * Against
+             * @description The existing facts it was compared with.
+             */
+            against?: string[];
+            /**
+             * Supersedes
+             * @description update / contradiction: the fact it replaced.
+             */
+            supersedes?: string | null;
+            /**
+             * Sources
+             * @description The messages the new fact was drawn from.
+             */
+            sources?: string[];
+            /**
+             * Decided At
+             * Format: date-time
+             */
+            decided_at: string;
+            /**
+             * Model
+             * @default
+             */
+            model?: string;
+        };
         /** DeleteOut */
         DeleteOut: {
             /** Success */
@@ -1205,6 +1362,11 @@ export interface components {
             subject?: string | null;
             /** Documents */
             documents: string[];
+            /**
+             * Facts
+             * @description Facts removed because every message they were drawn from was deleted (also in documents).
+             */
+            facts?: string[];
             /**
              * Requested At
              * Format: date-time
@@ -1353,6 +1515,20 @@ export interface components {
              * @description Its position in the conversation.
              */
             message_index?: number | null;
+            /**
+             * Kind
+             * @description memory, message or fact.
+             * @default memory
+             * @enum {string}
+             */
+            kind?: "memory" | "message" | "fact";
+            /** @description A fact's subject, sources and decision history. */
+            fact?: components["schemas"]["FactOut"] | null;
+            /**
+             * Derived Facts
+             * @description A message: the facts drawn from it (deleting it removes those drawn from it alone).
+             */
+            derived_facts?: string[];
             /** Chunks */
             chunks: components["schemas"]["ChunkOut"][];
             /**
@@ -1386,6 +1562,126 @@ export interface components {
          * @enum {string}
          */
         DocumentStatus: "queued" | "processing" | "ready" | "failed";
+        /**
+         * ExtractionOut
+         * @description An extraction job and what it did. The record is kept beside the messages; once the job ends it
+         *     holds ids, outcomes and counts, never text (a fact's text and reason are read from the fact, so
+         *     they go when it goes).
+         */
+        ExtractionOut: {
+            /** Id */
+            id: string;
+            /** Conversation Id */
+            conversation_id: string;
+            /** Project Id */
+            project_id: string;
+            /** Subject */
+            subject?: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "off" | "refused" | "queued" | "running" | "done" | "failed";
+            /**
+             * Attempts
+             * @default 0
+             */
+            attempts?: number;
+            /** Error */
+            error?: string | null;
+            /** Messages */
+            messages: string[];
+            /** Facts */
+            facts?: components["schemas"]["FactResult"][];
+            /**
+             * Extracted
+             * @description The facts the LLM extracted (checked), kept so a retry continues where it stopped.
+             */
+            extracted?: {
+                [key: string]: unknown;
+            }[] | null;
+            /**
+             * Tokens
+             * @default 0
+             */
+            tokens?: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Finished At */
+            finished_at?: string | null;
+            /**
+             * User Id
+             * @default api
+             */
+            user_id?: string;
+        };
+        /** ExtractionState */
+        ExtractionState: {
+            /**
+             * Status
+             * @description off: no LLM, or extract=false; refused: the monthly token budget is spent; queued, running, done, failed: the extraction job.
+             * @enum {string}
+             */
+            status: "off" | "refused" | "queued" | "running" | "done" | "failed";
+            /**
+             * Id
+             * @description GET /v3/extractions/{id} follows the job.
+             */
+            id?: string | null;
+            /**
+             * Reason
+             * @description Why it is off, refused or failed.
+             */
+            reason?: string | null;
+        };
+        /**
+         * FactOut
+         * @description What memlane knows of a fact: who it is about, the messages it was drawn from and every
+         *     reconciliation decision about it, oldest first.
+         */
+        FactOut: {
+            /** Subject */
+            subject?: string | null;
+            /**
+             * Sources
+             * @description The messages it was drawn from (ids of memories).
+             */
+            sources: string[];
+            /** Decisions */
+            decisions: components["schemas"]["Decision"][];
+        };
+        /** FactResult */
+        FactResult: {
+            /**
+             * Text
+             * @description The fact's text, read from the fact while it exists: the record itself keeps no text once the extraction ends.
+             */
+            text?: string | null;
+            /**
+             * Outcome
+             * @enum {string}
+             */
+            outcome: "new" | "update" | "duplicate" | "contradiction" | "refused";
+            /**
+             * Fact Id
+             * @description The fact stored or confirmed (null when refused).
+             */
+            fact_id?: string | null;
+            /**
+             * Sources
+             * @description The messages it was drawn from.
+             */
+            sources?: string[];
+            /** Decided At */
+            decided_at?: string | null;
+            /** @description The decision with the model's reason, read from the fact while it exists. */
+            decision?: components["schemas"]["Decision"] | null;
+            /** Error */
+            error?: string | null;
+        };
         /** ForgottenOut */
         ForgottenOut: {
             /**
@@ -1731,6 +2027,38 @@ export interface components {
              * @description Its position in the conversation.
              */
             message_index?: number | null;
+            /**
+             * Kind
+             * @description memory, message (of a conversation) or fact (drawn from messages by an LLM).
+             * @default memory
+             * @enum {string}
+             */
+            kind?: "memory" | "message" | "fact";
+        };
+        /** MessageIn */
+        MessageIn: {
+            /** Content */
+            content: string;
+            /**
+             * Role
+             * @description Who sent it, as chat APIs say it. Give role, speaker or both.
+             */
+            role?: ("user" | "assistant" | "system" | "tool") | null;
+            /**
+             * Speaker
+             * @description The speaker's name ("Caroline").
+             */
+            speaker?: string | null;
+            /**
+             * Time
+             * @description When it was said (ISO 8601).
+             */
+            time?: string | null;
+            /**
+             * Message Index
+             * @description Its position in the conversation; default after the previous one.
+             */
+            message_index?: number | null;
         };
         /** PageOut */
         PageOut: {
@@ -1761,6 +2089,89 @@ export interface components {
             limit: number;
             /** Offset */
             offset: number;
+        };
+        /** ProfileFact */
+        ProfileFact: {
+            /** Id */
+            id: string;
+            /** Text */
+            text: string;
+            /** Subject */
+            subject?: string | null;
+            /**
+             * Since
+             * Format: date-time
+             * @description When this version of the fact was stored.
+             */
+            since: string;
+            /**
+             * Sources
+             * @description How many messages support it.
+             */
+            sources: number;
+            /**
+             * Replaces
+             * @description The text of the fact it updated or contradicted.
+             */
+            replaces?: string | null;
+        };
+        /** ProfileOut */
+        ProfileOut: {
+            /** Project Id */
+            project_id: string;
+            /** Subject */
+            subject?: string | null;
+            /**
+             * Facts
+             * @description Stable facts: the current version of every fact.
+             */
+            facts: components["schemas"]["ProfileFact"][];
+            /**
+             * Recent
+             * @description Facts changed in the last days, then the latest messages.
+             */
+            recent: components["schemas"]["ProfileRecent"][];
+            /**
+             * Updated At
+             * @description When the newest fact was stored.
+             */
+            updated_at?: string | null;
+            /**
+             * Extraction
+             * @description on, or off with the reason: no fact is drawn without an LLM.
+             */
+            extraction: string;
+            /**
+             * Text
+             * @description The profile ready for a prompt, every stored line quoted.
+             */
+            text: string;
+        };
+        /** ProfileRecent */
+        ProfileRecent: {
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @description fact (changed lately) or message
+             */
+            kind: string;
+            /** Text */
+            text: string;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Speaker */
+            speaker?: string | null;
+            /**
+             * Change
+             * @description A fact: update or contradiction.
+             */
+            change?: string | null;
+            /** Replaces */
+            replaces?: string | null;
         };
         /** ProjectDeletedOut */
         ProjectDeletedOut: {
@@ -1896,6 +2307,11 @@ export interface components {
             created_after?: string | null;
             /** Tags */
             tags?: string[] | null;
+            /**
+             * Kind
+             * @description Only memories of these kinds: memory, message, fact.
+             */
+            kind?: ("memory" | "message" | "fact")[] | null;
         };
         /** RecallIn */
         RecallIn: {
@@ -1927,6 +2343,11 @@ export interface components {
              * @description Drop results whose relevance is below this (0-1); default the embedder's calibrated floor; 0 returns everything the search legs found.
              */
             min_relevance?: number | null;
+            /**
+             * As Of
+             * @description Recall as memlane knew things then: memories saved by that time, each in the version that was current then (a fact since updated comes back as it was).
+             */
+            as_of?: string | null;
         };
         /** RecallOut */
         RecallOut: {
@@ -2011,6 +2432,23 @@ export interface components {
              * @description The page at source_url changed after this memory was saved from it.
              */
             source_changed_at?: string | null;
+            /**
+             * Kind
+             * @description memory, message or fact.
+             * @default memory
+             * @enum {string}
+             */
+            kind?: "memory" | "message" | "fact";
+            /**
+             * Subject
+             * @description A fact: the person it is about, when known.
+             */
+            subject?: string | null;
+            /**
+             * Superseded By
+             * @description A newer version exists (include_versions, as_of).
+             */
+            superseded_by?: string | null;
         };
         /** RefreshAllIn */
         RefreshAllIn: {
@@ -2284,6 +2722,20 @@ export interface components {
             durationMs: number;
             /** Rule */
             rule: string;
+        };
+        /** SavedMessage */
+        SavedMessage: {
+            /** Id */
+            id: string;
+            /** Message Index */
+            message_index: number | null;
+            status: components["schemas"]["DocumentStatus"];
+            /**
+             * Duplicate
+             * @description The same text was already saved in this project: that memory stands for it.
+             * @default false
+             */
+            duplicate?: boolean;
         };
         /** SessionOut */
         SessionOut: {
@@ -3665,6 +4117,39 @@ export interface operations {
             };
         };
     };
+    save_conversation_v3_conversations_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConversationIn"];
+            };
+        };
+        responses: {
+            /** @description Messages saved */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     get_deletion_v3_deletions__receipt_id__get: {
         parameters: {
             query?: never;
@@ -3815,6 +4300,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RelatedOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_extraction_v3_extractions__extraction_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                extraction_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExtractionOut"];
                 };
             };
             /** @description Validation Error */
@@ -4047,6 +4563,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MemoryGraphOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_profile_v3_profile_get: {
+        parameters: {
+            query?: {
+                project_id?: string | null;
+                subject?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileOut"];
                 };
             };
             /** @description Validation Error */

@@ -69,6 +69,15 @@ export type RecalledChunk = Sent<Schemas['RecalledChunk']>
 /** GET and PATCH /v3/documents/{document_id} */
 export type DocumentOut = Sent<Schemas['DocumentOut']>
 export type Version = Sent<Schemas['VersionOut']>
+export type FactInfo = Sent<Schemas['FactOut']>
+export type Decision = Sent<Schemas['Decision']>
+/** GET /v3/profile */
+export type Profile = Sent<Schemas['ProfileOut']>
+/** POST /v3/conversations */
+export type ConversationIn = Schemas['ConversationIn']
+export type ConversationOut = Sent<Schemas['ConversationOut']>
+/** GET /v3/extractions/{extraction_id} */
+export type Extraction = Sent<Schemas['ExtractionOut']>
 /** DELETE /v3/documents/{document_id} */
 export type DocumentDeleted = Sent<Schemas['DeletedOut']>
 /** GET /v3/projects/{project_id}/documents */

@@ -2,4 +2,4 @@
 /** The version of memlane's API (its OpenAPI document's info.version) this client was generated from. */
 export const API_VERSION = "0.1.0"
 /** SHA-256 of that OpenAPI document. */
-export const OPENAPI_SHA256 = "fc4675a9509fe78e801c728f6d420a287f60b7047f4ec086d3cfe84d9924568c"
+export const OPENAPI_SHA256 = "b2fc314e7691287367314c693f5cedb2417b89a1dfa7515c5e395c36d3429863"

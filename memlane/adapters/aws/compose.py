@@ -107,6 +107,8 @@ class AwsSettings(BaseModel):
     rerank_model_id: str = ""  # "" = no rerank stage
     rerank_top_n: int = DEFAULT_RERANK_TOP_N
     rerank_weight: float = DEFAULT_RERANK_WEIGHT
+    extraction_queue_url: str = ""  # "" = no extraction queue (extraction off)
+    llm_model_id: str = ""  # "" = no LLM: conversations are saved, no fact is extracted
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> AwsSettings:
@@ -136,6 +138,8 @@ class AwsSettings(BaseModel):
             "rerank_model_id": env.get(ENV_RERANK_MODEL_ID),
             "rerank_top_n": env.get(ENV_RERANK_TOP_N),
             "rerank_weight": env.get(ENV_RERANK_WEIGHT),
+            "extraction_queue_url": env.get(schema.ENV_EXTRACTION_QUEUE_URL),
+            "llm_model_id": env.get(schema.ENV_LLM_MODEL_ID),
         }
         try:
             return cls.model_validate({k: v for k, v in values.items() if v})
@@ -243,6 +247,16 @@ def build_rerank(aws: AwsSettings) -> Rerank | None:
         raise MemlaneError(f"rerank settings: {exc}") from exc
 
 
+def build_llm(aws: AwsSettings) -> Any:
+    """The Bedrock model that draws facts from conversations (the stack's `llm_model`), with its
+    queue; None when the stack deploys none (answers then say extraction is off)."""
+    if not aws.llm_model_id or not aws.extraction_queue_url:
+        return None
+    from memlane.adapters.aws.bedrock_llm import BedrockLLM
+
+    return BedrockLLM(aws.llm_model_id)
+
+
 def build_search_index(aws: AwsSettings, embedder: Embedder, context_weight: float | None = None) -> SearchIndex:
     """OpenSearch behind the alias, SigV4-signed ("es" or "aoss") with the function's role. The
     `context` field (memlane.documents.contextual) weighs `context_weight` against a memory's own
@@ -305,6 +319,8 @@ def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | No
         transcribe_in_workflow=True,
         connections=build_connection_ports(aws),
         rerank=rerank if rerank is not None else build_rerank(aws),
+        llm=build_llm(aws),
+        extraction_queue=SqsIngestQueue(aws.extraction_queue_url, clock=clock) if aws.extraction_queue_url else None,
     )
 
 

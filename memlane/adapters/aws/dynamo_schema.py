@@ -114,6 +114,8 @@ ENV_EMBEDDER = "MEMLANE_EMBEDDER"  # "openai" | "bedrock"
 ENV_OPENAI_SECRET_NAME = "MEMLANE_OPENAI_SECRET_NAME"
 ENV_PAGE_QUEUE_URL = "MEMLANE_PAGE_QUEUE_URL"
 ENV_SYNC_QUEUE_URL = "MEMLANE_SYNC_QUEUE_URL"  # connections to sync (memlane.connections)
+ENV_EXTRACTION_QUEUE_URL = "MEMLANE_EXTRACTION_QUEUE_URL"  # conversations' fact extraction (memlane.conversations)
+ENV_LLM_MODEL_ID = "MEMLANE_LLM_MODEL_ID"  # the Bedrock model that extracts facts; unset: extraction off
 ENV_CONNECTIONS_KEY = "MEMLANE_CONNECTIONS_KEY"  # the KMS key that seals connection tokens
 
 

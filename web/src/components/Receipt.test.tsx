@@ -20,6 +20,7 @@ function receipt(overrides: Partial<DeletionReceipt> = {}): DeletionReceipt {
     reason: 'api',
     subject: null,
     documents: ['d-1'],
+    facts: [],
     requested_at: '2026-11-24T02:00:00Z',
     verified_at: '2026-11-24T02:00:01Z',
     verified: true,
@@ -41,6 +42,12 @@ describe('a deletion receipt', () => {
     expect(rows.map((r) => within(r).getByRole('rowheader').textContent)).toEqual(STORES)
     expect(rows.every((r) => r.textContent?.endsWith('nothing left'))).toBe(true)
     expect(screen.getByTestId('receipt-id')).toHaveTextContent('5e1a0c3e-0000-4000-8000-000000000001')
+  })
+
+  it('names the facts removed with the messages they were drawn from', () => {
+    render(<ReceiptView receipt={receipt({ documents: ['m-1', 'f-1', 'f-2'], facts: ['f-1', 'f-2'] })} />)
+    expect(screen.getByTestId('receipt-facts')).toHaveTextContent('2 facts drawn only from the deleted messages')
+    expect(screen.getByTestId('receipt-documents')).toHaveTextContent('3')
   })
 
   it('when not verified, warns first and names the stores still holding something, as text only', () => {

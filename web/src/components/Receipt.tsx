@@ -87,6 +87,15 @@ export function ReceiptView({ receipt, inline = false }: { receipt: DeletionRece
         </dd>
         <dt>Documents</dt>
         <dd data-testid="receipt-documents">{receipt.documents.length}</dd>
+        {/* a receipt from a server older than facts (issue 24) has no `facts` */}
+        {(receipt.facts ?? []).length > 0 && (
+          <>
+            <dt>Facts removed with it</dt>
+            <dd data-testid="receipt-facts">
+              {plural((receipt.facts ?? []).length, 'fact')} drawn only from the deleted messages (counted above)
+            </dd>
+          </>
+        )}
         <dt>Requested</dt>
         <dd>{formatDate(receipt.requested_at)}</dd>
         <dt>Verified</dt>

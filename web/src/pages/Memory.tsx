@@ -1,6 +1,6 @@
 import { lazy, Suspense, useEffect, useState } from 'react'
 import { Link, useLocation } from 'wouter'
-import { api, type DocumentOut } from '../api'
+import { api, type Decision, type DocumentOut } from '../api'
 import { ErrorBox, Loading, Notice } from '../components/feedback'
 import { type DeletedState, receiptPath } from '../components/Receipt'
 import { formatDate, formatScore, isoToLocalInput, localInputToIso, parseTags } from '../format'
@@ -71,6 +71,8 @@ export function MemoryPage({ id }: { id: string }) {
         </article>
         <aside className="side">
           <MetadataPanel doc={d} projectName={project?.name} />
+          {d.fact && <FactPanel doc={d} />}
+          {d.derived_facts.length > 0 && <DerivedFacts ids={d.derived_facts} />}
           <Versions doc={d} />
           <section aria-labelledby="related-heading">
             <h2 id="related-heading">Related memories</h2>
@@ -156,6 +158,72 @@ function MetadataPanel({ doc, projectName }: { doc: DocumentOut; projectName?: s
         <dt>Chunks</dt>
         <dd>{doc.chunk_count}</dd>
       </dl>
+    </section>
+  )
+}
+
+const OUTCOME_LABEL: Record<Decision['outcome'], string> = {
+  new: 'New fact',
+  update: 'Updated an earlier fact',
+  duplicate: 'Confirmed again',
+  contradiction: 'Contradicted an earlier fact',
+}
+
+// A fact drawn from conversations by an LLM: who it is about, the messages it came from and every
+// reconciliation decision with the model's reason. Everything here is stored data, shown as text.
+function FactPanel({ doc }: { doc: DocumentOut }) {
+  const fact = doc.fact!
+  return (
+    <section aria-labelledby="fact-heading" className="fact">
+      <h2 id="fact-heading">Fact</h2>
+      <dl>
+        <dt>About</dt>
+        <dd data-testid="fact-subject">{fact.subject ?? '—'}</dd>
+        <dt>Drawn from</dt>
+        <dd>
+          {fact.sources.length ? (
+            <ul className="plain">
+              {fact.sources.map((s, i) => (
+                <li key={s}>
+                  <Link href={`/memories/${s}`}>message {i + 1}</Link>
+                </li>
+              ))}
+            </ul>
+          ) : (
+            'no message left (its messages were deleted)'
+          )}
+        </dd>
+      </dl>
+      <h3>Decisions</h3>
+      <ol className="decisions" data-testid="decision-history">
+        {fact.decisions.map((x) => (
+          <li key={`${x.decided_at}-${x.outcome}-${x.sources.join(',')}`}>
+            <strong>{OUTCOME_LABEL[x.outcome]}</strong> <span className="muted small">{formatDate(x.decided_at)}</span>
+            <p className="reason">{x.reason}</p>
+            {x.supersedes && (
+              <p className="small">
+                Replaced <Link href={`/memories/${x.supersedes}`}>the earlier fact</Link>
+              </p>
+            )}
+            {x.model && <p className="muted small">decided by {x.model}</p>}
+          </li>
+        ))}
+      </ol>
+    </section>
+  )
+}
+
+function DerivedFacts({ ids }: { ids: string[] }) {
+  return (
+    <section aria-labelledby="derived-heading">
+      <h2 id="derived-heading">Facts drawn from this message</h2>
+      <ul className="plain" data-testid="derived-facts">
+        {ids.map((f, i) => (
+          <li key={f}>
+            <Link href={`/memories/${f}`}>fact {i + 1}</Link>
+          </li>
+        ))}
+      </ul>
     </section>
   )
 }

@@ -1,0 +1,133 @@
+"""Saving a conversation (POST /v3/conversations): every message a memory of the conversation,
+written together through the one write path; its extraction queued off the request path when an
+LLM is configured, and the answer saying plainly when it is not.
+
+The extraction job is a record in the blob store (`extractions/{org}/{id}.json`: ids, status,
+counts, never message text) and a job in the durable queue (SQLite locally, SQS on AWS) named
+`extract:{id}` (`EXTRACTION_JOB_PREFIX`), which the worker hands to memlane.conversations.extraction.
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from memlane.conversations import budget
+from memlane.conversations.schemas import (
+    ConversationIn,
+    ConversationOut,
+    ExtractionOut,
+    ExtractionState,
+    SavedMessage,
+)
+from memlane.documents.writer import WriteRequest
+from memlane.documents.writing import write_protected
+from memlane.domain.errors import InvalidInputError, MemlaneError, NotFoundError
+from memlane.domain.facts import decisions_of
+from memlane.domain.models import Document, IngestJob, new_id
+from memlane.domain.principal import Principal
+from memlane.domain.requests import MemoryIn, MemoryOut
+from memlane.ports import Services
+from memlane.services.memory import settle, stage_memory
+from memlane.services.projects import resolve_project
+
+EXTRACTION_JOB_PREFIX = "extract:"
+NO_LLM = ("no LLM is configured: messages are saved and recalled, no fact is extracted (set MEMLANE_LLM_BASE_URL "
+          "for an OpenAI-compatible server such as Ollama, OPENAI_API_KEY, or MEMLANE_LLM=bedrock on AWS)")
+
+
+def record_key(org_id: str, extraction_id: str) -> str:
+    return f"extractions/{org_id}/{extraction_id}.json"
+
+
+def load_record(svc: Services, org_id: str, extraction_id: str) -> ExtractionOut | None:
+    raw = svc.blobs.get(record_key(org_id, extraction_id))
+    if raw is None:
+        return None
+    try:
+        return ExtractionOut.model_validate_json(raw)
+    except ValidationError:
+        return None
+
+
+def store_record(svc: Services, org_id: str, record: ExtractionOut) -> None:
+    svc.blobs.put(record_key(org_id, record.id), record.model_dump_json().encode())
+
+
+def extraction_state(svc: Services, org_id: str, wanted: bool = True) -> ExtractionState | None:
+    """Why extraction would not run now (off or refused), or None when it would."""
+    if svc.llm is None:
+        return ExtractionState(status="off", reason=NO_LLM)
+    if not wanted:
+        return ExtractionState(status="off", reason="extract: false in the request")
+    refused = budget.refusal(svc, org_id)
+    return ExtractionState(status="refused", reason=refused.message) if refused is not None else None
+
+
+def save_conversation(svc: Services, who: Principal, body: ConversationIn) -> ConversationOut:
+    project = resolve_project(svc, who, body.project_id)
+    saved: list[MemoryOut | None] = [None] * len(body.messages)
+    to_write: list[tuple[int, Document, IngestJob]] = []
+    for i, message in enumerate(body.messages):
+        label = message.speaker or message.role or "message"
+        item = MemoryIn(content=message.content, title=f"{label} · {body.conversation_id}"[:500],
+                        project_id=project.id, conversation_id=body.conversation_id,
+                        message_index=message.message_index)
+        own = {"kind": "message", "role": message.role, "speaker": message.speaker,
+               "said_at": message.time.isoformat() if message.time else None, "subject": body.subject}
+        try:
+            staged = stage_memory(svc, who, item, protect_write=True, own={k: v for k, v in own.items() if v})
+        except MemlaneError as exc:
+            message_field = f"messages.{i}"
+            raise InvalidInputError(message_field, exc.message) from exc
+        if staged.document is None:
+            saved[i] = staged.answer
+        else:
+            assert staged.job is not None
+            to_write.append((i, staged.document, staged.job))
+    if to_write:
+        written = write_protected(svc, [WriteRequest(doc) for _, doc, _ in to_write], [job for *_, job in to_write])
+        for (i, doc, _), outcome in zip(to_write, written, strict=True):
+            saved[i] = settle(svc, doc, outcome)
+    messages = [SavedMessage(id=m.id, message_index=m.message_index, status=m.status, duplicate=m.duplicate)
+                for m in saved if m is not None]
+    state = extraction_state(svc, who.organization_id, body.extract)
+    if state is None:
+        state = queue_extraction(svc, who, project.id, body, [m.id for m in messages])
+    return ConversationOut(conversation_id=body.conversation_id, project_id=project.id, messages=messages,
+                           saved=sum(1 for m in messages if not m.duplicate),
+                           duplicates=sum(1 for m in messages if m.duplicate), extraction=state)
+
+
+def queue_extraction(svc: Services, who: Principal, project_id: str, body: ConversationIn,
+                     message_ids: list[str]) -> ExtractionState:
+    now = svc.clock.now()
+    record = ExtractionOut(id=new_id(), conversation_id=body.conversation_id, project_id=project_id,
+                           subject=body.subject, status="queued", messages=list(dict.fromkeys(message_ids)),
+                           created_at=now, user_id=who.user_id)
+    store_record(svc, who.organization_id, record)  # before the job that reads it
+    (svc.extraction_queue or svc.queue).enqueue(IngestJob(document_id=EXTRACTION_JOB_PREFIX + record.id, organization_id=who.organization_id,
+                                not_before=now, created_at=now))
+    if svc.on_enqueued is not None:
+        svc.on_enqueued(None)
+    return ExtractionState(status="queued", id=record.id)
+
+
+def get_extraction(svc: Services, who: Principal, extraction_id: str) -> ExtractionOut:
+    """The record, each fact's text and decision read from the fact itself (gone with it)."""
+    record = load_record(svc, who.organization_id, extraction_id)
+    if record is None:
+        raise NotFoundError(f"extraction {extraction_id} not found")
+    ids = [f.fact_id for f in record.facts if f.fact_id and f.text is None]
+    docs = {d.id: d for d in svc.metadata.get_documents(who.organization_id, ids)} if ids else {}
+    facts = []
+    for f in record.facts:
+        doc = docs.get(f.fact_id or "")
+        if f.text is not None or f.fact_id is None:
+            facts.append(f)
+        elif doc is None:
+            facts.append(f.model_copy(update={"error": "the fact has been deleted since"}))
+        else:
+            decision = next((d for d in reversed(decisions_of(doc))
+                             if d.decided_at == f.decided_at and d.sources == f.sources), None)
+            facts.append(f.model_copy(update={"text": doc.content, "decision": decision}))
+    return record.model_copy(update={"facts": facts})

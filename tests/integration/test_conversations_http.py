@@ -1,0 +1,108 @@
+"""Conversations on the real local server (loopback), its LLM the fake OpenAI-compatible server on
+loopback, configured the way a user configures Ollama (MEMLANE_LLM_BASE_URL): the answer comes
+before any LLM call, the server's own worker thread draws the facts, reconciles an update, and
+recall, as_of and the profile follow; a restart finds queued extractions again."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+import pytest
+from conftest_helpers import free_port
+from fake_chat_server import FakeChatServer
+from fakes import HashEmbedder
+
+from memlane.config import Settings
+from memlane.local.server import LocalServer
+
+FACTS = {"I live in Lisbon.": "Sam lives in Lisbon", "We moved to Porto!": "Sam lives in Porto"}
+
+
+def brain(task: str, data: dict[str, Any]) -> dict[str, Any]:
+    if task == "extract_facts":
+        return {"facts": [{"text": FACTS[m["text"]], "subject": "Sam", "sources": [m["n"]]}
+                          for m in data["messages"] if m["text"] in FACTS]}
+    return {"outcome": "update", "target": 1, "reason": "Sam moved"}
+
+
+@pytest.fixture
+def llm():
+    with FakeChatServer(brain) as server:
+        yield server
+
+
+def start(tmp_path, llm: FakeChatServer) -> tuple[LocalServer, httpx.Client]:
+    settings = Settings.from_env({"MEMLANE_LLM_BASE_URL": llm.base_url, "MEMLANE_LLM_MODEL": "fake-1"},
+                                 data_dir=tmp_path / "data")
+    srv = LocalServer(settings, host="127.0.0.1", port=free_port(), embedder=HashEmbedder())
+    key = srv.prepare()
+    srv.start_in_thread()
+    return srv, httpx.Client(base_url=f"http://127.0.0.1:{srv.port}", headers={"Authorization": f"Bearer {key}"},
+                             timeout=30)
+
+
+def wait_done(client: httpx.Client, extraction_id: str, timeout_s: float = 30) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        record = client.get(f"/v3/extractions/{extraction_id}").json()
+        if record["status"] in ("done", "failed"):
+            return record
+        time.sleep(0.1)
+    raise AssertionError(f"extraction {extraction_id} did not finish: {record}")
+
+
+def test_the_running_server_extracts_reconciles_and_answers_as_of_and_the_profile(tmp_path, llm) -> None:
+    srv, client = start(tmp_path, llm)
+    try:
+        first = client.post("/v3/conversations", json={
+            "conversation_id": "s1", "messages": [{"speaker": "Sam", "content": "I live in Lisbon."}]})
+        assert first.status_code == 201 and first.json()["extraction"]["status"] == "queued"
+        lisbon = wait_done(client, first.json()["extraction"]["id"])["facts"][0]
+        assert lisbon["outcome"] == "new"
+        before = client.get(f"/v3/documents/{lisbon['fact_id']}").json()["created_at"]
+        time.sleep(0.05)
+        second = client.post("/v3/conversations", json={
+            "conversation_id": "s2", "messages": [{"speaker": "Sam", "content": "We moved to Porto!"}]}).json()
+        porto = wait_done(client, second["extraction"]["id"])["facts"][0]
+        assert porto["outcome"] == "update" and porto["decision"]["supersedes"] == lisbon["fact_id"]
+        facts = client.post("/v3/recall", json={"query": "where does Sam live", "min_relevance": 0,
+                                                "filters": {"kind": ["fact"]}}).json()["results"]
+        assert [r["chunks"][0]["content"] for r in facts] == ["Sam lives in Porto"]
+        then = client.post("/v3/recall", json={"query": "where does Sam live", "min_relevance": 0, "as_of": before,
+                                               "filters": {"kind": ["fact"]}}).json()["results"]
+        assert [r["chunks"][0]["content"] for r in then] == ["Sam lives in Lisbon"]
+        profile = client.get("/v3/profile", params={"subject": "Sam"}).json()
+        assert [f["text"] for f in profile["facts"]] == ["Sam lives in Porto"]
+        assert client.get("/v3/profile", params={"subject": ""}).status_code == 400
+    finally:
+        client.close()
+        srv.shutdown()
+
+
+def test_an_extraction_queued_while_the_llm_is_down_completes_after_a_restart(tmp_path, llm) -> None:
+    llm.down = True
+    srv, client = start(tmp_path, llm)
+    try:
+        out = client.post("/v3/conversations", json={
+            "conversation_id": "s1", "messages": [{"speaker": "Sam", "content": "I live in Lisbon."}]}).json()
+        deadline = time.monotonic() + 30
+        while client.get(f"/v3/extractions/{out['extraction']['id']}").json()["error"] is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    finally:
+        client.close()
+        srv.shutdown()
+    # When the LLM is back and the server starts again on the same data directory
+    llm.down = False
+    srv, client = start(tmp_path, llm)
+    try:
+        with srv.runtime.stack.db.transaction() as conn:  # make it due now instead of after its backoff
+            conn.execute("UPDATE jobs SET not_before = 0")
+        srv.runtime.worker.wake()
+        record = wait_done(client, out["extraction"]["id"])
+        assert record["status"] == "done" and record["facts"][0]["text"] == "Sam lives in Lisbon"
+    finally:
+        client.close()
+        srv.shutdown()
