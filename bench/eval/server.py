@@ -161,7 +161,9 @@ def running_server(
 def describe_settings(settings: Any) -> str:
     """The fusion and the recall stages after it, as configured."""
     w = settings.fusion
-    parts = [f"fusion {w.vector}·vector + {w.text}·bm25 + {w.recency}·recency"]
+    parts = [f"fusion {w.vector}·vector + {w.text}·bm25 + {w.recency}·recency"
+             + (" (a code chunk's bm25 share by its own evidence, 1 − exp(−bm25 per query word / 5), not over "
+                "the batch maximum)" if getattr(w, "code_text_evidence", False) else "")]
     c = settings.context
     if not c.active:
         parts.append("contextual indexing off")

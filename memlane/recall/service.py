@@ -95,7 +95,7 @@ def cache_key(svc: Services, scope: SearchScope, body: RecallIn) -> str | None:
         "limit": body.limit,
         "filters": body.filters.model_dump(mode="json") if body.filters else None,
         "versions": body.include_versions,
-        "weights": [w.vector, w.text, w.recency, w.recency_days],
+        "weights": [w.vector, w.text, w.recency, w.recency_days, w.code_text_evidence],
         "stages": recall_stages(svc),
         "embedder": svc.embedder.id,
         "floor": floor_for(svc, body),
