@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.eval.scoring import (
+    FINE_FLOORS,
     FLOORS,
     Record,
     abstention_share,
@@ -268,14 +269,19 @@ def abstention_section(
         a = " | ".join("–" if p.abstention[g] is None else f"{p.abstention[g]:.3f}" for g in header_groups)
         rc = " | ".join(f"{p.recall10[w]:.3f} ({p.loss[w]:+.3f})" for w in answer_sets)
         lines.append(f"| {p.floor:.2f} | {a} | {rc} |")
-    best = highest_floor_within(points, ALLOWANCE)
+    # The highest floor within the allowance on a finer grid than the table's (a default is set to 0.01).
+    best = highest_floor_within(curve(answer_sets, groups, FINE_FLOORS), ALLOWANCE)
     default = info.get("floor")
     lines.append("")
     if default is not None:
         at_default = {g: abstention_share(rs, float(default)) for g, rs in groups.items()}
+        [point] = curve(answer_sets, groups, [float(default)])
+        unans_default = [r for rs in groups.values() for r in rs if r.category != "nonsense"]
         lines.append(
-            f"At the server's default floor ({float(default):.2f}): "
+            f"At the server's default floor ({float(default):.2f}): abstains "
             + ", ".join(f"{g} {v:.3f}" for g, v in sorted(at_default.items()) if v is not None)
+            + f" (unanswerable together {abstention_share(unans_default, float(default)) or 0.0:.3f}); recall@10 loses "
+            + ", ".join(f"{w} {0.0 - point.loss[w]:.3f}" for w in answer_sets)
             + "."
         )
     if best is not None:
