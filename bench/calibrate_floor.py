@@ -67,7 +67,7 @@ def _save_conversation(client: httpx.Client, conv: Conversation) -> dict[str, st
 PROG = "python -m bench.calibrate_floor"
 NONSENSE_COUNT = 50
 SEED = 22
-FLOORS = sorted({0.0, *(round(0.05 * i, 2) for i in range(1, 13)), *(round(0.01 * i, 2) for i in range(25, 40))})
+FLOORS = sorted({0.0, *(round(0.05 * i, 2) for i in range(1, 13)), *(round(0.01 * i, 2) for i in range(20, 40))})
 RELATED_FLOORS = [round(0.05 * i, 2) for i in range(0, 20)]
 
 _SALAD_WORDS = ["lantern", "quartz", "membrane", "velvet", "harbor", "spindle", "oxide", "tundra", "gravel", "saxophone", "meridian", "lattice", "ferret", "pylon", "basalt", "walrus", "prism", "cobalt", "nebula", "turbine", "mustard", "glacier", "fjord", "sonnet", "abacus", "trellis", "piston", "orchid", "magnet", "vortex", "plankton", "anvil", "canyon", "pepper", "ribbon", "sulfur", "kettle", "yodel", "zeppelin", "parsnip", "quiver", "barnacle", "tangent", "mosaic", "nozzle", "compass", "dynamo", "falcon", "gazebo", "hinge", "igloo", "jigsaw", "kelp", "ledger", "monsoon"]
