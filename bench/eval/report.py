@@ -259,7 +259,11 @@ def abstention_section(
     lines += [
         "Curve, from the one run (`min_relevance: 0`): for each floor, the share of each group of unanswerable "
         "questions that abstains, and each answerable workload's recall@10 once results below the floor are "
-        "dropped (its loss against no floor in brackets).",
+        "dropped (its loss against no floor in brackets). The losses are upper bounds: the floor is applied here "
+        "to the ten results each question returned, while `/v3/recall` moves the results after the tenth up in "
+        "their place, and the abstention shares likewise (a question whose ten results are below the floor may "
+        "have an eleventh above it); `python -m bench.calibrate_floor` records every candidate and gives the "
+        "exact curve.",
         "",
         "| floor | " + " | ".join(f"abstains: {g}" for g in header_groups) + " | "
         + " | ".join(f"recall@10 {w}" for w in answer_sets) + " |",
@@ -280,7 +284,7 @@ def abstention_section(
         lines.append(
             f"At the server's default floor ({float(default):.2f}): abstains "
             + ", ".join(f"{g} {v:.3f}" for g, v in sorted(at_default.items()) if v is not None)
-            + f" (unanswerable together {abstention_share(unans_default, float(default)) or 0.0:.3f}); recall@10 loses "
+            + f" (unanswerable together {abstention_share(unans_default, float(default)) or 0.0:.3f}); recall@10 loses at most "
             + ", ".join(f"{w} {0.0 - point.loss[w]:.3f}" for w in answer_sets)
             + "."
         )
@@ -289,7 +293,8 @@ def abstention_section(
         share = abstention_share(unans, best.floor) or 0.0
         nonsense = best.abstention.get("nonsense")
         lines.append(
-            f"Highest floor at which no answerable workload loses more than {ALLOWANCE} recall@10: {best.floor:.2f}; "
+            f"Highest floor at which no answerable workload loses more than {ALLOWANCE} recall@10 (by these upper "
+            f"bounds): {best.floor:.2f}; "
             f"there, unanswerable questions abstain {share:.3f} (target ≥ {TARGET_ABSTENTION} "
             f"{_verdict(share >= TARGET_ABSTENTION, f'{share:.3f}')})"
             + (f", nonsense queries {nonsense:.3f}" if nonsense is not None else "")

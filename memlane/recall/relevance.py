@@ -66,17 +66,18 @@ class Calibration:
     code: CosineScale | None = None
 
 
-# MiniLM (the embedded default, every variant): measured, BENCHMARKS.md "Relevance floor" and "Recall
-# suite: abstention". The floor is the highest where answerable recall@10 loses at most 0.02 on every
-# workload of the suite through /v3/recall (conversations are the first to lose: 0.727 → 0.709 at
-# 0.24, 0.697 at 0.27); there 70 % of conversation questions asked of another conversation and 90 % of
-# nonsense queries get nothing. Code: a prose question meets the code that answers it ~0.1 lower than
-# a note that does (the 10th/25th percentiles of the answers' cosines: 0.31/0.39 for code, 0.41/0.49
-# for conversation turns), so code's scale is prose's moved down by 0.15: at the floor, code's
-# recall@10 loses 0.007 instead of 0.11. Related memories: 0.5, where related recall@10 loses 0.005
-# (a whole memory as the query: cosines run higher than a question's).
+# MiniLM (the embedded default, every variant): measured, BENCHMARKS.md "Relevance floor"
+# (`python -m bench.calibrate_floor`: every candidate's evidence recorded, each floor applied as recall
+# applies it). The floor is the highest where answerable recall@10 loses at most 0.02: conversations
+# 0.727 → 0.709 at 0.28 (0.704 at 0.29), the suite's code workload 0.963 → 0.960, facts 0.784 → 0.782;
+# there 79 % of conversation questions asked of another conversation and 99 % of nonsense queries get
+# nothing. Code: a prose question meets the code that answers it ~0.1 lower than a note that does (the
+# 10th/25th percentiles of the answers' cosines: 0.31/0.39 for code, 0.41/0.49 for conversation turns),
+# so code's scale is prose's moved down by 0.15: at the floor, code's recall@10 loses 0.003 instead of
+# about 0.1. Related memories: 0.5, where related recall@10 loses 0.005 (a whole memory as the query:
+# cosines run higher than a question's).
 MINILM = Calibration(cosine_zero=0.3, cosine_one=0.7, bm25_scale=5.0, exact_match=0.6,
-                     floor=0.24, docs_floor=0.0, related_floor=0.5, calibrated=True,
+                     floor=0.28, docs_floor=0.0, related_floor=0.5, calibrated=True,
                      code=CosineScale(0.15, 0.55))
 # OpenAI text-embedding-3-* puts unrelated text lower than MiniLM (around 0.0-0.2) and paraphrases
 # lower too (0.4-0.6); not measured here, so the floors are lower than MiniLM's (they return more).
