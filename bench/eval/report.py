@@ -22,7 +22,8 @@ from bench.eval.scoring import (
 )
 
 METHOD_NAMES = {
-    "memlane": "**memlane (POST /v3/recall)**",
+    "memlane": "**memlane (POST /v3/recall, no floor)**",
+    "memlane-floor": "memlane at the default floor (as a client asks: no `min_relevance`)",
     "stages-off": "memlane, sequence stages off",
     "bm25": "BM25, English stopwords",
     "minilm": "MiniLM cosine",
@@ -288,6 +289,16 @@ def abstention_section(
             + ", ".join(f"{w} {0.0 - point.loss[w]:.3f}" for w in answer_sets)
             + "."
         )
+        exact = {w: summarize(r for r in rs if r.method == "memlane-floor").values.get("recall@10")
+                 for w, rs in answerable.items()}
+        measured = {w: v - summarize(answer_sets[w]).values.get("recall@10", 0.0) for w, v in exact.items() if v is not None}
+        if measured:
+            lines.append(
+                "Asked again as a client asks (no `min_relevance`: the server's floor applies and later results move "
+                "up), recall@10 changes by "
+                + ", ".join(f"{w} {v:+.3f}" for w, v in measured.items())
+                + f" ({_verdict(all(v >= -ALLOWANCE - 1e-9 for v in measured.values()), 'every workload within ' + str(ALLOWANCE))})."
+            )
     if best is not None:
         unans = [r for rs in groups.values() for r in rs if r.category != "nonsense"]
         share = abstention_share(unans, best.floor) or 0.0
@@ -324,21 +335,24 @@ def summary_section(results: dict[str, tuple[list[Record], dict[str, Any]]], com
         "embeddings are cached by model and text between runs in `bench/.cache`, see bench/eval/cache.py). "
         "Each workload's section below gives its date, load, settings and figures per category.",
         "",
-        "| workload | questions | memlane recall@10 | sequence stages off | BM25 recall@10 | MiniLM recall@10 "
-        "| memlane MRR@10 | best baseline MRR@10 | target (issue 22) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| workload | questions | memlane recall@10 | at the default floor | sequence stages off | BM25 recall@10 "
+        "| MiniLM recall@10 | memlane MRR@10 | best baseline MRR@10 | target (issue 22) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for workload in ("conversations", "facts", "code", "docs"):
         if workload not in results:
             continue
         records = [r for r in results[workload][0] if r.workload == workload]
-        s = {m: summarize(r for r in records if r.method == m) for m in ("memlane", "stages-off", "bm25", "minilm")}
+        s = {m: summarize(r for r in records if r.method == m)
+             for m in ("memlane", "memlane-floor", "stages-off", "bm25", "minilm")}
         if not s["memlane"].n:
             continue
         off = f"{s['stages-off']['recall@10']:.3f}" if s["stages-off"].n else "–"
+        floored = (f"{s['memlane-floor']['recall@10']:.3f} ({s['memlane-floor']['recall@10'] - s['memlane']['recall@10']:+.3f})"
+                   if s["memlane-floor"].n else "–")
         label = {"docs": "docs as memories"}.get(workload, workload)
         lines.append(
-            f"| {label} | {s['memlane'].n} | {s['memlane']['recall@10']:.3f} | {off} | {s['bm25']['recall@10']:.3f} | "
+            f"| {label} | {s['memlane'].n} | {s['memlane']['recall@10']:.3f} | {floored} | {off} | {s['bm25']['recall@10']:.3f} | "
             f"{s['minilm']['recall@10']:.3f} | {s['memlane']['mrr@10']:.3f} | "
             f"{max(s['bm25']['mrr@10'], s['minilm']['mrr@10']):.3f} | {target_verdict(workload, records)} |"
         )
