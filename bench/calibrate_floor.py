@@ -38,6 +38,7 @@ from typing import Any
 import httpx
 
 from bench.common import free_port, machine, write_section
+from bench.eval.cache import CachedEmbedder, EmbeddingCache, cache_dir
 from bench.eval.locomo import Conversation, load_conversations, parse_evidence, shared_eval_dir
 from bench.eval.scoring import score
 from bench.eval.workloads.conversations import turn_bodies
@@ -67,7 +68,7 @@ def _save_conversation(client: httpx.Client, conv: Conversation) -> dict[str, st
 PROG = "python -m bench.calibrate_floor"
 NONSENSE_COUNT = 50
 SEED = 22
-FLOORS = sorted({0.0, *(round(0.05 * i, 2) for i in range(1, 13)), *(round(0.01 * i, 2) for i in range(25, 40))})
+FLOORS = sorted({0.0, *(round(0.05 * i, 2) for i in range(1, 13)), *(round(0.01 * i, 2) for i in range(20, 40))})
 RELATED_FLOORS = [round(0.05 * i, 2) for i in range(0, 20)]
 
 _SALAD_WORDS = ["lantern", "quartz", "membrane", "velvet", "harbor", "spindle", "oxide", "tundra", "gravel", "saxophone", "meridian", "lattice", "ferret", "pylon", "basalt", "walrus", "prism", "cobalt", "nebula", "turbine", "mustard", "glacier", "fjord", "sonnet", "abacus", "trellis", "piston", "orchid", "magnet", "vortex", "plankton", "anvil", "canyon", "pepper", "ribbon", "sulfur", "kettle", "yodel", "zeppelin", "parsnip", "quiver", "barnacle", "tangent", "mosaic", "nozzle", "compass", "dynamo", "falcon", "gazebo", "hinge", "igloo", "jigsaw", "kelp", "ledger", "monsoon"]
@@ -126,7 +127,7 @@ def _record(svc: Any, org_id: str, project_id: str, query: str, exact: bool = Tr
                                     calibration=probe, exact=exact))
     return {
         "terms": rel.query_terms(query),
-        "documents": [[g.document_id, [[round(c.vector_score, 5), round(c.bm25, 4), c.exact] for c in g.chunks]]
+        "documents": [[g.document_id, [[round(c.vector_score, 5), round(c.bm25, 4), c.exact, c.code] for c in g.chunks]]
                       for g in found.documents],
     }
 
@@ -163,14 +164,20 @@ def _related_record(svc: Any, org_id: str, project_id: str, document_id: str) ->
 
 
 def record(args: argparse.Namespace) -> dict[str, Any]:
+    from memlane.adapters.local.embedder import MiniLMEmbedder
     from memlane.config import Settings
     from memlane.local.server import LocalServer
     from memlane.services.keys import create_key
 
     conversations = load_conversations(Path(args.memory))
+    # The embedded default, through the recall suite's embedding cache (bench.eval.cache): a rerun, or
+    # a recording after `make eval`, embeds nothing it has embedded before.
+    cache = EmbeddingCache(cache_dir(args.cache_dir) / "embeddings.sqlite3")
     with tempfile.TemporaryDirectory(prefix="memlane-calibrate-") as tmp:
-        settings = Settings.from_env(data_dir=Path(args.data_dir) if args.data_dir else Path(tmp) / "data")
-        server = LocalServer(settings, host="127.0.0.1", port=free_port())
+        settings = Settings.from_env(data_dir=Path(args.data_dir) if args.data_dir else Path(tmp) / "data",
+                                     embedder="local")
+        embedder = CachedEmbedder(MiniLMEmbedder(window=settings.embedder_window), cache)
+        server = LocalServer(settings, host="127.0.0.1", port=free_port(), embedder=embedder)
         server.prepare()
         svc = server.stack.services
         svc.embedder.embed_query("warm up")
@@ -213,10 +220,44 @@ def record(args: argparse.Namespace) -> dict[str, Any]:
                                                   "evidence": evidence, "category": 0})
                     related["unanswerable"].append(_related_record(svc, org.id, other, documents[first]))
             out["related"] = related
+            if args.code_sample > 0:
+                out["code"] = _record_code(svc, org.id, client_for(server, key), args.code_sample)
             out["seconds"] = round(time.monotonic() - t0, 1)
             out["load_average"] = os.getloadavg()[1]
         finally:
             server.shutdown()
+    return out
+
+
+def client_for(server: Any, key: str) -> httpx.Client:
+    return httpx.Client(base_url=f"http://127.0.0.1:{server.port}", headers={"Authorization": f"Bearer {key}"},
+                        timeout=120)
+
+
+def _record_code(svc: Any, org_id: str, client: httpx.Client, sample: int) -> dict[str, Any]:
+    """The recall suite's code workload (bench.eval.workloads.code): stdlib functions saved as code
+    in two projects by top-level module; each asked of its own project (answerable) and of the
+    other one (unanswerable), and the nonsense queries asked of both."""
+    from bench.eval.server import Api
+    from bench.eval.workloads.code import sample_functions, stdlib_dir
+
+    functions = sample_functions(stdlib_dir(), sample)
+    api = Api(client, None, None)
+    parts: dict[str, tuple[str, list[Any], list[str]]] = {}
+    with client:
+        for part in ("a", "b"):
+            mine = [f for f in functions if f.part == part]
+            project_id = api.project(f"stdlib code {part}")
+            parts[part] = (project_id, mine, api.save_all([{**f.memory(), "project_id": project_id} for f in mine]))
+    out: dict[str, list[Any]] = {"answerable": [], "unanswerable": [], "nonsense": []}
+    for part, (project_id, mine, ids) in parts.items():
+        other = parts["b" if part == "a" else "a"][0]
+        for f, doc in zip(mine, ids, strict=True):
+            out["answerable"].append({**_record(svc, org_id, project_id, f.query), "evidence": [doc], "category": 0})
+            out["unanswerable"].append(_record(svc, org_id, other, f.query))
+        for query in nonsense_queries():
+            out["nonsense"].append({**_record(svc, org_id, project_id, query), "query": query})
+    print(f"code: {len(functions)} functions asked twice", file=sys.stderr, flush=True)
     return out
 
 
@@ -229,11 +270,17 @@ class Params:
     cosine_one: float
     bm25_scale: float
     exact_match: float
+    # a code chunk's cosine scale (memlane.recall.relevance.Calibration.code)
+    code_zero: float = 0.15
+    code_one: float = 0.55
 
 
 def _relevance(chunk: list[Any], terms: int, p: Params) -> float:
-    cosine, bm25, exact = chunk
-    v = min(1.0, max(0.0, (cosine - p.cosine_zero) / (p.cosine_one - p.cosine_zero)))
+    """One chunk's relevance from its recorded evidence: [cosine, raw BM25, exact match] and, in
+    recordings that have it, whether the chunk is code."""
+    cosine, bm25, exact, *rest = chunk
+    zero, one = (p.code_zero, p.code_one) if rest and rest[0] else (p.cosine_zero, p.cosine_one)
+    v = min(1.0, max(0.0, (cosine - zero) / (one - zero)))
     t = 1.0 - math.exp(-(bm25 / max(1, terms)) / p.bm25_scale) if bm25 > 0 else 0.0
     return max(v, t, p.exact_match if exact else 0.0)
 
@@ -285,14 +332,32 @@ def report_markdown(data: dict[str, Any], p: Params, rows: list[dict[str, float]
         "| floor | answerable recall@10 | unanswerable with nothing above the floor | nonsense with nothing |",
         "| --- | --- | --- | --- |",
     ]
+    from memlane.recall.relevance import calibration_for
+
+    default_floor = calibration_for(data["embedder"]).floor  # read off the recall suite's curve (BENCHMARKS.md)
     for r in rows:
-        mark = " **(default)**" if r["floor"] == chosen["floor"] else ""
+        mark = " **(default)**" if r["floor"] == default_floor else ""
+        mark += " (highest within 0.02 here)" if r["floor"] == chosen["floor"] else ""
         lines.append(f"| {r['floor']:.2f}{mark} | {r['recall@10']:.3f} | {r['abstain_unanswerable']:.1%} | "
                      f"{r['abstain_nonsense']:.1%} |")
+    code = data.get("code")
+    if code and code["answerable"]:
+        lines += [
+            "",
+            f"Code (the recall suite's code workload, its own cosine scale: {p.code_zero} → 0, {p.code_one} → 1): "
+            f"{len(code['answerable'])} stdlib functions saved as code in two projects, each asked by its "
+            "docstring's first sentence of its own project (answerable) and of the other one (unanswerable), and the "
+            f"nonsense queries of both ({len(code['nonsense'])} trials).",
+            "",
+            "| floor | code recall@10 | other half with nothing above the floor | nonsense with nothing |",
+            "| --- | --- | --- | --- |",
+        ]
+        for r in curve(code, p):
+            mark = " **(default)**" if r["floor"] == default_floor else ""
+            lines.append(f"| {r['floor']:.2f}{mark} | {r['recall@10']:.3f} | {r['abstain_unanswerable']:.1%} | "
+                         f"{r['abstain_nonsense']:.1%} |")
     related = data.get("related")
     if related and related["answerable"]:
-        from memlane.recall.relevance import calibration_for
-
         r_rows = curve(related, p, RELATED_FLOORS)
         r_chosen = choose(r_rows)
         default = calibration_for(data["embedder"]).related_floor
@@ -324,6 +389,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cosine-one", type=float, default=0.7)
     ap.add_argument("--bm25-scale", type=float, default=5.0)
     ap.add_argument("--exact-match", type=float, default=0.6)
+    ap.add_argument("--code-cosine-zero", type=float, default=0.15, help="code chunks' cosine at relevance 0")
+    ap.add_argument("--code-cosine-one", type=float, default=0.55, help="code chunks' cosine at relevance 1")
+    ap.add_argument("--code-sample", type=int, default=300,
+                    help="stdlib functions of the recall suite's code workload to record (0: none)")
+    ap.add_argument("--cache-dir", dest="cache_dir", default=None,
+                    help="the recall suite's embedding cache (default: $MEMLANE_EVAL_EMBED_CACHE or bench/.cache)")
     ap.add_argument("--write", metavar="BENCHMARKS.md", help="write the curve into this file's floor section")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
@@ -333,13 +404,18 @@ def main(argv: list[str] | None = None) -> int:
     else:
         data = record(args)
         path.write_text(json.dumps(data))
-    p = Params(args.cosine_zero, args.cosine_one, args.bm25_scale, args.exact_match)
+    p = Params(args.cosine_zero, args.cosine_one, args.bm25_scale, args.exact_match, args.code_cosine_zero,
+               args.code_cosine_one)
     rows = curve(data, p)
     chosen = choose(rows)
     for r in rows:
         print(f"floor {r['floor']:.2f}: recall@10 {r['recall@10']:.3f}, unanswerable abstain "
               f"{r['abstain_unanswerable']:.1%}, nonsense abstain {r['abstain_nonsense']:.1%}")
     print(f"highest floor within 0.02 of recall@10 without a floor: {chosen['floor']:.2f}")
+    if data.get("code"):
+        for r in curve(data["code"], p):
+            print(f"code floor {r['floor']:.2f}: recall@10 {r['recall@10']:.3f}, other half abstain "
+                  f"{r['abstain_unanswerable']:.1%}, nonsense abstain {r['abstain_nonsense']:.1%}")
     related = data.get("related")
     if related and related["answerable"]:
         for r in curve(related, p, RELATED_FLOORS):

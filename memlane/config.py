@@ -79,6 +79,10 @@ class Settings(BaseModel):
     weight_vector: float = 0.6
     weight_text: float = 0.4
     weight_recency: float = 0.1
+    # A code chunk's text share by its own BM25 evidence, not over the batch maximum
+    # (memlane.domain.tuning.FusionWeights.code_text_evidence); MEMLANE_FUSION_CODE_TEXT_EVIDENCE=0
+    # gives the spec's formula for code too.
+    fusion_code_text_evidence: bool = True
     # Recall's neighbouring-messages stage (memlane.recall.neighbours): a message of a conversation
     # gains this share of the fused score of the best message next to it there; 0 turns it off.
     recall_neighbour_weight: float = 0.3
@@ -122,7 +126,8 @@ class Settings(BaseModel):
 
     @property
     def fusion(self) -> FusionWeights:
-        return FusionWeights(vector=self.weight_vector, text=self.weight_text, recency=self.weight_recency)
+        return FusionWeights(vector=self.weight_vector, text=self.weight_text, recency=self.weight_recency,
+                             code_text_evidence=self.fusion_code_text_evidence)
 
     @property
     def neighbours(self) -> NeighbourWeights:
@@ -169,6 +174,9 @@ class Settings(BaseModel):
             values["context_sides"] = env["MEMLANE_CONTEXT_SIDES"]
         if env.get("MEMLANE_CONTEXT_VECTOR_SIDES"):
             values["context_vector_sides"] = env["MEMLANE_CONTEXT_VECTOR_SIDES"]
+        if env.get("MEMLANE_FUSION_CODE_TEXT_EVIDENCE"):
+            values["fusion_code_text_evidence"] = (
+                env["MEMLANE_FUSION_CODE_TEXT_EVIDENCE"].lower() not in ("0", "false", "no", "off"))
         if env.get("MEMLANE_CONTEXT_VECTOR"):
             values["context_vector"] = env["MEMLANE_CONTEXT_VECTOR"].lower() not in ("0", "false", "no", "off")
         if env.get("MEMLANE_INLINE_MAX_CHARS"):

@@ -115,7 +115,7 @@ def _floor(api: Api) -> float | None:
 def print_summary(name: str, records: list[Record]) -> None:
     from bench.eval.scoring import summarize
 
-    for method in ("memlane", "stages-off", "bm25", "minilm"):
+    for method in ("memlane", "memlane-floor", "stages-off", "bm25", "minilm"):
         s = summarize(r for r in records if r.method == method)
         if s.n:
             print(f"  {name:<14} {method:<11} n {s.n:>4}  R@10 {s['recall@10']:.3f}  H@10 {s['hit@10']:.3f}  "

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.eval.scoring import (
+    FINE_FLOORS,
     FLOORS,
     Record,
     abstention_share,
@@ -21,7 +22,8 @@ from bench.eval.scoring import (
 )
 
 METHOD_NAMES = {
-    "memlane": "**memlane (POST /v3/recall)**",
+    "memlane": "**memlane (POST /v3/recall, no floor)**",
+    "memlane-floor": "memlane at the default floor (as a client asks: no `min_relevance`)",
     "stages-off": "memlane, sequence stages off",
     "bm25": "BM25, English stopwords",
     "minilm": "MiniLM cosine",
@@ -258,7 +260,11 @@ def abstention_section(
     lines += [
         "Curve, from the one run (`min_relevance: 0`): for each floor, the share of each group of unanswerable "
         "questions that abstains, and each answerable workload's recall@10 once results below the floor are "
-        "dropped (its loss against no floor in brackets).",
+        "dropped (its loss against no floor in brackets). The losses are upper bounds: the floor is applied here "
+        "to the ten results each question returned, while `/v3/recall` moves the results after the tenth up in "
+        "their place, and the abstention shares likewise (a question whose ten results are below the floor may "
+        "have an eleventh above it); `python -m bench.calibrate_floor` records every candidate and gives the "
+        "exact curve.",
         "",
         "| floor | " + " | ".join(f"abstains: {g}" for g in header_groups) + " | "
         + " | ".join(f"recall@10 {w}" for w in answer_sets) + " |",
@@ -268,22 +274,38 @@ def abstention_section(
         a = " | ".join("–" if p.abstention[g] is None else f"{p.abstention[g]:.3f}" for g in header_groups)
         rc = " | ".join(f"{p.recall10[w]:.3f} ({p.loss[w]:+.3f})" for w in answer_sets)
         lines.append(f"| {p.floor:.2f} | {a} | {rc} |")
-    best = highest_floor_within(points, ALLOWANCE)
+    # The highest floor within the allowance on a finer grid than the table's (a default is set to 0.01).
+    best = highest_floor_within(curve(answer_sets, groups, FINE_FLOORS), ALLOWANCE)
     default = info.get("floor")
     lines.append("")
     if default is not None:
         at_default = {g: abstention_share(rs, float(default)) for g, rs in groups.items()}
+        [point] = curve(answer_sets, groups, [float(default)])
+        unans_default = [r for rs in groups.values() for r in rs if r.category != "nonsense"]
         lines.append(
-            f"At the server's default floor ({float(default):.2f}): "
+            f"At the server's default floor ({float(default):.2f}): abstains "
             + ", ".join(f"{g} {v:.3f}" for g, v in sorted(at_default.items()) if v is not None)
+            + f" (unanswerable together {abstention_share(unans_default, float(default)) or 0.0:.3f}); recall@10 loses at most "
+            + ", ".join(f"{w} {0.0 - point.loss[w]:.3f}" for w in answer_sets)
             + "."
         )
+        exact = {w: summarize(r for r in rs if r.method == "memlane-floor").values.get("recall@10")
+                 for w, rs in answerable.items()}
+        measured = {w: v - summarize(answer_sets[w]).values.get("recall@10", 0.0) for w, v in exact.items() if v is not None}
+        if measured:
+            lines.append(
+                "Asked again as a client asks (no `min_relevance`: the server's floor applies and later results move "
+                "up), recall@10 changes by "
+                + ", ".join(f"{w} {v:+.3f}" for w, v in measured.items())
+                + f" ({_verdict(all(v >= -ALLOWANCE - 1e-9 for v in measured.values()), 'every workload within ' + str(ALLOWANCE))})."
+            )
     if best is not None:
         unans = [r for rs in groups.values() for r in rs if r.category != "nonsense"]
         share = abstention_share(unans, best.floor) or 0.0
         nonsense = best.abstention.get("nonsense")
         lines.append(
-            f"Highest floor at which no answerable workload loses more than {ALLOWANCE} recall@10: {best.floor:.2f}; "
+            f"Highest floor at which no answerable workload loses more than {ALLOWANCE} recall@10 (by these upper "
+            f"bounds): {best.floor:.2f}; "
             f"there, unanswerable questions abstain {share:.3f} (target ≥ {TARGET_ABSTENTION} "
             f"{_verdict(share >= TARGET_ABSTENTION, f'{share:.3f}')})"
             + (f", nonsense queries {nonsense:.3f}" if nonsense is not None else "")
@@ -313,21 +335,24 @@ def summary_section(results: dict[str, tuple[list[Record], dict[str, Any]]], com
         "embeddings are cached by model and text between runs in `bench/.cache`, see bench/eval/cache.py). "
         "Each workload's section below gives its date, load, settings and figures per category.",
         "",
-        "| workload | questions | memlane recall@10 | sequence stages off | BM25 recall@10 | MiniLM recall@10 "
-        "| memlane MRR@10 | best baseline MRR@10 | target (issue 22) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| workload | questions | memlane recall@10 | at the default floor | sequence stages off | BM25 recall@10 "
+        "| MiniLM recall@10 | memlane MRR@10 | best baseline MRR@10 | target (issue 22) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for workload in ("conversations", "facts", "code", "docs"):
         if workload not in results:
             continue
         records = [r for r in results[workload][0] if r.workload == workload]
-        s = {m: summarize(r for r in records if r.method == m) for m in ("memlane", "stages-off", "bm25", "minilm")}
+        s = {m: summarize(r for r in records if r.method == m)
+             for m in ("memlane", "memlane-floor", "stages-off", "bm25", "minilm")}
         if not s["memlane"].n:
             continue
         off = f"{s['stages-off']['recall@10']:.3f}" if s["stages-off"].n else "–"
+        floored = (f"{s['memlane-floor']['recall@10']:.3f} ({s['memlane-floor']['recall@10'] - s['memlane']['recall@10']:+.3f})"
+                   if s["memlane-floor"].n else "–")
         label = {"docs": "docs as memories"}.get(workload, workload)
         lines.append(
-            f"| {label} | {s['memlane'].n} | {s['memlane']['recall@10']:.3f} | {off} | {s['bm25']['recall@10']:.3f} | "
+            f"| {label} | {s['memlane'].n} | {s['memlane']['recall@10']:.3f} | {floored} | {off} | {s['bm25']['recall@10']:.3f} | "
             f"{s['minilm']['recall@10']:.3f} | {s['memlane']['mrr@10']:.3f} | "
             f"{max(s['bm25']['mrr@10'], s['minilm']['mrr@10']):.3f} | {target_verdict(workload, records)} |"
         )

@@ -17,6 +17,7 @@ from typing import Any
 
 KS = (5, 10)
 FLOORS = tuple(round(0.05 * i, 2) for i in range(0, 20))
+FINE_FLOORS = tuple(round(0.01 * i, 2) for i in range(0, 100))  # where a default is read off the curve
 
 
 @dataclass

@@ -89,11 +89,12 @@ class Api:
                 time.sleep(0.2)
         return failed
 
-    def recall(self, query: str, project_id: str) -> tuple[list[str], list[float] | None]:
+    def recall(self, query: str, project_id: str, *, default_floor: bool = False) -> tuple[list[str], list[float] | None]:
         """The ranked document ids and, when the server gives one, each result's relevance (with
-        min_relevance 0 so that every result is seen and floors are applied offline)."""
+        min_relevance 0 so that every result is seen and floors are applied offline; with
+        `default_floor`, as a client sends it: the server's floor applies and later results move up)."""
         body: dict[str, Any] = {"query": query, "project_id": project_id, "limit": LIMIT}
-        if self.min_relevance:
+        if self.min_relevance and not default_floor:
             body["min_relevance"] = 0
         t0 = time.perf_counter()
         r = self.client.post("/v3/recall", json=body)
@@ -161,7 +162,9 @@ def running_server(
 def describe_settings(settings: Any) -> str:
     """The fusion and the recall stages after it, as configured."""
     w = settings.fusion
-    parts = [f"fusion {w.vector}·vector + {w.text}·bm25 + {w.recency}·recency"]
+    parts = [f"fusion {w.vector}·vector + {w.text}·bm25 + {w.recency}·recency"
+             + (" (a code chunk's bm25 share by its own evidence, 1 − exp(−bm25 per query word / 5), not over "
+                "the batch maximum)" if getattr(w, "code_text_evidence", False) else "")]
     c = settings.context
     if not c.active:
         parts.append("contextual indexing off")

@@ -15,7 +15,7 @@ import hashlib
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -219,8 +219,11 @@ def _ranked_hits(svc: Services, who: Principal, project_id: str, body: QueryIn,
     semantic = strategy is Strategy.SEMANTIC
     # No stages and no floor: raged's semantics (every match, ranked) and its result shape (exactly
     # id, score, source, text, payload: no room for `relevance`) stay.
+    # Hybrid keeps the spec's formula for code too (raged's score; the code share by evidence,
+    # FusionWeights.code_text_evidence, is measured on memories, not on collections).
+    hybrid = replace(svc.settings.fusion, code_text_evidence=False)
     found = retrieve(svc, Retrieval(query=text, scope=scope, k=k,
-                                    weights=SEMANTIC_WEIGHTS if semantic else svc.settings.fusion,
+                                    weights=SEMANTIC_WEIGHTS if semantic else hybrid,
                                     legs="vector" if semantic else "hybrid"))
     return _materialize(svc, who, found.chunks, body, now)
 

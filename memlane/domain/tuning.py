@@ -18,6 +18,12 @@ class FusionWeights:
     # its next `support_chunks` best candidates. 0 (the spec's formula) unless a caller asks for it.
     support: float = 0.0
     support_chunks: int = 2
+    # A code chunk's text share is its own BM25 evidence (memlane.recall.relevance.text_part: raw
+    # BM25 per query word, saturating), not BM25 over the batch maximum (memlane.recall.pipeline).
+    # A prose question shares only incidental words with code (return, true, file, path), so the
+    # batch's best keyword match on code is often one such word, and max-normalised it would weigh
+    # as much as a strong vector match. False: the spec's formula for every chunk.
+    code_text_evidence: bool = False
 
     def __post_init__(self) -> None:
         for name in ("vector", "text", "recency", "support"):

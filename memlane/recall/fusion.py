@@ -2,6 +2,11 @@
 
 final = w_vector · cosine + w_text · (bm25 / max bm25 in the batch) + recency_w · exp(−age_days / τ)
 
+For a code chunk, when the weights say so (`code_text_evidence`, on for memories), the text term is
+the chunk's own BM25 evidence instead: 1 − exp(−(bm25 / query words) / scale), the relevance's text
+part (memlane.recall.relevance), so a prose question's incidental word in code ("return", "file")
+cannot weigh as much as a strong vector match just because it is the batch's best keyword match.
+
 Optionally (`support` > 0; 0 for memories, so recall is the spec's formula) a document's best
 chunk also gains `support` × the scores of its next `support_chunks` best candidates: a page that
 several candidates point to is more likely about the query than a page that mentions it once.
@@ -17,7 +22,7 @@ minimum score: a chunk found by only one leg keeps that leg's share and can stil
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -43,6 +48,7 @@ class ScoredChunk:
     bm25: float = 0.0  # the text leg's raw score (not normalised): evidence for relevance
     relevance: float = 0.0  # set by memlane.recall.pipeline from raw evidence; not part of `score`
     exact: bool = False  # holds a distinctive query term verbatim (memlane.recall.relevance)
+    code: bool = False  # a chunk of a code memory (set by memlane.recall.pipeline when it read the chunk)
 
 
 @dataclass
@@ -66,10 +72,18 @@ def normalize_by_max(candidates: Iterable[Candidate]) -> dict[str, float]:
     return {c.chunk_id: max(0.0, c.score) / top for c in items}
 
 
-def fuse_scores(legs: LegResults, now: datetime, weights: FusionWeights | None = None) -> list[ScoredChunk]:
-    """Merge both legs into one list of chunks, best first."""
+def fuse_scores(
+    legs: LegResults, now: datetime, weights: FusionWeights | None = None,
+    text_scores: Mapping[str, float] | None = None, code: frozenset[str] = frozenset(),
+) -> list[ScoredChunk]:
+    """Merge both legs into one list of chunks, best first. `text_scores` (chunk id → [0, 1])
+    replaces BM25 over the batch maximum for the chunks it names (memlane.recall.pipeline: code
+    chunks, by their own evidence, when `FusionWeights.code_text_evidence` is set); every other
+    chunk's text score is the spec's. `code`: the chunk ids known to be code (marked `code`)."""
     w = weights or FusionWeights()
     text_norm = normalize_by_max(legs.text)
+    if text_scores:
+        text_norm.update({k: min(1.0, max(0.0, v)) for k, v in text_scores.items() if k in text_norm})
     by_id: dict[str, Candidate] = {}
     vector_scores: dict[str, float] = {}
     for c in legs.vector:
@@ -96,6 +110,7 @@ def fuse_scores(legs: LegResults, now: datetime, weights: FusionWeights | None =
                 text_score=t,
                 recency=r,
                 bm25=raw_text.get(chunk_id, 0.0),
+                code=chunk_id in code,
             )
         )
     if w.support > 0 and w.support_chunks > 0:

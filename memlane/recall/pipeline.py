@@ -27,6 +27,7 @@ from datetime import datetime
 from functools import partial
 from typing import Literal, Protocol
 
+from memlane.domain.models import Chunk, ContentType
 from memlane.domain.tuning import FusionWeights, NeighbourWeights
 from memlane.ports import DocumentStore, LegResults, SearchScope, Services
 from memlane.recall import relevance as rel
@@ -137,9 +138,15 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
         legs = LegResults(vector=legs.vector, text=[])
     elif r.legs == "bm25":
         legs = LegResults(vector=[], text=legs.text)
-    fused = fuse_scores(legs, now, r.weights)
     calibration = r.calibration or rel.calibration_for(svc.embedder.id)
-    _set_relevance(svc, r, fused, calibration)
+    records = _candidate_chunks(svc, r, legs)
+    code = frozenset(cid for cid, ch in records.items() if ch.content_type is ContentType.CODE)
+    text_scores = None
+    if r.weights.code_text_evidence and code:
+        terms = rel.query_terms(text)
+        text_scores = {c.chunk_id: code_text_share(c.score, terms, calibration) for c in legs.text if c.chunk_id in code}
+    fused = fuse_scores(legs, now, r.weights, text_scores, code)
+    _set_relevance(r, fused, calibration, records)
     groups = group_by_document(fused, r.max_chunks_per_document)
     names = ["fusion"]
     for stage in r.stages:
@@ -157,22 +164,44 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
     )
 
 
-def _set_relevance(svc: Services, r: Retrieval, fused: list[ScoredChunk], c: rel.Calibration) -> None:
+def code_text_share(bm25: float, terms: int, c: rel.Calibration) -> float:
+    """A code chunk's text share in the fusion (`FusionWeights.code_text_evidence`): its own BM25
+    evidence, the relevance's text part, instead of BM25 over the batch maximum."""
+    return rel.text_part(bm25, terms, c)
+
+
+def _candidate_chunks(svc: Services, r: Retrieval, legs: LegResults) -> dict[str, Chunk]:
+    """The chunk records of the candidates, read once: their content type (a code chunk's text
+    share and relevance, memlane.recall.fusion and .relevance) and their text (exact matches).
+    Read only where they can matter: the text leg's candidates when exact matches count or the
+    fusion weighs code by its evidence, and every candidate when the calibration treats code apart."""
+    ids: list[str] = []
+    if r.legs != "vector" and (r.exact or r.weights.code_text_evidence):
+        ids += [c.chunk_id for c in legs.text]
+    calibration = r.calibration or rel.calibration_for(svc.embedder.id)
+    if calibration.code is not None:
+        ids += [c.chunk_id for c in legs.vector]
+    ids = list(dict.fromkeys(ids))
+    if not ids:
+        return {}
+    return {ch.id: ch for ch in svc.metadata.get_chunks_by_id(r.scope.organization_id, ids)}
+
+
+def _set_relevance(r: Retrieval, fused: list[ScoredChunk], c: rel.Calibration, records: dict[str, Chunk]) -> None:
     terms = rel.query_terms(r.query)
     for sc in fused:
-        sc.relevance = rel.relevance(sc.vector_score, sc.bm25, terms, False, c)
-    # Exact matches (a distinctive term, or every content word): read only the chunks the text leg
-    # found that are not already as relevant as an exact match would make them.
+        sc.relevance = rel.relevance(sc.vector_score, sc.bm25, terms, False, c, code=sc.code)
+    # Exact matches (a distinctive term, or every content word): only the chunks the text leg found
+    # that are not already as relevant as an exact match would make them.
     if r.legs == "vector" or not r.exact:
         return
     distinctive, words = rel.distinctive_terms(r.query), rel.content_words(r.query)
-    unsure = [sc for sc in fused if sc.bm25 > 0 and sc.relevance < c.exact_match]
-    if not (distinctive or words) or not unsure:
+    if not (distinctive or words):
         return
-    texts = {ch.id: f"{ch.title}\n{ch.content}"
-             for ch in svc.metadata.get_chunks_by_id(r.scope.organization_id, [sc.chunk_id for sc in unsure])}
-    for sc in unsure:
-        text = texts.get(sc.chunk_id, "")
-        if rel.exact_match(text, distinctive, words):
+    for sc in fused:
+        if sc.bm25 <= 0 or sc.relevance >= c.exact_match:
+            continue
+        ch = records.get(sc.chunk_id)
+        if ch is not None and rel.exact_match(f"{ch.title}\n{ch.content}", distinctive, words):
             sc.exact = True
             sc.relevance = max(sc.relevance, c.exact_match)

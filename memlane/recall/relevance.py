@@ -7,7 +7,9 @@ evidence that means the same whatever else the batch holds:
 
 - the cosine similarity of the chunk to the query, rescaled per embedder from where the model puts
   unrelated text (`cosine_zero`: MiniLM's cosines of unrelated sentences sit around 0.0-0.25) to
-  where it puts a close paraphrase (`cosine_one`);
+  where it puts a close paraphrase (`cosine_one`); for a chunk of a code memory, on the embedder's
+  code scale where it has one (`code`: a question in prose sits at lower cosines against the code
+  that answers it than against a note that does);
 - the chunk's unnormalised BM25 per query term (`bm25 / terms`), saturating: `1 − exp(−x / bm25_scale)`.
   Dividing by the query's terms rewards covering the query with rare words, not a long query;
 - an exact match in the chunk's text (title and content) of a distinctive query term (an
@@ -36,6 +38,14 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class CosineScale:
+    """Where an embedder puts unrelated text (relevance 0) and a close match (relevance 1)."""
+
+    zero: float
+    one: float
+
+
+@dataclass(frozen=True)
 class Calibration:
     """How one embedder's evidence maps to relevance, and the floors that apply."""
 
@@ -51,14 +61,24 @@ class Calibration:
     docs_floor: float
     related_floor: float  # related memories (a whole document is the query)
     calibrated: bool  # measured on this repository's data (False: a conservative guess)
+    # Code chunks' vector part, when it differs from prose: a question in prose sits at lower cosines
+    # against the code that answers it than against a note that does. None: the prose scale.
+    code: CosineScale | None = None
 
 
-# MiniLM (the embedded default, every variant): measured, BENCHMARKS.md "Relevance floor". The floor is
-# the highest where answerable recall@10 on LoCoMo dev loses at most 0.02 (0.725 → 0.707); there 78 %
-# of unanswerable questions and 99 % of nonsense queries get nothing. Related memories: 0.5, where
-# related recall@10 loses 0.005 (a whole memory as the query: cosines run higher than a question's).
+# MiniLM (the embedded default, every variant): measured, BENCHMARKS.md "Relevance floor"
+# (`python -m bench.calibrate_floor`: every candidate's evidence recorded, each floor applied as recall
+# applies it). The floor is the highest where answerable recall@10 loses at most 0.02: conversations
+# 0.727 → 0.709 at 0.28 (0.704 at 0.29), the suite's code workload 0.963 → 0.960, facts 0.784 → 0.782;
+# there 79 % of conversation questions asked of another conversation and 99 % of nonsense queries get
+# nothing. Code: a prose question meets the code that answers it ~0.1 lower than a note that does (the
+# 10th/25th percentiles of the answers' cosines: 0.31/0.39 for code, 0.41/0.49 for conversation turns),
+# so code's scale is prose's moved down by 0.15: at the floor, code's recall@10 loses 0.003 instead of
+# about 0.1. Related memories: 0.5, where related recall@10 loses 0.005 (a whole memory as the query:
+# cosines run higher than a question's).
 MINILM = Calibration(cosine_zero=0.3, cosine_one=0.7, bm25_scale=5.0, exact_match=0.6,
-                     floor=0.27, docs_floor=0.0, related_floor=0.5, calibrated=True)
+                     floor=0.28, docs_floor=0.0, related_floor=0.5, calibrated=True,
+                     code=CosineScale(0.15, 0.55))
 # OpenAI text-embedding-3-* puts unrelated text lower than MiniLM (around 0.0-0.2) and paraphrases
 # lower too (0.4-0.6); not measured here, so the floors are lower than MiniLM's (they return more).
 OPENAI = Calibration(cosine_zero=0.15, cosine_one=0.55, bm25_scale=5.0, exact_match=0.6,
@@ -132,8 +152,9 @@ def exact_match(text: str, distinctive: list[str], words: list[str]) -> bool:
     return bool(words) and all(contains_term(text, w) for w in words)
 
 
-def vector_part(cosine: float, c: Calibration) -> float:
-    return min(1.0, max(0.0, (cosine - c.cosine_zero) / (c.cosine_one - c.cosine_zero)))
+def vector_part(cosine: float, c: Calibration, code: bool = False) -> float:
+    zero, one = (c.code.zero, c.code.one) if code and c.code is not None else (c.cosine_zero, c.cosine_one)
+    return min(1.0, max(0.0, (cosine - zero) / (one - zero)))
 
 
 def text_part(bm25: float, terms: int, c: Calibration) -> float:
@@ -142,5 +163,5 @@ def text_part(bm25: float, terms: int, c: Calibration) -> float:
     return 1.0 - math.exp(-(bm25 / max(1, terms)) / c.bm25_scale)
 
 
-def relevance(cosine: float, bm25: float, terms: int, exact: bool, c: Calibration) -> float:
-    return max(vector_part(cosine, c), text_part(bm25, terms, c), c.exact_match if exact else 0.0)
+def relevance(cosine: float, bm25: float, terms: int, exact: bool, c: Calibration, *, code: bool = False) -> float:
+    return max(vector_part(cosine, c, code), text_part(bm25, terms, c), c.exact_match if exact else 0.0)

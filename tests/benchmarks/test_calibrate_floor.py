@@ -38,3 +38,18 @@ def test_the_default_is_the_highest_floor_within_two_points_of_no_floor() -> Non
 def test_nonsense_queries_are_fixed_by_the_seed() -> None:
     assert nonsense_queries() == nonsense_queries() and len(nonsense_queries()) == NONSENSE_COUNT
     assert len(set(nonsense_queries())) >= NONSENSE_COUNT - 2
+
+
+def test_code_chunks_are_read_on_their_own_cosine_scale() -> None:
+    # a recorded chunk says whether it is code; the same cosine is evidence for code, noise for a note
+    data = {
+        "answerable": [{"terms": 3, "documents": [["fn", [[0.35, 0.0, False, True]]]], "evidence": ["fn"]}],
+        "unanswerable": [{"terms": 3, "documents": [["note", [[0.35, 0.0, False, False]]]]}],
+        "nonsense": [],
+    }
+    [row] = curve(data, P, [0.24])
+    assert row["recall@10"] == 1.0  # code: (0.35 − 0.15) / 0.4 = 0.5 ≥ 0.24
+    assert row["abstain_unanswerable"] == 1.0  # a note: (0.35 − 0.3) / 0.4 = 0.125 < 0.24
+    # an old recording (three values a chunk) reads as prose
+    old = {**data, "answerable": [{"terms": 3, "documents": [["fn", [[0.35, 0.0, False]]]], "evidence": ["fn"]}]}
+    assert curve(old, P, [0.24])[0]["recall@10"] == 0.0

@@ -81,7 +81,9 @@ def test_the_suite_runs_every_workload_writes_its_sections_and_reruns_from_the_c
     assert "| conversations | 4 |" in text and "| facts | 4 |" in text and "| code | 2 |" in text
     assert "| docs as memories | 2 |" in text
     results = json.loads((cache / "results" / "code.json").read_text())
-    assert {r["method"] for r in results["records"]} == {"memlane", "stages-off", "bm25", "minilm"}
+    # memlane-floor: the same questions asked as a client asks (the server's floor applies)
+    assert {r["method"] for r in results["records"]} == {"memlane", "memlane-floor", "stages-off", "bm25", "minilm"}
+    assert "memlane at the default floor" in text and "Asked again as a client asks" in text
     abstention = json.loads((cache / "results" / "abstention.json").read_text())
     # each conversation's questions of the other's project, each code question of the other half, each
     # docs question of the facts' project, and the fifty nonsense queries of every project (two

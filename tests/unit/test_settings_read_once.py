@@ -90,3 +90,11 @@ def test_the_cli_names_the_variable_and_exits_2(tmp_path, capsys, monkeypatch):
     assert "memlane: MEMLANE_MCP_MAX_OUTPUT_CHARS='10': expected a whole number of characters, at least 1000" in (
         capsys.readouterr().err)
     assert not (tmp_path / "d").exists()  # nothing was opened
+
+
+@pytest.mark.parametrize("value, on", [(None, True), ("0", False), ("off", False), ("1", True)])
+def test_code_chunks_are_weighed_by_their_keyword_evidence_unless_turned_off(value, on):
+    env = {} if value is None else {"MEMLANE_FUSION_CODE_TEXT_EVIDENCE": value}
+    weights = Settings.from_env(env).fusion
+    assert weights.code_text_evidence is on
+    assert (weights.vector, weights.text, weights.recency) == (0.6, 0.4, 0.1)  # the spec's weights either way

@@ -174,6 +174,9 @@ def run(ctx: Context) -> tuple[list[Record], dict[str, Any]]:
         for f, doc in zip(mine, ids, strict=True):
             ranked, relevance = api.recall(f.query, project_id)
             records.append(Record(NAME, "memlane", "", f.query, ranked, [[doc]], relevance, f"part {part}"))
+            if api.min_relevance:  # as a client asks: the server's floor applies
+                ranked, relevance = api.recall(f.query, project_id, default_floor=True)
+                records.append(Record(NAME, "memlane-floor", "", f.query, ranked, [[doc]], relevance, f"part {part}"))
             for b in BASELINES:
                 records.append(Record(NAME, b, "", f.query, base[b].rank(f.query, LIMIT), [[doc]], None, f"part {part}"))
         ctx.progress(f"{NAME}: part {part}: {len(mine)} functions saved and asked")

@@ -60,6 +60,10 @@ def run(ctx: Context) -> tuple[list[Record], dict[str, Any]]:
             category = CATEGORIES[q.category]
             ranked, relevance = api.recall(q.question, project_id)
             records.append(Record(NAME, "memlane", category, q.question, ranked, targets, relevance, conv.sample_id))
+            if api.min_relevance:  # as a client asks: the server's floor applies
+                ranked, relevance = api.recall(q.question, project_id, default_floor=True)
+                records.append(Record(NAME, "memlane-floor", category, q.question, ranked, targets, relevance,
+                                      conv.sample_id))
             for b in BASELINES:
                 records.append(Record(NAME, b, category, q.question, base[b].rank(q.question, LIMIT), targets))
             if len(saved) > 1:  # asked of the next conversation's project: not answerable there

@@ -47,10 +47,11 @@ def _save(api: Api, facts: list[Fact]) -> tuple[str, list[str], float]:
     return project_id, ids, time.monotonic() - t0
 
 
-def _ask(api: Api, method: str, project_id: str, questions: list[tuple[Any, str, list[list[str]]]]) -> list[Record]:
+def _ask(api: Api, method: str, project_id: str, questions: list[tuple[Any, str, list[list[str]]]],
+         default_floor: bool = False) -> list[Record]:
     out = []
     for q, sample_id, targets in questions:
-        ranked, relevance = api.recall(q.question, project_id)
+        ranked, relevance = api.recall(q.question, project_id, default_floor=default_floor)
         out.append(Record(NAME, method, CATEGORIES[q.category], q.question, ranked, targets, relevance, sample_id))
     return out
 
@@ -78,6 +79,8 @@ def run(ctx: Context) -> tuple[list[Record], dict[str, Any]]:
                 continue
             questions.append((q, conv.sample_id, targets))
     records = _ask(api, "memlane", project_id, questions)
+    if api.min_relevance:  # as a client asks: the server's floor applies
+        records += _ask(api, "memlane-floor", project_id, questions, default_floor=True)
     texts: dict[str, str] = {}
     for fact, doc in zip(facts, ids, strict=True):
         m = fact.memory()

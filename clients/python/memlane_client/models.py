@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "b2fc314e7691287367314c693f5cedb2417b89a1dfa7515c5e395c36d3429863"
+OPENAPI_SHA256 = "86e9fd82d64f25bf09a365c98c0d1252a3da08ac375e138eaf3cd2cb6e3fcea9"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 

@@ -2,4 +2,4 @@
 /** The version of memlane's API (its OpenAPI document's info.version) this client was generated from. */
 export const API_VERSION = "0.1.0"
 /** SHA-256 of that OpenAPI document. */
-export const OPENAPI_SHA256 = "b2fc314e7691287367314c693f5cedb2417b89a1dfa7515c5e395c36d3429863"
+export const OPENAPI_SHA256 = "86e9fd82d64f25bf09a365c98c0d1252a3da08ac375e138eaf3cd2cb6e3fcea9"

@@ -72,6 +72,24 @@ class _Index:
         return self.legs
 
 
+class _Chunks:
+    """The metadata port's chunk records, as the pipeline reads them (content type and text)."""
+
+    def __init__(self, types: dict[str, str], text: str = "") -> None:
+        self.types = types
+        self.text = text
+        self.asked: list[list[str]] = []
+
+    def get_chunks_by_id(self, org_id, chunk_ids):  # noqa: ANN001, ANN201
+        from types import SimpleNamespace
+
+        from memlane.domain.models import ContentType
+
+        self.asked.append(list(chunk_ids))
+        return [SimpleNamespace(id=c, title="t", content=self.text, content_type=ContentType(self.types[c]))
+                for c in chunk_ids if c in self.types]
+
+
 @pytest.mark.parametrize("floor, kept", [(0.0, ["d-strong", "d-weak"]), (0.5, ["d-strong"])])
 def test_the_pipeline_drops_what_is_below_the_floor_and_says_what_ran(floor, kept) -> None:  # noqa: ANN001
     from types import SimpleNamespace
@@ -83,7 +101,8 @@ def test_the_pipeline_drops_what_is_below_the_floor_and_says_what_ran(floor, kep
         vector=[Candidate("strong", "d-strong", 0, 0.75, NOW), Candidate("weak", "d-weak", 0, 0.2, NOW)], text=[])
     index = _Index(legs)
     embedder = SimpleNamespace(id="local/all-MiniLM-L6-v2/384", embed_query=lambda q: [1.0])
-    svc = SimpleNamespace(embedder=embedder, index=index, clock=SimpleNamespace(now=lambda: NOW))
+    svc = SimpleNamespace(embedder=embedder, index=index, clock=SimpleNamespace(now=lambda: NOW),
+                          metadata=_Chunks({"strong": "text", "weak": "text"}))
     scope = SearchScope(organization_id="o", project_ids=("p",), filters=RecallFilters(), now=NOW)
     found = retrieve(svc, Retrieval(query="what medication does my cat take", scope=scope, k=10,  # type: ignore[arg-type]
                                     weights=FusionWeights(), floor=floor))
@@ -117,3 +136,71 @@ def test_mcp_recall_without_a_floor_says_nothing_was_found() -> None:
 def test_a_year_is_not_a_distinctive_term() -> None:
     assert rel.distinctive_terms("what did Caroline do in May 2023") == []
     assert rel.distinctive_terms("gate code 4411") == ["4411"]
+
+
+def test_a_code_chunks_text_share_is_its_own_evidence_not_the_batch_maximum() -> None:
+    def cand(cid: str, score: float) -> Candidate:
+        return Candidate(cid, "d-" + cid, 0, score, NOW)
+
+    legs = LegResults(vector=[cand("described", 0.6), cand("shares-a-word", 0.3)], text=[cand("shares-a-word", 4.0)])
+    spec = {f.chunk_id: f for f in fuse_scores(legs, NOW)}
+    # spec: the batch's best keyword match (one common word of a prose question) gets the whole 0.4
+    assert spec["shares-a-word"].text_score == 1.0
+    assert spec["shares-a-word"].score > spec["described"].score
+    evidence = rel.text_part(4.0, 5, C)  # 4.0 over five query words: weak
+    assert 0.1 < evidence < 0.2
+    fused = {f.chunk_id: f for f in fuse_scores(legs, NOW, text_scores={"shares-a-word": evidence},
+                                                code=frozenset({"described", "shares-a-word"}))}
+    assert fused["shares-a-word"].text_score == pytest.approx(evidence)
+    assert fused["described"].score > fused["shares-a-word"].score  # the described function first
+    assert fused["described"].code and fused["shares-a-word"].bm25 == 4.0
+
+
+def _pipeline(types: dict[str, str], legs: LegResults, weights: object, floor: float = 0.0):  # noqa: ANN202
+    from types import SimpleNamespace
+
+    from memlane.recall.pipeline import Retrieval, retrieve
+
+    embedder = SimpleNamespace(id="local/all-MiniLM-L6-v2/384", embed_query=lambda q: [1.0])
+    metadata = _Chunks(types)
+    svc = SimpleNamespace(embedder=embedder, index=_Index(legs), clock=SimpleNamespace(now=lambda: NOW),
+                          metadata=metadata)
+    scope = SearchScope(organization_id="o", project_ids=("p",), filters=RecallFilters(), now=NOW)
+    found = retrieve(svc, Retrieval(query="Return true if this widget is mapped", scope=scope, k=10,  # type: ignore[arg-type]
+                                    weights=weights, floor=floor))  # type: ignore[arg-type]
+    return found, metadata
+
+
+@pytest.mark.parametrize("content_type, first", [("code", "d-described"), ("text", "d-shares-a-word")])
+def test_the_pipeline_weighs_code_by_its_keyword_evidence_and_prose_by_the_spec(content_type, first) -> None:  # noqa: ANN001
+    from memlane.domain.tuning import FusionWeights
+
+    legs = LegResults(
+        vector=[Candidate("described", "d-described", 0, 0.6, NOW), Candidate("shares-a-word", "d-shares-a-word", 0, 0.3, NOW)],
+        text=[Candidate("shares-a-word", "d-shares-a-word", 0, 4.0, NOW)])
+    types = {"described": content_type, "shares-a-word": content_type}
+    found, metadata = _pipeline(types, legs, FusionWeights(code_text_evidence=True))
+    assert [g.document_id for g in found.documents][0] == first
+    assert metadata.asked == [["shares-a-word", "described"]]  # one read of the candidates' records
+    # the spec's formula when the weights do not ask for it: the shared word wins for code too
+    found, _ = _pipeline(types, legs, FusionWeights())
+    assert [g.document_id for g in found.documents][0] == "d-shares-a-word"
+
+
+def test_code_is_relevant_at_lower_cosines_than_prose() -> None:
+    # a question in prose meets the code that answers it at lower cosines than a note that does
+    assert C.code is not None and C.code.zero < C.cosine_zero
+    assert rel.vector_part(0.35, C) < C.floor <= rel.vector_part(0.35, C, code=True)
+    assert rel.relevance(0.35, 0.0, 4, False, C, code=True) == rel.vector_part(0.35, C, code=True)
+    assert rel.vector_part(C.code.zero, C, code=True) == 0.0 and rel.vector_part(C.code.one, C, code=True) == 1.0
+    assert rel.vector_part(0.35, rel.UNKNOWN, code=True) == rel.vector_part(0.35, rel.UNKNOWN)  # no code scale
+
+
+def test_the_floor_keeps_a_code_answer_a_note_at_the_same_cosine_would_lose() -> None:
+    from memlane.domain.tuning import FusionWeights
+
+    legs = LegResults(vector=[Candidate("a", "d-a", 0, 0.35, NOW)], text=[])
+    code, _ = _pipeline({"a": "code"}, legs, FusionWeights(), floor=C.floor)
+    note, _ = _pipeline({"a": "note"}, legs, FusionWeights(), floor=C.floor)
+    assert [g.document_id for g in code.documents] == ["d-a"] and code.documents[0].chunks[0].code
+    assert note.documents == [] and note.below_floor == 1
