@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -179,11 +179,13 @@ class MemoryMetadataStore:
             if key in self._projects:
                 self._projects[key] = project.model_copy(deep=True)
 
-    def document_stats(self, org_id: str, since: datetime) -> DocumentStats:
+    def document_stats(self, org_id: str, since: datetime, apart: Collection[str] = ()) -> DocumentStats:
         with self._lock:
-            docs = [d for (o, _), d in self._docs.items() if o == org_id]
+            everything = [d for (o, _), d in self._docs.items() if o == org_id]
+            docs = [d for d in everything if d.project_id not in apart]
             return DocumentStats(total=len(docs), created_since=sum(_utc(d.created_at) >= _utc(since) for d in docs),
-                                 content_bytes=sum(len(d.content.encode()) for d in docs))
+                                 content_bytes=sum(len(d.content.encode()) for d in everything),
+                                 apart_total=len(everything) - len(docs))
 
     def page_documents(self, org_id: str, project_id: str, now: datetime, *, limit: int, cursor: str | None = None,
                        include_superseded: bool = False) -> DocumentPage:
