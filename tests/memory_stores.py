@@ -731,6 +731,7 @@ class MemoryDocsetStore:
         self._docsets: dict[str, Docset] = {}
         self._pages: dict[str, dict[str, DocsetPage]] = {}  # docset id → page id → page
         self._sessions: dict[tuple[str, str], ClientSession] = {}
+        self._text_versions: dict[str, int] = {}
 
     # docsets
 
@@ -772,6 +773,7 @@ class MemoryDocsetStore:
                 return False
             del self._docsets[docset_id]
             self._pages.pop(docset_id, None)
+            self._text_versions.pop(docset_id, None)
             if self.metadata is not None:
                 self.metadata.delete_project(org_id, docset.project_id)
             return True
@@ -885,6 +887,20 @@ class MemoryDocsetStore:
                 ),
                 default=None,
             )
+
+    def text_version(self, docset_id: str) -> int:
+        with self._lock:
+            return self._text_versions.get(docset_id, 0)
+
+    def register_text(self, docset_id: str, page_id: str, sketch: list[int], expected_version: int) -> bool:
+        with self._lock:
+            if self._text_versions.get(docset_id, 0) != expected_version:
+                return False
+            self._text_versions[docset_id] = expected_version + 1
+            page = self._pages.get(docset_id, {}).get(page_id)
+            if page is not None:
+                self._pages[docset_id][page_id] = page.model_copy(update={"sketch": list(sketch)})
+            return True
 
     def list_pages(
         self, docset_id: str, status: PageStatus | None = None, limit: int = 100, offset: int = 0
