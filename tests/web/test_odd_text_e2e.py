@@ -65,8 +65,19 @@ def test_odd_text_fits_every_page_at_phone_and_desktop_widths(page, web_server, 
 def test_odd_text_is_shown_as_typed(page, web_server, odd) -> None:
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"{web_server.url}/memories/{odd['rtl']}")
-    expect(page.get_by_role("heading", level=1)).to_have_text(RTL)
+    title = page.get_by_role("heading", level=1)
+    expect(title).to_have_text(RTL)
     expect(page.get_by_role("article")).to_contain_text(HEBREW)
+    # right-to-left text reads and starts from the right: the title, and the Arabic paragraph of a
+    # memory whose text is shown as left-to-right markdown around it
+    assert title.evaluate("e => getComputedStyle(e).direction") == "rtl"
+    paragraph = page.get_by_role("article").locator("p", has_text=RTL).first
+    gap_right, gap_left = paragraph.evaluate("""p => {
+        const r = document.createRange(); r.selectNodeContents(p);
+        const text = r.getBoundingClientRect(), box = p.getBoundingClientRect();
+        return [box.right - text.right, text.left - box.left];
+    }""")
+    assert gap_right < 2 < gap_left, (gap_right, gap_left)
     page.goto(f"{web_server.url}/memories/{odd['long']}")
     article = page.get_by_role("article")
     expect(article).to_contain_text(f"{EMOJI} & ©")
