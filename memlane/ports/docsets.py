@@ -44,7 +44,8 @@ class DocsetStore(Protocol):
     def register_text(self, docset_id: str, page_id: str, sketch: list[int], expected_version: int) -> bool:
         """In one atomic step, when the docset's text version is still `expected_version`: store
         the page's sketch and add one to the version. False (nothing written) when another text
-        joined since: the caller reads the set again and judges again."""
+        joined since: the caller reads the set again and judges again. A page that no longer
+        exists (its docset deleted meanwhile) has nothing to register: True, no sketch written."""
         ...
 
     def put_session(self, session: ClientSession) -> None: ...

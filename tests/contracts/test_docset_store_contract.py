@@ -191,6 +191,11 @@ def test_a_text_joins_the_set_only_at_the_version_it_was_judged_against(stores: 
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(pool.map(lambda i: stores.docsets.register_text(docset.id, other, [i], 2), range(8)))
     assert sum(results) == 1 and stores.docsets.text_version(docset.id) == 3
+    # A page deleted meanwhile has nothing to register: no record comes back for it
+    stores.docsets.delete_page(docset.id, other)
+    version = stores.docsets.text_version(docset.id)
+    assert stores.docsets.register_text(docset.id, other, [9], version) is True
+    assert stores.docsets.get_page(docset.id, other) is None
     # and a deleted docset's version starts again from 0
     stores.docsets.delete_docset(ORG, docset.id)
     assert stores.docsets.text_version(docset.id) == 0

@@ -143,9 +143,11 @@ class DynamoDocsetPages(DynamoTable):
             self._call("transact_write_items", TransactItems=operations)
         except ClientError as exc:
             reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
-            if error_code(exc) == "TransactionCanceledException" and "ConditionalCheckFailed" in reasons:
-                return False
-            raise
+            if error_code(exc) != "TransactionCanceledException" or "ConditionalCheckFailed" not in reasons:
+                raise
+            # The version's condition: another text joined first. Only the page's: the page is gone
+            # (its docset deleted), nothing to register, as on SQLite.
+            return reasons[0] != "ConditionalCheckFailed"
         return True
 
     def get_page(self, docset_id: str, page_id: str) -> DocsetPage | None:
