@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -179,11 +179,13 @@ class MemoryMetadataStore:
             if key in self._projects:
                 self._projects[key] = project.model_copy(deep=True)
 
-    def document_stats(self, org_id: str, since: datetime) -> DocumentStats:
+    def document_stats(self, org_id: str, since: datetime, apart: Collection[str] = ()) -> DocumentStats:
         with self._lock:
-            docs = [d for (o, _), d in self._docs.items() if o == org_id]
+            everything = [d for (o, _), d in self._docs.items() if o == org_id]
+            docs = [d for d in everything if d.project_id not in apart]
             return DocumentStats(total=len(docs), created_since=sum(_utc(d.created_at) >= _utc(since) for d in docs),
-                                 content_bytes=sum(len(d.content.encode()) for d in docs))
+                                 content_bytes=sum(len(d.content.encode()) for d in everything),
+                                 apart_total=len(everything) - len(docs))
 
     def page_documents(self, org_id: str, project_id: str, now: datetime, *, limit: int, cursor: str | None = None,
                        include_superseded: bool = False) -> DocumentPage:
@@ -729,6 +731,7 @@ class MemoryDocsetStore:
         self._docsets: dict[str, Docset] = {}
         self._pages: dict[str, dict[str, DocsetPage]] = {}  # docset id → page id → page
         self._sessions: dict[tuple[str, str], ClientSession] = {}
+        self._text_versions: dict[str, int] = {}
 
     # docsets
 
@@ -770,6 +773,7 @@ class MemoryDocsetStore:
                 return False
             del self._docsets[docset_id]
             self._pages.pop(docset_id, None)
+            self._text_versions.pop(docset_id, None)
             if self.metadata is not None:
                 self.metadata.delete_project(org_id, docset.project_id)
             return True
@@ -883,6 +887,20 @@ class MemoryDocsetStore:
                 ),
                 default=None,
             )
+
+    def text_version(self, docset_id: str) -> int:
+        with self._lock:
+            return self._text_versions.get(docset_id, 0)
+
+    def register_text(self, docset_id: str, page_id: str, sketch: list[int], expected_version: int) -> bool:
+        with self._lock:
+            if self._text_versions.get(docset_id, 0) != expected_version:
+                return False
+            self._text_versions[docset_id] = expected_version + 1
+            page = self._pages.get(docset_id, {}).get(page_id)
+            if page is not None:
+                self._pages[docset_id][page_id] = page.model_copy(update={"sketch": list(sketch)})
+            return True
 
     def list_pages(
         self, docset_id: str, status: PageStatus | None = None, limit: int = 100, offset: int = 0

@@ -8,10 +8,13 @@ the same distribution.
   API behaviours never cache (CachingDisabled), forward every viewer header but Host (API Gateway
   routes on its own host name), the key's Authorization header included, which CloudFront allows
   exactly when nothing is cached.
-- The SPA fallback is a CloudFront Function on the app's behaviour that maps the app's client
-  routes (memlane.webapp_policy.APP_ROUTE_PATTERNS, the list the local server uses) to
-  /index.html. Not a distribution-wide 403/404 → index.html error response: that would also
-  replace the API's JSON errors.
+- The SPA fallback is a CloudFront Function on the app's behaviour (never on the API's): it maps
+  the app's client routes (memlane.webapp_policy.APP_ROUTE_PATTERNS, the list the local server
+  uses) to /index.html, and answers any other page path (a last segment naming no file) with the
+  build's index.html and status 404, so the app shows its "Page not found" view where the bucket
+  would answer S3's AccessDenied XML (the local server does the same: memlane.local.webapp). Not a
+  distribution-wide 403/404 → index.html error response: that would also replace the API's JSON
+  errors.
 - Every app response carries the security headers of memlane.webapp_policy: the same strict CSP
   the local server sends (no inline script, Trusted Types, no framing), HSTS, nosniff.
 
@@ -21,6 +24,7 @@ a placeholder directory with `-c webapp_asset=<dir>`.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from aws_cdk import CfnOutput, Duration, RemovalPolicy, Stack
@@ -37,6 +41,7 @@ from memlane.webapp_policy import (
     APP_ROUTE_PATTERNS,
     CONTENT_SECURITY_POLICY,
     PERMISSIONS_POLICY,
+    SECURITY_HEADERS,
 )
 
 CONTEXT_WEBAPP_ASSET = "webapp_asset"
@@ -88,17 +93,48 @@ def resolve_webapp_dir(asset: str | None, root: Path) -> Path:
     return directory
 
 
-def spa_rewrite_function_code() -> str:
-    """CloudFront Function (JavaScript 2.0 runtime): a client route of the app → /index.html."""
+# CloudFront Functions' code limit; the function carries the app's index.html.
+MAX_FUNCTION_CODE_BYTES = 10_240
+HSTS_HEADER = f"max-age={int(HSTS_MAX_AGE.to_seconds())}; includeSubDomains"
+
+
+def spa_rewrite_function_code(index_html: str) -> str:
+    """CloudFront Function (JavaScript 2.0 runtime, viewer request of the app's behaviour):
+    - a client route of the app → /index.html (from the bucket, cached);
+    - any other path whose last segment has no dot (a page, not a file of the build) → a response
+      generated here: the build's `index_html` with status 404, uncached, with the security
+      headers the response headers policy adds to the bucket's answers;
+    - anything else (the build's files, a missing one) → the bucket, unchanged."""
     routes = "|".join(f"(?:{pattern})" for pattern in APP_ROUTE_PATTERNS)
-    return (
+    headers = {
+        "content-type": "text/html; charset=utf-8",
+        "cache-control": "no-cache",
+        "strict-transport-security": HSTS_HEADER,
+        **{name.lower(): value for name, value in SECURITY_HEADERS.items()},
+    }
+    not_found = {
+        "statusCode": 404,
+        "statusDescription": "Not Found",
+        "headers": {name: {"value": value} for name, value in headers.items()},
+        "body": {"encoding": "text", "data": index_html},
+    }
+    code = (
         "var APP_ROUTES = new RegExp('^(?:" + routes.replace("\\", "\\\\") + ")$');\n"
+        f"var NOT_FOUND = {json.dumps(not_found, ensure_ascii=True, separators=(',', ':'))};\n"
         "function handler(event) {\n"
         "  var request = event.request;\n"
-        "  if (APP_ROUTES.test(request.uri)) { request.uri = '/index.html'; }\n"
+        "  if (APP_ROUTES.test(request.uri)) { request.uri = '/index.html'; return request; }\n"
+        "  var last = request.uri.substring(request.uri.lastIndexOf('/') + 1);\n"
+        "  if (last.indexOf('.') === -1) { return NOT_FOUND; }\n"
         "  return request;\n"
         "}\n"
     )
+    if len(code.encode()) > MAX_FUNCTION_CODE_BYTES:
+        raise ConfigError(
+            f"the web app's index.html makes the CloudFront Function {len(code.encode())} bytes, over "
+            f"CloudFront's {MAX_FUNCTION_CODE_BYTES}: keep index.html small (scripts and styles in files)"
+        )
+    return code
 
 
 class WebApp(Construct):
@@ -157,8 +193,10 @@ class WebApp(Construct):
         self.spa_rewrite = cloudfront.Function(
             self,
             "SpaRoutes",
-            comment="memlane web app: client routes are served index.html",
-            code=cloudfront.FunctionCode.from_inline(spa_rewrite_function_code()),
+            comment="memlane web app: client routes are index.html, other pages its 404",
+            code=cloudfront.FunctionCode.from_inline(
+                spa_rewrite_function_code((app_dir / "index.html").read_text(encoding="utf-8"))
+            ),
             runtime=cloudfront.FunctionRuntime.JS_2_0,
         )
         api_origin = origins.RestApiOrigin(rest_api)

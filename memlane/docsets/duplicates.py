@@ -14,6 +14,17 @@ against the pages of the set already indexed:
 
 The samples of a set's indexed pages are read from the docset store and kept for a few seconds
 (`SketchCache`), so a page worker judges against what every worker has indexed.
+
+Two workers must never judge at the same time against a set that lacks the other's page (a print
+page and one of its chapters, or two copies of one text, would both be indexed). So a page that
+passes joins the set's known texts by a compare-and-set on the docset's text version
+(DocsetStore.register_text): judged against version v, it joins only if the version is still v,
+else the worker reads the set again and judges again. The known texts are the pages indexed or
+being written (processing) with a sample. A print page that joined before its chapters is written
+while they are judged; once written, it judges itself again against the set as it is then and
+leaves the index if it now holds its chapters (`aggregate_count`), and each chapter, once written,
+retires the indexed aggregates holding it (`aggregates_holding`): whichever is written last sees
+the other.
 """
 
 from __future__ import annotations
@@ -132,6 +143,19 @@ def judge(page_id: str, sketch: Sketch, known: SketchIndex) -> str | None:
     return None
 
 
+def aggregate_count(page_id: str, sketch: Sketch, known: SketchIndex) -> int:
+    """How many pages of the set this page holds when it is a print or single-page version of
+    them (0 when it is not): a written page's check of itself against the set as it is now."""
+    if not sketch.judgeable():
+        return 0
+    if sketch.size >= GIANT:
+        share, holders = known.covered(KnownPage(page_id, "", sketch))
+        return holders if holders >= 2 and share >= AGGREGATE_COVERAGE else 0
+    held = [other for other in known.candidates(sketch) if other.page_id != page_id
+            and _holds(sketch, other.sketch) and not _holds(other.sketch, sketch)]
+    return len(held) if _is_aggregate(sketch, held) else 0
+
+
 def _is_aggregate(sketch: Sketch, held: list[KnownPage]) -> bool:
     return len(held) >= 2 and sum(k.sketch.size for k in held) >= AGGREGATE_COVERAGE * sketch.size
 
@@ -157,8 +181,9 @@ def aggregates_holding(new: KnownPage, known: SketchIndex) -> list[tuple[KnownPa
 
 
 class SketchCache:
-    """The samples of each docset's indexed pages, read from the store at most every `ttl_s`
-    seconds and kept up to date with what this process indexes. Thread-safe."""
+    """The samples of each docset's known texts, read from the store when older than `ttl_s` or
+    than the docset's text version, and kept up to date with what this process registers.
+    Thread-safe."""
 
     def __init__(self, store: DocsetStore, ttl_s: float = CACHE_TTL_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -166,44 +191,55 @@ class SketchCache:
         self._ttl = ttl_s
         self._clock = clock
         self._lock = threading.Lock()
-        self._sets: dict[str, tuple[float, SketchIndex]] = {}
+        self._sets: dict[str, tuple[float, int, SketchIndex]] = {}
 
-    def index(self, docset_id: str) -> SketchIndex:
-        """The docset's indexed pages (read again from the store when older than `ttl_s`). Hold
-        it under `lock` while reading it: add and drop change it in place."""
+    def index(self, docset_id: str, version: int | None = None) -> SketchIndex:
+        """The docset's known texts, holding at least the first `version` registrations (read
+        again from the store when older than that, or than `ttl_s`). Hold it under `lock` while
+        reading it: add and drop change it in place."""
         with self._lock:
             hit = self._sets.get(docset_id)
-            if hit is not None and self._clock() - hit[0] < self._ttl:
-                return hit[1]
-        loaded = self._load(docset_id)
+            if (hit is not None and self._clock() - hit[0] < self._ttl
+                    and (version is None or hit[1] >= version)):
+                return hit[2]
+        loaded_version, loaded = self._load(docset_id)
         with self._lock:
-            self._sets[docset_id] = (self._clock(), loaded)
+            hit = self._sets.get(docset_id)
+            if hit is None or hit[1] <= loaded_version:
+                self._sets[docset_id] = (self._clock(), loaded_version, loaded)
         return loaded
 
     @property
     def lock(self) -> threading.Lock:
         return self._lock
 
-    def add(self, docset_id: str, page: KnownPage) -> None:
+    def add(self, docset_id: str, page: KnownPage, version: int | None = None) -> None:
+        """`page` joined the set; with `version`, the registration that made the set that version."""
         with self._lock:
             hit = self._sets.get(docset_id)
             if hit is not None:
-                hit[1].add(page)
+                hit[2].add(page)
+                if version is not None and hit[1] == version - 1:  # nothing registered in between
+                    self._sets[docset_id] = (hit[0], version, hit[2])
 
     def drop(self, docset_id: str, page_id: str) -> None:
         with self._lock:
             hit = self._sets.get(docset_id)
             if hit is not None:
-                hit[1].remove(page_id)
+                hit[2].remove(page_id)
 
-    def _load(self, docset_id: str) -> SketchIndex:
+    def _load(self, docset_id: str) -> tuple[int, SketchIndex]:
+        # The version first: pages registered while the listing runs only make the set newer than it says.
+        version = self._store.text_version(docset_id)
         out = SketchIndex()
-        offset = 0
-        while True:
-            pages, total = self._store.list_pages(docset_id, PageStatus.INDEXED, PAGE_BATCH, offset)
-            for p in pages:
-                if p.sketch:
-                    out.add(KnownPage(p.id, p.url, Sketch.of_stored(p.sketch)))
-            offset += len(pages)
-            if not pages or offset >= total:
-                return out
+        for status in (PageStatus.INDEXED, PageStatus.PROCESSING):
+            offset = 0
+            while True:
+                pages, total = self._store.list_pages(docset_id, status, PAGE_BATCH, offset)
+                for p in pages:
+                    if p.sketch:
+                        out.add(KnownPage(p.id, p.url, Sketch.of_stored(p.sketch)))
+                offset += len(pages)
+                if not pages or offset >= total:
+                    break
+        return version, out

@@ -34,7 +34,14 @@ from memlane.crawl.robots import RobotsPolicy, load_robots, robots_url
 from memlane.crawl.similarity import Sketch
 from memlane.crawl.sitemap import collect_sitemap_urls
 from memlane.crawl.urls import UrlScope, extract_links, is_probably_html, normalize_url
-from memlane.docsets.duplicates import KnownPage, SketchCache, aggregate_reason, aggregates_holding, judge
+from memlane.docsets.duplicates import (
+    KnownPage,
+    SketchCache,
+    aggregate_count,
+    aggregate_reason,
+    aggregates_holding,
+    judge,
+)
 from memlane.docsets.models import DocsetSettings
 from memlane.documents.lifecycle import remove_document
 from memlane.documents.writer import DocumentWriter, WriteRequest
@@ -382,7 +389,13 @@ def index_pages(ctx: CrawlContext, works: Sequence[PageWork]) -> list[DocsetPage
     recorded: list[DocsetPage | None] = []
     for w in works:
         if w.page.id in repeats:
-            recorded.append(finish_page(ctx, PageWork(w.page, "skipped", message=repeats[w.page.id],
+            reason = repeats[w.page.id]
+            if reason == JOIN_CONTENDED:
+                retry = w.page.model_copy(update={"content_hash": None, "sketch": None})
+                recorded.append(finish_page(ctx, PageWork(retry, "error", message=reason, transient=True,
+                                                          redirected=w.redirected)))
+                continue
+            recorded.append(finish_page(ctx, PageWork(w.page, "skipped", message=reason,
                                                       fetched=w.fetched, redirected=w.redirected)))
             continue
         outcome = written[w.page.id]
@@ -390,7 +403,8 @@ def index_pages(ctx: CrawlContext, works: Sequence[PageWork]) -> list[DocsetPage
             message = getattr(outcome.error, "message", None) or f"{type(outcome.error).__name__}: {outcome.error}"
             # The page keeps no content hash, so its retry writes the document again even when the
             # text has not changed since.
-            retry = w.page.model_copy(update={"content_hash": None})
+            # Nor a sample: its text leaves the set's known texts until it is written.
+            retry = w.page.model_copy(update={"content_hash": None, "sketch": None})
             recorded.append(finish_page(ctx, PageWork(retry, "error", message=message, transient=outcome.transient,
                                                       redirected=w.redirected)))
             if ctx.sketches is not None:
@@ -407,14 +421,26 @@ def index_pages(ctx: CrawlContext, works: Sequence[PageWork]) -> list[DocsetPage
         ctx.svc.metrics.count(observability.PAGES_CRAWLED)
         if w.changed:
             _note_change(ctx, page, now)
+        retired = _retire_if_aggregate(ctx, page, w)
+        if retired is not None:
+            recorded.append(retired)
+            continue
         recorded.append(page)
         _retire_aggregates_holding(ctx, w)
     return recorded
 
 
+# Times a page re-judges after other pages joined its set first; each failed attempt means another
+# page joined, so this is reached only under a storm of registrations (the page is retried later).
+MAX_JOIN_ATTEMPTS = 50
+JOIN_CONTENDED = "other pages of the set kept joining while this one was judged: retried"
+
+
 def _repeats(ctx: CrawlContext, works: Sequence[PageWork]) -> dict[str, str]:
-    """The pages of a batch that repeat pages of their set already indexed (or earlier in the
-    batch), each with why (memlane.docsets.duplicates). The others join the set's samples."""
+    """The pages of a batch that repeat pages of their set already known (indexed, being written,
+    or earlier in the batch), each with why (memlane.docsets.duplicates); JOIN_CONTENDED for a page
+    that could not join. The others join the set's known texts, each by a compare-and-set on the
+    docset's text version, so no two workers judge against a set lacking the other's page."""
     cache = ctx.sketches
     if cache is None:
         return {}
@@ -422,14 +448,40 @@ def _repeats(ctx: CrawlContext, works: Sequence[PageWork]) -> dict[str, str]:
     for w in works:
         if w.sketch is None:
             continue
-        known = cache.index(w.page.docset_id)
-        with cache.lock:
-            reason = judge(w.page.id, w.sketch, known)
-        if reason is not None:
-            repeats[w.page.id] = reason
+        docset_id = w.page.docset_id
+        joining = KnownPage(w.page.id, w.page.url, _as_stored(w.sketch))
+        for _ in range(MAX_JOIN_ATTEMPTS):
+            version = ctx.store.text_version(docset_id)
+            known = cache.index(docset_id, version)
+            with cache.lock:
+                reason = judge(w.page.id, w.sketch, known)
+            if reason is not None:
+                repeats[w.page.id] = reason
+                break
+            if ctx.store.register_text(docset_id, w.page.id, w.sketch.stored(), version):
+                cache.add(docset_id, joining, version + 1)
+                break
         else:
-            cache.add(w.page.docset_id, KnownPage(w.page.id, w.page.url, _as_stored(w.sketch)))
+            repeats[w.page.id] = JOIN_CONTENDED
     return repeats
+
+
+def _retire_if_aggregate(ctx: CrawlContext, page: DocsetPage, w: PageWork) -> DocsetPage | None:
+    """A page just written judges itself again against its set as it is now: a print version that
+    joined before its chapters, whose chapters joined while it was written, leaves the index (the
+    chapters, written earlier, could not retire a page still being written). Returns the page as
+    recorded when it left."""
+    cache = ctx.sketches
+    if cache is None or w.sketch is None:
+        return None
+    known = cache.index(page.docset_id, ctx.store.text_version(page.docset_id))
+    with cache.lock:
+        held = aggregate_count(page.id, _as_stored(w.sketch), known)
+    if not held:
+        return None
+    cache.drop(page.docset_id, page.id)
+    log.info("page %s holds %d pages of its set: taken out of the index", page.url, held)
+    return finish_page(ctx, PageWork(page, "skipped", message=aggregate_reason(held)))
 
 
 def _as_stored(sketch: Sketch) -> Sketch:
@@ -444,7 +496,7 @@ def _retire_aggregates_holding(ctx: CrawlContext, w: PageWork) -> None:
     if cache is None or w.sketch is None:
         return
     new = KnownPage(w.page.id, w.page.url, _as_stored(w.sketch))
-    known = cache.index(w.page.docset_id)
+    known = cache.index(w.page.docset_id, ctx.store.text_version(w.page.docset_id))
     with cache.lock:
         retiring = aggregates_holding(new, known)
     for aggregate, held in retiring:
@@ -487,7 +539,8 @@ def finish_page(ctx: CrawlContext, work: PageWork) -> DocsetPage | None:
         # Fetched again with the same text: it may repeat pages indexed since (a print version
         # indexed before this check existed leaves the index on its next refresh).
         reason = _repeats(ctx, [work]).get(work.page.id)
-        if reason is not None:
+        # (a page that could not join stays as it is: indexed, with the sample it has)
+        if reason is not None and reason != JOIN_CONTENDED:
             work = PageWork(work.page, "skipped", message=reason, fetched=work.fetched, redirected=work.redirected)
     now = ctx.clock_ms()
     page = work.page

@@ -500,10 +500,15 @@ class ProjectDeletedOut(BaseModel):
 
 
 class StatsOut(BaseModel):
-    total_memories: int = Field(description="Stored documents, every version included.")
-    memories_this_week: int = Field(description="Saved in the last 7 days.")
-    storage_bytes: int = Field(description="UTF-8 bytes of the stored (cleaned) text.")
-    project_count: int
+    total_memories: int = Field(
+        description="Stored memories, every version included; documentation sets' pages are not memories."
+    )
+    memories_this_week: int = Field(description="Memories saved in the last 7 days (documentation pages not counted).")
+    documentation_pages: int = Field(
+        0, description="Stored pages of the organization's documentation sets, every version included."
+    )
+    storage_bytes: int = Field(description="UTF-8 bytes of the stored (cleaned) text, documentation pages included.")
+    project_count: int = Field(description="Projects holding memories (a documentation set's project is not counted).")
 
 
 class ForgottenRecord(BaseModel):

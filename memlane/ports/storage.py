@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import bisect
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -73,7 +73,11 @@ class DocumentStore(Protocol):
         self, org_id: str, project_id: str, now: datetime, *, limit: int, cursor: str | None = None,
         include_superseded: bool = False,
     ) -> DocumentPage: ...
-    def document_stats(self, org_id: str, since: datetime) -> DocumentStats: ...
+    def document_stats(self, org_id: str, since: datetime, apart: Collection[str] = ()) -> DocumentStats:
+        """The organization's document figures; the documents of the projects in `apart` (the
+        documentation sets' projects) are counted in `apart_total` only, not in `total` or
+        `created_since`. `content_bytes` counts every document (the storage used)."""
+        ...
     def find_latest_by_source_url(self, org_id: str, project_id: str, source_url: str) -> Document | None: ...
     def expired_documents(self, now: datetime, limit: int) -> list[Document]: ...
     def mark_source_changed(self, org_id: str, source_url: str, when: datetime,
@@ -138,9 +142,10 @@ class DocumentPage:
 
 @dataclass(frozen=True)
 class DocumentStats:
-    total: int  # every stored document, versions included
+    total: int  # every stored document outside the projects set apart, versions included
     created_since: int  # of those, created at or after the time asked about
-    content_bytes: int  # UTF-8 bytes of their cleaned text
+    content_bytes: int  # UTF-8 bytes of the cleaned text of every document, set apart or not
+    apart_total: int = 0  # documents of the projects set apart (documentation pages), versions included
 
 
 def encode_cursor(created_at: str, document_id: str) -> str:

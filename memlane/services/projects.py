@@ -167,10 +167,14 @@ def list_item(doc: Document) -> DocumentListItem:
     )
 
 
-def organization_stats(svc: Services, who: Principal) -> StatsOut:
-    """The dashboard's figures: what the organization holds and how much was added this week."""
+def organization_stats(svc: Services, who: Principal, docsets: DocsetStore | None = None) -> StatsOut:
+    """The dashboard's figures: what the organization holds and how much was added this week.
+    The pages of its documentation sets (`docsets`, None where none are composed) live in projects
+    of their own: they are counted apart, not as memories."""
     now = svc.clock.now()
-    stats = svc.metadata.document_stats(who.organization_id, now - timedelta(days=7))
+    docs_projects = {d.project_id for d in docsets.list_docsets(who.organization_id)} if docsets else set()
+    stats = svc.metadata.document_stats(who.organization_id, now - timedelta(days=7), apart=docs_projects)
+    projects = svc.metadata.list_projects(who.organization_id)
     return StatsOut(total_memories=stats.total, memories_this_week=stats.created_since,
-                    storage_bytes=stats.content_bytes,
-                    project_count=len(svc.metadata.list_projects(who.organization_id)))
+                    documentation_pages=stats.apart_total, storage_bytes=stats.content_bytes,
+                    project_count=sum(p.id not in docs_projects for p in projects))

@@ -172,6 +172,35 @@ def test_a_page_is_claimed_exactly_once_even_when_claimed_concurrently(stores: S
     assert stores.docsets.claim_page(docset.id, "no-such-page", now=8) is None
 
 
+def test_a_text_joins_the_set_only_at_the_version_it_was_judged_against(stores: Stores) -> None:
+    docset = new_docset(stores)
+    stores.docsets.add_pages(docset, urls("print", "intro", "other"), now=1)
+    printed, intro, other = (page_id_for(docset.id, u) for u in urls("print", "intro", "other"))
+    assert stores.docsets.text_version(docset.id) == 0
+    # When the print page joins at version 0, a chapter judged against version 0 too is refused
+    assert stores.docsets.register_text(docset.id, printed, [1, 2, 3], expected_version=0) is True
+    assert stores.docsets.register_text(docset.id, intro, [2, 3], expected_version=0) is False
+    # Then only the print page's sketch is stored, and the version says one text joined
+    assert stores.docsets.get_page(docset.id, printed).sketch == [1, 2, 3]
+    assert stores.docsets.get_page(docset.id, intro).sketch is None
+    assert stores.docsets.text_version(docset.id) == 1
+    # and the chapter, judged again at version 1, joins
+    assert stores.docsets.register_text(docset.id, intro, [2, 3], expected_version=1) is True
+    assert stores.docsets.get_page(docset.id, intro).sketch == [2, 3]
+    # When eight workers register at the same version at the same moment, exactly one joins
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(lambda i: stores.docsets.register_text(docset.id, other, [i], 2), range(8)))
+    assert sum(results) == 1 and stores.docsets.text_version(docset.id) == 3
+    # A page deleted meanwhile has nothing to register: no record comes back for it
+    stores.docsets.delete_page(docset.id, other)
+    version = stores.docsets.text_version(docset.id)
+    assert stores.docsets.register_text(docset.id, other, [9], version) is True
+    assert stores.docsets.get_page(docset.id, other) is None
+    # and a deleted docset's version starts again from 0
+    stores.docsets.delete_docset(ORG, docset.id)
+    assert stores.docsets.text_version(docset.id) == 0
+
+
 def test_a_retryable_error_is_claimable_and_a_final_one_is_not(stores: Stores) -> None:
     docset = new_docset(stores)
     stores.docsets.add_pages(docset, urls("a", "b"), now=1)

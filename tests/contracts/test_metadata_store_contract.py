@@ -495,3 +495,28 @@ def test_a_conversation_reads_in_message_order_and_neighbours_stay_inside_it(sto
     assert store.conversation_around(A, ["queued"], 1, NOW)["queued"] == (["m1"], ["m2"])
     # and another organization sees nothing
     assert store.conversation_around(B, ["m2"], 1, NOW) == {}
+
+
+def test_stats_count_the_projects_set_apart_on_their_own(store: Any) -> None:
+    # Given a memory project with two documents (one this week, in two versions) and a documentation
+    # project with three pages (two this week), and another organization's document
+    org(store, A), project(store, A, "proj-a"), project(store, A, "docs-a")
+    org(store, B), project(store, B, "proj-b")
+    week = NOW - timedelta(days=7)
+    store.put_document(document(A, "old", created_at=T0))
+    store.put_document(document(A, "new-v1", created_at=NOW, superseded_by="new-v2", content_hash="h1"))
+    store.put_document(document(A, "new-v2", created_at=NOW, content_hash="h2", content="café ☕"))
+    for i, when in enumerate((T0, NOW, NOW)):
+        store.put_document(document(A, f"page-{i}", "docs-a", created_at=when, content_hash=f"p{i}"))
+    store.put_document(document(B, "theirs", "proj-b", created_at=NOW))
+    everything = [store.get_document(A, d) for d in ("old", "new-v1", "new-v2", "page-0", "page-1", "page-2")]
+    size = sum(len(d.content.encode()) for d in everything if d is not None)
+    # When the figures are read with the documentation project set apart
+    stats = store.document_stats(A, week, apart=["docs-a"])
+    # Then memories and this week count the memory project only, versions included; the pages are
+    # counted apart; the storage used is every document's text
+    assert (stats.total, stats.created_since, stats.apart_total) == (3, 2, 3)
+    assert stats.content_bytes == size
+    # and with nothing set apart, every document is a memory
+    plain = store.document_stats(A, week)
+    assert (plain.total, plain.created_since, plain.apart_total, plain.content_bytes) == (6, 4, 0, size)

@@ -11,6 +11,7 @@ import pytest
 from infra_helpers import as_list, function_by_handler, function_role, join_to_text, role_policies
 
 from infra import constants as c
+from infra.config import ConfigError
 from infra.constructs.webapp import API_PATH_PATTERNS, spa_rewrite_function_code
 from memlane.webapp_policy import CONTENT_SECURITY_POLICY
 
@@ -128,16 +129,43 @@ def test_the_api_function_may_register_keys_in_the_usage_plan(dev):
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node runs the CloudFront Function's JavaScript")
-def test_the_spa_fallback_serves_index_html_for_app_routes_only(dev):
+def test_the_spa_fallback_serves_index_html_for_app_routes_and_the_apps_404_for_other_pages(dev, fake_webapp):
     (function,) = dev.of_type("AWS::CloudFront::Function").values()
     code = function["Properties"]["FunctionCode"]
-    assert code == spa_rewrite_function_code()
+    index_html = (fake_webapp / "index.html").read_text()
+    assert code == spa_rewrite_function_code(index_html)
     assert function["Properties"]["FunctionConfig"]["Runtime"] == "cloudfront-js-2.0"
-    uris = ["/", "/login", "/projects", "/projects/abc", "/projects/abc/settings", "/search", "/memories/1f2e",
-            "/graph", "/settings", "/deletions/5e1a", "/assets/index-abc.js", "/favicon.svg", "/v3/whoami",
-            "/v3/deletions/5e1a", "/memories/a/b", "/nope"]
-    script = code + f"\nconsole.log(JSON.stringify({json.dumps(uris)}.map(u => handler({{request: {{uri: u}}}}).uri)))"
+    routes = ["/", "/login", "/projects", "/projects/abc", "/projects/abc/settings", "/search", "/memories/1f2e",
+              "/graph", "/settings", "/deletions/5e1a"]
+    pages = ["/nope", "/memories/a/b", "/settings/", "/v3", "/no/such/page"]
+    files = ["/assets/index-abc.js", "/favicon.svg", "/assets/missing-0000.css"]
+    script = code + f"\nconsole.log(JSON.stringify({json.dumps(routes + pages + files)}"
+    script += ".map(u => handler({request: {uri: u, method: 'GET', headers: {}}}))))"
     out = subprocess.run(["node", "-e", script], capture_output=True, text=True, timeout=60, check=True).stdout
-    rewritten = dict(zip(uris, json.loads(out.strip().splitlines()[-1]), strict=True))
-    assert {u for u, r in rewritten.items() if r == "/index.html"} == set(uris[:10])
-    assert rewritten["/assets/index-abc.js"] == "/assets/index-abc.js" and rewritten["/v3/whoami"] == "/v3/whoami"
+    answers = dict(zip(routes + pages + files, json.loads(out.strip().splitlines()[-1]), strict=True))
+    # the app's routes are its index.html from the bucket (cached)
+    assert {u: a.get("uri") for u, a in answers.items() if u in routes} == dict.fromkeys(routes, "/index.html")
+    # any other page is the app's index.html with status 404, the same security headers, uncached
+    for uri in pages:
+        answer = answers[uri]
+        assert (answer["statusCode"], answer["body"]) == (404, {"encoding": "text", "data": index_html}), uri
+        headers = {k: v["value"] for k, v in answer["headers"].items()}
+        assert headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+        assert headers["content-type"] == "text/html; charset=utf-8" and headers["cache-control"] == "no-cache"
+        assert headers["x-frame-options"] == "DENY" and headers["strict-transport-security"].startswith("max-age=")
+    # the build's files (or a missing one) are the bucket's answer, unchanged
+    assert {u: a.get("uri") for u, a in answers.items() if u in files} == {u: u for u in files}
+
+
+def test_the_api_keeps_its_json_errors_behind_the_distribution(dev):
+    config = _distribution(dev)
+    # no distribution-wide error page (it would answer the API's 404s with HTML), and the
+    # fallback runs on the app's behaviour only
+    assert "CustomErrorResponses" not in config
+    assert config["DefaultCacheBehavior"]["FunctionAssociations"][0]["EventType"] == "viewer-request"
+    assert all("FunctionAssociations" not in b for b in config["CacheBehaviors"])
+
+
+def test_an_index_html_too_large_for_a_cloudfront_function_fails_the_synthesis():
+    with pytest.raises(ConfigError, match="index.html"):
+        spa_rewrite_function_code("<!doctype html>" + "x" * 11_000)

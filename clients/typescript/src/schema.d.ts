@@ -2786,20 +2786,29 @@ export interface components {
         StatsOut: {
             /**
              * Total Memories
-             * @description Stored documents, every version included.
+             * @description Stored memories, every version included; documentation sets' pages are not memories.
              */
             total_memories: number;
             /**
              * Memories This Week
-             * @description Saved in the last 7 days.
+             * @description Memories saved in the last 7 days (documentation pages not counted).
              */
             memories_this_week: number;
             /**
+             * Documentation Pages
+             * @description Stored pages of the organization's documentation sets, every version included.
+             * @default 0
+             */
+            documentation_pages?: number;
+            /**
              * Storage Bytes
-             * @description UTF-8 bytes of the stored (cleaned) text.
+             * @description UTF-8 bytes of the stored (cleaned) text, documentation pages included.
              */
             storage_bytes: number;
-            /** Project Count */
+            /**
+             * Project Count
+             * @description Projects holding memories (a documentation set's project is not counted).
+             */
             project_count: number;
         };
         /** StatusOut */

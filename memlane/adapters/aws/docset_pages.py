@@ -11,6 +11,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from memlane.adapters.aws import dynamo_schema as ks
+from memlane.adapters.aws._boto import error_code
 from memlane.adapters.aws.docset_records import (
     conditional_failed,
     due_keys,
@@ -108,6 +109,45 @@ class DynamoDocsetPages(DynamoTable):
             if conditional_failed(exc):
                 return False
             raise
+        return True
+
+    def text_version(self, docset_id: str) -> int:
+        item = self._get(ks.docset_pages_pk(docset_id), ks.SK_DOCSET_TEXTS, projection="text_version")
+        return int(item["text_version"]["N"]) if item and "text_version" in item else 0
+
+    def register_text(self, docset_id: str, page_id: str, sketch: list[int], expected_version: int) -> bool:
+        """One TransactWriteItems: the version item's conditional update (absent counts as 0) and
+        the page's sketch (a page removed meanwhile stays removed)."""
+        pk = ks.docset_pages_pk(docset_id)
+        condition = "#v = :expected" if expected_version else "attribute_not_exists(#v) OR #v = :expected"
+        operations = [
+            {"Update": {
+                "TableName": self.table_name,
+                "Key": _key(pk, ks.SK_DOCSET_TEXTS),
+                "UpdateExpression": "SET #v = :next, entity = :entity",
+                "ConditionExpression": condition,
+                "ExpressionAttributeNames": {"#v": "text_version"},
+                "ExpressionAttributeValues": {":expected": n_value(expected_version),
+                                              ":next": n_value(expected_version + 1),
+                                              ":entity": s_value("docset_texts")},
+            }},
+            {"Update": {
+                "TableName": self.table_name,
+                "Key": _key(pk, ks.page_sk(page_id)),
+                "UpdateExpression": "SET sketch = :sketch",
+                "ConditionExpression": "attribute_exists(pk)",
+                "ExpressionAttributeValues": {":sketch": serialize({"s": sketch})["s"]},
+            }},
+        ]
+        try:
+            self._call("transact_write_items", TransactItems=operations)
+        except ClientError as exc:
+            reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
+            if error_code(exc) != "TransactionCanceledException" or "ConditionalCheckFailed" not in reasons:
+                raise
+            # The version's condition: another text joined first. Only the page's: the page is gone
+            # (its docset deleted), nothing to register, as on SQLite.
+            return reasons[0] != "ConditionalCheckFailed"
         return True
 
     def get_page(self, docset_id: str, page_id: str) -> DocsetPage | None:

@@ -5,6 +5,7 @@
 | docset        | pk=ORG#{org}  sk=DOCSET#{docset}            | GetItem (tenant in the key), Query   |
 |               | GSI1 gsi1pk=DOCSETS                         | list_docsets() across organizations  |
 | page          | pk=DOCSET#{docset}  sk=PAGE#{page}          | GetItem, Query of the docset         |
+| text version  | pk=DOCSET#{docset}  sk=TEXTS                | GetItem; register_text's transaction |
 |               | GSI2 PAGEDUE#{shard} / PAGECLAIMED#{shard}  | claim_pages, next_due, release_stuck |
 | session       | pk=ORG#{org}  sk=DOCSESSION#{session}       | GetItem, Query                       |
 
@@ -126,6 +127,12 @@ class DynamoDocsetStore(DynamoDocsetPages, DynamoDocsetSessions):
                 "Delete": {
                     "TableName": self.table_name,
                     "Key": _key(ks.org_pk(org_id), ks.project_sk(project_id)),
+                }
+            },
+            {
+                "Delete": {
+                    "TableName": self.table_name,
+                    "Key": _key(ks.docset_pages_pk(docset_id), ks.SK_DOCSET_TEXTS),
                 }
             },
         ]

@@ -26,6 +26,7 @@ One table, `pk`/`sk` strings, three sparse GSIs, TTL on `expires_at` (epoch seco
 | an organization's docsets                        | pk=ORG#{org}  sk=DOCSET#{docset}                     |
 | every docset (the refresh job)                   | GSI1 gsi1pk=DOCSETS  gsi1sk={created_at}#{docset}    |
 | a docset's pages (crawl state)                   | pk=DOCSET#{docset}  sk=PAGE#{page}                   |
+| a docset's text version (the duplicate check)    | pk=DOCSET#{docset}  sk=TEXTS                         |
 | pages due to be crawled, oldest first            | GSI2 gsi2pk=PAGEDUE#{shard 0-9}                      |
 |                                                  |      gsi2sk={retry_at}#{created_at}                  |
 | pages claimed by a worker (stuck when old)       | GSI2 gsi2pk=PAGECLAIMED#{shard 0-9}                  |
@@ -98,6 +99,7 @@ CHUNK_SK_PREFIX = "CHUNK#"
 DOCSET_SK_PREFIX = "DOCSET#"
 DOCSET_PAGES_PK_PREFIX = "DOCSET#"
 PAGE_SK_PREFIX = "PAGE#"
+SK_DOCSET_TEXTS = "TEXTS"
 DOCSET_SESSION_SK_PREFIX = "DOCSESSION#"
 ALL_DOCSETS_GSI_PK = "DOCSETS"
 PAGE_SHARDS = 10

@@ -253,6 +253,21 @@ class SqliteDocsetStore:
             "SELECT id, document_id FROM docset_pages WHERE docset_id = ?", (docset_id,)).fetchall()
         return [(r["id"], r["document_id"]) for r in rows]
 
+    def text_version(self, docset_id: str) -> int:
+        row = self.db.connection().execute("SELECT text_version FROM docsets WHERE id = ?", (docset_id,)).fetchone()
+        return int(row["text_version"]) if row else 0
+
+    def register_text(self, docset_id: str, page_id: str, sketch: list[int], expected_version: int) -> bool:
+        """The version's compare-and-set and the page's sketch in one write transaction."""
+        with self.db.transaction() as conn:
+            bumped = conn.execute("UPDATE docsets SET text_version = text_version + 1"
+                                  " WHERE id = ? AND text_version = ?", (docset_id, expected_version)).rowcount
+            if not bumped:
+                return False
+            conn.execute("UPDATE docset_pages SET sketch = ? WHERE docset_id = ? AND id = ?",
+                         (json.dumps(sketch, separators=(",", ":")), docset_id, page_id))
+            return True
+
     # ------------------------------------------------------------------ sessions
 
     def put_session(self, session: ClientSession) -> None:

@@ -87,7 +87,7 @@ CREATE TABLE IF NOT EXISTS docsets (
     id TEXT PRIMARY KEY, organization_id TEXT NOT NULL, project_id TEXT NOT NULL, name TEXT NOT NULL,
     base_url TEXT NOT NULL, seed_url TEXT NOT NULL, seed_slug TEXT NOT NULL, allowed_paths TEXT NOT NULL,
     max_pages INTEGER NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
-    last_refreshed_at INTEGER);
+    last_refreshed_at INTEGER, text_version INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS docsets_by_org ON docsets (organization_id, created_at);
 CREATE TABLE IF NOT EXISTS docset_pages (
     id TEXT PRIMARY KEY, docset_id TEXT NOT NULL, organization_id TEXT NOT NULL, url TEXT NOT NULL,
@@ -153,6 +153,7 @@ _ADDED_COLUMNS = (
     ("docset_pages", "sketch", "TEXT"),  # memlane.domain.docsets.DocsetPage.sketch as JSON
     ("documents", "conversation_id", "TEXT"),  # memlane.domain.models.Document.conversation_id
     ("documents", "message_index", "INTEGER"),
+    ("docsets", "text_version", "INTEGER NOT NULL DEFAULT 0"),  # DocsetStore.register_text's counter
 )
 
 

@@ -66,7 +66,8 @@ class KeyRevokedOut(BaseModel):
 
 @router.get("/v3/stats", tags=["projects"], summary="The organization's figures: memories, this week, storage")
 def stats() -> StatsOut:
-    return projects.organization_stats(services(), principal_of(router))
+    docsets = router.context.get("docsets")  # their pages are counted apart from memories
+    return projects.organization_stats(services(), principal_of(router), docsets.store if docsets else None)
 
 
 # --------------------------------------------------------------------------- projects

@@ -341,3 +341,26 @@ def test_health_has_the_documented_fields(docs_server):
     h = httpx.get(f"{docs_server.url}/health").json()
     assert h["status"] == "ok" and isinstance(h["version"], str)
     assert_ms(h["timestamp"])
+
+
+# ----------------------------------------------------------------------------- the dashboard's figures
+
+
+def test_the_dashboard_counts_documentation_pages_apart_from_memories(docs_server, site):
+    c = docs_server.client
+    # Given two memories saved this week, then a documentation site indexed to the end
+    for text in ("Stats: the spare key hangs behind the red door.", "Stats: café opens at 7 — ☕ first."):
+        assert c.post("/v3/memory", json={"content": text}).status_code in (200, 201, 202)
+    before = c.get("/v3/stats").json()
+    out = index(docs_server, site)
+    docs_server.wait_ready(out["docsetId"])
+    # When the dashboard reads its figures
+    after = c.get("/v3/stats").json()
+    # Then the memories and this week's count are the two memories, not the site's five pages;
+    # the pages are counted on their own and their text is in the storage used
+    assert (after["total_memories"], after["memories_this_week"]) == (2, 2)
+    assert after["documentation_pages"] == 5 and before["documentation_pages"] == 0
+    assert after["storage_bytes"] > before["storage_bytes"]
+    # and the docset's project is not counted among the projects of memories
+    all_projects = c.get("/v3/projects").json()["projects"]
+    assert after["project_count"] == before["project_count"] == len(all_projects) - 1

@@ -7,7 +7,7 @@ export function DocumentList({ documents }: { documents: DocumentListItem[] }) {
     <ol className="cards" data-testid="document-list">
       {documents.map((d) => (
         <li key={d.id} className="card">
-          <h3>
+          <h3 dir="auto">
             <Link href={`/memories/${d.id}`}>{d.title}</Link>
             {d.status !== 'ready' && <span className={`badge status-${d.status}`}>{d.status}</span>}
           </h3>

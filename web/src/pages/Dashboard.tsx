@@ -80,7 +80,7 @@ export function Dashboard() {
           <ol className="cards" data-testid="recent-list">
             {recent.data?.results.map((r) => (
               <li key={r.document_id} className="card">
-                <h3>
+                <h3 dir="auto">
                   <Link href={`/memories/${r.document_id}`}>{r.title}</Link>
                 </h3>
                 {r.summary && <p>{r.summary}</p>}

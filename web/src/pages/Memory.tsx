@@ -52,7 +52,7 @@ export function MemoryPage({ id }: { id: string }) {
       <p className="crumbs">
         {project ? <Link href={`/projects/${project.id}`}>{project.name}</Link> : 'Project'} /
       </p>
-      <h1>{d.title}</h1>
+      <h1 dir="auto">{d.title}</h1>
       {d.superseded_by && (
         <Notice>
           A newer version exists: <Link href={`/memories/${d.superseded_by}`}>open the latest version</Link>.

@@ -47,7 +47,7 @@ export function ProjectPage({ id }: { id: string }) {
       <p className="crumbs">
         <Link href="/projects">Projects</Link> /
       </p>
-      <h1>{p?.name ?? 'Project'}</h1>
+      <h1 dir="auto">{p?.name ?? 'Project'}</h1>
       {p?.description && <p>{p.description}</p>}
       {p && (
         <p className="muted">

@@ -16,7 +16,7 @@ under the document's partition key).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -71,12 +71,14 @@ class DynamoDocumentStore(DynamoProjectStore):
         super().__init__(table_name, client, sleep=sleep)
         self.blob_store = blob_store
 
-    def document_stats(self, org_id: str, since: datetime) -> DocumentStats:
+    def document_stats(self, org_id: str, since: datetime, apart: Collection[str] = ()) -> DocumentStats:
         """One Query per project over GSI1 (its documents by creation time), reading the size
         attribute rather than the content."""
         bound = to_iso(since)
-        total = recent = size = 0
+        apart_ids = set(apart)
+        total = recent = size = apart_total = 0
         for project in self.list_projects(org_id):
+            counted_apart = project.id in apart_ids
             for item in self._query(
                 IndexName=ks.GSI1,
                 KeyConditionExpression="gsi1pk = :pk",
@@ -84,14 +86,17 @@ class DynamoDocumentStore(DynamoProjectStore):
                 ProjectionExpression="#c, #b, #t",
                 ExpressionAttributeNames={"#c": "created_at", "#b": CONTENT_BYTES, "#t": "content"},
             ):
-                total += 1
-                if item.get("created_at", {}).get("S", "") >= bound:
-                    recent += 1
+                if counted_apart:
+                    apart_total += 1
+                else:
+                    total += 1
+                    if item.get("created_at", {}).get("S", "") >= bound:
+                        recent += 1
                 if CONTENT_BYTES in item:
                     size += int(item[CONTENT_BYTES]["N"])
                 elif "content" in item:  # written before content_bytes existed
                     size += len(item["content"]["S"].encode("utf-8"))
-        return DocumentStats(total=total, created_since=recent, content_bytes=size)
+        return DocumentStats(total=total, created_since=recent, content_bytes=size, apart_total=apart_total)
 
     def put_document(self, doc: Document) -> None:
         pk = ks.doc_pk(doc.organization_id, doc.id)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import bisect
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from memlane.adapters.local.metadata.base import SqliteTables, placeholders
@@ -63,18 +63,23 @@ def row_to_document(row: sqlite3.Row) -> Document:
 class SqliteDocumentStore(SqliteTables):
     """DocumentStore on SQLite."""
 
-    def document_stats(self, org_id: str, since: datetime) -> DocumentStats:
+    def document_stats(self, org_id: str, since: datetime, apart: Collection[str] = ()) -> DocumentStats:
+        apart_ids = list(dict.fromkeys(apart))
+        in_apart = f"project_id IN ({placeholders(len(apart_ids))})" if apart_ids else "0"
         row = (
             self.db.connection()
             .execute(
-                "SELECT COUNT(*) AS total, COALESCE(SUM(created_at >= ?), 0) AS recent,"
+                f"SELECT COALESCE(SUM(NOT ({in_apart})), 0) AS total,"
+                f" COALESCE(SUM(NOT ({in_apart}) AND created_at >= ?), 0) AS recent,"
+                f" COALESCE(SUM({in_apart}), 0) AS apart,"
                 " COALESCE(SUM(LENGTH(CAST(content AS BLOB))), 0) AS bytes"
                 " FROM documents WHERE organization_id = ?",
-                (iso(since), org_id),
+                (*apart_ids, *apart_ids, iso(since), *apart_ids, org_id),
             )
             .fetchone()
         )
-        return DocumentStats(total=row["total"], created_since=row["recent"], content_bytes=row["bytes"])
+        return DocumentStats(total=row["total"], created_since=row["recent"], content_bytes=row["bytes"],
+                             apart_total=row["apart"])
 
     def put_document(self, doc: Document) -> None:
         with self.db.transaction() as conn:
