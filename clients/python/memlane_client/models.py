@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "86e9fd82d64f25bf09a365c98c0d1252a3da08ac375e138eaf3cd2cb6e3fcea9"
+OPENAPI_SHA256 = "c9470ebc6cc8870d2c63c54997e4cd299365ef20cfe847c492acbf18e59c1109"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 
@@ -868,6 +868,7 @@ class StatsOut(TypedDict):
     """StatsOut"""
     total_memories: "int"
     memories_this_week: "int"
+    documentation_pages: "int"
     storage_bytes: "int"
     project_count: "int"
 
