@@ -9,11 +9,15 @@ counts, never message text) and a job in the durable queue (SQLite locally, SQS 
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from pydantic import ValidationError
 
 from memlane.conversations import budget
 from memlane.conversations.schemas import (
     ConversationIn,
+    ConversationMessageOut,
+    ConversationMessagesOut,
     ConversationOut,
     ExtractionOut,
     ExtractionState,
@@ -22,7 +26,7 @@ from memlane.conversations.schemas import (
 from memlane.documents.writer import WriteRequest
 from memlane.documents.writing import write_protected
 from memlane.domain.errors import InvalidInputError, MemlaneError, NotFoundError
-from memlane.domain.facts import decisions_of
+from memlane.domain.facts import decisions_of, kind_of, own_metadata
 from memlane.domain.models import Document, IngestJob, new_id
 from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn, MemoryOut
@@ -131,3 +135,38 @@ def get_extraction(svc: Services, who: Principal, extraction_id: str) -> Extract
                              if d.decided_at == f.decided_at and d.sources == f.sources), None)
             facts.append(f.model_copy(update={"text": doc.content, "decision": decision}))
     return record.model_copy(update={"facts": facts})
+
+
+MAX_PAGE = 100
+
+
+def list_conversation(svc: Services, who: Principal, conversation_id: str, project_id: str | None,
+                      limit: int = 50, cursor: str | None = None) -> ConversationMessagesOut:
+    """GET /v3/conversations/{id}: the conversation's visible memories (ready, current version,
+    unexpired) in conversation order, a page at a time; the cursor is the position of the next one."""
+    project = resolve_project(svc, who, project_id)
+    start = 0
+    if cursor is not None:
+        if not cursor.isdigit():
+            raise InvalidInputError("cursor", "must be the next_cursor of a previous page")
+        start = int(cursor)
+    docs = svc.metadata.conversation_documents(who.organization_id, project.id, conversation_id, svc.clock.now())
+    if not docs:
+        raise NotFoundError(f"conversation {conversation_id!r} not found in project {project.id}")
+    page = docs[start:start + limit]
+    messages = []
+    for doc in page:
+        own = own_metadata(doc)
+        said = own.get("said_at")
+        try:
+            time = datetime.fromisoformat(said) if isinstance(said, str) else None
+        except ValueError:
+            time = None
+        messages.append(ConversationMessageOut(
+            id=doc.id, message_index=doc.message_index, kind=kind_of(doc),
+            role=own.get("role") if isinstance(own.get("role"), str) else None,
+            speaker=own.get("speaker") if isinstance(own.get("speaker"), str) else None,
+            time=time, content=doc.content, created_at=doc.created_at))
+    end = start + len(page)
+    return ConversationMessagesOut(conversation_id=conversation_id, project_id=project.id, messages=messages,
+                                   next_cursor=str(end) if end < len(docs) else None)

@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "b2fc314e7691287367314c693f5cedb2417b89a1dfa7515c5e395c36d3429863"
+OPENAPI_SHA256 = "aea7b249ee2ea4ba35efc0eb18afce2d9f66b0ff7ef8ecd235643ae7eb749445"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 
@@ -166,6 +166,26 @@ class ConversationIn(TypedDict):
     project_id: NotRequired["str | None"]
     subject: NotRequired["str | None"]
     extract: NotRequired["bool"]
+
+
+class ConversationMessageOut(TypedDict):
+    """ConversationMessageOut"""
+    id: "str"
+    message_index: "int | None"
+    kind: "Literal[\"memory\", \"message\", \"fact\"]"
+    role: "str | None"
+    speaker: "str | None"
+    time: "str | None"
+    content: "str"
+    created_at: "str"
+
+
+class ConversationMessagesOut(TypedDict):
+    """ConversationMessagesOut"""
+    conversation_id: "str"
+    project_id: "str"
+    messages: "list[ConversationMessageOut]"
+    next_cursor: "str | None"
 
 
 class ConversationOut(TypedDict):

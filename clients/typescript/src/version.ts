@@ -2,4 +2,4 @@
 /** The version of memlane's API (its OpenAPI document's info.version) this client was generated from. */
 export const API_VERSION = "0.1.0"
 /** SHA-256 of that OpenAPI document. */
-export const OPENAPI_SHA256 = "b2fc314e7691287367314c693f5cedb2417b89a1dfa7515c5e395c36d3429863"
+export const OPENAPI_SHA256 = "aea7b249ee2ea4ba35efc0eb18afce2d9f66b0ff7ef8ecd235643ae7eb749445"
