@@ -90,3 +90,19 @@ def test_without_an_llm_the_client_is_told_extraction_is_off(hash_server):
         assert "no LLM is configured" in (out["extraction"]["reason"] or "")
         assert memlane.profile()["extraction"].startswith("off")
         assert [m["content"] for m in memlane.conversation("plain")["messages"]] == ["Just a message."]
+
+
+def test_the_openai_tools_include_the_mcp_profile_tool_and_run_it(llm_server):
+    from memlane_client.openai_tools import mcp_tools, openai_tools, run_tool_call
+
+    url, key, _ = llm_server
+    (tool,) = openai_tools(["profile"])
+    definition = next(t for t in mcp_tools() if t["name"] == "profile")
+    assert tool["function"]["description"] == definition["description"]
+    assert tool["function"]["parameters"] == definition["inputSchema"]
+    with MemlaneClient(url, key, timeout=30) as memlane:
+        saved = memlane.save_conversation("cello", [message("I play the cello.", speaker="Ana")])
+        assert finished(memlane, saved["extraction"]["id"])["status"] == "done"
+        text = run_tool_call(memlane, "profile", '{"subject": "Ana"}')
+        assert "Ana plays the cello" in text and not text.startswith("Error")
+        assert text == memlane.mcp_call("profile", {"subject": "Ana"})["content"][0]["text"]
