@@ -162,6 +162,16 @@ def test_a_conversation_reads_back_in_order_a_page_at_a_time(tmp_path, llm) -> N
         bad = client.get(path, params={"cursor": "abc"})
         assert bad.status_code == 400 and "cursor" in bad.json()["error"]
         assert client.get(path, params={"limit": 0}).status_code == 400
+        # an id with a slash is no path segment: the query form takes any id
+        client.post("/v3/conversations", json={"conversation_id": "user/42", "extract": False,
+                                               "messages": [{"role": "user", "content": "A slash in my id."}]})
+        assert client.get("/v3/conversations/user%2F42").status_code == 404
+        by_query = client.get("/v3/conversations", params={"conversation_id": "user/42"}).json()
+        assert [m["content"] for m in by_query["messages"]] == ["A slash in my id."]
+        same = client.get("/v3/conversations", params={"conversation_id": "planning: week 1", "limit": 2}).json()
+        assert same == first
+        missing_id = client.get("/v3/conversations")
+        assert missing_id.status_code == 400 and "conversation_id" in missing_id.json()["error"]
     finally:
         client.close()
         srv.shutdown()

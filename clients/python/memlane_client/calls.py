@@ -102,8 +102,12 @@ def save_conversation(conversation_id: str, messages: list[dict[str, Any]], proj
 
 
 def conversation(conversation_id: str, project_id: str | None, limit: int | None, cursor: str | None) -> Call:
-    return Call("GET", f"/v3/conversations/{seg(conversation_id)}",
-                params=given(project_id=project_id, limit=limit, cursor=cursor))
+    """GET /v3/conversations/{id}; an id with a `/` (never a path segment, even encoded, behind most
+    proxies) as the query parameter of GET /v3/conversations."""
+    params = given(project_id=project_id, limit=limit, cursor=cursor)
+    if "/" in conversation_id:
+        return Call("GET", "/v3/conversations", params={"conversation_id": conversation_id, **params})
+    return Call("GET", f"/v3/conversations/{seg(conversation_id)}", params=params)
 
 
 def extraction(extraction_id: str) -> Call:

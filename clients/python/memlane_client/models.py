@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "aea7b249ee2ea4ba35efc0eb18afce2d9f66b0ff7ef8ecd235643ae7eb749445"
+OPENAPI_SHA256 = "0f598ff718297894bd80d2c2e80e67f98aa35060c7538c60e71e839b5309a092"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 

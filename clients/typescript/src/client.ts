@@ -340,8 +340,10 @@ export class MemlaneClient {
    * A 404 MemlaneError when the project holds no message of it. */
   conversation(conversationId: string,
     options: { projectId?: string; limit?: number; cursor?: string } = {}): Promise<ConversationMessages> {
-    return this.request('GET', `/v3/conversations/${seg(conversationId)}`,
-      { query: { project_id: options.projectId, limit: options.limit, cursor: options.cursor } })
+    const query = { project_id: options.projectId, limit: options.limit, cursor: options.cursor }
+    // an id with a `/` is never a path segment (even encoded, behind most proxies): the query form takes any
+    if (conversationId.includes('/')) return this.request('GET', '/v3/conversations', { query: { ...query, conversation_id: conversationId } })
+    return this.request('GET', `/v3/conversations/${seg(conversationId)}`, { query })
   }
 
   /** Every message of a conversation, in order, a page at a time. */

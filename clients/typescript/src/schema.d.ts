@@ -512,7 +512,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** A conversation's messages in order, the id as a query parameter (any id, `/` included) */
+        get: operations["get_conversation_by_query_v3_conversations_get"];
         put?: never;
         /**
          * Save a conversation's messages; draw facts from them when an LLM is configured
@@ -534,7 +535,7 @@ export interface paths {
         };
         /**
          * A conversation's messages in order, a page at a time
-         * @description The conversation's visible memories (saved by POST /v3/conversations, or by POST /v3/memory with this conversation_id) in conversation order. 404 when the project has none.
+         * @description The conversation's visible memories (saved by POST /v3/conversations, or by POST /v3/memory with this conversation_id) in conversation order. 404 when the project has none. An id with a `/` in it cannot be a path segment: GET /v3/conversations?conversation_id= takes any.
          */
         get: operations["get_conversation_v3_conversations__conversation_id__get"];
         put?: never;
@@ -4170,6 +4171,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ContextOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_conversation_by_query_v3_conversations_get: {
+        parameters: {
+            query: {
+                conversation_id: string;
+                project_id?: string | null;
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationMessagesOut"];
                 };
             };
             /** @description Validation Error */

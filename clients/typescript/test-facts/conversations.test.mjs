@@ -53,6 +53,9 @@ describe('conversations, facts and the profile', () => {
     for await (const m of memlane.iterConversation('ts-trip', { pageSize: 2 })) all.push(m.content)
     assert.deepEqual(all, ['I live in Lisbon.', 'Lovely city.', 'Three more days of holiday.'])
     await assert.rejects(memlane.conversation('never said'), (e) => e.status === 404 && /never said/.test(e.error))
+    await memlane.saveConversation({ conversation_id: 'team/standup', extract: false,
+      messages: [{ speaker: 'Kim', content: 'A conversation id with a slash.' }] })
+    assert.deepEqual((await memlane.conversation('team/standup')).messages.map((m) => m.speaker), ['Kim'])
 
     const before = (await memlane.document(lisbon.facts[0].fact_id)).created_at
     await new Promise((resolve) => setTimeout(resolve, 50))

@@ -63,20 +63,42 @@ def save_conversation(body: ConversationIn) -> Response[ConversationOut]:
     return Response(status_code=result["status"], content_type="application/json", body=out)
 
 
-@router.get("/v3/conversations/<conversation_id>", tags=["conversations"],
-            summary="A conversation's messages in order, a page at a time",
-            description="The conversation's visible memories (saved by POST /v3/conversations, or by POST /v3/memory "
-                        "with this conversation_id) in conversation order. 404 when the project has none.")
-def get_conversation(
-    conversation_id: Annotated[str, Path(min_length=1, max_length=MAX_CONVERSATION_ID_CHARS)],
-    project_id: Annotated[UUIDStr | None, Query()] = None,
-    limit: Annotated[int, Query(ge=1, le=conversations.MAX_PAGE)] = 50,
-    cursor: Annotated[str | None, Query(max_length=20)] = None,
-) -> ConversationMessagesOut:
+ConversationIdPath = Annotated[str, Path(min_length=1, max_length=MAX_CONVERSATION_ID_CHARS)]
+ConversationIdQuery = Annotated[str, Query(min_length=1, max_length=MAX_CONVERSATION_ID_CHARS)]
+PageLimit = Annotated[int, Query(ge=1, le=conversations.MAX_PAGE)]
+Cursor = Annotated[str | None, Query(max_length=20)]
+
+
+def _messages(conversation_id: str, project_id: str | None, limit: int, cursor: str | None) -> ConversationMessagesOut:
     wanted = conversation_id.strip()
     if not wanted:
         raise InvalidInputError("conversation_id", "must not be blank")
     return conversations.list_conversation(services(), principal_of(router), wanted, project_id, limit, cursor)
+
+
+@router.get("/v3/conversations/<conversation_id>", tags=["conversations"],
+            summary="A conversation's messages in order, a page at a time",
+            description="The conversation's visible memories (saved by POST /v3/conversations, or by POST /v3/memory "
+                        "with this conversation_id) in conversation order. 404 when the project has none. An id "
+                        "with a `/` in it cannot be a path segment: GET /v3/conversations?conversation_id= takes any.")
+def get_conversation(
+    conversation_id: ConversationIdPath,
+    project_id: Annotated[UUIDStr | None, Query()] = None,
+    limit: PageLimit = 50,
+    cursor: Cursor = None,
+) -> ConversationMessagesOut:
+    return _messages(conversation_id, project_id, limit, cursor)
+
+
+@router.get("/v3/conversations", tags=["conversations"],
+            summary="A conversation's messages in order, the id as a query parameter (any id, `/` included)")
+def get_conversation_by_query(
+    conversation_id: ConversationIdQuery,
+    project_id: Annotated[UUIDStr | None, Query()] = None,
+    limit: PageLimit = 50,
+    cursor: Cursor = None,
+) -> ConversationMessagesOut:
+    return _messages(conversation_id, project_id, limit, cursor)
 
 
 @router.get("/v3/extractions/<extraction_id>", tags=["conversations"],

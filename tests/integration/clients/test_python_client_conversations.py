@@ -90,6 +90,8 @@ def test_without_an_llm_the_client_is_told_extraction_is_off(hash_server):
         assert "no LLM is configured" in (out["extraction"]["reason"] or "")
         assert memlane.profile()["extraction"].startswith("off")
         assert [m["content"] for m in memlane.conversation("plain")["messages"]] == ["Just a message."]
+        memlane.save_conversation("team/standup", [message("A conversation id with a slash.", speaker="Kim")])
+        assert [m["speaker"] for m in memlane.iter_conversation("team/standup")] == ["Kim"]
 
 
 def test_the_openai_tools_include_the_mcp_profile_tool_and_run_it(llm_server):
