@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "0f598ff718297894bd80d2c2e80e67f98aa35060c7538c60e71e839b5309a092"
+OPENAPI_SHA256 = "41e8275b870541358b61455244fbdcb1d259d591c43121646e88c2b236139040"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 

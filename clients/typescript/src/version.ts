@@ -2,4 +2,4 @@
 /** The version of memlane's API (its OpenAPI document's info.version) this client was generated from. */
 export const API_VERSION = "0.1.0"
 /** SHA-256 of that OpenAPI document. */
-export const OPENAPI_SHA256 = "0f598ff718297894bd80d2c2e80e67f98aa35060c7538c60e71e839b5309a092"
+export const OPENAPI_SHA256 = "41e8275b870541358b61455244fbdcb1d259d591c43121646e88c2b236139040"

@@ -66,7 +66,7 @@ def save_conversation(body: ConversationIn) -> Response[ConversationOut]:
 ConversationIdPath = Annotated[str, Path(min_length=1, max_length=MAX_CONVERSATION_ID_CHARS)]
 ConversationIdQuery = Annotated[str, Query(min_length=1, max_length=MAX_CONVERSATION_ID_CHARS)]
 PageLimit = Annotated[int, Query(ge=1, le=conversations.MAX_PAGE)]
-Cursor = Annotated[str | None, Query(max_length=20)]
+Cursor = Annotated[str | None, Query(max_length=400)]
 
 
 def _messages(conversation_id: str, project_id: str | None, limit: int, cursor: str | None) -> ConversationMessagesOut:
