@@ -123,3 +123,23 @@ class ExtractionOut(BaseModel):
     created_at: datetime
     finished_at: datetime | None = None
     user_id: str = "api"
+
+
+class ConversationMessageOut(BaseModel):
+    id: str
+    message_index: int | None
+    kind: Literal["memory", "message", "fact"] = Field(
+        description="message: saved by POST /v3/conversations; memory: saved by POST /v3/memory with this "
+                    "conversation_id.")
+    role: str | None = None
+    speaker: str | None = None
+    time: datetime | None = Field(default=None, description="When it was said, as the save gave it.")
+    content: str
+    created_at: datetime
+
+
+class ConversationMessagesOut(BaseModel):
+    conversation_id: str
+    project_id: str
+    messages: list[ConversationMessageOut] = Field(description="In conversation order (message_index).")
+    next_cursor: str | None = Field(default=None, description="Pass as `cursor` for the next page; null on the last.")

@@ -9,11 +9,17 @@ counts, never message text) and a job in the durable queue (SQLite locally, SQS 
 
 from __future__ import annotations
 
+import base64
+import json
+from datetime import datetime
+
 from pydantic import ValidationError
 
 from memlane.conversations import budget
 from memlane.conversations.schemas import (
     ConversationIn,
+    ConversationMessageOut,
+    ConversationMessagesOut,
     ConversationOut,
     ExtractionOut,
     ExtractionState,
@@ -22,8 +28,8 @@ from memlane.conversations.schemas import (
 from memlane.documents.writer import WriteRequest
 from memlane.documents.writing import write_protected
 from memlane.domain.errors import InvalidInputError, MemlaneError, NotFoundError
-from memlane.domain.facts import decisions_of
-from memlane.domain.models import Document, IngestJob, new_id
+from memlane.domain.facts import decisions_of, kind_of, own_metadata
+from memlane.domain.models import Document, IngestJob, conversation_order, new_id
 from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn, MemoryOut
 from memlane.ports import Services
@@ -131,3 +137,53 @@ def get_extraction(svc: Services, who: Principal, extraction_id: str) -> Extract
                              if d.decided_at == f.decided_at and d.sources == f.sources), None)
             facts.append(f.model_copy(update={"text": doc.content, "decision": decision}))
     return record.model_copy(update={"facts": facts})
+
+
+MAX_PAGE = 100
+
+
+def list_conversation(svc: Services, who: Principal, conversation_id: str, project_id: str | None,
+                      limit: int = 50, cursor: str | None = None) -> ConversationMessagesOut:
+    """GET /v3/conversations/{id}: the conversation's visible memories (ready, current version,
+    unexpired) in conversation order, a page at a time. The cursor is the place of the page's last
+    message, so a message saved or deleted between pages neither repeats nor skips another."""
+    project = resolve_project(svc, who, project_id)
+    after = _place(cursor) if cursor is not None else None
+    docs = svc.metadata.conversation_documents(who.organization_id, project.id, conversation_id, svc.clock.now())
+    if not docs:
+        raise NotFoundError(f"conversation {conversation_id!r} not found in project {project.id}")
+    rest = [d for d in docs if after is None or conversation_order(d) > after]
+    page = rest[:limit]
+    messages = []
+    for doc in page:
+        own = own_metadata(doc)
+        said = own.get("said_at")
+        try:
+            time = datetime.fromisoformat(said) if isinstance(said, str) else None
+        except ValueError:
+            time = None
+        messages.append(ConversationMessageOut(
+            id=doc.id, message_index=doc.message_index, kind=kind_of(doc),
+            role=own.get("role") if isinstance(own.get("role"), str) else None,
+            speaker=own.get("speaker") if isinstance(own.get("speaker"), str) else None,
+            time=time, content=doc.content, created_at=doc.created_at))
+    more = len(rest) > len(page) and page
+    return ConversationMessagesOut(conversation_id=conversation_id, project_id=project.id, messages=messages,
+                                   next_cursor=_cursor(page[-1]) if more else None)
+
+
+def _cursor(doc: Document) -> str:
+    index, created_at, doc_id = conversation_order(doc)
+    raw = json.dumps([index, created_at.isoformat(), doc_id], separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _place(cursor: str) -> tuple[int, datetime, str]:
+    try:
+        index, created_at, doc_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        when = datetime.fromisoformat(created_at)
+        if not isinstance(index, int) or not isinstance(doc_id, str) or when.tzinfo is None:
+            raise ValueError(cursor)
+        return index, when, doc_id
+    except (ValueError, TypeError) as exc:
+        raise InvalidInputError("cursor", "must be the next_cursor of a previous page") from exc

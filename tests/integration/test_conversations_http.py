@@ -106,3 +106,75 @@ def test_an_extraction_queued_while_the_llm_is_down_completes_after_a_restart(tm
     finally:
         client.close()
         srv.shutdown()
+
+
+def test_a_retried_save_with_its_idempotency_key_saves_and_queues_once(tmp_path, llm) -> None:
+    srv, client = start(tmp_path, llm)
+    try:
+        body = {"conversation_id": "retry-1", "messages": [
+            {"speaker": "Sam", "content": "I live in Lisbon."}, {"role": "assistant", "content": "Noted, Sam."}]}
+        headers = {"Idempotency-Key": "conv-save-1"}
+        first = client.post("/v3/conversations", json=body, headers=headers)
+        again = client.post("/v3/conversations", json=body, headers=headers)
+        assert first.status_code == again.status_code == 201
+        assert again.json() == first.json()  # the first answer replayed: the same extraction id
+        assert first.json()["saved"] == 2 and first.json()["extraction"]["status"] == "queued"
+        record = wait_done(client, first.json()["extraction"]["id"])
+        assert [f["outcome"] for f in record["facts"]] == ["new"]
+        messages = client.get("/v3/conversations/retry-1").json()["messages"]
+        assert [(m["speaker"] or m["role"], m["content"]) for m in messages] == [
+            ("Sam", "I live in Lisbon."), ("assistant", "Noted, Sam.")]
+        # one extraction record and one extraction asked of the LLM: the retry queued nothing
+        with srv.runtime.stack.db.transaction() as conn:
+            records = conn.execute("SELECT key FROM blobs WHERE key LIKE 'extractions/%'").fetchall()
+        assert len(records) == 1
+        assert llm.tasks().count("extract_facts") == 1
+        other = client.post("/v3/conversations", json={**body, "conversation_id": "retry-2"}, headers=headers)
+        assert other.status_code == 409 and "Idempotency-Key" in other.json()["error"]
+        # the key guards one request on one route: a memory saved under it is another body
+        memory = client.post("/v3/memory", json={"content": "x"}, headers=headers)
+        assert memory.status_code == 409
+    finally:
+        client.close()
+        srv.shutdown()
+
+
+def test_a_conversation_reads_back_in_order_a_page_at_a_time(tmp_path, llm) -> None:
+    srv, client = start(tmp_path, llm)
+    try:
+        said = [f"Turn {i}: the plan for step {i} is written down." for i in range(5)]
+        r = client.post("/v3/conversations", json={
+            "conversation_id": "planning: week 1", "extract": False,
+            "messages": [{"role": "user" if i % 2 == 0 else "assistant", "content": t,
+                          "time": f"2026-11-0{i + 1}T10:00:00Z"} for i, t in enumerate(said)]})
+        assert r.status_code == 201, r.text
+        path = "/v3/conversations/planning%3A%20week%201"
+        first = client.get(path, params={"limit": 2}).json()
+        assert [m["content"] for m in first["messages"]] == said[:2]
+        assert [m["role"] for m in first["messages"]] == ["user", "assistant"]
+        assert first["messages"][0]["kind"] == "message" and first["messages"][0]["time"].startswith("2026-11-01")
+        rest = client.get(path, params={"limit": 2, "cursor": first["next_cursor"]}).json()
+        # a message deleted between pages moves no other one out of the next page
+        assert client.delete(f"/v3/documents/{first['messages'][0]['id']}").status_code == 200
+        last = client.get(path, params={"limit": 2, "cursor": rest["next_cursor"]}).json()
+        assert [m["content"] for m in rest["messages"] + last["messages"]] == said[2:]
+        assert last["next_cursor"] is None
+        missing = client.get("/v3/conversations/nobody-said-this")
+        assert missing.status_code == 404 and "nobody-said-this" in missing.json()["error"]
+        for junk in ("abc", "W10", "WzEsIm5vdCBhIGRhdGUiLCJ4Il0"):  # not base64 JSON; []; [1, "not a date", "x"]
+            bad = client.get(path, params={"cursor": junk})
+            assert bad.status_code == 400 and "cursor" in bad.json()["error"], (junk, bad.text)
+        assert client.get(path, params={"limit": 0}).status_code == 400
+        # an id with a slash is no path segment: the query form takes any id
+        client.post("/v3/conversations", json={"conversation_id": "user/42", "extract": False,
+                                               "messages": [{"role": "user", "content": "A slash in my id."}]})
+        assert client.get("/v3/conversations/user%2F42").status_code == 404
+        by_query = client.get("/v3/conversations", params={"conversation_id": "user/42"}).json()
+        assert [m["content"] for m in by_query["messages"]] == ["A slash in my id."]
+        same = client.get("/v3/conversations", params={"conversation_id": "planning: week 1", "limit": 2}).json()
+        assert same == client.get(path, params={"limit": 2}).json() and len(same["messages"]) == 2
+        missing_id = client.get("/v3/conversations")
+        assert missing_id.status_code == 400 and "conversation_id" in missing_id.json()["error"]
+    finally:
+        client.close()
+        srv.shutdown()

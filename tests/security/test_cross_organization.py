@@ -38,6 +38,9 @@ def owned(secure_server):
         gone = a.post("/v3/memory", json={"content": "A memory to delete for its receipt."}).json()
         receipt = a.delete(f"/v3/documents/{gone['id']}").json()["receipt"]
         key = a.post("/v3/keys", json={"name": "second"}).json()
+        chat = a.post("/v3/conversations", json={"conversation_id": "private chat", "messages": [
+            {"role": "user", "content": "The vault code is 4711, I said in our chat."}]})
+        assert chat.status_code == 201, chat.text
     now_ms = int(time.time() * 1000)
     docset = Docset(organization_id=org_id, project_id=project["id"], name="Private docs",
                     base_url="https://docs.example/", seed_url="https://docs.example/", seed_slug="",
@@ -52,7 +55,7 @@ def owned(secure_server):
     store_record(svc, org_id, extraction)
     return {"document_id": doc["id"], "project_id": project["id"], "receipt_id": receipt["id"],
             "key_id": key.get("id") or key["key"]["id"], "docset_id": docset.id, "connection_id": conn.id,
-            "extraction_id": extraction.id}
+            "extraction_id": extraction.id, "conversation_id": "private chat"}
 
 
 def test_every_id_bearing_route_refuses_another_organization(secure_server, owned):
@@ -71,6 +74,8 @@ def test_every_id_bearing_route_refuses_another_organization(secure_server, owne
         assert a.get(f"/v3/projects/{owned['project_id']}").json()["name"] == "Private plans"
         assert a.get(f"/v3/deletions/{owned['receipt_id']}").status_code == 200
         assert a.get(f"/v3/extractions/{owned['extraction_id']}").json()["conversation_id"] == "private chat"
+        said = a.get("/v3/conversations/private%20chat").json()["messages"]
+        assert [m["content"] for m in said] == ["The vault code is 4711, I said in our chat."]
         assert a.get(f"/docset/{owned['docset_id']}").status_code == 200
         assert a.get(f"/v3/connections/{owned['connection_id']}").json()["status"] == "active"
         assert any(k["id"] == owned["key_id"] and k.get("active", True) for k in a.get("/v3/keys").json()["keys"])

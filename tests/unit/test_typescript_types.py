@@ -49,6 +49,13 @@ def test_the_client_states_the_api_version_it_was_generated_from() -> None:
     assert f'API_VERSION = "{json.loads(committed_document)["info"]["version"]}"' in committed
 
 
+def test_the_committed_mcp_tools_are_the_servers() -> None:
+    fresh = generate.mcp_tools_text()
+    committed = generate.MCP_TOOLS_TS.read_text(encoding="utf-8")
+    assert committed == fresh, _stale("clients/typescript/src/mcp-tools.ts", committed, fresh)
+    assert '"name": "profile"' in committed
+
+
 def test_the_document_is_stable_and_ends_with_a_newline() -> None:
     text = generate.openapi_text()
     assert text.endswith("}\n") and generate.openapi_text() == text

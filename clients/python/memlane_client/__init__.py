@@ -9,6 +9,7 @@
 `API_VERSION` is the version of memlane's API (its OpenAPI document) the models were generated from.
 """
 
+from memlane_client.calls import message
 from memlane_client.client import AsyncMemlaneClient, MemlaneClient
 from memlane_client.errors import (
     AuthenticationError,
@@ -31,5 +32,5 @@ __version__ = "0.2.0"
 __all__ = [
     "API_VERSION", "AsyncMemlaneClient", "AuthenticationError", "BadRequest", "Conflict", "MemlaneClient",
     "MemlaneError", "MemlaneUnreachable", "NotFound", "PayloadTooLarge", "PermissionDenied", "RateLimited",
-    "RetryPolicy", "ServerError", "Unprocessable",
+    "RetryPolicy", "ServerError", "Unprocessable", "message",
 ]

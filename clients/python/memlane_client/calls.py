@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -65,11 +66,56 @@ def save_many(items: list[dict[str, Any]]) -> Call:
 
 
 def recall(query: str, limit: int | None, project_id: str | None, project_ids: list[str] | None,
-           filters: dict[str, Any] | None, min_relevance: float | None, fields: dict[str, Any]) -> Call:
+           filters: dict[str, Any] | None, min_relevance: float | None, fields: dict[str, Any],
+           kind: str | list[str] | None = None, as_of: str | datetime | None = None) -> Call:
+    """`kind` ("fact", "message", "memory", or a list) joins `filters.kind`; `as_of` (an ISO 8601
+    time or a datetime) recalls what was current then (facts superseded since included)."""
     body = {"query": query, **given(**fields)}
+    if kind is not None:
+        filters = {**(filters or {}), "kind": [kind] if isinstance(kind, str) else list(kind)}
     body.update(given(limit=limit, project_id=project_id, project_ids=project_ids, filters=filters,
-                      min_relevance=min_relevance))
+                      min_relevance=min_relevance, as_of=iso(as_of)))
     return Call("POST", "/v3/recall", body)
+
+
+def iso(when: str | datetime | None) -> str | None:
+    """A time as the API takes it: ISO 8601 (a naive datetime is taken as UTC by the server)."""
+    return when.isoformat() if isinstance(when, datetime) else when
+
+
+# ------------------------------------------------------------------------------ conversations and facts
+
+def message(content: str, *, role: str | None = None, speaker: str | None = None,
+            time: str | datetime | None = None, message_index: int | None = None) -> dict[str, Any]:
+    """One message of a conversation save: its text and who said it (`role`: user, assistant,
+    system or tool; `speaker`: a name; give one or both), when (`time`) and where (`message_index`)."""
+    return {"content": content, **given(role=role, speaker=speaker, time=iso(time), message_index=message_index)}
+
+
+def save_conversation(conversation_id: str, messages: list[dict[str, Any]], project_id: str | None,
+                      subject: str | None, extract: bool | None, idempotency_key: str | None) -> Call:
+    """POST /v3/conversations, always with an Idempotency-Key (a fresh one unless given): a save
+    retried after a lost answer or a 5xx stores its messages and queues their extraction once."""
+    body = {"conversation_id": conversation_id, "messages": messages,
+            **given(project_id=project_id, subject=subject, extract=extract)}
+    return Call("POST", "/v3/conversations", body, headers={"Idempotency-Key": idempotency_key or str(uuid.uuid4())})
+
+
+def conversation(conversation_id: str, project_id: str | None, limit: int | None, cursor: str | None) -> Call:
+    """GET /v3/conversations/{id}; an id with a `/` (never a path segment, even encoded, behind most
+    proxies) as the query parameter of GET /v3/conversations."""
+    params = given(project_id=project_id, limit=limit, cursor=cursor)
+    if "/" in conversation_id:
+        return Call("GET", "/v3/conversations", params={"conversation_id": conversation_id, **params})
+    return Call("GET", f"/v3/conversations/{seg(conversation_id)}", params=params)
+
+
+def extraction(extraction_id: str) -> Call:
+    return Call("GET", f"/v3/extractions/{seg(extraction_id)}")
+
+
+def profile(project_id: str | None, subject: str | None) -> Call:
+    return Call("GET", "/v3/profile", params=given(project_id=project_id, subject=subject))
 
 
 def context(body: dict[str, Any]) -> Call:

@@ -10,6 +10,7 @@ import asyncio
 import json as jsonlib
 import time
 from collections.abc import AsyncIterator, Iterator
+from datetime import datetime
 from typing import Any, cast
 
 import httpx
@@ -20,11 +21,15 @@ from memlane_client.errors import MemlaneError, MemlaneUnreachable, error_for, e
 from memlane_client.models import (
     API_VERSION,
     ContextOut,
+    ConversationMessageOut,
+    ConversationMessagesOut,
+    ConversationOut,
     DeletedOut,
     DeletionReceipt,
     DocumentListItem,
     DocumentListOut,
     DocumentOut,
+    ExtractionOut,
     ForgottenRecord,
     KeyCreatedOut,
     KeyOut,
@@ -33,6 +38,7 @@ from memlane_client.models import (
     MemoryOut,
     PageOut,
     PagesOut,
+    ProfileOut,
     ProjectDeletedOut,
     ProjectOut,
     RecallOut,
@@ -189,11 +195,13 @@ class MemlaneClient(_Base):
 
     def recall(self, query: str, *, limit: int | None = None, project_id: str | None = None,
                project_ids: list[str] | None = None, filters: dict[str, Any] | None = None,
-               min_relevance: float | None = None, **fields: Any) -> RecallOut:
-        """POST /v3/recall: `filters` (content_type, created_after, tags), `min_relevance` (the
-        relevance floor for this request; 0 returns every candidate)."""
+               min_relevance: float | None = None, kind: str | list[str] | None = None,
+               as_of: str | datetime | None = None, **fields: Any) -> RecallOut:
+        """POST /v3/recall: `filters` (content_type, created_after, tags, kind), `min_relevance` (the
+        relevance floor for this request; 0 returns every candidate), `kind` ("fact", "message",
+        "memory" or a list of them), `as_of` (what was current at that time)."""
         return cast(RecallOut, self._do(calls.recall(query, limit, project_id, project_ids, filters,
-                                                     min_relevance, fields)))
+                                                     min_relevance, fields, kind, as_of)))
 
     def context(self, body: dict[str, Any]) -> ContextOut:
         """POST /v3/context with a complete body."""
@@ -233,6 +241,44 @@ class MemlaneClient(_Base):
 
     def stats(self) -> StatsOut:
         return cast(StatsOut, self._do(calls.stats()))
+
+    # ------------------------------------------------------------------------------ conversations and facts
+
+    def save_conversation(self, conversation_id: str, messages: list[dict[str, Any]], *,
+                          project_id: str | None = None, subject: str | None = None, extract: bool | None = None,
+                          idempotency_key: str | None = None) -> ConversationOut:
+        """POST /v3/conversations: `messages` in the order they were said, each {"content", "role"
+        and/or "speaker", "time"?, "message_index"?} (memlane_client.message builds one). With an LLM
+        configured on the server, `extraction.status` is "queued" and `extraction(id)` follows it;
+        without one it is "off" with the reason. Sent with an Idempotency-Key (a new one unless
+        given), so a retried save stores the messages and queues the extraction once."""
+        return cast(ConversationOut, self._do(calls.save_conversation(
+            conversation_id, messages, project_id, subject, extract, idempotency_key)))
+
+    def conversation(self, conversation_id: str, *, project_id: str | None = None, limit: int | None = None,
+                     cursor: str | None = None) -> ConversationMessagesOut:
+        """GET /v3/conversations/{id}: one page of its messages in order (`next_cursor`: the next page's).
+        NotFound when the project holds no message of it."""
+        return cast(ConversationMessagesOut, self._do(calls.conversation(conversation_id, project_id, limit, cursor)))
+
+    def iter_conversation(self, conversation_id: str, *, project_id: str | None = None,
+                          page_size: int = 100) -> Iterator[ConversationMessageOut]:
+        """Every message of a conversation, in order, a page at a time."""
+        cursor: str | None = None
+        while True:
+            page = self.conversation(conversation_id, project_id=project_id, limit=page_size, cursor=cursor)
+            yield from page["messages"]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return
+
+    def extraction(self, extraction_id: str) -> ExtractionOut:
+        """GET /v3/extractions/{id}: the extraction's status and every fact it drew, with the decision."""
+        return cast(ExtractionOut, self._do(calls.extraction(extraction_id)))
+
+    def profile(self, *, project_id: str | None = None, subject: str | None = None) -> ProfileOut:
+        """GET /v3/profile: stable facts and recent context of a project, or of one person in it (`subject`)."""
+        return cast(ProfileOut, self._do(calls.profile(project_id, subject)))
 
     # ------------------------------------------------------------------------------ projects
 
@@ -421,9 +467,10 @@ class AsyncMemlaneClient(_Base):
 
     async def recall(self, query: str, *, limit: int | None = None, project_id: str | None = None,
                      project_ids: list[str] | None = None, filters: dict[str, Any] | None = None,
-                     min_relevance: float | None = None, **fields: Any) -> RecallOut:
+                     min_relevance: float | None = None, kind: str | list[str] | None = None,
+                     as_of: str | datetime | None = None, **fields: Any) -> RecallOut:
         return cast(RecallOut, await self._do(calls.recall(query, limit, project_id, project_ids, filters,
-                                                           min_relevance, fields)))
+                                                           min_relevance, fields, kind, as_of)))
 
     async def context(self, body: dict[str, Any]) -> ContextOut:
         return cast(ContextOut, await self._do(calls.context(body)))
@@ -458,6 +505,36 @@ class AsyncMemlaneClient(_Base):
 
     async def stats(self) -> StatsOut:
         return cast(StatsOut, await self._do(calls.stats()))
+
+    # ------------------------------------------------------------------------------ conversations and facts
+
+    async def save_conversation(self, conversation_id: str, messages: list[dict[str, Any]], *,
+                                project_id: str | None = None, subject: str | None = None,
+                                extract: bool | None = None, idempotency_key: str | None = None) -> ConversationOut:
+        return cast(ConversationOut, await self._do(calls.save_conversation(
+            conversation_id, messages, project_id, subject, extract, idempotency_key)))
+
+    async def conversation(self, conversation_id: str, *, project_id: str | None = None, limit: int | None = None,
+                           cursor: str | None = None) -> ConversationMessagesOut:
+        return cast(ConversationMessagesOut,
+                    await self._do(calls.conversation(conversation_id, project_id, limit, cursor)))
+
+    async def iter_conversation(self, conversation_id: str, *, project_id: str | None = None,
+                                page_size: int = 100) -> AsyncIterator[ConversationMessageOut]:
+        cursor: str | None = None
+        while True:
+            page = await self.conversation(conversation_id, project_id=project_id, limit=page_size, cursor=cursor)
+            for message in page["messages"]:
+                yield message
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return
+
+    async def extraction(self, extraction_id: str) -> ExtractionOut:
+        return cast(ExtractionOut, await self._do(calls.extraction(extraction_id)))
+
+    async def profile(self, *, project_id: str | None = None, subject: str | None = None) -> ProfileOut:
+        return cast(ProfileOut, await self._do(calls.profile(project_id, subject)))
 
     # ------------------------------------------------------------------------------ projects
 

@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "c9470ebc6cc8870d2c63c54997e4cd299365ef20cfe847c492acbf18e59c1109"
+OPENAPI_SHA256 = "fd07be99d96be850641e5ef318628e5dc34775d8ba69890eefafcf1d4df7db28"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 
@@ -166,6 +166,26 @@ class ConversationIn(TypedDict):
     project_id: NotRequired["str | None"]
     subject: NotRequired["str | None"]
     extract: NotRequired["bool"]
+
+
+class ConversationMessageOut(TypedDict):
+    """ConversationMessageOut"""
+    id: "str"
+    message_index: "int | None"
+    kind: "Literal[\"memory\", \"message\", \"fact\"]"
+    role: "str | None"
+    speaker: "str | None"
+    time: "str | None"
+    content: "str"
+    created_at: "str"
+
+
+class ConversationMessagesOut(TypedDict):
+    """ConversationMessagesOut"""
+    conversation_id: "str"
+    project_id: "str"
+    messages: "list[ConversationMessageOut]"
+    next_cursor: "str | None"
 
 
 class ConversationOut(TypedDict):

@@ -7,6 +7,8 @@ import type {
   ContextIn,
   ContextOut,
   ConversationIn,
+  ConversationMessage,
+  ConversationMessages,
   ConversationOut,
   Extraction,
   Profile,
@@ -192,8 +194,15 @@ function errorText(status: number, payload: unknown, text: string): string {
   return text.trim().slice(0, 500) || `HTTP ${status}`
 }
 
-/** A recall: the query and any other RecallIn field. */
-export type RecallOptions = Omit<RecallIn, 'query'> & { signal?: AbortSignal }
+/** A memory's kind: a note (`memory`), a conversation's `message`, or a `fact` drawn from messages. */
+export type MemoryKind = NonNullable<NonNullable<RecallIn['filters']>['kind']>[number]
+/** A recall: the query and any other RecallIn field; `kind` (joins `filters.kind`) and `asOf` (what was
+ * current then, facts superseded since included) as shorthands. */
+export type RecallOptions = Omit<RecallIn, 'query'> & {
+  kind?: MemoryKind | MemoryKind[]
+  asOf?: string | Date
+  signal?: AbortSignal
+}
 /** A save of `content` with any other MemoryIn field, and `tags` (merged into metadata by the server). */
 export type RememberOptions = Omit<MemoryIn, 'content'> & { idempotencyKey?: string }
 
@@ -281,8 +290,11 @@ export class MemlaneClient {
   }
 
   recall(query: string, options: RecallOptions = {}): Promise<RecallOut> {
-    const { signal, ...fields } = options
-    return this.request('POST', '/v3/recall', { body: { ...fields, query } satisfies RecallIn, signal })
+    const { signal, kind, asOf, ...fields } = options
+    const body: RecallIn = { ...fields, query }
+    if (kind !== undefined) body.filters = { ...fields.filters, kind: Array.isArray(kind) ? kind : [kind] }
+    if (asOf !== undefined) body.as_of = asOf instanceof Date ? asOf.toISOString() : asOf
+    return this.request('POST', '/v3/recall', { body, signal })
   }
 
   /** POST /v3/context: memories and documentation for `query`, packed best first into `budget`. */
@@ -316,11 +328,34 @@ export class MemlaneClient {
       { query: { project_id: options.projectId, max_nodes: options.maxNodes, max_edges: options.maxEdges } })
   }
 
-  /** Every message saved; facts drawn off the request path when the server has an LLM (`extraction`
-   * says whether, and why not). A retry after a lost answer saves no message twice (the same text
-   * in a project is one memory) but may queue a second extraction, whose facts reconcile as duplicates. */
-  saveConversation(body: ConversationIn): Promise<ConversationOut> {
-    return this.request('POST', '/v3/conversations', { body })
+  /** POST /v3/conversations: every message saved; facts drawn off the request path when the server
+   * has an LLM (`extraction` says whether, and why not). Sent with an Idempotency-Key (a new one
+   * unless given), so a retry after a lost answer saves no message twice and queues one extraction. */
+  saveConversation(body: ConversationIn, options: { idempotencyKey?: string } = {}): Promise<ConversationOut> {
+    return this.request('POST', '/v3/conversations',
+      { body, idempotencyKey: options.idempotencyKey ?? newIdempotencyKey() })
+  }
+
+  /** GET /v3/conversations/{id}: one page of its messages in order (`next_cursor`: the next page's).
+   * A 404 MemlaneError when the project holds no message of it. */
+  conversation(conversationId: string,
+    options: { projectId?: string; limit?: number; cursor?: string } = {}): Promise<ConversationMessages> {
+    const query = { project_id: options.projectId, limit: options.limit, cursor: options.cursor }
+    // an id with a `/` is never a path segment (even encoded, behind most proxies): the query form takes any
+    if (conversationId.includes('/')) return this.request('GET', '/v3/conversations', { query: { ...query, conversation_id: conversationId } })
+    return this.request('GET', `/v3/conversations/${seg(conversationId)}`, { query })
+  }
+
+  /** Every message of a conversation, in order, a page at a time. */
+  async *iterConversation(conversationId: string,
+    options: { projectId?: string; pageSize?: number } = {}): AsyncGenerator<ConversationMessage> {
+    let cursor: string | undefined
+    do {
+      const page = await this.conversation(conversationId,
+        { projectId: options.projectId, limit: options.pageSize ?? 100, cursor })
+      yield* page.messages
+      cursor = page.next_cursor ?? undefined
+    } while (cursor)
   }
 
   extraction(extractionId: string): Promise<Extraction> {

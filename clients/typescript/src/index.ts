@@ -4,3 +4,5 @@
 export * from './types.js'
 export * from './client.js'
 export { API_VERSION, OPENAPI_SHA256 } from './version.js'
+export { MCP_TOOLS, mcpTool } from './mcp-tools.js'
+export type { McpToolDefinition } from './mcp-tools.js'

@@ -512,13 +512,34 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** A conversation's messages in order, the id as a query parameter (any id, `/` included) */
+        get: operations["get_conversation_by_query_v3_conversations_get"];
         put?: never;
         /**
          * Save a conversation's messages; draw facts from them when an LLM is configured
-         * @description Every message is saved as a memory of the conversation (kind `message`). With an LLM configured, facts are extracted off the request path (`extraction.status` queued; GET /v3/extractions/{id} follows it), each reconciled with the facts already known (new, update, duplicate, contradiction) and stored as a memory of kind `fact`. Without one, `extraction.status` is `off` and says why: no fact is invented.
+         * @description Every message is saved as a memory of the conversation (kind `message`). With an LLM configured, facts are extracted off the request path (`extraction.status` queued; GET /v3/extractions/{id} follows it), each reconciled with the facts already known (new, update, duplicate, contradiction) and stored as a memory of kind `fact`. Without one, `extraction.status` is `off` and says why: no fact is invented. With an `Idempotency-Key` header, a retry of the same request is answered with the first answer (no message saved twice, no second extraction queued); the key with another body is a 409.
          */
         post: operations["save_conversation_v3_conversations_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/conversations/{conversation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A conversation's messages in order, a page at a time
+         * @description The conversation's visible memories (saved by POST /v3/conversations, or by POST /v3/memory with this conversation_id) in conversation order. 404 when the project has none. An id with a `/` in it cannot be a path segment: GET /v3/conversations?conversation_id= takes any.
+         */
+        get: operations["get_conversation_v3_conversations__conversation_id__get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1260,6 +1281,52 @@ export interface components {
              * @default true
              */
             extract?: boolean;
+        };
+        /** ConversationMessageOut */
+        ConversationMessageOut: {
+            /** Id */
+            id: string;
+            /** Message Index */
+            message_index: number | null;
+            /**
+             * Kind
+             * @description message: saved by POST /v3/conversations; memory: saved by POST /v3/memory with this conversation_id.
+             * @enum {string}
+             */
+            kind: "memory" | "message" | "fact";
+            /** Role */
+            role?: string | null;
+            /** Speaker */
+            speaker?: string | null;
+            /**
+             * Time
+             * @description When it was said, as the save gave it.
+             */
+            time?: string | null;
+            /** Content */
+            content: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+        };
+        /** ConversationMessagesOut */
+        ConversationMessagesOut: {
+            /** Conversation Id */
+            conversation_id: string;
+            /** Project Id */
+            project_id: string;
+            /**
+             * Messages
+             * @description In conversation order (message_index).
+             */
+            messages: components["schemas"]["ConversationMessageOut"][];
+            /**
+             * Next Cursor
+             * @description Pass as `cursor` for the next page; null on the last.
+             */
+            next_cursor?: string | null;
         };
         /** ConversationOut */
         ConversationOut: {
@@ -4126,6 +4193,40 @@ export interface operations {
             };
         };
     };
+    get_conversation_by_query_v3_conversations_get: {
+        parameters: {
+            query: {
+                conversation_id: string;
+                project_id?: string | null;
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationMessagesOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     save_conversation_v3_conversations_post: {
         parameters: {
             query?: never;
@@ -4146,6 +4247,41 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConversationOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    get_conversation_v3_conversations__conversation_id__get: {
+        parameters: {
+            query?: {
+                project_id?: string | null;
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationMessagesOut"];
                 };
             };
             /** @description Validation Error */

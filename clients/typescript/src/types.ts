@@ -76,6 +76,10 @@ export type Profile = Sent<Schemas['ProfileOut']>
 /** POST /v3/conversations */
 export type ConversationIn = Schemas['ConversationIn']
 export type ConversationOut = Sent<Schemas['ConversationOut']>
+export type ConversationMessageIn = Schemas['MessageIn']
+/** GET /v3/conversations/{conversation_id} */
+export type ConversationMessages = Sent<Schemas['ConversationMessagesOut']>
+export type ConversationMessage = Sent<Schemas['ConversationMessageOut']>
 /** GET /v3/extractions/{extraction_id} */
 export type Extraction = Sent<Schemas['ExtractionOut']>
 /** DELETE /v3/documents/{document_id} */

@@ -3,25 +3,25 @@
 - `MemlaneRetriever`: a retriever over POST /v3/recall, with its project scope, filters
   (content_type, created_after, tags) and relevance floor (`min_relevance`; None: the server's
   calibrated floor, 0: every candidate).
-- `MemlaneChatMessageHistory`: a chat history that saves each turn as a memory of one
-  conversation (`conversation_id`, `message_index`), so recall sees the turns as each other's
-  context, and reads the conversation back in order.
+- `MemlaneChatMessageHistory`: a chat history kept as a memlane conversation (POST
+  /v3/conversations, read back with GET /v3/conversations/{id}), so recall sees the turns as each
+  other's context and, with an LLM on the server, facts are drawn from them.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.documents import Document
-from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
+from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
 from memlane_client.client import AsyncMemlaneClient, MemlaneClient
+from memlane_client.errors import NotFound
 from memlane_client.integrations import document_metadata, document_text
 
 
@@ -60,62 +60,93 @@ class MemlaneRetriever(BaseRetriever):
         return self._documents(await self.async_client.recall(query, **self._body()))
 
 
-CONVERSATION_TAG = "conversation:"
-MAX_MESSAGES = 100  # one recall page: the most a history reads back
+MAX_MESSAGES = 100  # the most POST /v3/conversations takes in one request
+# LangChain's message types and the conversation endpoint's roles
+ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
 
 
 class MemlaneChatMessageHistory(BaseChatMessageHistory):
-    """The messages of conversation `conversation_id`, kept in memlane: each added message is a
-    memory (its text the content, its role and LangChain form in `metadata`, the tag
-    `conversation:<id>` to find it by) with the conversation's id and its place, so memlane indexes it with its neighbours and recall lifts
-    them together. `messages` reads the conversation back in order (the latest 100).
-    `clear()` deletes the conversation's memories (each with its deletion receipt)."""
+    """The messages of conversation `conversation_id`, kept in memlane through its conversation
+    endpoint: `add_messages` saves them with POST /v3/conversations (in order, each with its place,
+    its role and, for a named message, its speaker), so memlane indexes each turn with its
+    neighbours and, when the server has an LLM, draws facts from them (`extract`, `subject`).
+    `messages` reads the conversation back in order (GET /v3/conversations/{id}); `clear()` deletes
+    its messages (each with its deletion receipt; the facts drawn only from them go with them).
 
-    def __init__(self, client: MemlaneClient, conversation_id: str, *, project_id: str | None = None) -> None:
+    What a conversation keeps is who said what: a message's type (human, ai, system, tool), its
+    text and its `name`. Tool calls, tool_call_ids and additional kwargs are not kept; a tool
+    message reads back as a ChatMessage of role "tool", and a message with no text is not saved.
+    memlane stores a text once per project: a message identical to one already saved in the project
+    is answered as a duplicate and is not added to this conversation again."""
+
+    def __init__(self, client: MemlaneClient, conversation_id: str, *, project_id: str | None = None,
+                 extract: bool | None = None, subject: str | None = None) -> None:
         if not conversation_id.strip():
             raise ValueError("conversation_id must not be empty")
         self.client = client
         self.conversation_id = conversation_id.strip()
         self.project_id = project_id
+        self.extract = extract
+        self.subject = subject
         self._next_index: int | None = None
 
-    @property
-    def tag(self) -> str:
-        return f"{CONVERSATION_TAG}{self.conversation_id}"[:100]
-
     def _saved(self) -> list[dict[str, Any]]:
-        """The conversation's documents, oldest first (memlane lists the newest by an empty query)."""
-        answer = self.client.recall("", limit=MAX_MESSAGES, project_id=self.project_id,
-                                    filters={"tags": [self.tag]})
-        documents: list[dict[str, Any]] = [dict(self.client.document(r["document_id"])) for r in answer["results"]]
-        mine = [d for d in documents if d.get("conversation_id") == self.conversation_id]
-        return sorted(mine, key=lambda d: (d.get("message_index") or 0, d.get("created_at") or ""))
+        """The conversation's messages in order (none when memlane holds none of it)."""
+        try:
+            return [dict(m) for m in self.client.iter_conversation(self.conversation_id, project_id=self.project_id)]
+        except NotFound:
+            return []
+
+    @staticmethod
+    def _message(saved: dict[str, Any]) -> BaseMessage:
+        role, speaker, text = saved.get("role"), saved.get("speaker"), saved.get("content") or ""
+        if role == "user":
+            return HumanMessage(text, name=speaker)
+        if role == "assistant":
+            return AIMessage(text, name=speaker)
+        if role == "system":
+            return SystemMessage(text, name=speaker)
+        return ChatMessage(content=text, role=role or speaker or "user", name=speaker if role else None)
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         saved = self._saved()
         self._next_index = (saved[-1].get("message_index") or 0) + 1 if saved else 0
-        return messages_from_dict([d["metadata"]["langchain_message"] for d in saved
-                                   if isinstance(d.get("metadata", {}).get("langchain_message"), dict)])
+        return [self._message(m) for m in saved]
+
+    @staticmethod
+    def _body(message: BaseMessage, index: int) -> dict[str, Any] | None:
+        text = message.text if isinstance(message.text, str) else str(message.content)
+        if not text.strip():
+            return None
+        role = ROLES.get(message.type)
+        if isinstance(message, ChatMessage):
+            role = message.role if message.role in ("user", "assistant", "system", "tool") else None
+            speaker = message.name or (None if role else message.role)
+        else:
+            speaker = message.name
+        return {"content": text, "message_index": index,
+                **({"role": role} if role else {}), **({"speaker": speaker[:200]} if speaker else {})}
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         if self._next_index is None:
             _ = self.messages  # where the conversation stands
+        index = self._next_index or 0
+        bodies = []
         for message in messages:
-            text = message.text if isinstance(message.text, str) else str(message.content)
-            index = self._next_index or 0
-            self.client.remember(
-                text or "(empty message)", title=f"{message.type} message {index}", project_id=self.project_id,
-                tags=[self.tag], conversation_id=self.conversation_id, message_index=index,
-                content_type="text",
-                metadata={"tags": [self.tag], "role": message.type, "langchain_message": message_to_dict(message)},
-                # the same turn of the same conversation, saved again (a retried run), is stored once
-                idempotency_key=f"{hashlib.sha256(self.conversation_id.encode()).hexdigest()[:32]}:{index}:"
-                                f"{hashlib.sha256(text.encode()).hexdigest()[:32]}",
-            )
-            self._next_index = index + 1
+            body = self._body(message, index)
+            if body is not None:
+                bodies.append(body)
+                index += 1
+        for start in range(0, len(bodies), MAX_MESSAGES):
+            # the client sends one Idempotency-Key with every attempt of this save: a retry after a
+            # lost answer or a 5xx saves the turns and queues their extraction once. (Not a key
+            # derived from the turns: after clear(), the same turns may be added again.)
+            self.client.save_conversation(self.conversation_id, bodies[start:start + MAX_MESSAGES],
+                                          project_id=self.project_id, subject=self.subject, extract=self.extract)
+        self._next_index = index
 
     def clear(self) -> None:
-        for document in self._saved():
-            self.client.delete_document(document["id"])
+        for message in self._saved():
+            self.client.delete_document(message["id"])
         self._next_index = 0
