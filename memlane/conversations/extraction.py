@@ -155,6 +155,12 @@ def reconcile_and_store(svc: Services, who: Principal, record: ExtractionOut, fa
     target: Document | None = None
     outcome: Outcome
     refused = FactResult(text=fact.text, outcome="refused", sources=sources, decided_at=now)
+    if (copied := _copied_message(svc, who.organization_id, fact.text, sources)) is not None:
+        # A message repeated word for word is not a fact drawn from it (messages are kept at their
+        # place even when their text was said before, so no dedupe would catch this).
+        return refused.model_copy(update={
+            "error": "the same text is already stored as a memory that is not a fact (a message or a note), "
+                     f"{copied}: that memory stands for it"}), 0
     if not known:
         outcome, reason = "new", "no similar fact of this subject was known"
     else:
@@ -191,6 +197,16 @@ def reconcile_and_store(svc: Services, who: Principal, record: ExtractionOut, fa
         outcome, decision = "duplicate", decisions_of(saved)[-1] if decisions_of(saved) else decision
     return FactResult(text=fact.text, outcome=outcome, fact_id=saved.id, sources=sources, decided_at=now,
                       decision=decision), tokens
+
+
+def _copied_message(svc: Services, org_id: str, text: str, sources: list[str]) -> str | None:
+    """The id of a source message whose text the fact repeats word for word, if any."""
+    wanted = " ".join(text.split())
+    for source_id in sources:
+        message = svc.metadata.get_document(org_id, source_id)
+        if message is not None and " ".join((message.content or "").split()) == wanted:
+            return message.id
+    return None
 
 
 def _save_fact(svc: Services, who: Principal, record: ExtractionOut, text: str, subject: str | None,

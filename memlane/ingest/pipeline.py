@@ -24,6 +24,16 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def message_hash(text_hash: str, conversation_id: str, message_index: int | None, document_id: str) -> str:
+    """The dedupe key of a conversation's message: its text at its place in its conversation. A
+    message is an event, not a note: "Thanks!" said twice, or in two conversations, is two
+    messages, while the same message sent again to the same place is still one. A message saved
+    without its place (`message_index`) is always a new one (its own document id in the key): a
+    retry of such a save is recognised by its Idempotency-Key instead."""
+    place = f"{conversation_id}\x00{document_id if message_index is None else message_index}"
+    return hashlib.sha256(f"{text_hash}\x00{place}".encode()).hexdigest()
+
+
 def derive_title(extracted: Extracted, given: str | None) -> str:
     """The given title, unless it is a bare file name and the document has a heading of its own;
     then the extracted title; then a short first line."""

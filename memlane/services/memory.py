@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memlane import observability
@@ -28,7 +28,7 @@ from memlane.domain.requests import (
 )
 from memlane.domain.salience import apply_salience
 from memlane.ingest.media import decode_media
-from memlane.ingest.pipeline import Prepared, content_hash, derive_title, prepare
+from memlane.ingest.pipeline import Prepared, content_hash, derive_title, message_hash, prepare
 from memlane.ports import Services
 from memlane.services.projects import resolve_project
 
@@ -141,6 +141,9 @@ def stage_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool 
                                 derive_title(Extracted(text=text, content_type=ContentType.PDF, title=scan.title),
                                              body.title), content_hash(text))
 
+    if prepared is not None and body.conversation_id is not None:
+        prepared = replace(prepared, content_hash=message_hash(prepared.content_hash, body.conversation_id,
+                                                               body.message_index, document_id))
     if prepared is not None:
         existing = md.find_document_by_hash(who.organization_id, project.id, prepared.content_hash)
         if existing is not None:

@@ -178,3 +178,28 @@ def test_a_conversation_reads_back_in_order_a_page_at_a_time(tmp_path, llm) -> N
     finally:
         client.close()
         srv.shutdown()
+
+
+def test_a_line_said_twice_is_two_messages_and_the_same_message_sent_again_is_one(tmp_path, llm) -> None:
+    srv, client = start(tmp_path, llm)
+    try:
+        first = client.post("/v3/conversations", json={"conversation_id": "c1", "messages": [
+            {"speaker": "Sam", "content": "Thanks!"}, {"role": "assistant", "content": "Anything else?"},
+            {"speaker": "Sam", "content": "Thanks!"}]}).json()
+        assert (first["saved"], first["duplicates"]) == (3, 0)
+        other = client.post("/v3/conversations", json={"conversation_id": "c2", "messages": [
+            {"speaker": "Sam", "content": "Thanks!", "message_index": 0}]}).json()
+        assert (other["saved"], other["duplicates"]) == (1, 0)
+        assert [m["content"] for m in client.get("/v3/conversations/c1").json()["messages"]] == [
+            "Thanks!", "Anything else?", "Thanks!"]
+        assert [m["content"] for m in client.get("/v3/conversations/c2").json()["messages"]] == ["Thanks!"]
+        # the same message sent again to its place (a client retrying without an Idempotency-Key);
+        # a message saved without its place is new every time (its retries need the key)
+        again = client.post("/v3/memory", json={"content": "Thanks!", "conversation_id": "c2", "message_index": 0})
+        assert again.status_code == 200 and again.json()["duplicate"] is True
+        # a note is not a message: the same words saved as a note are their own memory
+        note = client.post("/v3/memory", json={"content": "Thanks!"})
+        assert note.json()["duplicate"] is False
+    finally:
+        client.close()
+        srv.shutdown()

@@ -432,6 +432,7 @@ def _every_page(server: WebServer) -> dict[str, tuple[str, str, str]]:
         "deletion": (f"/deletions/{receipt['id']}", "testid", "receipt-checks"),
         "graph": ("/graph", "testid", "graph"),
         "settings": ("/settings", "heading", "API keys"),
+        "profile": ("/profile", "heading", "Profile"),
         "not-found": ("/no/such/page", "heading", "Page not found"),
     }
 

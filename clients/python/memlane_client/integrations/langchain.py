@@ -76,8 +76,8 @@ class MemlaneChatMessageHistory(BaseChatMessageHistory):
     What a conversation keeps is who said what: a message's type (human, ai, system, tool), its
     text and its `name`. Tool calls, tool_call_ids and additional kwargs are not kept; a tool
     message reads back as a ChatMessage of role "tool", and a message with no text is not saved.
-    memlane stores a text once per project: a message identical to one already saved in the project
-    is answered as a duplicate and is not added to this conversation again."""
+    A message is kept at its place even when its text was said before ("Thanks!" twice is two
+    messages); only the same message sent again at the same place is answered as a duplicate."""
 
     def __init__(self, client: MemlaneClient, conversation_id: str, *, project_id: str | None = None,
                  extract: bool | None = None, subject: str | None = None) -> None:
