@@ -83,6 +83,12 @@ class Settings(BaseModel):
     # (memlane.domain.tuning.FusionWeights.code_text_evidence); MEMLANE_FUSION_CODE_TEXT_EVIDENCE=0
     # gives the spec's formula for code too.
     fusion_code_text_evidence: bool = True
+    # Identifier words (memlane.ingest.identifiers): a code chunk is indexed for the text leg with the
+    # words of its identifiers (`getUserName` → get user name), and a query naming an identifier also
+    # searches for its words. Off by default: on the recall suite it moved code MRR@10 +0.004 but lost
+    # one of 300 code questions at the default floor (BENCHMARKS.md). MEMLANE_INDEX_IDENTIFIER_WORDS=1;
+    # chunks indexed before the switch get (or lose) the words with `memlane reindex`.
+    index_identifier_words: bool = False
     # Recall's neighbouring-messages stage (memlane.recall.neighbours): a message of a conversation
     # gains this share of the fused score of the best message next to it there; 0 turns it off.
     recall_neighbour_weight: float = 0.3
@@ -127,7 +133,8 @@ class Settings(BaseModel):
     @property
     def fusion(self) -> FusionWeights:
         return FusionWeights(vector=self.weight_vector, text=self.weight_text, recency=self.weight_recency,
-                             code_text_evidence=self.fusion_code_text_evidence)
+                             code_text_evidence=self.fusion_code_text_evidence,
+                             identifier_words=self.index_identifier_words)
 
     @property
     def neighbours(self) -> NeighbourWeights:
@@ -177,6 +184,9 @@ class Settings(BaseModel):
         if env.get("MEMLANE_FUSION_CODE_TEXT_EVIDENCE"):
             values["fusion_code_text_evidence"] = (
                 env["MEMLANE_FUSION_CODE_TEXT_EVIDENCE"].lower() not in ("0", "false", "no", "off"))
+        if env.get("MEMLANE_INDEX_IDENTIFIER_WORDS"):
+            values["index_identifier_words"] = (
+                env["MEMLANE_INDEX_IDENTIFIER_WORDS"].lower() not in ("0", "false", "no", "off"))
         if env.get("MEMLANE_CONTEXT_VECTOR"):
             values["context_vector"] = env["MEMLANE_CONTEXT_VECTOR"].lower() not in ("0", "false", "no", "off")
         if env.get("MEMLANE_INLINE_MAX_CHARS"):

@@ -38,6 +38,7 @@ from memlane.domain.errors import MemlaneError, TransientError
 from memlane.domain.models import Chunk, Document, DocumentStatus, chunk_id_for
 from memlane.ingest.chunking import TextChunk, chunk_document
 from memlane.ingest.embedding_cache import recent_embeddings
+from memlane.ingest.identifiers import index_words
 from memlane.ingest.media import chunk_times
 from memlane.ports import IndexedChunk, Services, Summary
 
@@ -367,7 +368,10 @@ class DocumentWriter:
             text = context.text() if svc.settings.context.text else ""
             svc.index.upsert(
                 svc.embedder.id,
-                [IndexedChunk(chunk=c, vector=v, context=text) for c, v in zip(chunks, vectors, strict=True)],
+                [
+                    IndexedChunk(chunk=c, vector=v, context=text, identifiers=self.identifier_words(c))
+                    for c, v in zip(chunks, vectors, strict=True)
+                ],
             )
         self._supersede(doc)
         ready = doc.model_copy(
@@ -387,6 +391,11 @@ class DocumentWriter:
         if rebuild_neighbours:
             self._rebuild_around([_Work(0, ready, list(chunks), previous, context or NO_CONTEXT)])
         return ready
+
+    def identifier_words(self, chunk: Chunk) -> str:
+        """The words the text leg also indexes for a chunk (memlane.ingest.identifiers), when the
+        composition turns them on (`index_identifier_words`); never embedded, never shown."""
+        return index_words(chunk) if self.svc.settings.index_identifier_words else ""
 
     # ---------------------------------------------------------------- context (memlane.documents.contextual)
 
@@ -468,7 +477,10 @@ class DocumentWriter:
         svc.index.upsert(
             svc.embedder.id,
             [
-                IndexedChunk(chunk=c, vector=v, context=found.get(c.document_id, NO_CONTEXT).text() if text else "")
+                IndexedChunk(
+                    chunk=c, vector=v, context=found.get(c.document_id, NO_CONTEXT).text() if text else "",
+                    identifiers=self.identifier_words(c),
+                )
                 for c, v in zip(flat, vectors, strict=True)
             ],
         )

@@ -24,6 +24,10 @@ class FusionWeights:
     # batch's best keyword match on code is often one such word, and max-normalised it would weigh
     # as much as a strong vector match. False: the spec's formula for every chunk.
     code_text_evidence: bool = False
+    # The text leg also searches for the words of a query's compound identifiers (`getUserName` →
+    # get user name; memlane.ingest.identifiers), as code chunks are then indexed with them
+    # (Settings.index_identifier_words turns both on).
+    identifier_words: bool = False
 
     def __post_init__(self) -> None:
         for name in ("vector", "text", "recency", "support"):

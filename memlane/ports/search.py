@@ -61,6 +61,14 @@ class IndexedChunk:
     # The text of the memories saved around this one (memlane.documents.contextual): matched by the text
     # leg at a lower weight than the chunk's own words; never returned by recall.
     context: str = ""
+    # Words for the text leg only, indexed as part of the chunk's body on every host: for code, the
+    # words of its identifiers (memlane.ingest.identifiers: `getUserName` → "get user name").
+    # Never returned, never embedded.
+    identifiers: str = ""
+
+    def body(self) -> str:
+        """What the text leg indexes as the chunk's body: its content, then its identifiers' words."""
+        return f"{self.chunk.content}\n{self.identifiers}" if self.identifiers else self.chunk.content
 
 
 class SearchIndex(Protocol):

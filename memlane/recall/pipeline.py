@@ -29,6 +29,7 @@ from typing import Literal, Protocol
 
 from memlane.domain.models import Chunk, ContentType
 from memlane.domain.tuning import FusionWeights, NeighbourWeights
+from memlane.ingest.identifiers import query_identifier_words
 from memlane.ports import DocumentStore, LegResults, SearchScope, Services
 from memlane.recall import relevance as rel
 from memlane.recall.fusion import ScoredChunk, ScoredDocument, fuse_scores, group_by_document
@@ -133,6 +134,10 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
     if vector is None and r.legs != "bm25":
         vector = svc.embedder.embed_query(r.query)
     text = r.query if r.text_query is None else r.text_query
+    if r.weights.identifier_words:
+        # A query naming `getUserName` also searches for its words, as code chunks are then indexed
+        # with them (memlane.ingest.identifiers); a query without compound identifiers is unchanged.
+        text = query_identifier_words(text)
     legs = svc.index.search(r.scope, text if r.legs != "vector" else "", vector if r.legs != "bm25" else None, r.k)
     if r.legs == "vector":
         legs = LegResults(vector=legs.vector, text=[])

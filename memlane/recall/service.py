@@ -105,7 +105,7 @@ def cache_key(svc: Services, scope: SearchScope, body: RecallIn) -> str | None:
         "filters": body.filters.model_dump(mode="json") if body.filters else None,
         "versions": body.include_versions,
         "as_of": body.as_of.isoformat() if body.as_of else None,
-        "weights": [w.vector, w.text, w.recency, w.recency_days, w.code_text_evidence],
+        "weights": [w.vector, w.text, w.recency, w.recency_days, w.code_text_evidence, w.identifier_words],
         "stages": recall_stages(svc),
         "embedder": svc.embedder.id,
         "floor": floor_for(svc, body),

@@ -616,3 +616,20 @@ def test_unknown_kind_is_refused() -> None:
         make_opensearch_client(
             "search.example.com", "us-east-1", kind="elastic", credentials=Credentials("a", "b")
         )
+
+
+def test_a_code_chunks_identifier_words_are_indexed_in_its_body(fake: FakeOpenSearch) -> None:
+    # memlane.ingest.identifiers gives a code chunk the words of its identifiers, for the text leg only
+    index = OpenSearchIndex(fake, ALIAS, 2)
+    code = make_chunk("doc-1", 0, content="def read_user_name(acct): return acct.getDisplayName()",
+                      content_type=ContentType.CODE)
+    index.upsert(EMBEDDER, [IndexedChunk(code, [1.0, 0.0], identifiers="read user name get display name")])
+    source = fake.named("bulk")[0]["body"][1]
+    # in the body field (`text`, searched at body weight), after the chunk's own text
+    assert source["text"] == (
+        "def read_user_name(acct): return acct.getDisplayName()\nread user name get display name"
+    )
+    assert "identifiers" not in source and "context" not in source
+    # a chunk without identifier words is indexed as written
+    index.upsert(EMBEDDER, [IndexedChunk(make_chunk("doc-2", 0), [1.0, 0.0])])
+    assert fake.named("bulk")[1]["body"][1]["text"] == "Retries use exponential backoff (0)."

@@ -210,3 +210,25 @@ def test_swap_alias_moves_reads_to_the_new_index(client: OpenSearch, index: Open
     assert index.swap_alias(2) == ["memlane-chunks-v1"]
     assert text_hits(index, "rollout") == ["new-doc"]
     assert list(client.indices.get_alias(name=ALIAS)) == ["memlane-chunks-v2"]
+
+
+def test_identifier_words_let_the_english_analyzer_match_joined_names(
+    client: OpenSearch, index: OpenSearchIndex
+) -> None:
+    from memlane.ingest.identifiers import index_words, query_identifier_words
+
+    # Given the same function indexed with its identifiers' words (as the writer does for code when
+    # MEMLANE_INDEX_IDENTIFIER_WORDS is on) and without them
+    source = "def read_user_name(acct):\n    return acct.getDisplayName()\n"
+    plain = chunk("plain", 0, source, content_type=ContentType.CODE)
+    with_words = chunk("with-words", 0, source, content_type=ContentType.CODE)
+    with_words = IndexedChunk(with_words.chunk, with_words.vector, identifiers=index_words(with_words.chunk))
+    assert with_words.identifiers == "read user name acct get display name"
+    index.upsert(EMBEDDER, [plain, with_words])
+    client.indices.refresh(index=ALIAS)
+    # The standard tokenizer keeps `read_user_name` whole: asked in words, only the chunk carrying
+    # the words matches (the local FTS5 index splits `_` itself; camelCase neither does)
+    assert text_hits(index, "user name") == ["with-words"]
+    assert text_hits(index, "display") == ["with-words"]
+    # and a query naming the identifier in another spelling finds it through its words
+    assert text_hits(index, query_identifier_words("readUserName")) == ["with-words"]

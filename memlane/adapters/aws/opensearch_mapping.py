@@ -111,7 +111,7 @@ def chunk_source(item: IndexedChunk) -> dict[str, Any]:
         "organization_id": chunk.organization_id,
         "project_id": chunk.project_id,
         "chunk_index": chunk.chunk_index,
-        "text": chunk.content,
+        "text": item.body(),  # the content, then its identifiers' words (IndexedChunk.identifiers)
         "title": chunk.title,
         "heading_path": list(chunk.heading_path),
         "content_type": chunk.content_type.value,

@@ -87,7 +87,7 @@ class SqliteSearchIndex:
         if not items:
             return
         # tokenised before the write transaction, so the write lock is held no longer than before
-        texts = [(i.chunk.title, " ".join(i.chunk.heading_path), i.chunk.content) for i in items]
+        texts = [(i.chunk.title, " ".join(i.chunk.heading_path), i.body()) for i in items]
         terms = self._tokenizer.row_terms([(*t, i.context) for t, i in zip(texts, items, strict=True)])
         with self.db.transaction() as conn:
             self._check_embedder(conn, embedder_id)
