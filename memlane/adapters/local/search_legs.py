@@ -4,6 +4,8 @@ vectors (cosine, vectors being L2-normalised) and BM25 on the postings; each ret
 from __future__ import annotations
 
 import contextlib
+import math
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import numpy as np
@@ -68,6 +70,68 @@ def vector_leg(m: Projection, mask: np.ndarray, q: np.ndarray, k: int) -> list[C
     with _one_blas_thread():
         scores = m.vectors[idx] @ q if idx.size < n // 4 else (m.vectors[:n] @ q)[idx]
     return _top(m, idx, scores, k)
+
+
+# With the ANN: a scope of at most this many rows is scored exactly, row by row, from the stored
+# vectors; a larger one searches the graphs of its projects for OVERSAMPLE × k candidates that pass
+# the scope's filters, widening the search until enough do.
+GATHER_AT_MOST = 2_048
+OVERSAMPLE = 2
+
+
+def ann_vector_leg(
+    m: Projection,
+    mask: np.ndarray,
+    q: np.ndarray,
+    k: int,
+    scope: SearchScope,
+    stored_vectors: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+) -> list[Candidate]:
+    """The vector leg over the HNSW partitions of the scope's projects. Candidates are re-scored
+    exactly against the stored float32 vectors (`stored_vectors(rowids)` → the rowids still stored
+    and their vectors): a row deleted from SQLite is dropped whatever the graph still holds."""
+    assert m.ann is not None
+    idx = np.flatnonzero(mask)
+    if idx.size == 0:
+        return []
+    if idx.size <= GATHER_AT_MOST:
+        keys = m.rowid[idx]
+    else:
+        want = k * OVERSAMPLE
+        found = []
+        for project_id in scope.project_ids:
+            code = m.codes.get("project:" + project_id)
+            n = m.ann.size(scope.organization_id, project_id)
+            if code < 0 or n == 0:
+                continue
+            in_scope = int(np.count_nonzero(mask & (m.project[: m.size] == code)))
+            if in_scope == 0:
+                continue
+            # as many as it takes for `want` rows of the scope, if the filters pass rows evenly
+            count = min(n, max(want, math.ceil(want * n / in_scope)))
+            while True:
+                keys, _ = m.ann.search(scope.organization_id, project_id, q, count)
+                slots = np.fromiter((m.position.get(int(key), -1) for key in keys), dtype=np.int64, count=keys.size)
+                keep = slots >= 0
+                keep[keep] = mask[slots[keep]]
+                if int(keep.sum()) >= min(want, in_scope) or count >= n:
+                    break
+                count = min(n, count * 4)
+            found.append(keys[keep])
+        keys = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+    if keys.size == 0:
+        return []
+    rowids, vectors = stored_vectors(keys)
+    if rowids.size == 0:
+        return []
+    slots = np.fromiter((m.position.get(int(r), -1) for r in rowids), dtype=np.int64, count=rowids.size)
+    ok = slots >= 0
+    ok[ok] = mask[slots[ok]]
+    if not ok.any():
+        return []
+    with _one_blas_thread():
+        scores = vectors[ok] @ q
+    return _top(m, slots[ok], scores, k)
 
 
 def text_leg(m: Projection, mask: np.ndarray, phrases: list[int], k: int) -> list[Candidate]:

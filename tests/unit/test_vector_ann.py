@@ -1,0 +1,192 @@
+"""The HNSW partitions of the embedded vector leg (memlane.adapters.local.vector_ann): scoped recall
+against exact search, persistence and replay through the sequence number, and the faults that must
+leave nothing unsearchable (a crash between the SQLite commit and the graphs' update, a corrupt or
+missing file, a second process writing to the same data directory)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memlane.adapters.local import search_legs, vector_ann
+from memlane.adapters.local.search_index import ANN_DIR, SqliteSearchIndex
+from memlane.adapters.local.sqlite_db import SqliteDatabase
+from memlane.domain.models import Chunk, ContentType, chunk_id_for
+from memlane.ports import IndexedChunk, SearchScope
+
+pytestmark = pytest.mark.skipif(not vector_ann.available(), reason="usearch is not installed")
+
+DIM = 32
+NOW = datetime(2026, 11, 1, tzinfo=UTC)
+EMB = "test/random/32"
+
+
+@pytest.fixture(autouse=True)
+def through_the_graphs(monkeypatch):
+    """Every scope is searched through the graphs, however small (the gather path is exact anyway)."""
+    monkeypatch.setattr(search_legs, "GATHER_AT_MOST", 0)
+
+
+def vectors(n: int, seed: int) -> np.ndarray:
+    """Clustered unit vectors (real embeddings cluster; random ones are a graph's worst case)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((max(1, n // 50), DIM))
+    v = centres[rng.integers(0, len(centres), n)] + 0.4 * rng.standard_normal((n, DIM))
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+def items(doc: str, vecs: np.ndarray, org: str = "o", project: str = "p") -> list[IndexedChunk]:
+    out = []
+    for i, v in enumerate(vecs):
+        c = Chunk(
+            id=chunk_id_for(doc, i), document_id=doc, organization_id=org, project_id=project,
+            content=f"chunk {i} of {doc}", chunk_index=i, chunk_count=len(vecs), start_offset=0, end_offset=0,
+            title=doc, content_type=ContentType.TEXT, created_at=NOW,
+        )
+        out.append(IndexedChunk(c, v.tolist()))
+    return out
+
+
+def scope(*projects: str, org: str = "o") -> SearchScope:
+    return SearchScope(organization_id=org, project_ids=projects, now=NOW)
+
+
+def top_docs(idx: SqliteSearchIndex, q: np.ndarray, *projects: str, k: int = 10) -> list[tuple[str, int]]:
+    return [(c.document_id, c.chunk_index) for c in idx.search(scope(*projects), "", q.tolist(), k).vector]
+
+
+def open_index(path: Path, ann_at: int = 1) -> SqliteSearchIndex:
+    return SqliteSearchIndex(SqliteDatabase(path / "m.sqlite3"), DIM, ann_at=ann_at)
+
+
+def test_a_small_project_gets_its_own_top_10_from_its_partition(tmp_path):
+    # Given a project holding 1 % of an organization's rows, the rest in a big project
+    big, small = vectors(3_000, 1), vectors(30, 2)
+    idx = open_index(tmp_path)
+    exact = SqliteSearchIndex(SqliteDatabase(tmp_path / "exact.sqlite3"), DIM)  # no graphs
+    for index in (idx, exact):
+        index.upsert(EMB, items("big", big, project="big"))
+        index.upsert(EMB, items("small", small, project="small"))
+    assert idx._sync().ann is not None and exact._sync().ann is None
+    # When both search the small project with queries near the big project's rows
+    for q in big[:20]:
+        # Then the graphs give exactly the exact search's top 10, every one of the small project
+        got = top_docs(idx, q, "small")
+        assert got == top_docs(exact, q, "small")
+        assert len(got) == 10 and {d for d, _ in got} == {"small"}
+
+
+def test_recall_at_10_of_the_graphs_against_exact_search(tmp_path):
+    data = vectors(5_000, 3)
+    idx = open_index(tmp_path)
+    exact = SqliteSearchIndex(SqliteDatabase(tmp_path / "exact.sqlite3"), DIM)
+    for index in (idx, exact):
+        index.upsert(EMB, items("d", data))
+    queries = vectors(50, 4)
+    hits = sum(len(set(top_docs(idx, q, "p")) & set(top_docs(exact, q, "p"))) for q in queries)
+    assert hits / (10 * len(queries)) >= 0.98
+    # and the scores of what both return are the exact cosines (re-scored from the stored float32)
+    got = idx.search(scope("p"), "", queries[0].tolist(), 10).vector
+    ref = {c.chunk_id: c.score for c in exact.search(scope("p"), "", queries[0].tolist(), 10).vector}
+    assert all(abs(c.score - ref[c.chunk_id]) < 1e-6 for c in got if c.chunk_id in ref)
+
+
+def test_a_restart_loads_the_saved_graphs_and_replays_later_writes(tmp_path):
+    # Given a process that built and saved the graphs, then kept writing without searching again
+    # (its process dies between the SQLite commits and the graphs' update)
+    first = open_index(tmp_path)
+    first.upsert(EMB, items("old", vectors(200, 5)))
+    first.upsert(EMB, items("gone", vectors(20, 6)))
+    first.warm()  # builds and saves the graphs
+    saved = (tmp_path / ANN_DIR / vector_ann.MANIFEST).read_text()
+    late = vectors(10, 7)
+    first.upsert(EMB, items("late", late))
+    first.delete_document("o", "gone")
+    # When a new process opens the data directory
+    second = open_index(tmp_path)
+    m = second._sync()
+    # Then it loaded the saved graphs (not a rebuild) and replayed what came after them
+    assert m.ann is not None and (tmp_path / ANN_DIR / vector_ann.MANIFEST).read_text() == saved
+    assert top_docs(second, late[3], "p", k=1) == [("late", 3)]
+    assert "gone" not in {d for d, _ in top_docs(second, vectors(20, 6)[0], "p", k=50)}
+    assert len(m.ann) == 210
+
+
+def test_a_failure_while_updating_the_graphs_is_replayed_by_the_next_search(tmp_path, monkeypatch):
+    idx = open_index(tmp_path)
+    idx.upsert(EMB, items("a", vectors(100, 8)))
+    idx.warm()
+    fresh = vectors(5, 9)
+    idx.upsert(EMB, items("b", fresh))  # committed to SQLite
+    real = vector_ann.Partitions.upsert
+
+    def crash(*args, **kwargs):
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(vector_ann.Partitions, "upsert", crash)
+    with pytest.raises(OSError):
+        idx.search(scope("p"), "", fresh[0].tolist(), 5)
+    monkeypatch.setattr(vector_ann.Partitions, "upsert", real)
+    assert top_docs(idx, fresh[0], "p", k=1) == [("b", 0)]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "missing", "manifest"])
+def test_a_corrupt_or_missing_graph_file_is_rebuilt_from_the_stored_vectors(tmp_path, damage):
+    data = vectors(300, 10)
+    idx = open_index(tmp_path)
+    idx.upsert(EMB, items("d", data))
+    idx.warm()
+    directory = tmp_path / ANN_DIR
+    part = next(directory.glob("*.usearch"))
+    if damage == "truncated":
+        part.write_bytes(part.read_bytes()[:1000])
+    elif damage == "garbage":
+        part.write_bytes(b"\x00not a graph" * 500)
+    elif damage == "missing":
+        part.unlink()
+    else:
+        (directory / vector_ann.MANIFEST).write_text("{not json")
+    again = open_index(tmp_path)
+    assert top_docs(again, data[42], "p", k=1) == [("d", 42)]
+    m = again._sync()
+    assert m.ann is not None and len(m.ann) == 300
+
+
+def test_the_graphs_of_a_cleared_index_are_never_loaded_again(tmp_path):
+    idx = open_index(tmp_path)
+    idx.upsert(EMB, items("before", vectors(50, 11)))
+    idx.warm()
+    idx.clear()
+    after = vectors(50, 12)
+    idx.upsert(EMB, items("after", after))
+    again = open_index(tmp_path)
+    assert {d for d, _ in top_docs(again, after[0], "p", k=100)} == {"after"}
+
+
+def test_a_second_process_writing_to_the_data_directory_is_caught_up(tmp_path):
+    # Given this process searching through the graphs
+    idx = open_index(tmp_path)
+    idx.upsert(EMB, items("here", vectors(100, 13)))
+    assert idx._sync().ann is not None
+    # When another process (the CLI, say) writes and deletes in the same data directory
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path[:0] = {sys.path!r}
+        from tests.unit.test_vector_ann import EMB, items, open_index, vectors
+        from pathlib import Path
+        idx = open_index(Path({str(tmp_path)!r}))
+        idx.upsert(EMB, items("there", vectors(10, 14)))
+        idx.delete_document("o", "here")
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=Path(__file__).parents[2], timeout=120)
+    # Then this process finds its rows and no longer returns the deleted ones
+    assert top_docs(idx, vectors(10, 14)[4], "p", k=1) == [("there", 4)]
+    assert {d for d, _ in top_docs(idx, vectors(100, 13)[0], "p", k=50)} == {"there"}
