@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memlane.adapters.local import bm25, vector_ann
+from memlane.adapters.local import bm25, search_snapshot, vector_ann
 from memlane.adapters.local.search_legs import ann_vector_leg, scope_mask, text_leg, vector_leg
 from memlane.adapters.local.search_projection import Projection
 from memlane.adapters.local.search_query import MAX_QUERY_WORDS, STOPWORDS, fts_query, query_words
@@ -223,8 +223,13 @@ class SqliteSearchIndex:
                 total = conn.execute("SELECT COUNT(*) AS n FROM search_rows").fetchone()["n"]
                 m.reserve(total)
                 if self.ann_at is not None and total >= self.ann_at:
-                    m.ann = self._open_ann(current)
-                    m.drop_vectors()
+                    ann = self._open_ann(current)
+                    saved = self._open_snapshot(ann.seq) if ann.seq else None
+                    if saved is not None:  # mapped, not rebuilt: only later writes are read below
+                        m = self._matrix = saved
+                    else:
+                        m.drop_vectors()
+                    m.ann = ann
             ann_seq = m.ann.seq if m.ann is not None else m.seq
             # a row's vector is read only when something holds it: the float32 matrix, or the
             # graphs for rows written after they were saved
@@ -339,11 +344,22 @@ class SqliteSearchIndex:
         m.ann = ann
         m.drop_vectors()
 
+    def _open_snapshot(self, seq: int) -> Projection | None:
+        if self.ann_dir is None:
+            return None
+        saved = search_snapshot.load(self.ann_dir, self._index_id(), self.dimension, self.context_weight, seq)
+        if saved is not None:
+            log.info("mapped the saved search projection (%d rows, up to write %d)", saved.rows, seq)
+        return saved
+
     def _save_ann(self, m: Projection) -> None:
+        """The graphs, then the projection at the same sequence number (a start maps both)."""
         if self.ann_dir is None or m.ann is None:
             return
         try:
-            m.ann.save(self.ann_dir, self._index_id())
+            index_id = self._index_id()
+            m.ann.save(self.ann_dir, index_id)
+            search_snapshot.save(self.ann_dir, m, index_id)
         except OSError as exc:  # a read-only data directory: the next start replays more rows
             log.warning("could not save the vector index: %s", exc)
 

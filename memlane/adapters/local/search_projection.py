@@ -4,10 +4,17 @@ by SQLite rowid, grown and compacted as rows come and go."""
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from memlane.adapters.local import bm25
 from memlane.adapters.local.vector_ann import Partitions
+
+
+def terms_signature(terms: bytes) -> int:
+    """The same in every process (unlike hash()), so a saved projection can compare it."""
+    return int.from_bytes(hashlib.blake2b(terms, digest_size=8).digest(), "little", signed=True)
 
 
 class Codes:
@@ -50,9 +57,9 @@ class Projection:
         self.superseded = np.zeros(cap, dtype=bool)
         self.doclen = np.zeros(cap, dtype=np.float32)  # tokens in the row, all columns (BM25's D)
         self.rowid = np.full(cap, -1, dtype=np.int64)  # slot -> sqlite rowid (the ANN's key)
+        self.sig = np.zeros(cap, dtype=np.int64)  # a stable hash of the terms the slot indexes
         self.chunk_ids: list[str] = [""] * cap
         self.position: dict[int, int] = {}  # sqlite rowid -> slot in the arrays
-        self.terms_sig: dict[int, int] = {}  # sqlite rowid -> hash of the terms its slot indexes
         self.codes = Codes()  # organizations, projects, content types
         self.doc_codes = Codes()
         self.doc_ids: list[str] = []  # document code -> document id
@@ -78,6 +85,7 @@ class Projection:
         "superseded",
         "doclen",
         "rowid",
+        "sig",
     )
     _FILL = {"forget": np.inf, "org": -1, "project": -1, "document": -1, "content_type": -1, "rowid": -1}
 
@@ -134,19 +142,19 @@ class Projection:
         """Apply search_rows rows (with each row's stored terms). A new row, or a row whose text
         changed, takes a new slot: the old slot dies with its postings. Otherwise (a version
         marked superseded, say) the row's slot is updated in place."""
-        fresh, fresh_terms = [], []
+        fresh, fresh_terms, sigs = [], [], []
         for row, row_terms in zip(batch, terms, strict=True):
             rowid = row["rowid"]
-            sig = hash(row_terms)
+            sig = terms_signature(row_terms)
             pos = self.position.get(rowid)
             if pos is not None:
-                if self.terms_sig[rowid] == sig:
+                if self.sig[pos] == sig:
                     self._set(np.asarray([pos]), [row])
                     continue
                 self._kill(pos)
-            self.terms_sig[rowid] = sig
             fresh.append(row)
             fresh_terms.append(row_terms)
+            sigs.append(sig)
         if not fresh:
             return
         self.reserve(len(fresh))
@@ -154,6 +162,7 @@ class Projection:
         self.size += len(fresh)
         for slot, row in zip(slots.tolist(), fresh, strict=True):
             self.position[row["rowid"]] = slot
+        self.sig[slots] = sigs
         self._set(slots, fresh)
         self.alive[slots] = True
         self.rows += len(fresh)
@@ -208,6 +217,5 @@ class Projection:
 
     def remove(self, rowid: int) -> None:
         pos = self.position.pop(rowid, None)
-        self.terms_sig.pop(rowid, None)
         if pos is not None:
             self._kill(pos)

@@ -35,6 +35,11 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
+# onnxruntime (the embedder) crashes in its import, inside libstdc++, when usearch's extension was
+# loaded before it (usearch 2.26.6 with onnxruntime 1.32 from PyPI; the other order works): where
+# both are installed it is loaded first.
+with contextlib.suppress(ImportError):
+    import onnxruntime  # noqa: F401
 try:
     from usearch.index import Index
 except ImportError:  # the local extra brings it; without it the vector leg stays exact
@@ -144,7 +149,7 @@ class Partitions:
         directory.mkdir(parents=True, exist_ok=True)
         generation = f"{self.seq}-{os.getpid()}"
         parts = []
-        with _locked(directory, exclusive=True):
+        with locked(directory, exclusive=True):
             for (org_id, project_id), idx in self.parts.items():
                 if len(idx) == 0:
                     continue
@@ -176,7 +181,7 @@ class Partitions:
         if Index is None or not (directory / MANIFEST).exists():
             return None
         try:
-            with _locked(directory, exclusive=False):
+            with locked(directory, exclusive=False):
                 manifest = json.loads((directory / MANIFEST).read_text())
                 if (
                     manifest.get("format") != FORMAT
@@ -201,7 +206,7 @@ class Partitions:
 
 
 @contextlib.contextmanager
-def _locked(directory: Path, exclusive: bool) -> Iterator[None]:
+def locked(directory: Path, exclusive: bool) -> Iterator[None]:
     """Serialises savers against loaders across processes (a loader never reads a half-deleted
     generation)."""
     directory.mkdir(parents=True, exist_ok=True)
