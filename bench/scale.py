@@ -333,7 +333,23 @@ def cmd_size(root: Path, size: int, queries: int, clients: int, saves: int) -> d
     return row
 
 
+def eval_through_the_graphs(argv: list[str]) -> int:
+    """The recall workload suite (bench.eval, same arguments) with every vector leg on the HNSW
+    partitions from the first row and every scope searched through them: the suite's corpora are
+    below ANN_AT, so this is what shows whether the graphs' float16 vectors (re-scored exactly)
+    change its figures."""
+    from bench.eval.__main__ import main as eval_main
+    from memlane.adapters.local import search_index, search_legs
+
+    search_index.ANN_AT = 1
+    search_legs.GATHER_AT_MOST = 0
+    return eval_main(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["eval-ann"]:
+        return eval_through_the_graphs(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__.split("\n")[0])
     ap.add_argument("command", choices=["all", "size", "fill", "first-start", "first-answer", "measure", "recall",
                                         "real"])

@@ -55,13 +55,14 @@ class SqliteSearchIndex:
         dimension: int,
         context_weight: float = bm25.CONTEXT_WEIGHT,
         *,
-        ann_at: int = ANN_AT,
+        ann_at: int | None = None,
         ann_dtype: str = "f16",
     ) -> None:
         self.db = db
         self.dimension = dimension
         self.context_weight = context_weight
-        self.ann_at = ann_at if vector_ann.available() else None
+        # None: ANN_AT, read now (a benchmark may set it to route every size through the graphs)
+        self.ann_at = (ANN_AT if ann_at is None else ann_at) if vector_ann.available() else None
         self.ann_dtype = ann_dtype
         self.ann_dir: Path | None = None if str(db.path) == ":memory:" else db.path.parent / ANN_DIR
         self._matrix = Projection(dimension, context_weight)
@@ -221,15 +222,15 @@ class SqliteSearchIndex:
             backfilled: dict[int, bytes] = {}
             if m.size == 0:  # a whole index to load: size the arrays once
                 total = conn.execute("SELECT COUNT(*) AS n FROM search_rows").fetchone()["n"]
-                m.reserve(total)
                 if self.ann_at is not None and total >= self.ann_at:
                     ann = self._open_ann(current)
                     saved = self._open_snapshot(ann.seq) if ann.seq else None
                     if saved is not None:  # mapped, not rebuilt: only later writes are read below
                         m = self._matrix = saved
                     else:
-                        m.drop_vectors()
+                        m.drop_vectors()  # before sizing: no float32 matrix at all
                     m.ann = ann
+                m.reserve(max(0, total - m.rows))  # a mapped projection has most of them
             ann_seq = m.ann.seq if m.ann is not None else m.seq
             # a row's vector is read only when something holds it: the float32 matrix, or the
             # graphs for rows written after they were saved
