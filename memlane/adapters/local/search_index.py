@@ -38,9 +38,11 @@ TERMS_FORMAT_KEY, TERMS_FORMAT = "bm25_terms_format", "2"
 SYNC_BATCH = 2_000  # rows read per fetch while catching up (bounds memory at start)
 COMPACT_AT = 1_024  # dead slots (and at least a quarter of all) before the arrays are compacted
 # Live rows from which the vector leg uses the HNSW partitions (memlane.adapters.local.vector_ann)
-# instead of the exact product over the float32 matrix: below it the product is as fast (BENCHMARKS.md,
-# "Scale") and exact; a process loading or growing past it builds or loads the graphs once.
-ANN_AT = 50_000
+# instead of the exact product over the float32 matrix. Measured (`python -m bench.scale crossover`,
+# one thread, loaded machine): at 10k rows the product takes 0.5 ms and the graph 0.6, at 25k 1.3
+# against 0.5, at 50k and 100k 13-19 ms (the matrix no longer fits the cache) against 0.6-0.7. A
+# process loading or growing past it builds (or loads) the graphs once.
+ANN_AT = 25_000
 ANN_DIR = "search-ann"  # beside the SQLite file
 INDEX_ID_KEY = "search_index_id"  # names this projection's contents; a new id when it is cleared
 # Keys added or removed since the graphs were saved (and at least a tenth of them) before they are
