@@ -115,6 +115,26 @@ def cmd_first_start(data_dir: Path) -> dict:
     return out
 
 
+def cmd_follow(data_dir: Path, fill_pid: int) -> dict:
+    """A second process on a directory another one is filling (a server while a CLI imports):
+    it catches up through the sequence number every 20 s, adding the new rows to its graphs and
+    saving them as they grow, until the filling process has exited."""
+    stack = _stack(data_dir)
+    rounds = 0
+    while True:
+        filling = Path(f"/proc/{fill_pid}").exists()
+        t = time.perf_counter()
+        rows = stack.index.warm() if not filling else stack.index._sync().rows
+        print(json.dumps({"rows": rows, "sync_s": time.perf_counter() - t, "at": time.time()}), flush=True)
+        rounds += 1
+        if not filling:
+            break
+        time.sleep(20)
+    out = {"followed_rounds": rounds, "rows": rows, **_rss_mb()}
+    stack.close()
+    return out
+
+
 def cmd_first_answer(data_dir: Path, spawned_at: float) -> dict:
     """A fresh process's first recall answer, timed from when the parent spawned it."""
     from memlane.recall.service import recall
@@ -391,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         return eval_through_the_graphs(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__.split("\n")[0])
     ap.add_argument("command", choices=["all", "size", "fill", "first-start", "first-answer", "measure", "recall",
-                                        "real", "crossover"])
+                                        "real", "crossover", "follow"])
     ap.add_argument("--dir", type=Path)
     ap.add_argument("--root", type=Path, default=Path("/var/tmp/memlane-scale"))
     ap.add_argument("--size", type=int)
@@ -400,6 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--saves", type=int, default=30)
     ap.add_argument("--spawned-at", type=float)
+    ap.add_argument("--fill-pid", type=int)
     ap.add_argument("--cache", type=Path, default=Path("bench/.cache/embeddings.sqlite3"))
     args = ap.parse_args(argv)
     if args.command == "fill":
@@ -414,6 +435,8 @@ def main(argv: list[str] | None = None) -> int:
         out = cmd_recall(args.dir, args.queries)
     elif args.command == "real":
         out = cmd_real(args.cache, args.root / "real")
+    elif args.command == "follow":
+        out = cmd_follow(args.dir, args.fill_pid)
     elif args.command == "crossover":
         out = cmd_crossover([int(s) for s in args.sizes.split(",")])
     elif args.command == "size":

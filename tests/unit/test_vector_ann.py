@@ -216,7 +216,7 @@ def test_a_restart_maps_the_saved_projection_and_both_legs_answer_as_a_rebuild_d
     m = second._sync()
     rebuilt = open_index(tmp_path, ann_at=10**9)
     # Then the new process mapped the saved postings rather than rebuilding them
-    assert isinstance(m.postings.keys, np.memmap)
+    assert isinstance(m.postings.keys.base, np.memmap)
     # and both legs give the rebuild's answers
     for text, q in (("chunk 3 of doc7", vectors(1, 27)[0]), ("doc5 chunk", vectors(1, 99)[0])):
         assert _legs(second, text, q) == _legs(rebuilt, text, q)
@@ -244,6 +244,6 @@ def test_a_damaged_or_stale_saved_projection_is_rebuilt_from_sqlite(tmp_path, da
         (directory / "projection.json").write_text(json.dumps(manifest))
     second = open_index(tmp_path)
     m = second._sync()
-    assert not isinstance(m.postings.keys, np.memmap)
+    assert not isinstance(m.postings.keys.base, np.memmap)
     assert [c.document_id for c in second.search(scope("p"), "chunk 7 of doc2", None, 1).text] == ["doc2"]
     assert top_docs(second, vectors(10, 42)[7], "p", k=1) == [("doc2", 7)]

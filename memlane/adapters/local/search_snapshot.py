@@ -92,14 +92,14 @@ def load(directory: Path, index_id: str, dimension: int, context_weight: float, 
                 return None
             files = manifest["files"]
             for name in _SLOT_ARRAYS:
-                arr = np.load(directory / files[name], mmap_mode="c")  # copy-on-write
+                arr = _mapped(directory / files[name])
                 if arr.shape[0] != size or arr.dtype != getattr(m, name).dtype:
                     raise ValueError(f"{files[name]} does not match the manifest")
                 setattr(m, name, arr)
             m.vectors = np.zeros((size, 0), dtype=np.float32)  # the graphs hold them
             p = bm25.Postings()
             for name in _POSTINGS:
-                setattr(p, name, np.load(directory / files[f"postings.{name}"], mmap_mode="c"))
+                setattr(p, name, _mapped(directory / files[f"postings.{name}"]))
             if p.offsets.size != p.keys.size + 1 or p.rows.size != p.freq.size or p.offsets[-1] != p.rows.size:
                 raise ValueError("the saved postings do not match each other")
             if p.rows.size and int(p.rows.max()) >= max(size, 1):
@@ -118,6 +118,12 @@ def load(directory: Path, index_id: str, dimension: int, context_weight: float, 
     except Exception as exc:  # truncated, corrupt or half-deleted files: SQLite rebuilds it
         log.warning("the saved search projection could not be read (%s): rebuilding it from SQLite", exc)
         return None
+
+
+def _mapped(path: Path) -> np.ndarray:
+    """A saved array mapped copy-on-write, as a plain ndarray over the mapping (np.memmap's own
+    indexing goes through Python: 16 µs per element read, which the legs do per result)."""
+    return np.load(path, mmap_mode="c").view(np.ndarray)
 
 
 def _codes(values: list[str]) -> Codes:
