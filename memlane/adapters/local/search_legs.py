@@ -41,8 +41,11 @@ def scope_mask(m: Projection, scope: SearchScope, allowed_docs: set[str] | None)
     if org < 0:
         return np.zeros(n, dtype=bool)
     mask = m.alive[:n] & (m.org[:n] == org)
-    projects = [m.codes.get("project:" + p) for p in scope.project_ids]
-    mask &= np.isin(m.project[:n], [p for p in projects if p >= 0])
+    projects = [c for c in (m.codes.get("project:" + p) for p in scope.project_ids) if c >= 0]
+    if len(projects) == 1:  # the usual scope: a comparison is several times cheaper than isin
+        mask &= m.project[:n] == projects[0]
+    else:
+        mask &= np.isin(m.project[:n], projects)
     if scope.now is not None:
         mask &= m.forget[:n] > scope.now.timestamp()
     f = scope.filters
