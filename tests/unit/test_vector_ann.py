@@ -247,3 +247,24 @@ def test_a_damaged_or_stale_saved_projection_is_rebuilt_from_sqlite(tmp_path, da
     assert not isinstance(m.postings.keys.base, np.memmap)
     assert [c.document_id for c in second.search(scope("p"), "chunk 7 of doc2", None, 1).text] == ["doc2"]
     assert top_docs(second, vectors(10, 42)[7], "p", k=1) == [("doc2", 7)]
+
+
+@pytest.mark.parametrize("gather", [0, 1_000], ids=["widened graph search", "scored from the graph's vectors"])
+def test_a_filter_that_passes_few_rows_of_a_large_graph_still_gives_the_exact_top_k(tmp_path, monkeypatch, gather):
+    # Given a graph searched through the graph (not scanned exhaustively) whose rows are mostly
+    # filtered out: all but two documents are superseded
+    monkeypatch.setattr(vector_ann, "EXACT_PARTITION", 10)
+    monkeypatch.setattr(search_legs, "GATHER_AT_MOST", gather)
+    idx = open_index(tmp_path)
+    exact = SqliteSearchIndex(SqliteDatabase(tmp_path / "exact.sqlite3"), DIM)
+    for index in (idx, exact):
+        for d in range(30):
+            index.upsert(EMB, items(f"doc{d}", vectors(10, 60 + d)))
+        for d in range(2, 30):
+            index.set_superseded("o", f"doc{d}", True)
+    # When the vector leg asks for the top 10 near a superseded document's rows
+    for q in vectors(10, 70)[:5]:
+        got = top_docs(idx, q, "p")
+        # Then it gets the exact top 10 of the rows that pass: both live documents' rows
+        assert got == top_docs(exact, q, "p")
+        assert len(got) == 10 and {d for d, _ in got} <= {"doc0", "doc1"}

@@ -15,7 +15,7 @@ try:
 except ImportError:  # an optimisation only (it comes with the local extra)
     ThreadpoolController = None
 
-from memlane.adapters.local import bm25
+from memlane.adapters.local import bm25, vector_ann
 from memlane.adapters.local.search_projection import Projection
 from memlane.adapters.local.sqlite_db import epoch
 from memlane.ports import Candidate, SearchScope
@@ -75,10 +75,11 @@ def vector_leg(m: Projection, mask: np.ndarray, q: np.ndarray, k: int) -> list[C
     return _top(m, idx, scores, k)
 
 
-# With the ANN: a scope of at most this many rows is scored exactly, row by row, from the stored
-# vectors; a larger one searches the graphs of its projects for OVERSAMPLE × k candidates that pass
-# the scope's filters, widening the search until enough do.
-GATHER_AT_MOST = 2_048
+# With the ANN: each project's graph is searched for OVERSAMPLE × k candidates that pass the scope's
+# filters (widening the search while fewer than k pass); when at most GATHER_AT_MOST rows of a large
+# graph pass them (a tag or a date filter), those rows are scored directly from the graph's vectors
+# instead. Either way the candidates are re-scored exactly against the stored float32 vectors.
+GATHER_AT_MOST = 4_096
 OVERSAMPLE = 2
 
 
@@ -94,34 +95,33 @@ def ann_vector_leg(
     exactly against the stored float32 vectors (`stored_vectors(rowids)` → the rowids still stored
     and their vectors): a row deleted from SQLite is dropped whatever the graph still holds."""
     assert m.ann is not None
-    idx = np.flatnonzero(mask)
-    if idx.size == 0:
-        return []
-    if idx.size <= GATHER_AT_MOST:
-        keys = m.rowid[idx]
-    else:
-        want = k * OVERSAMPLE
-        found = []
-        for project_id in scope.project_ids:
-            code = m.codes.get("project:" + project_id)
-            n = m.ann.size(scope.organization_id, project_id)
-            if code < 0 or n == 0:
-                continue
-            in_scope = int(np.count_nonzero(mask & (m.project[: m.size] == code)))
-            if in_scope == 0:
-                continue
-            # as many as it takes for `want` rows of the scope, if the filters pass rows evenly
-            count = min(n, max(want, math.ceil(want * n / in_scope)))
-            while True:
-                keys, _ = m.ann.search(scope.organization_id, project_id, q, count)
-                slots = np.fromiter((m.position.get(int(key), -1) for key in keys), dtype=np.int64, count=keys.size)
-                keep = slots >= 0
-                keep[keep] = mask[slots[keep]]
-                if int(keep.sum()) >= min(want, in_scope) or count >= n:
-                    break
-                count = min(n, count * 4)
-            found.append(keys[keep])
-        keys = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+    want = k * OVERSAMPLE
+    found = []
+    for project_id in scope.project_ids:
+        code = m.codes.get("project:" + project_id)
+        n = m.ann.size(scope.organization_id, project_id)
+        if code < 0 or n == 0:
+            continue
+        in_project = np.flatnonzero(mask & (m.project[: m.size] == code))
+        if in_project.size == 0:
+            continue
+        if in_project.size <= GATHER_AT_MOST and n > vector_ann.EXACT_PARTITION:
+            keys = m.rowid[in_project]
+            approx = m.ann.vectors(scope.organization_id, project_id, keys) @ q
+            found.append(keys[np.argsort(-approx)[:want]])
+            continue
+        # as many as it takes for `want` rows of the scope, if the filters pass rows evenly
+        count = min(n, max(want, math.ceil(want * n / in_project.size)))
+        while True:
+            keys, _ = m.ann.search(scope.organization_id, project_id, q, count)
+            slots = np.fromiter((m.position.get(int(key), -1) for key in keys), dtype=np.int64, count=keys.size)
+            keep = slots >= 0
+            keep[keep] = mask[slots[keep]]
+            if int(keep.sum()) >= min(k, in_project.size) or count >= n:
+                break
+            count = min(n, count * 4)
+        found.append(keys[keep][:want])  # the graph's order: nearest first
+    keys = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
     if keys.size == 0:
         return []
     rowids, vectors = stored_vectors(keys)

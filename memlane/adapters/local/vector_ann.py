@@ -136,6 +136,12 @@ class Partitions:
         found = idx.search(q, count, exact=exact, threads=1)
         return found.keys.astype(np.int64), (1.0 - found.distances).astype(np.float32)
 
+    def vectors(self, org_id: str, project_id: str, keys: np.ndarray) -> np.ndarray:
+        """The graph's own (float16) copies of keys' vectors, as float32."""
+        got = self.parts[(org_id, project_id)].get(np.asarray(keys, dtype=np.uint64), dtype="f32")
+        rows = got if isinstance(got, tuple) else (got,)
+        return np.stack([np.asarray(r, dtype=np.float32) for r in rows]).reshape(len(keys), self.dimension)
+
     def remove_anywhere(self, keys: np.ndarray) -> None:
         """Remove keys whose partition is not known (rows deleted before this process saw them)."""
         for org_id, project_id in list(self.parts):
