@@ -293,7 +293,7 @@ def cmd_recall(data_dir: Path, queries: int) -> dict:
     return out
 
 
-def cmd_real(cache: Path, work: Path) -> dict:
+def cmd_real(cache: Path, work: Path, dtype: str = "f16") -> dict:
     """Recall@10 against exact on real all-MiniLM-L6-v2 vectors from the workload suite's cache."""
     from memlane.adapters.local.search_index import SqliteSearchIndex
     from memlane.adapters.local.sqlite_db import SqliteDatabase
@@ -310,7 +310,7 @@ def cmd_real(cache: Path, work: Path) -> dict:
         dtype=np.float32,
     ).reshape(-1, 384)
     shutil.rmtree(work, ignore_errors=True)
-    index = SqliteSearchIndex(SqliteDatabase(work / "real.sqlite3"), 384, ann_at=1)
+    index = SqliteSearchIndex(SqliteDatabase(work / "real.sqlite3"), 384, ann_at=1, ann_dtype=dtype)
     now = datetime.now(UTC)
     items = []
     for i, v in enumerate(docs):
@@ -331,7 +331,7 @@ def cmd_real(cache: Path, work: Path) -> dict:
     search_legs.GATHER_AT_MOST = 0  # through the graph, as at any size above it
     recall10 = _exact_recall(index, scope, ids, docs, queries)
     return {"real_vectors": len(docs), "real_queries": len(queries), "real_recall10": recall10,
-            "real_build_s": build_s}
+            "real_build_s": build_s, "dtype": dtype}
 
 
 def cmd_crossover(sizes: list[int], queries: int = 200) -> dict:
@@ -425,6 +425,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--saves", type=int, default=30)
     ap.add_argument("--spawned-at", type=float)
     ap.add_argument("--fill-pid", type=int)
+    ap.add_argument("--exact", action="store_true", help="with measure: no graphs (the product over every vector)")
+    ap.add_argument("--dtype", default="f16", help="with real: the graphs' vector storage (f16, i8, f32)")
     ap.add_argument("--cache", type=Path, default=Path("bench/.cache/embeddings.sqlite3"))
     args = ap.parse_args(argv)
     if args.command == "fill":
@@ -434,11 +436,15 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "first-answer":
         out = cmd_first_answer(args.dir, args.spawned_at)
     elif args.command == "measure":
-        out = cmd_measure(args.dir, args.queries, args.clients, args.saves)
+        if args.exact:  # the A/B: the same directory with the vector leg's exact product
+            from memlane.adapters.local import search_index
+
+            search_index.ANN_AT = 2**62
+        out = cmd_measure(args.dir, args.queries, args.clients, args.saves) | {"exact": args.exact}
     elif args.command == "recall":
         out = cmd_recall(args.dir, args.queries)
     elif args.command == "real":
-        out = cmd_real(args.cache, args.root / "real")
+        out = cmd_real(args.cache, args.root / f"real-{args.dtype}", args.dtype)
     elif args.command == "follow":
         out = cmd_follow(args.dir, args.fill_pid)
     elif args.command == "crossover":
