@@ -111,6 +111,9 @@ def cmd_first_start(data_dir: Path) -> dict:
     stack = _stack(data_dir)
     stack.index.warm()
     out = {"first_start_s": time.perf_counter() - t0, **_rss_mb()}
+    t0 = time.perf_counter()
+    stack.index.save()
+    out["save_s"] = time.perf_counter() - t0
     stack.close()
     return out
 
@@ -124,7 +127,9 @@ def cmd_follow(data_dir: Path, fill_pid: int) -> dict:
     while True:
         filling = Path(f"/proc/{fill_pid}").exists()
         t = time.perf_counter()
-        rows = stack.index.warm() if not filling else stack.index._sync().rows
+        rows = stack.index.warm()
+        if not filling:
+            stack.index.save()
         print(json.dumps({"rows": rows, "sync_s": time.perf_counter() - t, "at": time.time()}), flush=True)
         rounds += 1
         if not filling:

@@ -104,7 +104,8 @@ def test_a_restart_loads_the_saved_graphs_and_replays_later_writes(tmp_path):
     first = open_index(tmp_path)
     first.upsert(EMB, items("old", vectors(200, 5)))
     first.upsert(EMB, items("gone", vectors(20, 6)))
-    first.warm()  # builds and saves the graphs
+    first.warm()  # builds the graphs
+    first.save()
     saved = (tmp_path / ANN_DIR / vector_ann.MANIFEST).read_text()
     late = vectors(10, 7)
     first.upsert(EMB, items("late", late))
@@ -123,6 +124,7 @@ def test_a_failure_while_updating_the_graphs_is_replayed_by_the_next_search(tmp_
     idx = open_index(tmp_path)
     idx.upsert(EMB, items("a", vectors(100, 8)))
     idx.warm()
+    idx.save()
     fresh = vectors(5, 9)
     idx.upsert(EMB, items("b", fresh))  # committed to SQLite
     real = vector_ann.Partitions.upsert
@@ -143,6 +145,7 @@ def test_a_corrupt_or_missing_graph_file_is_rebuilt_from_the_stored_vectors(tmp_
     idx = open_index(tmp_path)
     idx.upsert(EMB, items("d", data))
     idx.warm()
+    idx.save()
     directory = tmp_path / ANN_DIR
     part = next(directory.glob("*.usearch"))
     if damage == "truncated":
@@ -163,6 +166,7 @@ def test_the_graphs_of_a_cleared_index_are_never_loaded_again(tmp_path):
     idx = open_index(tmp_path)
     idx.upsert(EMB, items("before", vectors(50, 11)))
     idx.warm()
+    idx.save()
     idx.clear()
     after = vectors(50, 12)
     idx.upsert(EMB, items("after", after))
@@ -208,6 +212,7 @@ def test_a_restart_maps_the_saved_projection_and_both_legs_answer_as_a_rebuild_d
     for d in range(20):
         first.upsert(EMB, items(f"doc{d}", vectors(10, 20 + d), project="p" if d % 3 else "q"))
     first.warm()
+    first.save()
     first.upsert(EMB, items("doc3", vectors(10, 99)))  # the same rows with new vectors
     first.delete_document("o", "doc4")
     first.set_superseded("o", "doc5", True)
@@ -230,6 +235,7 @@ def test_a_damaged_or_stale_saved_projection_is_rebuilt_from_sqlite(tmp_path, da
     for d in range(5):
         first.upsert(EMB, items(f"doc{d}", vectors(10, 40 + d)))
     first.warm()
+    first.save()
     directory = tmp_path / ANN_DIR
     if damage == "postings":
         next(directory.glob("p-postings-rows-*")).write_bytes(b"\x93NUMPY broken")
@@ -268,3 +274,26 @@ def test_a_filter_that_passes_few_rows_of_a_large_graph_still_gives_the_exact_to
         # Then it gets the exact top 10 of the rows that pass: both live documents' rows
         assert got == top_docs(exact, q, "p")
         assert len(got) == 10 and {d for d, _ in got} <= {"doc0", "doc1"}
+
+
+def test_closing_a_stack_saves_the_graphs_it_changed_and_a_cli_that_never_searched_loads_nothing(tmp_path):
+    from fakes import HashEmbedder
+
+    from memlane.config import Settings
+    from memlane.local.compose import build_local
+
+    settings = Settings(data_dir=tmp_path / "d")
+    stack = build_local(settings, embedder=HashEmbedder())
+    index = SqliteSearchIndex(stack.db, HashEmbedder.dimension, ann_at=1)
+    stack.index = index  # the stack's own index, routed through the graphs
+    vec = np.zeros(HashEmbedder.dimension, dtype=np.float32)
+    vec[0] = 1.0
+    c = items("d", vectors(1, 1))[0].chunk
+    index.upsert(HashEmbedder().id, [IndexedChunk(c, vec.tolist())])
+    assert index._sync().ann is not None and not (tmp_path / "d" / ANN_DIR / vector_ann.MANIFEST).exists()
+    stack.close()
+    assert json.loads((tmp_path / "d" / ANN_DIR / vector_ann.MANIFEST).read_text())["partitions"][0]["count"] == 1
+    # a process that only writes (the CLI saving a memory) never loads the projection to save it
+    cli = build_local(settings, embedder=HashEmbedder())
+    cli.close()
+    assert cli.index._matrix.size == 0

@@ -45,9 +45,10 @@ COMPACT_AT = 1_024  # dead slots (and at least a quarter of all) before the arra
 ANN_AT = 25_000
 ANN_DIR = "search-ann"  # beside the SQLite file
 INDEX_ID_KEY = "search_index_id"  # names this projection's contents; a new id when it is cleared
-# Keys added or removed since the graphs were saved (and at least a tenth of them) before they are
-# saved again: a restart then replays at most that many rows from SQLite.
-SAVE_AFTER = 20_000
+# Keys added or removed since the graphs were saved before they (and the projection) are saved
+# again: a start replays at most that many rows from SQLite into the graphs (a few seconds), and a
+# process that writes a million chunks saves ~100 times (each a few seconds at that size).
+SAVE_AFTER = 10_000
 
 
 class SqliteSearchIndex:
@@ -284,7 +285,7 @@ class SqliteSearchIndex:
             m.seq = current
             if m.ann is not None:
                 m.ann.seq = current
-                if m.ann.changed >= max(SAVE_AFTER, len(m.ann) // 10):
+                if m.ann.changed >= SAVE_AFTER:
                     self._save_ann(m)
             return m
 
@@ -411,9 +412,16 @@ class SqliteSearchIndex:
         with self._lock:
             if m.postings.tail_size:
                 m.postings.fold(m.alive)
+            return m.rows
+
+    def save(self) -> None:
+        """Save the graphs and the projection as this process holds them, if they changed since
+        they were saved (a process about to exit), instead of at the next SAVE_AFTER keys. A
+        process that never searched has nothing loaded and saves nothing."""
+        with self._lock:
+            m = self._matrix
             if m.ann is not None and m.ann.changed:
                 self._save_ann(m)
-            return m.rows
 
     def _tagged_documents(self, scope: SearchScope) -> set[str] | None:
         """The tag filter, resolved against the document tags in the same database."""
