@@ -367,8 +367,12 @@ def cmd_crossover(sizes: list[int], queries: int = 200) -> dict:
     return out
 
 
+CHILD_ARGS: list[str] = []  # options every child gets (--dtype)
+
+
 def _child(*args: str) -> dict:
-    out = subprocess.run([sys.executable, "-m", "bench.scale", *args], check=True, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "bench.scale", *args, *CHILD_ARGS], check=True, capture_output=True,
+                         text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -431,9 +435,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--spawned-at", type=float)
     ap.add_argument("--fill-pid", type=int)
     ap.add_argument("--exact", action="store_true", help="with measure: no graphs (the product over every vector)")
-    ap.add_argument("--dtype", default="f16", help="with real: the graphs' vector storage (f16, i8, f32)")
+    ap.add_argument("--dtype", default="f16", help="the graphs' vector storage (f16, i8, f32)")
     ap.add_argument("--cache", type=Path, default=Path("bench/.cache/embeddings.sqlite3"))
     args = ap.parse_args(argv)
+    if args.dtype != "f16" and args.command != "real":  # every process on the directory must agree
+        from memlane.adapters.local import search_index
+
+        search_index.ANN_DTYPE = args.dtype
     if args.command == "fill":
         out = cmd_fill(args.dir, args.size)
     elif args.command == "first-start":
@@ -455,6 +463,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "crossover":
         out = cmd_crossover([int(s) for s in args.sizes.split(",")])
     elif args.command == "size":
+        CHILD_ARGS.extend(["--dtype", args.dtype])
         out = cmd_size(args.root, args.size, args.queries, args.clients, args.saves)
     else:
         rows = [_child("real", "--root", str(args.root), "--cache", str(args.cache))]

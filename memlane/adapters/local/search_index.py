@@ -43,6 +43,9 @@ COMPACT_AT = 1_024  # dead slots (and at least a quarter of all) before the arra
 # against 0.5, at 50k and 100k 13-19 ms (the matrix no longer fits the cache) against 0.6-0.7. A
 # process loading or growing past it builds (or loads) the graphs once.
 ANN_AT = 25_000
+# The graphs' vector storage: float16 (int8 halves it again: recall@10 on the suite's MiniLM vectors
+# 0.987 against 0.989, BENCHMARKS.md "Scale"). Candidates are re-scored from float32 either way.
+ANN_DTYPE = "f16"
 ANN_DIR = "search-ann"  # beside the SQLite file
 INDEX_ID_KEY = "search_index_id"  # names this projection's contents; a new id when it is cleared
 # Keys added or removed since the graphs were saved before they (and the projection) are saved
@@ -59,14 +62,14 @@ class SqliteSearchIndex:
         context_weight: float = bm25.CONTEXT_WEIGHT,
         *,
         ann_at: int | None = None,
-        ann_dtype: str = "f16",
+        ann_dtype: str | None = None,
     ) -> None:
         self.db = db
         self.dimension = dimension
         self.context_weight = context_weight
         # None: ANN_AT, read now (a benchmark may set it to route every size through the graphs)
         self.ann_at = (ANN_AT if ann_at is None else ann_at) if vector_ann.available() else None
-        self.ann_dtype = ann_dtype
+        self.ann_dtype = ann_dtype or ANN_DTYPE
         self.ann_dir: Path | None = None if str(db.path) == ":memory:" else db.path.parent / ANN_DIR
         self._matrix = Projection(dimension, context_weight)
         self._lock = threading.Lock()
