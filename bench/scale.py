@@ -415,6 +415,8 @@ def eval_through_the_graphs(argv: list[str]) -> int:
 
     search_index.ANN_AT = 1
     search_legs.GATHER_AT_MOST = 0
+    if argv[:1] == ["--ann-dtype"]:  # the graphs' vector storage for this run
+        search_index.ANN_DTYPE, argv = argv[1], argv[2:]
     return eval_main(argv)
 
 

@@ -3,7 +3,8 @@
 `search_rows`, persisted beside the SQLite file with the sequence number it covers.
 
 Why usearch: a maintained HNSW library with a manylinux wheel and no other dependency, float16 and
-int8 vector storage (a million 384-dimension vectors in 768 or 384 MB instead of 1.5 GB), removal of
+int8 vector storage (a million 384-dimension vectors in 768 or 384 MB instead of 1.5 GB; int8 is
+the default, memlane.adapters.local.search_index.ANN_DTYPE), removal of
 keys, save/restore of one file per index, and brute-force (`exact=True`) search over the same
 storage, which small partitions use. hnswlib stores float32 only; faiss-cpu is a larger wheel whose
 HNSW cannot remove keys.
@@ -55,8 +56,8 @@ FORMAT = 1
 CONNECTIVITY = 16
 EXPANSION_ADD = 128
 EXPANSION_SEARCH = 256
-# Partitions up to this many rows are searched exhaustively (usearch's SIMD scan of its float16
-# vectors), which is as fast as the graph there and exact.
+# Partitions up to this many rows are searched exhaustively (usearch's SIMD scan of its quantised
+# vectors), as fast as the graph there; the candidates are then re-scored exactly.
 EXACT_PARTITION = 20_000
 
 
@@ -71,7 +72,7 @@ def partition_name(org_id: str, project_id: str) -> str:
 class Partitions:
     """The HNSW indexes of one data directory, by (organization, project)."""
 
-    def __init__(self, dimension: int, dtype: str = "f16") -> None:
+    def __init__(self, dimension: int, dtype: str = "i8") -> None:
         if Index is None:
             raise RuntimeError("usearch is not installed (pip install 'memlane[local]')")
         self.dimension = dimension
@@ -139,7 +140,7 @@ class Partitions:
         return found.keys.astype(np.int64), (1.0 - found.distances).astype(np.float32)
 
     def vectors(self, org_id: str, project_id: str, keys: np.ndarray) -> np.ndarray:
-        """The graph's own (float16) copies of keys' vectors, as float32."""
+        """The graph's own (quantised) copies of keys' vectors, as float32."""
         got = self.parts[(org_id, project_id)].get(np.asarray(keys, dtype=np.uint64), dtype="f32")
         rows = got if isinstance(got, tuple) else (got,)
         return np.stack([np.asarray(r, dtype=np.float32) for r in rows]).reshape(len(keys), self.dimension)
