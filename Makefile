@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 7432
 
-.PHONY: run test setup ocr lint synth layers bench bench-nlp bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-conversations eval-facts eval-code \
+.PHONY: run test setup ocr lint synth layers bench bench-scale bench-nlp bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-conversations eval-facts eval-code \
 	eval-docs eval-abstention clean extension integrations-env clients-test \
 	extension-build extension-test chromium \
 	web web-test bench-web screenshots types
@@ -154,6 +154,13 @@ bench-aws-save: $(STAMP)
 # memlane's own overhead of the optional rerank stage, the Bedrock model stubbed (botocore's Stubber).
 bench-rerank: $(STAMP)
 	$(BIN)/python -m bench.rerank_overhead --write BENCHMARKS.md
+
+# The embedded engine at scale (issue 26): 100k, 1M and 3M chunks in data directories under
+# SCALE_ROOT (kept between runs: a fill takes long), each figure from its own process; root is
+# needed to drop the page cache for the cold start. Prints JSON rows (BENCHMARKS.md, "Scale").
+SCALE_ROOT ?= /var/tmp/memlane-scale
+bench-scale: $(STAMP)
+	$(BIN)/python -m bench.scale all --root $(SCALE_ROOT) --sizes 100000,1000000,3000000
 
 # The web app's figures (first load, typing to results, JavaScript size) at 10,000 memories, in
 # headless Chromium against a local server; writes the web app section of BENCHMARKS.md.

@@ -137,12 +137,32 @@ def document_text(rng: random.Random, terms: list[str], weights: list[float], pa
     return "\n\n".join(parts)
 
 
-def fill(stack, org_id: str, project_id: str, n_chunks: int, dim: int, context: bool = False) -> None:
+def clustered(seed: int, dim: int, clusters: int, spread: float = 0.05, noise_seed: int | None = None):
+    """A source of clustered unit vectors (`fill`'s `vectors`): real embeddings gather around topics,
+    and a graph index behaves on them as it does on real ones, unlike uniform random vectors (its
+    worst case). Each vector is a topic centre plus Gaussian noise of `spread` per dimension (at 384
+    dimensions and 0.05, a vector's cosine to its centre is ~0.7, to a neighbour of its topic ~0.5)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((clusters, dim)).astype(np.float32)
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    if noise_seed is not None:  # other vectors around the same centres (queries)
+        rng = np.random.default_rng(noise_seed)
+
+    def draw(n: int) -> np.ndarray:
+        v = centres[rng.integers(0, clusters, n)] + spread * rng.standard_normal((n, dim)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    return draw
+
+
+def fill(
+    stack, org_id: str, project_id: str, n_chunks: int, dim: int, context: bool = False, vectors=None, seed=None
+) -> None:
     """Write the corpus straight into the stores, 500 documents per transaction. `context`: every
     chunk's index entry carries the text of the chunks on both sides of it, as contextual indexing
     (memlane.documents.contextual) gives a short memory saved in a sitting: the text leg's worst case
     (three times the postings), for its latency cost."""
-    rng = random.Random(n_chunks)
+    rng = random.Random(n_chunks if seed is None else seed)
     nprng = np.random.default_rng(n_chunks)
     words, weights = vocab()
     now = datetime.now(UTC)
@@ -158,7 +178,7 @@ def fill(stack, org_id: str, project_id: str, n_chunks: int, dim: int, context: 
                     organization_id=org_id,
                     project_id=project_id,
                     user_id="bench",
-                    title=f"Doc {d}",
+                    title=f"Doc {d}" if seed is None else f"Doc {seed}-{d}",
                     content="",
                     created_at=created,
                     status=DocumentStatus.READY,
@@ -181,8 +201,11 @@ def fill(stack, org_id: str, project_id: str, n_chunks: int, dim: int, context: 
                     )
                     for i in range(per_doc)
                 ]
-                vecs = nprng.standard_normal((per_doc, dim)).astype(np.float32)
-                vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+                if vectors is None:  # uniform random unit vectors
+                    vecs = nprng.standard_normal((per_doc, dim)).astype(np.float32)
+                    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+                else:
+                    vecs = vectors(per_doc)
                 stack.metadata.put_document(doc)
                 stack.metadata.put_chunks(org_id, doc.id, chunks)
                 items.extend(

@@ -110,6 +110,8 @@ class LocalStack:
     cache: SqliteCache
 
     def close(self) -> None:
+        # the search graphs' changes since their last save, so the next start replays fewer rows
+        self.index.save()
         self.db.close()
 
 

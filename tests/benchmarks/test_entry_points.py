@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-ENTRY_POINTS = ("ingest_recall", "nlp", "concurrency", "embedder", "aws_save", "webapp", "eval")
+ENTRY_POINTS = ("ingest_recall", "nlp", "concurrency", "embedder", "aws_save", "webapp", "eval", "scale")
 
 
 @pytest.mark.parametrize("name", ENTRY_POINTS)

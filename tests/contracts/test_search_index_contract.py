@@ -30,7 +30,9 @@ from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus, 
 from memlane.ports import IndexedChunk, LegResults, RecallFilters, SearchScope
 
 pytestmark = pytest.mark.integration
-ADAPTERS = ["sqlite", "aws", "memory"]  # the fixtures they need are in tests/contracts/conftest.py
+# the fixtures they need are in tests/contracts/conftest.py; "sqlite-ann" is the embedded index with
+# its vector leg on the HNSW partitions from the first row, every scope searched through the graphs
+ADAPTERS = ["sqlite", "sqlite-ann", "aws", "memory"]
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 NOW = T0 + timedelta(days=2)
@@ -103,6 +105,13 @@ def idx(request: pytest.FixtureRequest) -> Iterator[Index]:
     if request.param == "sqlite":
         db = request.getfixturevalue("sqlite_db")
         yield Index(SqliteSearchIndex(db, DIM), vectors=True, metadata=SqliteMetadataStore(db))
+    elif request.param == "sqlite-ann":
+        from memlane.adapters.local import search_legs
+
+        monkeypatch = request.getfixturevalue("monkeypatch")
+        monkeypatch.setattr(search_legs, "GATHER_AT_MOST", 0)
+        db = request.getfixturevalue("sqlite_db")
+        yield Index(SqliteSearchIndex(db, DIM, ann_at=1), vectors=True, metadata=SqliteMetadataStore(db))
     elif request.param == "aws":
         from opensearchpy import OpenSearch
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import uuid
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
-from memlane.adapters.local import bm25
-from memlane.adapters.local.search_legs import scope_mask, text_leg, vector_leg
+from memlane.adapters.local import bm25, search_snapshot, vector_ann
+from memlane.adapters.local.search_legs import ann_vector_leg, scope_mask, text_leg, vector_leg
 from memlane.adapters.local.search_projection import Projection
 from memlane.adapters.local.search_query import MAX_QUERY_WORDS, STOPWORDS, fts_query, query_words
 from memlane.adapters.local.sqlite_db import SqliteDatabase, epoch
@@ -35,17 +37,49 @@ log = logging.getLogger(__name__)
 TERMS_FORMAT_KEY, TERMS_FORMAT = "bm25_terms_format", "2"
 SYNC_BATCH = 2_000  # rows read per fetch while catching up (bounds memory at start)
 COMPACT_AT = 1_024  # dead slots (and at least a quarter of all) before the arrays are compacted
+# Live rows from which the vector leg uses the HNSW partitions (memlane.adapters.local.vector_ann)
+# instead of the exact product over the float32 matrix. Measured (`python -m bench.scale crossover`,
+# one thread, loaded machine): at 10k rows the product takes 0.5 ms and the graph 0.6, at 25k 1.3
+# against 0.5, at 50k and 100k 13-19 ms (the matrix no longer fits the cache) against 0.6-0.7. A
+# process loading or growing past it builds (or loads) the graphs once.
+ANN_AT = 25_000
+# The graphs' vector storage: int8, a quarter of float32 (a million vectors in 384 MB). Against
+# float16 (BENCHMARKS.md, "Scale"): recall@10 on the suite's MiniLM vectors 0.987 against 0.989, on
+# a million clustered vectors 0.986 against 0.994; the workload suite through the graphs identical;
+# resident memory at a million chunks 1.97 GB against 2.33. Candidates are re-scored from the
+# float32 vectors in SQLite either way.
+ANN_DTYPE = "i8"
+ANN_DIR = "search-ann"  # beside the SQLite file
+INDEX_ID_KEY = "search_index_id"  # names this projection's contents; a new id when it is cleared
+# Keys added or removed since the graphs were saved before they (and the projection) are saved
+# again: a start replays at most that many rows from SQLite into the graphs (a few seconds), and a
+# process that writes a million chunks saves ~100 times (each a few seconds at that size).
+SAVE_AFTER = 10_000
 
 
 class SqliteSearchIndex:
-    def __init__(self, db: SqliteDatabase, dimension: int, context_weight: float = bm25.CONTEXT_WEIGHT) -> None:
+    def __init__(
+        self,
+        db: SqliteDatabase,
+        dimension: int,
+        context_weight: float = bm25.CONTEXT_WEIGHT,
+        *,
+        ann_at: int | None = None,
+        ann_dtype: str | None = None,
+    ) -> None:
         self.db = db
         self.dimension = dimension
         self.context_weight = context_weight
+        # None: ANN_AT, read now (a benchmark may set it to route every size through the graphs)
+        self.ann_at = (ANN_AT if ann_at is None else ann_at) if vector_ann.available() else None
+        self.ann_dtype = ann_dtype or ANN_DTYPE
+        self.ann_dir: Path | None = None if str(db.path) == ":memory:" else db.path.parent / ANN_DIR
         self._matrix = Projection(dimension, context_weight)
         self._lock = threading.Lock()
         self._tokenizer = bm25.Fts5Tokenizer()
         self._upgrade_terms()
+        with self.db.transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (INDEX_ID_KEY, uuid.uuid4().hex))
 
     def _upgrade_terms(self) -> None:
         """Rows stored before the context column get it (empty), once per data directory: a
@@ -172,13 +206,20 @@ class SqliteSearchIndex:
             conn.execute("DELETE FROM search_tombstones")
             conn.execute("DELETE FROM meta WHERE key = 'embedder'")
             conn.execute("UPDATE meta SET value = '0' WHERE key = 'index_seq'")
+            # the persisted graphs name the old contents: no process may load them again
+            conn.execute("UPDATE meta SET value = ? WHERE key = ?", (uuid.uuid4().hex, INDEX_ID_KEY))
         with self._lock:
             self._matrix = Projection(self.dimension, self.context_weight)
 
     # ------------------------------------------------------------------ reads
 
     def _sync(self) -> Projection:
-        """Bring the in-memory projection up to date with the database (cheap when nothing changed)."""
+        """Bring the in-memory projection up to date with the database (cheap when nothing changed).
+
+        With the HNSW partitions, the rows written after the sequence number they cover go into
+        them as well: every write since the last sync, or, on a first load, every write since the
+        persisted graphs were saved (a crash between a SQLite commit and the graphs' update, or
+        another process's writes, are replayed the same way)."""
         conn = self.db.connection()
         current = int(self.db.get_meta("index_seq") or 0)
         with self._lock:
@@ -189,26 +230,55 @@ class SqliteSearchIndex:
                 return m
             backfilled: dict[int, bytes] = {}
             if m.size == 0:  # a whole index to load: size the arrays once
-                m.reserve(conn.execute("SELECT COUNT(*) AS n FROM search_rows").fetchone()["n"])
-            cursor = conn.execute("SELECT * FROM search_rows WHERE seq > ?", (m.seq,))
+                total = conn.execute("SELECT COUNT(*) AS n FROM search_rows").fetchone()["n"]
+                if self.ann_at is not None and total >= self.ann_at:
+                    ann = self._open_ann(current)
+                    saved = self._open_snapshot(ann.seq) if ann.seq else None
+                    if saved is not None:  # mapped, not rebuilt: only later writes are read below
+                        m = self._matrix = saved
+                    else:
+                        m.drop_vectors()  # before sizing: no float32 matrix at all
+                    m.ann = ann
+                m.reserve(max(0, total - m.rows))  # a mapped projection has most of them
+            ann_seq = m.ann.seq if m.ann is not None else m.seq
+            # a row's vector is read only when something holds it: the float32 matrix, or the
+            # graphs for rows written after they were saved
+            vector = "vector" if m.ann is None else "CASE WHEN seq > :ann THEN vector END AS vector"
+            cursor = conn.execute(
+                "SELECT rowid, chunk_id, document_id, organization_id, project_id, chunk_index, content_type,"
+                f" created_at, forget_after, seq, superseded, terms, {vector} FROM search_rows WHERE seq > :seq",
+                {"ann": ann_seq, "seq": m.seq},
+            )
             while batch := cursor.fetchmany(SYNC_BATCH):
                 missing = [r["rowid"] for r in batch if r["terms"] is None]
                 if missing:
                     if not backfilled:
                         log.info("tokenising indexed chunks for BM25 (once, for rows from an older memlane)")
                     backfilled.update(self._tokenize_stored(conn, missing))
+                moved = self._ann_moves(m, batch) if m.ann is not None else []
                 m.apply(
                     batch, [r["terms"] if r["terms"] is not None else backfilled[r["rowid"]] for r in batch]
                 )
+                if m.ann is not None:
+                    self._ann_apply(m, batch, moved)
+            gone = []
             for row in conn.execute(
-                "SELECT row_id FROM search_tombstones WHERE seq >= ?", ((m.seq + 1) * 1_000_000,)
+                "SELECT row_id FROM search_tombstones WHERE seq >= ?", ((min(m.seq, ann_seq) + 1) * 1_000_000,)
             ):
                 # a row deleted and later re-added under the same rowid is live again
                 if (
                     conn.execute("SELECT 1 FROM search_rows WHERE rowid = ?", (row["row_id"],)).fetchone()
                     is None
                 ):
+                    pos = m.position.get(row["row_id"])
+                    if m.ann is not None:
+                        if pos is None:
+                            gone.append(row["row_id"])
+                        else:
+                            m.ann.remove(*m.partition(pos), np.asarray([row["row_id"]]))
                     m.remove(row["row_id"])
+            if gone and m.ann is not None:
+                m.ann.remove_anywhere(np.asarray(gone))
             if backfilled:
                 self._store_terms(backfilled)
                 log.info("stored the BM25 terms of %d indexed chunks", len(backfilled))
@@ -216,8 +286,108 @@ class SqliteSearchIndex:
                 m.compact()
             elif m.postings.tail_size > bm25.Postings.FOLD_AT:
                 m.postings.fold(m.alive)
+            if m.ann is None and self.ann_at is not None and m.rows >= self.ann_at:
+                self._build_ann_from_matrix(m)
             m.seq = current
+            if m.ann is not None:
+                m.ann.seq = current
+                if m.ann.changed >= SAVE_AFTER:
+                    self._save_ann(m)
             return m
+
+    # ------------------------------------------------------------------ the HNSW partitions
+
+    def _index_id(self) -> str:
+        return self.db.get_meta(INDEX_ID_KEY) or ""
+
+    def _open_ann(self, current: int) -> vector_ann.Partitions:
+        """The persisted partitions if they describe this index at or before `current`, else empty
+        ones (seq 0: every stored vector is added on this load)."""
+        if self.ann_dir is not None:
+            loaded = vector_ann.Partitions.load(self.ann_dir, self._index_id(), self.dimension, self.ann_dtype)
+            if loaded is not None and loaded.seq <= current:
+                log.info("loaded the vector index (%d rows, up to write %d of %d)", len(loaded), loaded.seq, current)
+                return loaded
+        log.info("building the vector index from the stored vectors (once)")
+        return vector_ann.Partitions(self.dimension, self.ann_dtype)
+
+    @staticmethod
+    def _ann_moves(m: Projection, batch: list) -> list[tuple[tuple[str, str], int]]:
+        """Rows of the batch already in the projection under another (organization, project):
+        their keys leave the old partition."""
+        moves = []
+        for r in batch:
+            pos = m.position.get(r["rowid"])
+            if pos is not None:
+                old = m.partition(pos)
+                if old != (r["organization_id"], r["project_id"]):
+                    moves.append((old, r["rowid"]))
+        return moves
+
+    @staticmethod
+    def _ann_apply(m: Projection, batch: list, moved: list[tuple[tuple[str, str], int]]) -> None:
+        assert m.ann is not None
+        for (org_id, project_id), rowid in moved:
+            m.ann.remove(org_id, project_id, np.asarray([rowid]))
+        groups: dict[tuple[str, str], list] = {}
+        for r in batch:
+            if r["vector"] is not None:  # rows the graphs already hold were read without it
+                groups.setdefault((r["organization_id"], r["project_id"]), []).append(r)
+        for (org_id, project_id), rows in groups.items():
+            vectors = np.frombuffer(b"".join(r["vector"] for r in rows), dtype=np.float32)
+            m.ann.upsert(
+                org_id,
+                project_id,
+                np.asarray([r["rowid"] for r in rows], dtype=np.int64),
+                vectors.reshape(len(rows), m.dimension),
+            )
+
+    def _build_ann_from_matrix(self, m: Projection) -> None:
+        """The index grew past ann_at in this process: its graphs come from the matrix it holds."""
+        log.info("building the vector index from %d rows in memory (once)", m.rows)
+        ann = vector_ann.Partitions(self.dimension, self.ann_dtype)
+        live = np.flatnonzero(m.alive[: m.size])
+        pairs = m.org[live].astype(np.int64) << 32 | m.project[live].astype(np.int64)
+        for pair in np.unique(pairs):
+            slots = live[pairs == pair]
+            ann.upsert(*m.partition(int(slots[0])), m.rowid[slots], m.vectors[slots])
+        m.ann = ann
+        m.drop_vectors()
+
+    def _open_snapshot(self, seq: int) -> Projection | None:
+        if self.ann_dir is None:
+            return None
+        saved = search_snapshot.load(self.ann_dir, self._index_id(), self.dimension, self.context_weight, seq)
+        if saved is not None:
+            log.info("mapped the saved search projection (%d rows, up to write %d)", saved.rows, seq)
+        return saved
+
+    def _save_ann(self, m: Projection) -> None:
+        """The graphs, then the projection at the same sequence number (a start maps both)."""
+        if self.ann_dir is None or m.ann is None:
+            return
+        try:
+            index_id = self._index_id()
+            m.ann.save(self.ann_dir, index_id)
+            search_snapshot.save(self.ann_dir, m, index_id)
+        except OSError as exc:  # a read-only data directory: the next start replays more rows
+            log.warning("could not save the vector index: %s", exc)
+
+    def _stored_vectors(self, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The float32 vectors SQLite still stores for these rowids (deleted rows are absent)."""
+        conn = self.db.connection()
+        found_ids: list[int] = []
+        blobs: list[bytes] = []
+        ids = [int(r) for r in rowids]
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            for row in conn.execute(
+                f"SELECT rowid, vector FROM search_rows WHERE rowid IN ({','.join('?' * len(part))})", part
+            ):
+                found_ids.append(row["rowid"])
+                blobs.append(row["vector"])
+        vectors = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), self.dimension)
+        return np.asarray(found_ids, dtype=np.int64), vectors
 
     def _tokenize_stored(self, conn, rowids: list[int]) -> dict[int, bytes]:
         """Index terms for rows written before search_rows had them (or by an older memlane),
@@ -250,6 +420,15 @@ class SqliteSearchIndex:
                 m.postings.fold(m.alive)
             return m.rows
 
+    def save(self) -> None:
+        """Save the graphs and the projection as this process holds them, if they changed since
+        they were saved (a process about to exit), instead of at the next SAVE_AFTER keys. A
+        process that never searched has nothing loaded and saves nothing."""
+        with self._lock:
+            m = self._matrix
+            if m.ann is not None and m.ann.changed:
+                self._save_ann(m)
+
     def _tagged_documents(self, scope: SearchScope) -> set[str] | None:
         """The tag filter, resolved against the document tags in the same database."""
         tags = scope.filters.tags
@@ -278,7 +457,12 @@ class SqliteSearchIndex:
         m = self._sync()
         with self._lock:
             mask = scope_mask(m, scope, allowed_docs)  # one scope, applied identically in both legs
-            vector = vector_leg(m, mask, q, k) if q is not None else []
+            if q is None:
+                vector = []
+            elif m.ann is not None:
+                vector = ann_vector_leg(m, mask, q, k, scope, self._stored_vectors)
+            else:
+                vector = vector_leg(m, mask, q, k)
             text = text_leg(m, mask, phrases, k)
         return LegResults(vector=vector, text=text)
 

@@ -4,6 +4,8 @@ vectors (cosine, vectors being L2-normalised) and BM25 on the postings; each ret
 from __future__ import annotations
 
 import contextlib
+import math
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import numpy as np
@@ -13,7 +15,7 @@ try:
 except ImportError:  # an optimisation only (it comes with the local extra)
     ThreadpoolController = None
 
-from memlane.adapters.local import bm25
+from memlane.adapters.local import bm25, vector_ann
 from memlane.adapters.local.search_projection import Projection
 from memlane.adapters.local.sqlite_db import epoch
 from memlane.ports import Candidate, SearchScope
@@ -39,8 +41,11 @@ def scope_mask(m: Projection, scope: SearchScope, allowed_docs: set[str] | None)
     if org < 0:
         return np.zeros(n, dtype=bool)
     mask = m.alive[:n] & (m.org[:n] == org)
-    projects = [m.codes.get("project:" + p) for p in scope.project_ids]
-    mask &= np.isin(m.project[:n], [p for p in projects if p >= 0])
+    projects = [c for c in (m.codes.get("project:" + p) for p in scope.project_ids) if c >= 0]
+    if len(projects) == 1:  # the usual scope: a comparison is several times cheaper than isin
+        mask &= m.project[:n] == projects[0]
+    else:
+        mask &= np.isin(m.project[:n], projects)
     if scope.now is not None:
         mask &= m.forget[:n] > scope.now.timestamp()
     f = scope.filters
@@ -68,6 +73,67 @@ def vector_leg(m: Projection, mask: np.ndarray, q: np.ndarray, k: int) -> list[C
     with _one_blas_thread():
         scores = m.vectors[idx] @ q if idx.size < n // 4 else (m.vectors[:n] @ q)[idx]
     return _top(m, idx, scores, k)
+
+
+# With the ANN: each project's graph is searched for OVERSAMPLE × k candidates that pass the scope's
+# filters (widening the search while fewer than k pass); when at most GATHER_AT_MOST rows of a large
+# graph pass them (a tag or a date filter), those rows are scored directly from the graph's vectors
+# instead. Either way the candidates are re-scored exactly against the stored float32 vectors.
+GATHER_AT_MOST = 4_096
+OVERSAMPLE = 2
+
+
+def ann_vector_leg(
+    m: Projection,
+    mask: np.ndarray,
+    q: np.ndarray,
+    k: int,
+    scope: SearchScope,
+    stored_vectors: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+) -> list[Candidate]:
+    """The vector leg over the HNSW partitions of the scope's projects. Candidates are re-scored
+    exactly against the stored float32 vectors (`stored_vectors(rowids)` → the rowids still stored
+    and their vectors): a row deleted from SQLite is dropped whatever the graph still holds."""
+    assert m.ann is not None
+    want = k * OVERSAMPLE
+    found = []
+    for project_id in scope.project_ids:
+        code = m.codes.get("project:" + project_id)
+        n = m.ann.size(scope.organization_id, project_id)
+        if code < 0 or n == 0:
+            continue
+        in_project = np.flatnonzero(mask & (m.project[: m.size] == code))
+        if in_project.size == 0:
+            continue
+        if in_project.size <= GATHER_AT_MOST and n > vector_ann.EXACT_PARTITION:
+            keys = m.rowid[in_project]
+            approx = m.ann.vectors(scope.organization_id, project_id, keys) @ q
+            found.append(keys[np.argsort(-approx)[:want]])
+            continue
+        # as many as it takes for `want` rows of the scope, if the filters pass rows evenly
+        count = min(n, max(want, math.ceil(want * n / in_project.size)))
+        while True:
+            keys, _ = m.ann.search(scope.organization_id, project_id, q, count)
+            slots = np.fromiter((m.position.get(int(key), -1) for key in keys), dtype=np.int64, count=keys.size)
+            keep = slots >= 0
+            keep[keep] = mask[slots[keep]]
+            if int(keep.sum()) >= min(k, in_project.size) or count >= n:
+                break
+            count = min(n, count * 4)
+        found.append(keys[keep][:want])  # the graph's order: nearest first
+    keys = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+    if keys.size == 0:
+        return []
+    rowids, vectors = stored_vectors(keys)
+    if rowids.size == 0:
+        return []
+    slots = np.fromiter((m.position.get(int(r), -1) for r in rowids), dtype=np.int64, count=rowids.size)
+    ok = slots >= 0
+    ok[ok] = mask[slots[ok]]
+    if not ok.any():
+        return []
+    scores = vectors[ok] @ q  # a few hundred rows: no BLAS thread pool to limit (that costs ~1 ms)
+    return _top(m, slots[ok], scores, k)
 
 
 def text_leg(m: Projection, mask: np.ndarray, phrases: list[int], k: int) -> list[Candidate]:

@@ -4,9 +4,17 @@ by SQLite rowid, grown and compacted as rows come and go."""
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from memlane.adapters.local import bm25
+from memlane.adapters.local.vector_ann import Partitions
+
+
+def terms_signature(terms: bytes) -> int:
+    """The same in every process (unlike hash()), so a saved projection can compare it."""
+    return int.from_bytes(hashlib.blake2b(terms, digest_size=8).digest(), "little", signed=True)
 
 
 class Codes:
@@ -14,12 +22,14 @@ class Codes:
 
     def __init__(self) -> None:
         self.by_value: dict[str, int] = {}
+        self.values: list[str] = []  # code -> value
 
     def code(self, value: str) -> int:
         c = self.by_value.get(value)
         if c is None:
             c = len(self.by_value)
             self.by_value[value] = c
+            self.values.append(value)
         return c
 
     def get(self, value: str) -> int:
@@ -46,9 +56,10 @@ class Projection:
         self.chunk_index = np.zeros(cap, dtype=np.int32)
         self.superseded = np.zeros(cap, dtype=bool)
         self.doclen = np.zeros(cap, dtype=np.float32)  # tokens in the row, all columns (BM25's D)
+        self.rowid = np.full(cap, -1, dtype=np.int64)  # slot -> sqlite rowid (the ANN's key)
+        self.sig = np.zeros(cap, dtype=np.int64)  # a stable hash of the terms the slot indexes
         self.chunk_ids: list[str] = [""] * cap
         self.position: dict[int, int] = {}  # sqlite rowid -> slot in the arrays
-        self.terms_sig: dict[int, int] = {}  # sqlite rowid -> hash of the terms its slot indexes
         self.codes = Codes()  # organizations, projects, content types
         self.doc_codes = Codes()
         self.doc_ids: list[str] = []  # document code -> document id
@@ -56,6 +67,9 @@ class Projection:
         self.rows = 0  # live rows (BM25's N)
         self.tokens = 0.0  # tokens in live rows (N · avgdl)
         self.seq = 0
+        # Above a size (SqliteSearchIndex.ann_at) the vectors live in HNSW partitions instead of
+        # `vectors`, which then has no columns: a million float32 rows would take 1.5 GB here.
+        self.ann: Partitions | None = None
 
     # the arrays indexed by slot, and what an empty slot holds (0 unless named)
     _PER_SLOT = (
@@ -70,8 +84,10 @@ class Projection:
         "chunk_index",
         "superseded",
         "doclen",
+        "rowid",
+        "sig",
     )
-    _FILL = {"forget": np.inf, "org": -1, "project": -1, "document": -1, "content_type": -1}
+    _FILL = {"forget": np.inf, "org": -1, "project": -1, "document": -1, "content_type": -1, "rowid": -1}
 
     def reserve(self, extra: int) -> None:
         """Room for `extra` more slots, growing the arrays at most once."""
@@ -126,19 +142,19 @@ class Projection:
         """Apply search_rows rows (with each row's stored terms). A new row, or a row whose text
         changed, takes a new slot: the old slot dies with its postings. Otherwise (a version
         marked superseded, say) the row's slot is updated in place."""
-        fresh, fresh_terms = [], []
+        fresh, fresh_terms, sigs = [], [], []
         for row, row_terms in zip(batch, terms, strict=True):
             rowid = row["rowid"]
-            sig = hash(row_terms)
+            sig = terms_signature(row_terms)
             pos = self.position.get(rowid)
             if pos is not None:
-                if self.terms_sig[rowid] == sig:
+                if self.sig[pos] == sig:
                     self._set(np.asarray([pos]), [row])
                     continue
                 self._kill(pos)
-            self.terms_sig[rowid] = sig
             fresh.append(row)
             fresh_terms.append(row_terms)
+            sigs.append(sig)
         if not fresh:
             return
         self.reserve(len(fresh))
@@ -146,15 +162,29 @@ class Projection:
         self.size += len(fresh)
         for slot, row in zip(slots.tolist(), fresh, strict=True):
             self.position[row["rowid"]] = slot
+        self.sig[slots] = sigs
         self._set(slots, fresh)
         self.alive[slots] = True
         self.rows += len(fresh)
         self._index_terms(slots, fresh_terms)
 
-    def _set(self, slots: np.ndarray, rows: list) -> None:
-        self.vectors[slots] = np.frombuffer(b"".join(r["vector"] for r in rows), dtype=np.float32).reshape(
-            len(rows), self.dimension
+    def drop_vectors(self) -> None:
+        """The vectors now live in the ANN partitions: free the matrix."""
+        self.vectors = np.zeros((len(self.alive), 0), dtype=np.float32)
+
+    def partition(self, slot: int) -> tuple[str, str]:
+        """The (organization, project) of a slot: its ANN partition."""
+        return (
+            self.codes.values[self.org[slot]].removeprefix("org:"),
+            self.codes.values[self.project[slot]].removeprefix("project:"),
         )
+
+    def _set(self, slots: np.ndarray, rows: list) -> None:
+        if self.vectors.shape[1]:
+            self.vectors[slots] = np.frombuffer(b"".join(r["vector"] for r in rows), dtype=np.float32).reshape(
+                len(rows), self.dimension
+            )
+        self.rowid[slots] = [r["rowid"] for r in rows]
         code = self.codes.code
         self.org[slots] = [code("org:" + r["organization_id"]) for r in rows]
         self.project[slots] = [code("project:" + r["project_id"]) for r in rows]
@@ -187,6 +217,5 @@ class Projection:
 
     def remove(self, rowid: int) -> None:
         pos = self.position.pop(rowid, None)
-        self.terms_sig.pop(rowid, None)
         if pos is not None:
             self._kill(pos)

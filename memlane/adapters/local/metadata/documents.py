@@ -151,8 +151,11 @@ class SqliteDocumentStore(SqliteTables):
         row = (
             self.db.connection()
             .execute(
+                # `+created_at`: ordering by the bare column makes SQLite (no table statistics) walk
+                # the project's documents in documents_recent's order instead of looking the hash
+                # up: 1.5 s per save at 200k documents (a million chunks), 0.1 ms through documents_hash
                 f"SELECT {DOC_COLUMNS} FROM documents WHERE organization_id = ? AND project_id = ?"
-                " AND content_hash = ? AND status != 'failed' ORDER BY created_at LIMIT 1",
+                " AND content_hash = ? AND status != 'failed' ORDER BY +created_at LIMIT 1",
                 (org_id, project_id, content_hash),
             )
             .fetchone()
