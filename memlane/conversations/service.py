@@ -25,15 +25,13 @@ from memlane.conversations.schemas import (
     ExtractionState,
     SavedMessage,
 )
-from memlane.documents.writer import WriteRequest
-from memlane.documents.writing import write_protected
 from memlane.domain.errors import InvalidInputError, MemlaneError, NotFoundError
 from memlane.domain.facts import decisions_of, kind_of, own_metadata
 from memlane.domain.models import Document, IngestJob, conversation_order, new_id
 from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn, MemoryOut
 from memlane.ports import Services
-from memlane.services.memory import settle, stage_memory
+from memlane.services.memory import SaveBatch, stage_memory
 from memlane.services.projects import resolve_project
 
 EXTRACTION_JOB_PREFIX = "extract:"
@@ -71,8 +69,7 @@ def extraction_state(svc: Services, org_id: str, wanted: bool = True) -> Extract
 
 def save_conversation(svc: Services, who: Principal, body: ConversationIn) -> ConversationOut:
     project = resolve_project(svc, who, body.project_id)
-    saved: list[MemoryOut | None] = [None] * len(body.messages)
-    to_write: list[tuple[int, Document, IngestJob]] = []
+    batch = SaveBatch(svc)
     for i, message in enumerate(body.messages):
         label = message.speaker or message.role or "message"
         item = MemoryIn(content=message.content, title=f"{label} · {body.conversation_id}"[:500],
@@ -81,21 +78,16 @@ def save_conversation(svc: Services, who: Principal, body: ConversationIn) -> Co
         own = {"kind": "message", "role": message.role, "speaker": message.speaker,
                "said_at": message.time.isoformat() if message.time else None, "subject": body.subject}
         try:
-            staged = stage_memory(svc, who, item, protect_write=True, own={k: v for k, v in own.items() if v})
+            batch.add(i, stage_memory(svc, who, item, protect_write=True, own={k: v for k, v in own.items() if v}))
         except MemlaneError as exc:
             message_field = f"messages.{i}"
             raise InvalidInputError(message_field, exc.message) from exc
-        if staged.document is None:
-            saved[i] = staged.answer
-        else:
-            assert staged.job is not None
-            to_write.append((i, staged.document, staged.job))
-    if to_write:
-        written = write_protected(svc, [WriteRequest(doc) for _, doc, _ in to_write], [job for *_, job in to_write])
-        for (i, doc, _), outcome in zip(to_write, written, strict=True):
-            saved[i] = settle(svc, doc, outcome)
+    answers = batch.write()
+    if failed := [a for a in answers.values() if isinstance(a, Exception)]:
+        raise failed[0]
+    saved = [answer for _, answer in sorted(answers.items()) if isinstance(answer, MemoryOut)]
     messages = [SavedMessage(id=m.id, message_index=m.message_index, status=m.status, duplicate=m.duplicate)
-                for m in saved if m is not None]
+                for m in saved]
     state = extraction_state(svc, who.organization_id, body.extract)
     if state is None:
         state = queue_extraction(svc, who, project.id, body, [m.id for m in messages])

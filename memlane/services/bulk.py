@@ -16,14 +16,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from memlane.documents.writer import WriteRequest
-from memlane.documents.writing import write_protected
 from memlane.domain.errors import MemlaneError
-from memlane.domain.models import Document, IngestJob
 from memlane.domain.principal import Principal
 from memlane.domain.requests import BulkMemoriesIn, MemoryIn, MemoryOut
 from memlane.ports import Services
-from memlane.services.memory import settle, stage_memory
+from memlane.services.memory import SaveBatch, stage_memory
 
 
 @dataclass
@@ -35,26 +32,18 @@ class ItemOutcome:
 
 def save_memories(svc: Services, who: Principal, body: BulkMemoriesIn) -> list[ItemOutcome]:
     outcomes = [ItemOutcome(i) for i in range(len(body.items))]
-    to_write: list[tuple[int, Document, IngestJob]] = []
+    batch = SaveBatch(svc)
     for i, raw in enumerate(body.items):
         try:
             item = raw if isinstance(raw, MemoryIn) else MemoryIn.model_validate(raw)
-            staged = stage_memory(svc, who, item, protect_write=True)
+            batch.add(i, stage_memory(svc, who, item, protect_write=True))
         except (MemlaneError, ValidationError) as exc:
             outcomes[i].error = exc
-            continue
-        if staged.document is None:
-            outcomes[i].saved = staged.answer
+    for i, answer in batch.write().items():
+        if isinstance(answer, Exception):
+            outcomes[i].error = answer
         else:
-            assert staged.job is not None
-            to_write.append((i, staged.document, staged.job))
-    if to_write:
-        written = write_protected(svc, [WriteRequest(doc) for _, doc, _ in to_write], [job for *_, job in to_write])
-        for (i, doc, _), outcome in zip(to_write, written, strict=True):
-            try:
-                outcomes[i].saved = settle(svc, doc, outcome)
-            except Exception as exc:  # noqa: BLE001 - that item's error; the route says which kind
-                outcomes[i].error = exc
+            outcomes[i].saved = answer
     return outcomes
 
 

@@ -10,8 +10,8 @@ from memlane import observability
 from memlane.documents.lifecycle import latest_version, version_chain
 from memlane.documents.media import MediaSave, original_hash, prepare_media, text_of_scan_without_ocr
 from memlane.documents.receipts import DeletionReceipt, delete_with_receipt
-from memlane.documents.writer import WriteOutcome, apply_summary
-from memlane.documents.writing import enqueue, protect, write_in_request
+from memlane.documents.writer import WriteOutcome, WriteRequest, apply_summary
+from memlane.documents.writing import enqueue, protect, write_in_request, write_protected
 from memlane.domain.errors import InvalidInputError, NotFoundError, TransientError
 from memlane.domain.facts import RESERVED_KEY, decisions_of, facts_of, kind_of, sources_of, subject_of
 from memlane.domain.models import ContentType, Document, DocumentStatus, IngestJob, new_id
@@ -89,6 +89,38 @@ def settle(svc: Services, doc: Document, outcome: WriteOutcome) -> MemoryOut:
     # worker writes it once they are back.
     log.warning("inline write of %s failed (%s); queued for retry", doc.id, outcome.error)
     return _out(svc.metadata.get_document(doc.organization_id, doc.id) or doc)
+
+
+class SaveBatch:
+    """Saves staged one at a time (`stage_memory(..., protect_write=True)`) and written together
+    through the one write path, so their chunks share embedding batches: a bulk save's items, a
+    conversation's messages. `add` keeps each staged save under its position; `write` writes those
+    still to be written and answers every position, a save that failed for good with its error."""
+
+    def __init__(self, svc: Services) -> None:
+        self.svc = svc
+        self.answers: dict[int, MemoryOut | Exception] = {}
+        self._to_write: list[tuple[int, Document, IngestJob]] = []
+
+    def add(self, position: int, staged: Staged) -> None:
+        if staged.document is None:
+            assert staged.answer is not None
+            self.answers[position] = staged.answer
+        else:
+            assert staged.job is not None
+            self._to_write.append((position, staged.document, staged.job))
+
+    def write(self) -> dict[int, MemoryOut | Exception]:
+        if self._to_write:
+            written = write_protected(self.svc, [WriteRequest(doc) for _, doc, _ in self._to_write],
+                                      [job for *_, job in self._to_write])
+            for (position, doc, _), outcome in zip(self._to_write, written, strict=True):
+                try:
+                    self.answers[position] = settle(self.svc, doc, outcome)
+                except Exception as exc:  # noqa: BLE001 - that save's error; the caller says which kind
+                    self.answers[position] = exc
+            self._to_write = []
+        return self.answers
 
 
 def stage_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool | None = None,
