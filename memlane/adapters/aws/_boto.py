@@ -8,6 +8,7 @@ from typing import Any
 import boto3
 from botocore.config import Config
 from botocore.exceptions import (
+    BotoCoreError,
     ClientError,
     ConnectionClosedError,
     ConnectTimeoutError,
@@ -15,7 +16,7 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-from memlane.domain.errors import TransientError
+from memlane.domain.errors import MemlaneError, TransientError
 from memlane.lazy import Lazy
 
 # botocore's standard retry mode retries throttling, 5xx and transient connection errors with
@@ -78,6 +79,22 @@ def call(client: Any, operation: str, label: str, **kwargs: Any) -> Any:
         if is_transient(exc):
             raise TransientError(f"{label} {operation}: {error_code(exc)}") from exc
         raise
+
+
+def call_model(client: Any, operation: str, label: str, **kwargs: Any) -> Any:
+    """One call to a hosted model (Bedrock): what may pass later (throttling, 5xx, timeouts, a
+    dropped connection) becomes TransientError("<label> unavailable: <code>"), what the service
+    refused MemlaneError("<label> refused the request: <code>"), any other botocore failure
+    TransientError("<label> failed: <kind>")."""
+    try:
+        return getattr(client, operation)(**kwargs)
+    except (ClientError, *CONNECTION_ERRORS) as exc:
+        code = error_code(exc) if isinstance(exc, ClientError) else type(exc).__name__
+        if is_transient(exc):
+            raise TransientError(f"{label} unavailable: {code}") from exc
+        raise MemlaneError(f"{label} refused the request: {code}") from exc
+    except BotoCoreError as exc:
+        raise TransientError(f"{label} failed: {type(exc).__name__}") from exc
 
 
 def error_code(exc: ClientError) -> str:

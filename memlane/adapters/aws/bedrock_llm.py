@@ -15,7 +15,7 @@ from typing import Any
 
 from botocore.config import Config
 
-from memlane.domain.errors import LLMOutputError, MemlaneError, TransientError
+from memlane.domain.errors import LLMOutputError
 from memlane.ports.llm import Completion
 
 NOVA_MICRO = "amazon.nova-micro-v1:0"
@@ -51,20 +51,10 @@ class BedrockLLM:
 
     def complete_json(self, *, task: str, system: str, user: str, schema: dict[str, Any],
                       max_tokens: int) -> Completion:
-        from botocore.exceptions import BotoCoreError, ClientError
+        from memlane.adapters.aws._boto import call_model
 
-        from memlane.adapters.aws._boto import CONNECTION_ERRORS, error_code, is_transient
-
-        try:
-            response = self.client.converse(**self.request(task=task, system=system, user=user, schema=schema,
-                                                           max_tokens=max_tokens))
-        except (ClientError, *CONNECTION_ERRORS) as exc:
-            code = error_code(exc) if isinstance(exc, ClientError) else type(exc).__name__
-            if is_transient(exc):
-                raise TransientError(f"Bedrock {self.model_id} unavailable: {code}") from exc
-            raise MemlaneError(f"Bedrock {self.model_id} refused the request: {code}") from exc
-        except BotoCoreError as exc:
-            raise TransientError(f"Bedrock {self.model_id} failed: {type(exc).__name__}") from exc
+        response = call_model(self.client, "converse", f"Bedrock {self.model_id}",
+                              **self.request(task=task, system=system, user=user, schema=schema, max_tokens=max_tokens))
         usage = response.get("usage") or {}
         content = ((response.get("output") or {}).get("message") or {}).get("content") or []
         answer = next((c["toolUse"].get("input") for c in content

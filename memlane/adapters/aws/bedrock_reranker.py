@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memlane.domain.errors import MemlaneError, TransientError
+from memlane.domain.errors import MemlaneError
 from memlane.lazy import Lazy
 
 AMAZON_RERANK_V1 = "amazon.rerank-v1:0"
@@ -77,19 +77,9 @@ class BedrockReranker:
             return []
         if len(texts) > MAX_SOURCES:
             raise MemlaneError(f"Bedrock Rerank takes at most {MAX_SOURCES} texts, not {len(texts)}")
-        from botocore.exceptions import BotoCoreError, ClientError
+        from memlane.adapters.aws._boto import call_model
 
-        from memlane.adapters.aws._boto import CONNECTION_ERRORS, error_code, is_transient
-
-        try:
-            response = self.client.rerank(**self.request(query, texts))
-        except (ClientError, *CONNECTION_ERRORS) as exc:
-            code = error_code(exc) if isinstance(exc, ClientError) else type(exc).__name__
-            if is_transient(exc):
-                raise TransientError(f"Bedrock Rerank ({self.model_id}) unavailable: {code}") from exc
-            raise MemlaneError(f"Bedrock Rerank ({self.model_id}) refused the request: {code}") from exc
-        except BotoCoreError as exc:
-            raise TransientError(f"Bedrock Rerank ({self.model_id}) failed: {type(exc).__name__}") from exc
+        response = call_model(self.client, "rerank", f"Bedrock Rerank ({self.model_id})", **self.request(query, texts))
         scores: list[float | None] = [None] * len(texts)
         for result in response.get("results", []):
             index = int(result["index"])
