@@ -45,7 +45,7 @@ web-test: $(WEB_MODULES)
 
 # The API's TypeScript types (clients/typescript, used by web/ and extension/) and the Python client's
 # models and MCP tool schemas (clients/python), generated from the OpenAPI document and the MCP tool
-# definitions; tests/unit/test_typescript_types.py and test_python_client_models.py fail when stale.
+# definitions by codegen/ (`python -m codegen`); tests/unit/test_generated_clients.py fails when stale.
 TYPES_MODULES := clients/typescript/node_modules/.package-lock.json
 
 $(TYPES_MODULES): clients/typescript/package-lock.json
@@ -53,8 +53,7 @@ $(TYPES_MODULES): clients/typescript/package-lock.json
 	@touch $@
 
 types: $(STAMP) $(TYPES_MODULES)
-	$(BIN)/python clients/typescript/generate.py
-	$(BIN)/python clients/python/generate.py
+	$(BIN)/python -m codegen
 
 # The README's pictures of the app, taken by its end-to-end tests.
 screenshots: $(STAMP) $(WEB_DIST) chromium
@@ -84,8 +83,8 @@ integrations-env: $(INTEG_STAMP)
 # The clients alone: the Python client (unit, and against a loopback server), the TypeScript client
 # and the AI SDK tools (node --test), LangChain and LlamaIndex, and every README example.
 clients-test: $(STAMP) $(TYPES_MODULES) integrations-env
-	$(BIN)/python -m pytest tests/unit/test_memlane_client.py tests/unit/test_python_client_models.py \
-		tests/unit/test_typescript_types.py tests/integration/clients -q
+	$(BIN)/python -m pytest tests/unit/test_memlane_client.py tests/unit/test_generated_clients.py \
+		tests/integration/clients -q
 
 # OCR of images and scanned PDFs on this machine (the embedded default): Debian's Tesseract.
 ocr:
@@ -116,8 +115,8 @@ chromium:
 # ([tool.importlinter]: the layers, no cycles, the library never importing its Lambda functions);
 # the LangChain and LlamaIndex integrations are type-checked in .venv-integrations, against the real frameworks.
 lint: $(STAMP) integrations-env
-	$(BIN)/ruff check memlane functions infra bench clients/python tests
-	$(BIN)/mypy memlane functions infra bench clients/python/memlane_client
+	$(BIN)/ruff check memlane functions infra bench clients/python codegen tests
+	$(BIN)/mypy memlane functions infra bench clients/python/memlane_client codegen
 	$(BIN)/lint-imports --no-logo
 	cd clients/python && ../../$(INTEG)/bin/mypy memlane_client/integrations --ignore-missing-imports
 

@@ -1,6 +1,6 @@
 """memlane's MCP tools as OpenAI function-calling tools: one source for both. The schemas are the
 MCP tool definitions (mcp_tools.json, generated from memlane/mcp/definitions.py by
-clients/python/generate.py), and a call runs the same MCP tool on the server (POST /mcp), so a
+codegen/python.py), and a call runs the same MCP tool on the server (POST /mcp), so a
 model given these tools gets exactly what an MCP client gets.
 
     from memlane_client import MemlaneClient
