@@ -19,7 +19,7 @@ VENV_PYTHON = ROOT / ".venv-integrations" / "bin" / "python"
 @pytest.mark.parametrize("framework", ["langchain", "llamaindex"])
 def test_framework_integration_against_a_local_server(framework, hash_server):
     if not VENV_PYTHON.exists():
-        pytest.skip(".venv-integrations is missing (`make .venv-integrations` builds it; `make test` does)")
+        pytest.skip(".venv-integrations is missing (`make integrations-env` builds it; `make test` does)")
     # llama-index-core ships the NLTK stopwords and tiktoken's cl100k_base in its package and points
     # NLTK_DATA / TIKTOKEN_CACHE_DIR there unless they are set: left unset, nothing is fetched (set
     # elsewhere, it downloads cl100k_base on first use; the loopback-only conftest fails that run)
