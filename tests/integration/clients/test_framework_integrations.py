@@ -1,5 +1,5 @@
 """The LangChain and LlamaIndex integrations (memlane_client.integrations) with the real packages
-from PyPI, which live in their own environment (.venv-integrations, `make .venv-integrations`), never
+from PyPI, which live in their own environment (.venv-integrations, `make integrations-env`), never
 the main one: this test starts a local server on loopback and runs
 clients/python/tests_integrations there against it, with the network limited to loopback."""
 
