@@ -90,8 +90,11 @@ class FakeIndices:
 
     def put_mapping(self, index: str, body: dict[str, Any]) -> dict[str, Any]:
         self.owner.calls.append(("indices.put_mapping", {"index": index, "body": copy.deepcopy(body)}))
-        for name in self._resolve(index):
-            self.owner.indices_state[name]["mappings"]["_meta"] = copy.deepcopy(body["_meta"])
+        for name in self._resolve(index):  # a mapping update merges: _meta replaced, properties added
+            mappings = self.owner.indices_state[name]["mappings"]
+            if "_meta" in body:
+                mappings["_meta"] = copy.deepcopy(body["_meta"])
+            mappings.setdefault("properties", {}).update(copy.deepcopy(body.get("properties", {})))
         return {"acknowledged": True}
 
 
@@ -257,6 +260,7 @@ def test_upsert_bulk_indexes_with_deterministic_ids(fake: FakeOpenSearch) -> Non
         "title": "Resilience",
         "heading_path": ["Guide", "Retries"],
         "content_type": "markdown",
+        "kind": "memory",  # IndexedChunk.kind: a plain memory unless the writer says otherwise
         "tags": ["aws"],
         "created_at": "2025-03-01T12:00:00.000000+00:00",
         "vector": pytest.approx([0.6, 0.8]),
@@ -378,6 +382,7 @@ def test_search_sends_one_msearch_with_both_legs_and_the_same_filter(fake: FakeO
         content_types=(ContentType.CODE, ContentType.MARKDOWN),
         created_after=T0 - timedelta(days=7),
         tags=("aws", "s3"),
+        kinds=("fact",),
     )
 
     results = index.search(the_scope, "exponential backoff", [0.0, 5.0], 10)
@@ -399,6 +404,15 @@ def test_search_sends_one_msearch_with_both_legs_and_the_same_filter(fake: FakeO
         },
         {"bool": {"must_not": [{"term": {"superseded": True}}]}},  # older versions hidden
         {"terms": {"content_type": ["code", "markdown"]}},
+        {  # facts, and chunks indexed before the index held a kind (recall checks their documents)
+            "bool": {
+                "should": [
+                    {"terms": {"kind": ["fact"]}},
+                    {"bool": {"must_not": [{"exists": {"field": "kind"}}]}},
+                ],
+                "minimum_should_match": 1,
+            }
+        },
         {"range": {"created_at": {"gt": "2025-02-22T12:00:00.000000+00:00"}}},
         {"terms": {"tags": ["aws", "s3"]}},
     ]
