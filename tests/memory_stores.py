@@ -515,6 +515,7 @@ class MemorySearchIndex:
             and (not f.content_types or c.content_type in f.content_types)
             and (not f.kinds or row.kind in f.kinds or row.kind == UNKNOWN_KIND)
             and _after(c.created_at, f.created_after)
+            and (scope.created_until is None or _utc(c.created_at) <= _utc(scope.created_until))
             and _tag_match(c.tags, f.tags)
         )
 

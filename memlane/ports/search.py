@@ -35,6 +35,10 @@ class SearchScope:
     project_ids: tuple[str, ...]  # never empty: "all projects" is expanded by the service
     filters: RecallFilters = field(default_factory=RecallFilters)
     now: datetime | None = None  # documents whose forget_after is before this are invisible
+    # recall's `as_of`: chunks created after it are left out (inclusive bound). Which version of a
+    # document was current then is decided by recall: the index knows a version is superseded, not
+    # since when, so `as_of` searches with include_superseded.
+    created_until: datetime | None = None
 
 
 @dataclass(frozen=True)

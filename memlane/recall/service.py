@@ -56,8 +56,9 @@ class Ranking:
 
 def _post_filtered(body: RecallIn, *, query: bool = True) -> bool:
     """Whether materialize drops many of the documents the ranking names, so the ranking names
-    more of them (×10). `as_of`: the legs return every version (the index knows a version is
-    superseded, not since when), and which one was current then is decided per document. A kind
+    more of them (×10). `as_of`: the legs leave out what was created after it (SearchScope.
+    created_until) but return every version (the index knows a version is superseded, not since
+    when): the versions replaced before `as_of` are dropped per document, hence the over-fetch. A kind
     filter: applied inside both search legs (RecallFilters.kinds), so no over-fetch when there is a
     query; without one the most recent documents come from the metadata store, which does not
     filter by kind. (Chunks indexed before the index held kinds pass the legs' kind filter and are
@@ -189,6 +190,7 @@ def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
         project_ids=resolve_scope(svc, who, body),
         filters=recall_filters(body),
         now=now,
+        created_until=body.as_of,
     )
     key = cache_key(svc, scope, body)
     ranking: Ranking | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import http.server
+import json
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -647,3 +648,18 @@ def test_a_code_chunks_identifier_words_are_indexed_in_its_body(fake: FakeOpenSe
     # a chunk without identifier words is indexed as written
     index.upsert(EMBEDDER, [IndexedChunk(make_chunk("doc-2", 0), [1.0, 0.0])])
     assert fake.named("bulk")[1]["body"][1]["text"] == "Retries use exponential backoff (0)."
+
+
+def test_as_of_bounds_created_at_inside_both_legs(fake: FakeOpenSearch) -> None:
+    index = OpenSearchIndex(fake, ALIAS, 2)
+    fake.msearch_responses = [{"responses": [leg(), leg()]}]
+    as_of = SearchScope(organization_id="org-a", project_ids=("proj-a",), now=NOW, created_until=T0,
+                        filters=RecallFilters(include_superseded=True))
+    index.search(as_of, "where does Alice live", [1.0, 0.0], 5)
+    (call,) = fake.named("msearch")
+    _, text_query, _, knn_query = call["body"]
+    bound = {"range": {"created_at": {"lte": "2025-03-01T12:00:00.000000+00:00"}}}  # inclusive
+    assert bound in text_query["query"]["bool"]["filter"]
+    assert bound in knn_query["query"]["knn"]["vector"]["filter"]["bool"]["filter"]
+    # every version: the one current at as_of may have been superseded since
+    assert not any("superseded" in json.dumps(c) for c in text_query["query"]["bool"]["filter"])

@@ -81,9 +81,10 @@ class Index:
         k: int = 50,
         org: str = A,
         projects: tuple[str, ...] = ("proj-a", "proj-b"),
+        created_until: datetime | None = None,
         **filters: Any,
     ) -> LegResults:
-        scope = SearchScope(org, projects, RecallFilters(**filters), now=NOW)
+        scope = SearchScope(org, projects, RecallFilters(**filters), now=NOW, created_until=created_until)
         return self.index.search(scope, query, vector if self.vectors else None, k)
 
     def found(self, query: str = "backoff", **kwargs: Any) -> tuple[set[str], set[str] | None]:
@@ -271,6 +272,27 @@ def test_the_kind_filter_applies_in_both_legs_so_a_page_of_facts_is_full(idx: In
     assert len(idx.found()[0]) == 44
     # a kind nothing has is nothing
     assert idx.found(kinds=("nothing",)) == (set(), set() if idx.vectors else None)
+
+
+def test_as_of_leaves_out_chunks_created_after_it_and_sees_every_version(idx: Index) -> None:
+    # Given a fact superseded by a newer version a day later, and many messages after that
+    idx.write(
+        [
+            chunk("paris", "Alice lives in Paris", kind="fact", superseded=True),
+            chunk("berlin", "Alice lives in Berlin", kind="fact", created_at=T0 + timedelta(days=1)),
+            *(chunk(f"later-{i}", "Alice Alice lives lives", kind="message", created_at=T0 + timedelta(days=1, hours=1))
+              for i in range(20)),
+        ]
+    )
+    # When the legs search as of T0 (recall's as_of: every version, nothing created after it)
+    legs = idx.search("Alice lives", NEAR, k=3, created_until=T0, include_superseded=True, kinds=("fact",))
+    # Then only the version current then is there, however many newer chunks match better
+    assert {c.document_id for c in legs.text} == {"paris"}
+    if idx.vectors:
+        assert {c.document_id for c in legs.vector} == {"paris"}
+    # the bound is inclusive, and a later one sees both versions
+    text, _ = idx.found("Alice lives", created_until=T0 + timedelta(days=1), include_superseded=True, kinds=("fact",))
+    assert text == {"paris", "berlin"}
 
 
 def test_rows_indexed_before_kinds_pass_every_kind_filter_until_written_again(idx: Index) -> None:

@@ -47,6 +47,8 @@ def scope_filter(scope: SearchScope) -> list[dict[str, Any]]:
             }
         },
     ]
+    if scope.created_until is not None:
+        clauses.append({"range": {"created_at": {"lte": iso(scope.created_until)}}})
     filters = scope.filters
     if not filters.include_superseded:
         # a term on a field an older index never mapped matches nothing, so this holds there too

@@ -56,6 +56,9 @@ def scope_mask(m: Projection, scope: SearchScope, allowed_docs: set[str] | None)
     if f.kinds:  # rows indexed before kinds were (UNKNOWN_KIND) pass: recall checks the document's kind
         kinds = [m.codes.get("kind:" + k) for k in (*f.kinds, UNKNOWN_KIND)]
         mask &= np.isin(m.kind[:n], [c for c in kinds if c >= 0])
+    created_until = epoch(scope.created_until)
+    if created_until is not None:
+        mask &= m.created[:n] <= created_until
     created_after = epoch(f.created_after)
     if created_after is not None:
         mask &= m.created[:n] > created_after  # strictly after, as in recent_documents
