@@ -37,6 +37,7 @@ from memlane.domain.models import (
     conversation_order,
 )
 from memlane.ports import (
+    UNKNOWN_KIND,
     Candidate,
     DocumentPage,
     DocumentStats,
@@ -453,6 +454,7 @@ class _Row:
     superseded: bool
     seq: int  # insertion order, to break score ties as the local index does (row order)
     context: str = ""
+    kind: str = UNKNOWN_KIND  # IndexedChunk.kind as written (UNKNOWN_KIND: a row from before kinds)
 
 
 class MemorySearchIndex:
@@ -485,7 +487,7 @@ class MemorySearchIndex:
                 chunk = item.chunk.model_copy(deep=True)
                 norm = math.sqrt(math.fsum(v * v for v in item.vector)) or 1.0
                 self._rows[chunk.id] = _Row(
-                    chunk, [v / norm for v in item.vector], chunk.superseded, self._seq, item.context
+                    chunk, [v / norm for v in item.vector], chunk.superseded, self._seq, item.context, item.kind
                 )
 
     def delete_document(self, org_id: str, document_id: str) -> None:
@@ -511,7 +513,9 @@ class MemorySearchIndex:
             and (scope.now is None or c.forget_after is None or _utc(c.forget_after) > _utc(scope.now))
             and (f.include_superseded or not row.superseded)
             and (not f.content_types or c.content_type in f.content_types)
+            and (not f.kinds or row.kind in f.kinds or row.kind == UNKNOWN_KIND)
             and _after(c.created_at, f.created_after)
+            and (scope.created_until is None or _utc(c.created_at) <= _utc(scope.created_until))
             and _tag_match(c.tags, f.tags)
         )
 

@@ -35,6 +35,7 @@ from memlane.documents.cache import invalidate_project
 from memlane.documents.contextual import NO_CONTEXT, Context, carriers, contexts, eligible
 from memlane.documents.progress import EmbeddingProgress, embedding_key
 from memlane.domain.errors import MemlaneError, TransientError
+from memlane.domain.facts import kind_of
 from memlane.domain.models import Chunk, Document, DocumentStatus, chunk_id_for
 from memlane.ingest.chunking import TextChunk, chunk_document
 from memlane.ingest.embedding_cache import recent_embeddings
@@ -366,10 +367,11 @@ class DocumentWriter:
             if context is None:
                 context = self.contexts([(doc, len(chunks))]).get(doc.id, NO_CONTEXT)
             text = context.text() if svc.settings.context.text else ""
+            kind = kind_of(doc)
             svc.index.upsert(
                 svc.embedder.id,
                 [
-                    IndexedChunk(chunk=c, vector=v, context=text, identifiers=self.identifier_words(c))
+                    IndexedChunk(chunk=c, vector=v, context=text, identifiers=self.identifier_words(c), kind=kind)
                     for c, v in zip(chunks, vectors, strict=True)
                 ],
             )
@@ -474,12 +476,13 @@ class DocumentWriter:
         flat = [chunks[d.id][0] for d in docs]
         vectors = self.embed(flat, context=found)
         text = svc.settings.context.text
+        kinds = {d.id: kind_of(d) for d in docs}
         svc.index.upsert(
             svc.embedder.id,
             [
                 IndexedChunk(
                     chunk=c, vector=v, context=found.get(c.document_id, NO_CONTEXT).text() if text else "",
-                    identifiers=self.identifier_words(c),
+                    identifiers=self.identifier_words(c), kind=kinds[c.document_id],
                 )
                 for c, v in zip(flat, vectors, strict=True)
             ],

@@ -87,6 +87,7 @@ from memlane.ports.rerank import (
     Reranker,
 )
 from memlane.ports.search import (
+    UNKNOWN_KIND,
     Candidate,
     IndexedChunk,
     IndexHoldings,
@@ -152,6 +153,7 @@ __all__ = [
     "SKIP_STATUSES",
     "SearchIndex",
     "SearchScope",
+    "UNKNOWN_KIND",
     "MediaBudget",
     "Meter",
     "Services",

@@ -7,7 +7,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+from memlane.domain.facts import Kind
 from memlane.domain.models import Chunk, ContentType
+
+# What an index holds as the kind of a chunk written before it held kinds (an older memlane).
+UNKNOWN_KIND = ""
 
 
 @dataclass(frozen=True)
@@ -16,6 +20,10 @@ class RecallFilters:
     created_after: datetime | None = None
     tags: tuple[str, ...] = ()  # a document matches when it carries any of these tags
     include_superseded: bool = False  # older versions of a document are hidden unless asked for
+    # memlane.domain.facts kinds ("memory", "message", "fact"): a chunk matches when its document is
+    # of one of them. Chunks indexed before the index held a kind (UNKNOWN_KIND) match every kind
+    # filter: recall checks the document's own kind after ranking, and `memlane reindex` gives them one.
+    kinds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -27,6 +35,10 @@ class SearchScope:
     project_ids: tuple[str, ...]  # never empty: "all projects" is expanded by the service
     filters: RecallFilters = field(default_factory=RecallFilters)
     now: datetime | None = None  # documents whose forget_after is before this are invisible
+    # recall's `as_of`: chunks created after it are left out (inclusive bound). Which version of a
+    # document was current then is decided by recall: the index knows a version is superseded, not
+    # since when, so `as_of` searches with include_superseded.
+    created_until: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +77,9 @@ class IndexedChunk:
     # words of its identifiers (memlane.ingest.identifiers: `getUserName` → "get user name").
     # Never returned, never embedded.
     identifiers: str = ""
+    # The kind of the chunk's document (memlane.domain.facts.kind_of), for RecallFilters.kinds; the
+    # write path sets it from the document, so a fact is filtered as one inside both legs.
+    kind: Kind = "memory"
 
     def body(self) -> str:
         """What the text leg indexes as the chunk's body: its content, then its identifiers' words."""

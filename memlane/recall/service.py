@@ -54,10 +54,16 @@ class Ranking:
     rerank: dict[str, object] | None = None  # what the rerank stage did (None: no rerank stage)
 
 
-def _post_filtered(body: RecallIn) -> bool:
-    """A kind filter and `as_of` apply to the documents the ranking names (the search legs know
-    neither), so the ranking names more of them."""
-    return body.as_of is not None or bool(body.filters and body.filters.kind)
+def _post_filtered(body: RecallIn, *, query: bool = True) -> bool:
+    """Whether materialize drops many of the documents the ranking names, so the ranking names
+    more of them (×10). `as_of`: the legs leave out what was created after it (SearchScope.
+    created_until) but return every version (the index knows a version is superseded, not since
+    when): the versions replaced before `as_of` are dropped per document, hence the over-fetch. A kind
+    filter: applied inside both search legs (RecallFilters.kinds), so no over-fetch when there is a
+    query; without one the most recent documents come from the metadata store, which does not
+    filter by kind. (Chunks indexed before the index held kinds pass the legs' kind filter and are
+    dropped here when of another kind: until `memlane reindex`, such a page may come up short.)"""
+    return body.as_of is not None or (not query and bool(body.filters and body.filters.kind))
 
 
 def recall_filters(body: RecallIn) -> RecallFilters:
@@ -66,6 +72,7 @@ def recall_filters(body: RecallIn) -> RecallFilters:
     versions = body.include_versions or body.as_of is not None
     if f is None:
         return RecallFilters(include_superseded=versions)
+    kinds = tuple(dict.fromkeys(f.kind or ()))
     after = f.created_after
     if isinstance(after, date) and not isinstance(after, datetime):
         after = datetime(after.year, after.month, after.day, tzinfo=UTC)
@@ -76,6 +83,7 @@ def recall_filters(body: RecallIn) -> RecallFilters:
         created_after=after,
         tags=tuple(f.tags or ()),
         include_superseded=versions,
+        kinds=kinds,
     )
 
 
@@ -127,11 +135,13 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn, floor: float | None 
     and `exact` for related memories (memlane.services.related)."""
     now = scope.now or svc.clock.now()
     weights = svc.settings.fusion
-    wanted = body.limit * (10 if _post_filtered(body) else 2)
-    if not body.query.strip():
+    query = bool(body.query.strip())
+    post_filtered = _post_filtered(body, query=query)
+    wanted = body.limit * (10 if post_filtered else 2)
+    if not query:
         docs = svc.metadata.recent_documents(
             scope.organization_id, scope.project_ids, scope.filters, now,
-            wanted if _post_filtered(body) else body.limit,
+            wanted if post_filtered else body.limit,
         )
         out = []
         for d in docs:
@@ -143,7 +153,7 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn, floor: float | None 
     found = retrieve(svc, Retrieval(
         query=body.query,
         scope=scope,
-        k=memory_candidates(svc, body.limit * (4 if _post_filtered(body) else 1)),
+        k=memory_candidates(svc, body.limit * (4 if post_filtered else 1)),
         weights=weights,
         stages=stages,
         floor=floor_for(svc, body) if floor is None else floor,
@@ -180,6 +190,7 @@ def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
         project_ids=resolve_scope(svc, who, body),
         filters=recall_filters(body),
         now=now,
+        created_until=body.as_of,
     )
     key = cache_key(svc, scope, body)
     ranking: Ranking | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import http.server
+import json
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -90,8 +91,11 @@ class FakeIndices:
 
     def put_mapping(self, index: str, body: dict[str, Any]) -> dict[str, Any]:
         self.owner.calls.append(("indices.put_mapping", {"index": index, "body": copy.deepcopy(body)}))
-        for name in self._resolve(index):
-            self.owner.indices_state[name]["mappings"]["_meta"] = copy.deepcopy(body["_meta"])
+        for name in self._resolve(index):  # a mapping update merges: _meta replaced, properties added
+            mappings = self.owner.indices_state[name]["mappings"]
+            if "_meta" in body:
+                mappings["_meta"] = copy.deepcopy(body["_meta"])
+            mappings.setdefault("properties", {}).update(copy.deepcopy(body.get("properties", {})))
         return {"acknowledged": True}
 
 
@@ -257,6 +261,7 @@ def test_upsert_bulk_indexes_with_deterministic_ids(fake: FakeOpenSearch) -> Non
         "title": "Resilience",
         "heading_path": ["Guide", "Retries"],
         "content_type": "markdown",
+        "kind": "memory",  # IndexedChunk.kind: a plain memory unless the writer says otherwise
         "tags": ["aws"],
         "created_at": "2025-03-01T12:00:00.000000+00:00",
         "vector": pytest.approx([0.6, 0.8]),
@@ -378,6 +383,7 @@ def test_search_sends_one_msearch_with_both_legs_and_the_same_filter(fake: FakeO
         content_types=(ContentType.CODE, ContentType.MARKDOWN),
         created_after=T0 - timedelta(days=7),
         tags=("aws", "s3"),
+        kinds=("fact",),
     )
 
     results = index.search(the_scope, "exponential backoff", [0.0, 5.0], 10)
@@ -399,6 +405,15 @@ def test_search_sends_one_msearch_with_both_legs_and_the_same_filter(fake: FakeO
         },
         {"bool": {"must_not": [{"term": {"superseded": True}}]}},  # older versions hidden
         {"terms": {"content_type": ["code", "markdown"]}},
+        {  # facts, and chunks indexed before the index held a kind (recall checks their documents)
+            "bool": {
+                "should": [
+                    {"terms": {"kind": ["fact"]}},
+                    {"bool": {"must_not": [{"exists": {"field": "kind"}}]}},
+                ],
+                "minimum_should_match": 1,
+            }
+        },
         {"range": {"created_at": {"gt": "2025-02-22T12:00:00.000000+00:00"}}},
         {"terms": {"tags": ["aws", "s3"]}},
     ]
@@ -633,3 +648,18 @@ def test_a_code_chunks_identifier_words_are_indexed_in_its_body(fake: FakeOpenSe
     # a chunk without identifier words is indexed as written
     index.upsert(EMBEDDER, [IndexedChunk(make_chunk("doc-2", 0), [1.0, 0.0])])
     assert fake.named("bulk")[1]["body"][1]["text"] == "Retries use exponential backoff (0)."
+
+
+def test_as_of_bounds_created_at_inside_both_legs(fake: FakeOpenSearch) -> None:
+    index = OpenSearchIndex(fake, ALIAS, 2)
+    fake.msearch_responses = [{"responses": [leg(), leg()]}]
+    as_of = SearchScope(organization_id="org-a", project_ids=("proj-a",), now=NOW, created_until=T0,
+                        filters=RecallFilters(include_superseded=True))
+    index.search(as_of, "where does Alice live", [1.0, 0.0], 5)
+    (call,) = fake.named("msearch")
+    _, text_query, _, knn_query = call["body"]
+    bound = {"range": {"created_at": {"lte": "2025-03-01T12:00:00.000000+00:00"}}}  # inclusive
+    assert bound in text_query["query"]["bool"]["filter"]
+    assert bound in knn_query["query"]["knn"]["vector"]["filter"]["bool"]["filter"]
+    # every version: the one current at as_of may have been superseded since
+    assert not any("superseded" in json.dumps(c) for c in text_query["query"]["bool"]["filter"])

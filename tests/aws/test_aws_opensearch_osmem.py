@@ -20,6 +20,7 @@ from opensearchpy import OpenSearch  # noqa: E402
 from memlane.adapters.aws.opensearch_index import OpenSearchIndex, index_body  # noqa: E402
 from memlane.adapters.aws.opensearch_mapping import chunk_source  # noqa: E402
 from memlane.domain.errors import EmbedderMismatchError  # noqa: E402
+from memlane.domain.facts import Kind  # noqa: E402
 from memlane.domain.models import Chunk, ContentType, chunk_id_for  # noqa: E402
 from memlane.ports import IndexedChunk, RecallFilters, SearchScope  # noqa: E402
 
@@ -55,7 +56,7 @@ def index(client: OpenSearch) -> OpenSearchIndex:
     return search_index
 
 
-def chunk(doc_id: str, i: int, content: str, org: str = "org-a", **overrides: Any) -> IndexedChunk:
+def chunk(doc_id: str, i: int, content: str, org: str = "org-a", kind: Kind = "memory", **overrides: Any) -> IndexedChunk:
     fields: dict[str, Any] = {
         "id": chunk_id_for(doc_id, i),
         "document_id": doc_id,
@@ -71,7 +72,7 @@ def chunk(doc_id: str, i: int, content: str, org: str = "org-a", **overrides: An
         "created_at": T0,
     }
     fields.update(overrides)
-    return IndexedChunk(Chunk(**fields), [1.0, 0.0, 0.0, 0.0])
+    return IndexedChunk(Chunk(**fields), [1.0, 0.0, 0.0, 0.0], kind=kind)
 
 
 def text_hits(index: OpenSearchIndex, query: str, **filters: Any) -> list[str]:
@@ -232,3 +233,27 @@ def test_identifier_words_let_the_english_analyzer_match_joined_names(
     assert text_hits(index, "display") == ["with-words"]
     # and a query naming the identifier in another spelling finds it through its words
     assert text_hits(index, query_identifier_words("readUserName")) == ["with-words"]
+
+
+def test_an_index_created_before_kinds_gets_the_field_on_its_next_write_and_filters_by_it(
+    client: OpenSearch,
+) -> None:
+    # Given an index an older memlane created (strict mapping, no `kind`) holding a chunk without one
+    body = index_body(DIM, EMBEDDER)
+    del body["mappings"]["properties"]["kind"]
+    client.indices.create(index="memlane-chunks-v1", body={**body, "aliases": {ALIAS: {}}})
+    old = chunk("old-message", 0, "Alice talks about hiking")
+    client.index(index=ALIAS, id=old.chunk.id, body={k: v for k, v in chunk_source(old).items() if k != "kind"},
+                 refresh=True)
+    # When this memlane writes a fact and a message
+    index = OpenSearchIndex(client, ALIAS, DIM, embedder_id=EMBEDDER)
+    index.upsert(EMBEDDER, [chunk("fact", 0, "Alice likes hiking", kind="fact"),
+                            chunk("message", 0, "hiking with Alice", kind="message")])
+    client.indices.refresh(index=ALIAS)
+    # Then the field was added to the mapping first, and the filter tells them apart; the older chunk,
+    # with no kind, passes (recall checks its document's kind) until it is written again
+    assert client.indices.get_mapping(index=ALIAS)["memlane-chunks-v1"]["mappings"]["properties"]["kind"] == {
+        "type": "keyword"}
+    assert set(text_hits(index, "hiking", kinds=("fact",))) == {"fact", "old-message"}
+    assert set(text_hits(index, "hiking", kinds=("message",))) == {"message", "old-message"}
+    assert set(text_hits(index, "hiking")) == {"fact", "message", "old-message"}

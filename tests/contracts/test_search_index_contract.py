@@ -26,8 +26,9 @@ from memory_stores import MemorySearchIndex
 from memlane.adapters.local.metadata_store import SqliteMetadataStore
 from memlane.adapters.local.search_index import SqliteSearchIndex
 from memlane.domain.errors import EmbedderMismatchError
+from memlane.domain.facts import Kind
 from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus, chunk_id_for
-from memlane.ports import IndexedChunk, LegResults, RecallFilters, SearchScope
+from memlane.ports import UNKNOWN_KIND, IndexedChunk, LegResults, RecallFilters, SearchScope
 
 pytestmark = pytest.mark.integration
 # the fixtures they need are in tests/contracts/conftest.py; "sqlite-ann" is the embedded index with
@@ -49,6 +50,8 @@ class Index:
     settle: Any = lambda: None  # what the refresh interval does
     metadata: Any = None  # the local index's own database, for the tag filter
     docs: set[str] = field(default_factory=set)
+    # makes the named documents' rows look written by a memlane from before the index held kinds
+    unkind: Any = None
 
     def write(self, items: Sequence[IndexedChunk], embedder: str = EMBEDDER) -> None:
         if self.metadata is not None:
@@ -78,9 +81,10 @@ class Index:
         k: int = 50,
         org: str = A,
         projects: tuple[str, ...] = ("proj-a", "proj-b"),
+        created_until: datetime | None = None,
         **filters: Any,
     ) -> LegResults:
-        scope = SearchScope(org, projects, RecallFilters(**filters), now=NOW)
+        scope = SearchScope(org, projects, RecallFilters(**filters), now=NOW, created_until=created_until)
         return self.index.search(scope, query, vector if self.vectors else None, k)
 
     def found(self, query: str = "backoff", **kwargs: Any) -> tuple[set[str], set[str] | None]:
@@ -104,14 +108,16 @@ def osmem() -> Iterator[Any]:
 def idx(request: pytest.FixtureRequest) -> Iterator[Index]:
     if request.param == "sqlite":
         db = request.getfixturevalue("sqlite_db")
-        yield Index(SqliteSearchIndex(db, DIM), vectors=True, metadata=SqliteMetadataStore(db))
+        yield Index(SqliteSearchIndex(db, DIM), vectors=True, metadata=SqliteMetadataStore(db),
+                    unkind=_sqlite_unkind(db))
     elif request.param == "sqlite-ann":
         from memlane.adapters.local import search_legs
 
         monkeypatch = request.getfixturevalue("monkeypatch")
         monkeypatch.setattr(search_legs, "GATHER_AT_MOST", 0)
         db = request.getfixturevalue("sqlite_db")
-        yield Index(SqliteSearchIndex(db, DIM, ann_at=1), vectors=True, metadata=SqliteMetadataStore(db))
+        yield Index(SqliteSearchIndex(db, DIM, ann_at=1), vectors=True, metadata=SqliteMetadataStore(db),
+                    unkind=_sqlite_unkind(db))
     elif request.param == "aws":
         from opensearchpy import OpenSearch
 
@@ -121,13 +127,44 @@ def idx(request: pytest.FixtureRequest) -> Iterator[Index]:
             client = OpenSearch(hosts=[clone.url], timeout=10)
             index = OpenSearchIndex(client, "memlane-chunks", DIM)
             index.ensure_index()
-            yield Index(index, vectors=False, settle=lambda: client.indices.refresh(index="memlane-chunks"))
+            yield Index(index, vectors=False, settle=lambda: client.indices.refresh(index="memlane-chunks"),
+                        unkind=_opensearch_unkind(client, "memlane-chunks"))
     else:
-        yield Index(MemorySearchIndex(DIM), vectors=True, metadata=None)
+        memory = MemorySearchIndex(DIM)
+        yield Index(memory, vectors=True, metadata=None, unkind=_memory_unkind(memory))
+
+
+def _sqlite_unkind(db: Any) -> Any:
+    def unkind(doc_ids: Sequence[str]) -> None:  # an older memlane's rows: no kind column value
+        with db.transaction() as conn:
+            seq = int(conn.execute("SELECT value FROM meta WHERE key = 'index_seq'").fetchone()["value"]) + 1
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'index_seq'", (str(seq),))
+            conn.execute(f"UPDATE search_rows SET kind = NULL, seq = ? WHERE document_id IN ({','.join('?' * len(doc_ids))})",
+                         (seq, *doc_ids))
+    return unkind
+
+
+def _opensearch_unkind(client: Any, alias: str) -> Any:
+    def unkind(doc_ids: Sequence[str]) -> None:  # an older memlane's documents: no `kind` field
+        found = client.search(index=alias, body={"query": {"terms": {"document_id": list(doc_ids)}}, "size": 100})
+        for hit in found["hits"]["hits"]:
+            source = {k: v for k, v in hit["_source"].items() if k != "kind"}
+            client.index(index=alias, id=hit["_id"], body=source)
+        client.indices.refresh(index=alias)
+    return unkind
+
+
+def _memory_unkind(memory: MemorySearchIndex) -> Any:
+    def unkind(doc_ids: Sequence[str]) -> None:
+        for row in memory._rows.values():
+            if row.chunk.document_id in doc_ids:
+                row.kind = UNKNOWN_KIND
+    return unkind
 
 
 def chunk(
-    doc_id: str, content: str, org: str = A, i: int = 0, vector: Sequence[float] = NEAR, **overrides: Any
+    doc_id: str, content: str, org: str = A, i: int = 0, vector: Sequence[float] = NEAR, kind: Kind = "memory",
+    **overrides: Any,
 ) -> IndexedChunk:
     fields: dict[str, Any] = {
         "id": chunk_id_for(doc_id, i),
@@ -143,7 +180,7 @@ def chunk(
         "content_type": ContentType.MARKDOWN,
         "created_at": T0,
     }
-    return IndexedChunk(Chunk(**{**fields, **overrides}), list(vector))
+    return IndexedChunk(Chunk(**{**fields, **overrides}), list(vector), kind=kind)
 
 
 # ----------------------------------------------------------------------------- tenants and projects
@@ -211,6 +248,64 @@ def test_every_scope_filter_applies_in_both_legs(idx: Index) -> None:
     assert both(tags=("aws", "python")) == {"code", "tagged"}
     assert both(tags=("SDK",)) == {"tagged"}
     assert both(tags=("nothing",)) == set()
+
+
+def test_the_kind_filter_applies_in_both_legs_so_a_page_of_facts_is_full(idx: Index) -> None:
+    # Given 3 facts among 40 messages that match the query better, and a plain memory
+    idx.write(
+        [
+            *(chunk(f"message-{i}", "backoff backoff backoff retries", kind="message") for i in range(40)),
+            *(chunk(f"fact-{i}", "the user prefers backoff", vector=FAR, kind="fact") for i in range(3)),
+            chunk("plain", "backoff notes", vector=FAR),
+        ]
+    )
+    facts = {"fact-0", "fact-1", "fact-2"}
+    # When a search asks for facts with k=3, each leg returns the 3 facts and nothing else
+    legs = idx.search("backoff", NEAR, k=3, kinds=("fact",))
+    assert {c.document_id for c in legs.text} == facts
+    if idx.vectors:
+        assert {c.document_id for c in legs.vector} == facts
+    # several kinds: any of them
+    text, vector = idx.found(kinds=("fact", "memory"))
+    assert text == {*facts, "plain"} and vector in (None, {*facts, "plain"})
+    # no kind filter: every kind
+    assert len(idx.found()[0]) == 44
+    # a kind nothing has is nothing
+    assert idx.found(kinds=("nothing",)) == (set(), set() if idx.vectors else None)
+
+
+def test_as_of_leaves_out_chunks_created_after_it_and_sees_every_version(idx: Index) -> None:
+    # Given a fact superseded by a newer version a day later, and many messages after that
+    idx.write(
+        [
+            chunk("paris", "Alice lives in Paris", kind="fact", superseded=True),
+            chunk("berlin", "Alice lives in Berlin", kind="fact", created_at=T0 + timedelta(days=1)),
+            *(chunk(f"later-{i}", "Alice Alice lives lives", kind="message", created_at=T0 + timedelta(days=1, hours=1))
+              for i in range(20)),
+        ]
+    )
+    # When the legs search as of T0 (recall's as_of: every version, nothing created after it)
+    legs = idx.search("Alice lives", NEAR, k=3, created_until=T0, include_superseded=True, kinds=("fact",))
+    # Then only the version current then is there, however many newer chunks match better
+    assert {c.document_id for c in legs.text} == {"paris"}
+    if idx.vectors:
+        assert {c.document_id for c in legs.vector} == {"paris"}
+    # the bound is inclusive, and a later one sees both versions
+    text, _ = idx.found("Alice lives", created_until=T0 + timedelta(days=1), include_superseded=True, kinds=("fact",))
+    assert text == {"paris", "berlin"}
+
+
+def test_rows_indexed_before_kinds_pass_every_kind_filter_until_written_again(idx: Index) -> None:
+    # Given a fact and a message indexed by a memlane whose index held no kind
+    idx.write([chunk("old-fact", "backoff", kind="fact"), chunk("old-message", "backoff", kind="message"),
+               chunk("new-message", "backoff", kind="message")])
+    idx.unkind(["old-fact", "old-message"])
+    # Then a kind filter cannot tell them apart: both pass (recall checks their documents' kind)
+    assert idx.found(kinds=("fact",))[0] == {"old-fact", "old-message"}
+    # and once written again (memlane reindex), each is filtered by its kind
+    idx.write([chunk("old-fact", "backoff", kind="fact"), chunk("old-message", "backoff", kind="message")])
+    text, vector = idx.found(kinds=("fact",))
+    assert text == {"old-fact"} and vector in (None, {"old-fact"})
 
 
 def test_superseded_versions_are_hidden_unless_asked_for(idx: Index) -> None:

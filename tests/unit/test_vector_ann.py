@@ -19,7 +19,7 @@ from memlane.adapters.local import search_legs, vector_ann
 from memlane.adapters.local.search_index import ANN_DIR, SqliteSearchIndex
 from memlane.adapters.local.sqlite_db import SqliteDatabase
 from memlane.domain.models import Chunk, ContentType, chunk_id_for
-from memlane.ports import IndexedChunk, SearchScope
+from memlane.ports import IndexedChunk, RecallFilters, SearchScope
 
 pytestmark = pytest.mark.skipif(not vector_ann.available(), reason="usearch is not installed")
 
@@ -253,6 +253,31 @@ def test_a_damaged_or_stale_saved_projection_is_rebuilt_from_sqlite(tmp_path, da
     assert not isinstance(m.postings.keys.base, np.memmap)
     assert [c.document_id for c in second.search(scope("p"), "chunk 7 of doc2", None, 1).text] == ["doc2"]
     assert top_docs(second, vectors(10, 42)[7], "p", k=1) == [("doc2", 7)]
+
+
+@pytest.mark.parametrize("saved", ["current", "before kinds"])
+def test_the_kind_of_each_row_survives_a_restart_and_a_snapshot_from_before_kinds_is_rebuilt(tmp_path, saved):
+    # Given facts and messages indexed and the projection saved
+    first = open_index(tmp_path)
+    for d in range(6):
+        rows = items(f"doc{d}", vectors(4, 60 + d))
+        first.upsert(EMB, [IndexedChunk(i.chunk, i.vector, kind="fact" if d % 3 == 0 else "message") for i in rows])
+    first.warm()
+    first.save()
+    directory = tmp_path / ANN_DIR
+    if saved == "before kinds":  # what a memlane from before kinds saved: format 1, no kind array
+        manifest = json.loads((directory / "projection.json").read_text())
+        manifest["format"] = 1
+        (directory / manifest["files"].pop("kind")).unlink()
+        (directory / "projection.json").write_text(json.dumps(manifest))
+    # When another process opens it
+    second = open_index(tmp_path)
+    m = second._sync()
+    assert isinstance(m.postings.keys.base, np.memmap) == (saved == "current")
+    # Then the kind filter holds in both legs
+    facts = SearchScope("o", ("p",), RecallFilters(kinds=("fact",)), now=NOW)
+    legs = second.search(facts, "chunk", vectors(1, 63)[0].tolist(), 50)
+    assert {c.document_id for c in legs.text} == {c.document_id for c in legs.vector} == {"doc0", "doc3"}
 
 
 @pytest.mark.parametrize("gather", [0, 1_000], ids=["widened graph search", "scored from the graph's vectors"])

@@ -95,6 +95,7 @@ class OpenSearchIndex:
         self._recorded_embedder: str | None = None
         self._superseded_mapped = False
         self._context_mapped = False
+        self._kind_mapped = False
 
     # ----------------------------------------------------------------- plumbing
 
@@ -198,6 +199,7 @@ class OpenSearchIndex:
             self._map_superseded()
         if any(item.context for item in items):
             self._map_context()
+        self._map_kind()
         for start in range(0, len(items), BULK_BATCH):
             batch = items[start : start + BULK_BATCH]
             if self.serverless:
@@ -286,6 +288,15 @@ class OpenSearchIndex:
             body={"properties": {CONTEXT_FIELD: {"type": "text", "analyzer": TEXT_ANALYZER}}},
         )
         self._context_mapped = True
+
+    def _map_kind(self) -> None:
+        """The same for the `kind` field of indices created before chunks carried their kind."""
+        if self._kind_mapped:
+            return
+        self._call(
+            self.client.indices.put_mapping, index=self.alias, body={"properties": {"kind": {"type": "keyword"}}}
+        )
+        self._kind_mapped = True
 
     def text_fields(self) -> list[str]:
         return text_fields(self.context_boost)

@@ -27,6 +27,7 @@ KEYWORD_FIELDS = (
     "tags",
     "source_url",
     "chunk_id",
+    "kind",  # memlane.ports.IndexedChunk.kind; absent on chunks indexed before (see scope_filter)
 )
 
 
@@ -115,6 +116,7 @@ def chunk_source(item: IndexedChunk) -> dict[str, Any]:
         "title": chunk.title,
         "heading_path": list(chunk.heading_path),
         "content_type": chunk.content_type.value,
+        "kind": item.kind,
         "tags": tags_of(chunk.tags),
         "created_at": iso(chunk.created_at),
         "vector": normalize(item.vector),

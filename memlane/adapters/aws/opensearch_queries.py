@@ -47,12 +47,21 @@ def scope_filter(scope: SearchScope) -> list[dict[str, Any]]:
             }
         },
     ]
+    if scope.created_until is not None:
+        clauses.append({"range": {"created_at": {"lte": iso(scope.created_until)}}})
     filters = scope.filters
     if not filters.include_superseded:
         # a term on a field an older index never mapped matches nothing, so this holds there too
         clauses.append({"bool": {"must_not": [{"term": {"superseded": True}}]}})
     if filters.content_types:
         clauses.append({"terms": {"content_type": [ct.value for ct in filters.content_types]}})
+    if filters.kinds:
+        # a chunk indexed before kinds were has no `kind` (ports.UNKNOWN_KIND): it passes, and recall
+        # checks its document's kind; on an index that never mapped the field, every chunk passes
+        clauses.append({"bool": {"should": [
+            {"terms": {"kind": list(filters.kinds)}},
+            {"bool": {"must_not": [{"exists": {"field": "kind"}}]}},
+        ], "minimum_should_match": 1}})
     if filters.created_after is not None:
         clauses.append({"range": {"created_at": {"gt": iso(filters.created_after)}}})
     if filters.tags:

@@ -149,21 +149,22 @@ class SqliteSearchIndex:
                     seq,
                     int(c.superseded),
                     row_terms,
+                    item.kind,
                 )
                 if existing:
                     rowid = existing["rowid"]
                     conn.execute(
                         "UPDATE search_rows SET document_id=?, organization_id=?, project_id=?, chunk_index=?,"
-                        " content_type=?, created_at=?, forget_after=?, vector=?, seq=?, superseded=?, terms=?"
-                        " WHERE rowid=?",
+                        " content_type=?, created_at=?, forget_after=?, vector=?, seq=?, superseded=?, terms=?,"
+                        " kind=? WHERE rowid=?",
                         (*values, rowid),
                     )
                     conn.execute("DELETE FROM search_fts WHERE rowid = ?", (rowid,))
                 else:
                     rowid = conn.execute(
                         "INSERT INTO search_rows (chunk_id, document_id, organization_id, project_id, chunk_index,"
-                        " content_type, created_at, forget_after, vector, seq, superseded, terms)"
-                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                        " content_type, created_at, forget_after, vector, seq, superseded, terms, kind)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         (c.id, *values),
                     ).lastrowid
                 conn.execute(
@@ -246,7 +247,7 @@ class SqliteSearchIndex:
             vector = "vector" if m.ann is None else "CASE WHEN seq > :ann THEN vector END AS vector"
             cursor = conn.execute(
                 "SELECT rowid, chunk_id, document_id, organization_id, project_id, chunk_index, content_type,"
-                f" created_at, forget_after, seq, superseded, terms, {vector} FROM search_rows WHERE seq > :seq",
+                f" created_at, forget_after, seq, superseded, terms, kind, {vector} FROM search_rows WHERE seq > :seq",
                 {"ann": ann_seq, "seq": m.seq},
             )
             while batch := cursor.fetchmany(SYNC_BATCH):

@@ -18,7 +18,7 @@ except ImportError:  # an optimisation only (it comes with the local extra)
 from memlane.adapters.local import bm25, vector_ann
 from memlane.adapters.local.search_projection import Projection
 from memlane.adapters.local.sqlite_db import epoch
-from memlane.ports import Candidate, SearchScope
+from memlane.ports import UNKNOWN_KIND, Candidate, SearchScope
 
 _BLAS: list = []  # the process's BLAS thread-pool controller, found on first use
 
@@ -53,6 +53,12 @@ def scope_mask(m: Projection, scope: SearchScope, allowed_docs: set[str] | None)
         mask &= ~m.superseded[:n]
     if f.content_types:
         mask &= np.isin(m.content_type[:n], [m.codes.get("ct:" + ct.value) for ct in f.content_types])
+    if f.kinds:  # rows indexed before kinds were (UNKNOWN_KIND) pass: recall checks the document's kind
+        kinds = [m.codes.get("kind:" + k) for k in (*f.kinds, UNKNOWN_KIND)]
+        mask &= np.isin(m.kind[:n], [c for c in kinds if c >= 0])
+    created_until = epoch(scope.created_until)
+    if created_until is not None:
+        mask &= m.created[:n] <= created_until
     created_after = epoch(f.created_after)
     if created_after is not None:
         mask &= m.created[:n] > created_after  # strictly after, as in recent_documents

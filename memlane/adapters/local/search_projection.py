@@ -10,6 +10,7 @@ import numpy as np
 
 from memlane.adapters.local import bm25
 from memlane.adapters.local.vector_ann import Partitions
+from memlane.ports import UNKNOWN_KIND
 
 
 def terms_signature(terms: bytes) -> int:
@@ -51,6 +52,7 @@ class Projection:
         self.project = np.full(cap, -1, dtype=np.int32)
         self.document = np.full(cap, -1, dtype=np.int32)
         self.content_type = np.full(cap, -1, dtype=np.int32)
+        self.kind = np.full(cap, -1, dtype=np.int32)  # code of "kind:<kind>" ("kind:" for UNKNOWN_KIND)
         self.created = np.zeros(cap, dtype=np.float64)
         self.forget = np.full(cap, np.inf, dtype=np.float64)
         self.chunk_index = np.zeros(cap, dtype=np.int32)
@@ -79,6 +81,7 @@ class Projection:
         "project",
         "document",
         "content_type",
+        "kind",
         "created",
         "forget",
         "chunk_index",
@@ -87,7 +90,9 @@ class Projection:
         "rowid",
         "sig",
     )
-    _FILL = {"forget": np.inf, "org": -1, "project": -1, "document": -1, "content_type": -1, "rowid": -1}
+    _FILL = {
+        "forget": np.inf, "org": -1, "project": -1, "document": -1, "content_type": -1, "kind": -1, "rowid": -1,
+    }
 
     def reserve(self, extra: int) -> None:
         """Room for `extra` more slots, growing the arrays at most once."""
@@ -189,6 +194,7 @@ class Projection:
         self.org[slots] = [code("org:" + r["organization_id"]) for r in rows]
         self.project[slots] = [code("project:" + r["project_id"]) for r in rows]
         self.content_type[slots] = [code("ct:" + r["content_type"]) for r in rows]
+        self.kind[slots] = [code("kind:" + (r["kind"] or UNKNOWN_KIND)) for r in rows]
         self.document[slots] = [self.doc_code(r["document_id"]) for r in rows]
         self.created[slots] = [r["created_at"] for r in rows]
         self.forget[slots] = [r["forget_after"] if r["forget_after"] is not None else np.inf for r in rows]

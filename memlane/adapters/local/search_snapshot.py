@@ -27,7 +27,7 @@ from memlane.adapters.local.vector_ann import locked
 log = logging.getLogger(__name__)
 
 MANIFEST = "projection.json"
-FORMAT = 1
+FORMAT = 2  # 2: the `kind` column; a format-1 snapshot is ignored and rebuilt from SQLite
 _SLOT_ARRAYS = tuple(name for name in Projection._PER_SLOT if name != "vectors")
 _POSTINGS = ("keys", "offsets", "rows", "freq")
 

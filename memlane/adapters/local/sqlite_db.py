@@ -66,7 +66,8 @@ CREATE TABLE IF NOT EXISTS search_rows (
     rowid INTEGER PRIMARY KEY, chunk_id TEXT NOT NULL UNIQUE, document_id TEXT NOT NULL,
     organization_id TEXT NOT NULL, project_id TEXT NOT NULL, chunk_index INTEGER NOT NULL,
     content_type TEXT NOT NULL, created_at REAL NOT NULL, forget_after REAL,
-    vector BLOB NOT NULL, seq INTEGER NOT NULL, superseded INTEGER NOT NULL DEFAULT 0, terms BLOB);
+    vector BLOB NOT NULL, seq INTEGER NOT NULL, superseded INTEGER NOT NULL DEFAULT 0, terms BLOB,
+    kind TEXT);
 CREATE INDEX IF NOT EXISTS search_rows_by_document ON search_rows (document_id);
 CREATE INDEX IF NOT EXISTS search_rows_by_seq ON search_rows (seq);
 CREATE TABLE IF NOT EXISTS search_tombstones (seq INTEGER PRIMARY KEY, row_id INTEGER NOT NULL);
@@ -147,6 +148,8 @@ def epoch(dt: datetime | None) -> float | None:
 # backfilled by the search index from the FTS5 text).
 _ADDED_COLUMNS = (
     ("search_rows", "terms", "BLOB"),
+    # memlane.ports.IndexedChunk.kind; NULL on rows indexed before (ports.UNKNOWN_KIND until a reindex)
+    ("search_rows", "kind", "TEXT"),
     ("api_keys", "can_manage_keys", "INTEGER NOT NULL DEFAULT 0"),
     ("documents", "media", "TEXT"),  # memlane.domain.models.MediaInfo as JSON
     ("documents", "source_changed_at", "TEXT"),

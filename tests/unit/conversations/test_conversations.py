@@ -349,3 +349,70 @@ def test_line_breaks_in_facts_and_speakers_never_start_a_line_of_the_profile(wor
     lines = profile["text"].splitlines()
     assert not [line for line in lines if line.startswith(mark)]
     assert all(line.startswith("> ") for line in lines if mark in line and not line.startswith(("20", "Facts")))
+
+
+# --------------------------------------------------------------------------- the kind filter in the index
+
+
+def test_a_page_of_facts_is_full_among_many_messages_that_match_better(world) -> None:
+    # Given 200 messages that match the query better than the facts do, then 3 facts about the same
+    chatter = [f"Alice Paris hiking dog Rex: chat number {i} about Alice in Paris, hiking and the dog" for i in range(200)]
+    for part in range(2):
+        world.converse(f"chatter-{part}", *chatter[part * 100:(part + 1) * 100])
+    world.worker.drain()
+    first = extract(world, "I live in Paris, near the canal.", "I love hiking on weekends.",
+                    "We adopted a dog, his name is Rex!", conversation_id="facts")
+    assert [f["outcome"] for f in first["facts"]] == ["new", "new", "new"]
+    query = "Alice Paris hiking dog Rex"
+    # When recall asks for facts with limit 3
+    found = facts(world, query, limit=3)
+    # Then all 3 facts come back: the kind filter applies inside both search legs, before ranking
+    assert sorted(found) == ["Alice has a dog named Rex", "Alice likes hiking", "Alice lives in Paris"]
+    # while recall without the filter still returns both kinds (the messages first: they match better)
+    everything = world.recall(query, limit=50)
+    assert len(everything) == 50 and {r["kind"] for r in everything} >= {"message"}
+    assert {r["kind"] for r in world.recall("Alice lives in Paris", limit=20)} == {"fact", "message"}
+    # and messages alone, as many as asked for
+    messages = world.recall(query, limit=20, filters={"kind": ["message"]})
+    assert len(messages) == 20 and {r["kind"] for r in messages} == {"message"}
+    # When Alice moves, the Paris fact is superseded; as_of before the move still sees it, among many messages
+    before_move = world.clock.now()
+    world.clock.advance(days=30)
+    extract(world, "I moved to Berlin last month.", conversation_id="move")
+    assert "Alice lives in Paris" not in facts(world, query, limit=3)
+    assert "Alice lives in Berlin" in facts(world, query + " Berlin", limit=4)
+    assert sorted(facts(world, query, limit=3, as_of=before_move.isoformat())) == [
+        "Alice has a dog named Rex", "Alice likes hiking", "Alice lives in Paris"]
+
+
+def test_memories_indexed_before_kinds_are_filtered_exactly_and_reindex_gives_them_their_kind(world) -> None:
+    from memlane.local.reindex import requeue_everything
+
+    # Given messages and facts indexed by a memlane whose search index held no kind
+    chatter = [f"Alice Paris hiking dog Rex: chat number {i} about Alice in Paris, hiking and the dog" for i in range(60)]
+    world.converse("chatter", *chatter)
+    extract(world, "I live in Paris, near the canal.", "I love hiking on weekends.",
+            "We adopted a dog, his name is Rex!", conversation_id="facts")
+    db = world.stack.db
+
+    def kinds_in_index() -> dict[str | None, int]:
+        rows = db.connection().execute("SELECT kind, COUNT(*) AS n FROM search_rows GROUP BY kind").fetchall()
+        return {r["kind"]: r["n"] for r in rows}
+
+    assert kinds_in_index() == {"fact": 3, "message": 63}
+    with db.transaction() as conn:  # what the older memlane left: no kind, a change the index replays
+        seq = int(conn.execute("SELECT value FROM meta WHERE key = 'index_seq'").fetchone()["value"]) + 1
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'index_seq'", (str(seq),))
+        conn.execute("UPDATE search_rows SET kind = NULL, seq = ?", (seq,))
+    query = "Alice Paris hiking dog Rex"
+    # Meanwhile the kind filter stays exact (recall checks each document's kind), but the legs let
+    # every old row through, so the messages that match better can leave a page of facts short
+    meanwhile = world.recall(query, limit=3, filters={"kind": ["fact"]})
+    assert all(r["kind"] == "fact" for r in meanwhile) and len(meanwhile) < 3
+    # When `memlane reindex` runs (what its command does: requeue every document, drain the jobs)
+    requeue_everything(world.stack.services, world.stack.metadata, world.stack.index, world.stack.queue)
+    world.worker.drain()
+    # Then every row has its document's kind again, and a page of facts is full
+    assert kinds_in_index() == {"fact": 3, "message": 63}
+    assert sorted(facts(world, query, limit=3)) == [
+        "Alice has a dog named Rex", "Alice likes hiking", "Alice lives in Paris"]
