@@ -11,8 +11,10 @@ import json
 import random
 import sys
 import tempfile
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -75,28 +77,52 @@ def _legs(tmp: Path, ann_at: int) -> dict:
     return out
 
 
+def _save(svc, who, rng: random.Random) -> None:
+    from memlane.domain.models import ContentType
+    from memlane.domain.requests import MemoryIn
+    from memlane.services.memory import save_memory
+
+    for i in range(150):
+        kind = ContentType.CODE if i % 4 == 0 else ContentType.TEXT
+        save_memory(svc, who, MemoryIn(content=f"note {i}: {_text(rng)}", content_type=kind), inline=True)
+
+
 def _recalls(tmp: Path) -> dict:
     from fakes import FixedClock, HashEmbedder
 
     from memlane.config import Settings
     from memlane.domain.principal import Principal
-    from memlane.domain.requests import MemoryIn, RecallIn
+    from memlane.domain.requests import RecallIn
     from memlane.local.compose import build_local
+    from memlane.ports import SearchScope
+    from memlane.recall.pipeline import Retrieval, retrieve
+    from memlane.recall.relevance import MINILM
     from memlane.recall.service import recall
     from memlane.services.keys import ensure_organization
-    from memlane.services.memory import save_memory
 
     stack = build_local(Settings(data_dir=tmp / "recall"), embedder=HashEmbedder())
     svc = dataclasses.replace(stack.services, clock=FixedClock(NOW), cache=None)
     org, _ = ensure_organization(stack.metadata, "acme")
     who = Principal(organization_id=org.id, key_id="k")
     rng = random.Random(3)
-    for i in range(150):
-        save_memory(svc, who, MemoryIn(content=f"note {i}: {_text(rng)}"), inline=True)
+    ids = random.Random(4)  # ids break ties between equal scores: the same ids on every run
+    with mock.patch("uuid.uuid4", lambda: uuid.UUID(int=ids.getrandbits(128), version=4)):
+        _save(svc, who, rng)
     out = {}
     for text in _queries():
         got = recall(svc, who, RecallIn(query=text, limit=10))
         out[text] = [[c.content.split(":")[0], round(c.score, 9), c.relevance] for d in got.results for c in d.chunks]
+    # the pipeline with MiniLM's calibration, which treats code apart (every candidate's type counts)
+    project = svc.metadata.list_projects(org.id)[0].id
+    for text in _queries():
+        found = retrieve(svc, Retrieval(
+            query=text, scope=SearchScope(organization_id=org.id, project_ids=(project,), now=NOW), k=50,
+            weights=svc.settings.fusion, calibration=MINILM,
+        ))
+        notes = {c.id: c.content.split(":")[0]
+                 for c in svc.metadata.get_chunks_by_id(org.id, [c.chunk_id for c in found.chunks])}
+        out["minilm|" + text] = [[notes[c.chunk_id], round(c.score, 9), round(c.relevance, 9), c.code]
+                                 for c in found.chunks]
     stack.close()
     return out
 
@@ -124,6 +150,7 @@ def test_rankings_are_those_of_the_code_before_the_miss_work(monkeypatch, sparse
     assert sum(len(v["text"]) for v in want["graphs"].values()) > 500
     assert all(v["vector"] for v in want["graphs"].values())
     assert sum(len(v) for v in want["recall"].values()) > 100
+    assert sum(c[3] for k, v in want["recall"].items() if k.startswith("minilm|") for c in v) > 50  # code chunks
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:

@@ -160,6 +160,7 @@ def _top(m: Projection, idx: np.ndarray, scores: np.ndarray, k: int) -> list[Can
     top = min(k, idx.size)
     best = np.argpartition(-scores, top - 1)[:top]
     best = best[np.lexsort((idx[best], -scores[best]))]
+    types = m.codes.values
     return [
         Candidate(
             chunk_id=m.chunk_ids[idx[b]],
@@ -167,6 +168,14 @@ def _top(m: Projection, idx: np.ndarray, scores: np.ndarray, k: int) -> list[Can
             chunk_index=int(m.chunk_index[idx[b]]),
             score=float(scores[b]),
             created_at=datetime.fromtimestamp(float(m.created[idx[b]]), UTC),
+            content_type=_content_type(types, int(m.content_type[idx[b]])),
         )
         for b in best
     ]
+
+
+def _content_type(values: list[str], code: int) -> str | None:
+    """A row's content type from its interned code ("ct:<value>"), None when not known."""
+    if code < 0 or code >= len(values) or not values[code].startswith("ct:"):
+        return None
+    return values[code][3:]
