@@ -148,7 +148,9 @@ def contains_term(text: str, term: str, lowered: str | None = None) -> bool:
     """`term` in `text` as a whole token, or with a plural ending (case-insensitive, except for a term
     in capitals: an acronym). `lowered`: `text.lower()`, when the caller already has it."""
     haystack = text if term.isupper() else (text.lower() if lowered is None else lowered)
-    return _term_pattern(term).search(haystack) is not None
+    # the term itself must be there for the pattern to match: a substring test first rules out most
+    # chunks without running the pattern
+    return term in haystack and _term_pattern(term).search(haystack) is not None
 
 
 def exact_match(text: str, distinctive: list[str], words: list[str]) -> bool:

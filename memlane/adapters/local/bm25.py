@@ -297,9 +297,10 @@ def score(
     return np.bincount(found[0], weights=found[1], minlength=size)
 
 
-# Below this share of the rows, `score_rows` adds up the matching rows' weights over those rows only
-# (a sort of the postings) rather than over an array of every row.
-SPARSE_SHARE = 8
+# Below 1/SPARSE_SHARE of the rows, `score_rows` adds up the matching rows' weights over those rows only
+# (a sort of the postings) rather than over an array of every row. At 1,010,000 rows, 2 loaded cores:
+# 20k matching postings 0.24 against 2.5 ms, 50k 0.8 / 3.3 ms, 250k 3.8 / 4.5 ms.
+SPARSE_SHARE = 4
 
 
 def score_rows(
