@@ -141,7 +141,7 @@ class LocalServer:
             print(f"memlane: WARNING: {context_scheme.REINDEX_HINT}", file=sys.stderr, flush=True)
             log.warning("search index built with an old contextual-indexing rule; run memlane reindex")
         key = first_start_key(self.stack, self.settings.data_dir)
-        self.stack.index.warm()
+        self.stack.index.warm(background_build=True)
         self.runtime.start()
         return key
 
