@@ -144,7 +144,7 @@ class LocalServer:
             print(f"memlane: WARNING: {index_kinds.REINDEX_HINT}", file=sys.stderr, flush=True)
             log.warning("search index built before it held each memory's kind; run memlane reindex")
         key = first_start_key(self.stack, self.settings.data_dir)
-        self.stack.index.warm()
+        self.stack.index.warm(background_build=True)
         self.runtime.start()
         return key
 

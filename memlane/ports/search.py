@@ -50,6 +50,9 @@ class Candidate:
     chunk_index: int
     score: float
     created_at: datetime
+    # The chunk's ContentType value where the index holds it (the embedded one does): recall then
+    # need not read the chunk's record to learn whether it is code. None: unknown, read it.
+    content_type: str | None = None
 
 
 @dataclass(frozen=True)

@@ -144,8 +144,7 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
     elif r.legs == "bm25":
         legs = LegResults(vector=[], text=legs.text)
     calibration = r.calibration or rel.calibration_for(svc.embedder.id)
-    records = _candidate_chunks(svc, r, legs)
-    code = frozenset(cid for cid, ch in records.items() if ch.content_type is ContentType.CODE)
+    records, code = _candidate_chunks(svc, r, legs)
     text_scores = None
     if r.weights.code_text_evidence and code:
         terms = rel.query_terms(text)
@@ -175,21 +174,30 @@ def code_text_share(bm25: float, terms: int, c: rel.Calibration) -> float:
     return rel.text_part(bm25, terms, c)
 
 
-def _candidate_chunks(svc: Services, r: Retrieval, legs: LegResults) -> dict[str, Chunk]:
-    """The chunk records of the candidates, read once: their content type (a code chunk's text
-    share and relevance, memlane.recall.fusion and .relevance) and their text (exact matches).
-    Read only where they can matter: the text leg's candidates when exact matches count or the
-    fusion weighs code by its evidence, and every candidate when the calibration treats code apart."""
-    ids: list[str] = []
+def _candidate_chunks(svc: Services, r: Retrieval, legs: LegResults) -> tuple[dict[str, Chunk], frozenset[str]]:
+    """The chunk records of the candidates, read once, and which candidates are code: their
+    content type (a code chunk's text share and relevance, memlane.recall.fusion and .relevance)
+    and their text (exact matches). Read only where they can matter: the text leg's candidates when
+    exact matches count or the fusion weighs code by its evidence, and every candidate when the
+    calibration treats code apart (a candidate whose content type the index returned is not read
+    for it: at a million chunks a miss read ~100 records, half of them for their type alone)."""
+    text_ids: list[str] = []
     if r.legs != "vector" and (r.exact or r.weights.code_text_evidence):
-        ids += [c.chunk_id for c in legs.text]
+        text_ids = [c.chunk_id for c in legs.text]
+    typed: list[str] = []
     calibration = r.calibration or rel.calibration_for(svc.embedder.id)
     if calibration.code is not None:
-        ids += [c.chunk_id for c in legs.vector]
-    ids = list(dict.fromkeys(ids))
-    if not ids:
-        return {}
-    return {ch.id: ch for ch in svc.metadata.get_chunks_by_id(r.scope.organization_id, ids)}
+        typed = [c.chunk_id for c in legs.vector]
+    known = {c.chunk_id: c.content_type for c in (*legs.vector, *legs.text) if c.content_type is not None}
+    ids = list(dict.fromkeys([*text_ids, *(i for i in typed if i not in known)]))
+    records = (
+        {ch.id: ch for ch in svc.metadata.get_chunks_by_id(r.scope.organization_id, ids)} if ids else {}
+    )
+    read = set(ids)
+    code = frozenset(cid for cid, ch in records.items() if ch.content_type is ContentType.CODE) | frozenset(
+        cid for cid in typed if cid not in read and known.get(cid) == ContentType.CODE.value
+    )
+    return records, code
 
 
 def _set_relevance(r: Retrieval, fused: list[ScoredChunk], c: rel.Calibration, records: dict[str, Chunk]) -> None:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -138,18 +139,27 @@ def content_words(query: str) -> list[str]:
     return list(dict.fromkeys(t for t in _TERM.findall(query.lower()) if t not in STOPWORDS))
 
 
-def contains_term(text: str, term: str) -> bool:
+@lru_cache(maxsize=1024)
+def _term_pattern(term: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w])" + re.escape(term) + r"(?:s|es)?(?![\w])")
+
+
+def contains_term(text: str, term: str, lowered: str | None = None) -> bool:
     """`term` in `text` as a whole token, or with a plural ending (case-insensitive, except for a term
-    in capitals: an acronym)."""
-    haystack = text if term.isupper() else text.lower()
-    return re.search(r"(?<![\w])" + re.escape(term) + r"(?:s|es)?(?![\w])", haystack) is not None
+    in capitals: an acronym). `lowered`: `text.lower()`, when the caller already has it."""
+    haystack = text if term.isupper() else (text.lower() if lowered is None else lowered)
+    # the term itself must be there for the pattern to match: a substring test first rules out most
+    # chunks without running the pattern
+    return term in haystack and _term_pattern(term).search(haystack) is not None
 
 
 def exact_match(text: str, distinctive: list[str], words: list[str]) -> bool:
-    """A distinctive query term, or every content word of the query, in `text`."""
-    if any(contains_term(text, t) for t in distinctive):
+    """A distinctive query term, or every content word of the query, in `text` (lowered once, not
+    once per term: this runs for each text-leg candidate of every recall)."""
+    lowered = text.lower()
+    if any(contains_term(text, t, lowered) for t in distinctive):
         return True
-    return bool(words) and all(contains_term(text, w) for w in words)
+    return bool(words) and all(contains_term(text, w, lowered) for w in words)
 
 
 def vector_part(cosine: float, c: Calibration, code: bool = False) -> float:

@@ -322,3 +322,61 @@ def test_closing_a_stack_saves_the_graphs_it_changed_and_a_cli_that_never_search
     cli = build_local(settings, embedder=HashEmbedder())
     cli.close()
     assert cli.index._matrix.size == 0
+
+
+def test_a_server_start_searches_exactly_while_the_graphs_build_in_the_background(tmp_path, monkeypatch):
+    # Given a data directory whose graphs were never built (the first start after the upgrade)
+    idx = open_index(tmp_path)
+    exact = SqliteSearchIndex(SqliteDatabase(tmp_path / "exact.sqlite3"), DIM)  # no graphs
+    old, gone, late = vectors(300, 11), vectors(20, 12), vectors(10, 13)
+    for index in (idx, exact):
+        index.upsert(EMB, items("old", old))
+        index.upsert(EMB, items("gone", gone))
+    # and a build held back until the test lets it finish
+    release = __import__("threading").Event()
+    upsert = vector_ann.Partitions.upsert
+
+    def held(self, *args):
+        if __import__("threading").current_thread().name == "memlane-graphs":
+            assert release.wait(30)
+        return upsert(self, *args)
+
+    monkeypatch.setattr(vector_ann.Partitions, "upsert", held)
+    # When the server starts
+    idx.warm(background_build=True)
+    # Then it answers at once, exactly, from the float32 matrix
+    assert idx._sync().ann is None
+    for q in old[:10]:
+        assert top_docs(idx, q, "p") == top_docs(exact, q, "p")
+    # and what is written or deleted during the build is searchable or gone at once
+    idx.upsert(EMB, items("late", late))
+    idx.delete_document("o", "gone")
+    assert top_docs(idx, late[3], "p", k=1) == [("late", 3)]
+    assert "gone" not in {d for d, _ in top_docs(idx, gone[0], "p", k=50)}
+    # When the build finishes
+    release.set()
+    assert idx.wait_for_graphs(30)
+    # Then searches go through the graphs, which hold every row written meanwhile and none deleted
+    m = idx._sync()
+    assert m.ann is not None and len(m.ann) == 310 and m.vectors.shape[1] == 0
+    assert top_docs(idx, late[3], "p", k=1) == [("late", 3)]
+    assert "gone" not in {d for d, _ in top_docs(idx, gone[0], "p", k=50)}
+    # and they were saved: the next process maps them instead of building again
+    assert (tmp_path / ANN_DIR / vector_ann.MANIFEST).exists()
+    again = open_index(tmp_path)
+    assert again._sync().ann is not None and len(again._sync().ann) == 310
+
+
+def test_a_failed_background_build_leaves_the_searches_exact(tmp_path, monkeypatch):
+    idx = open_index(tmp_path)
+    data = vectors(200, 14)
+    idx.upsert(EMB, items("d", data))
+
+    def broken(self, *args):
+        raise MemoryError("no room for the graphs")
+
+    monkeypatch.setattr(vector_ann.Partitions, "upsert", broken)
+    idx.warm(background_build=True)
+    idx.wait_for_graphs(30)
+    assert idx._sync().ann is None
+    assert top_docs(idx, data[7], "p", k=1) == [("d", 7)]

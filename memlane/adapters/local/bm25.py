@@ -291,6 +291,51 @@ def score(
     """BM25 of every row for the query's phrases (term keys; a term named twice counts twice, as
     two FTS5 phrases would). Returns scores by row slot (0 where no term matches), or None when
     nothing matches."""
+    found = _weights(postings, phrases, alive, doclen, n_rows, total_tokens)
+    if found is None:
+        return None
+    return np.bincount(found[0], weights=found[1], minlength=size)
+
+
+# Below 1/SPARSE_SHARE of the rows, `score_rows` adds up the matching rows' weights over those rows only
+# (a sort of the postings) rather than over an array of every row. At 1,010,000 rows, 2 loaded cores:
+# 20k matching postings 0.24 against 2.5 ms, 50k 0.8 / 3.3 ms, 250k 3.8 / 4.5 ms.
+SPARSE_SHARE = 4
+
+
+def score_rows(
+    postings: Postings,
+    phrases: Sequence[int],
+    alive: np.ndarray,
+    doclen: np.ndarray,
+    n_rows: int,
+    total_tokens: float,
+    size: int,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """`score` for the rows that match only: (row slots ascending, their BM25), None when nothing
+    matches. Each row's weights are added in the same order as in `score`, so the scores are the
+    same floats; a miss at a million rows skips building and scanning an array of every row."""
+    found = _weights(postings, phrases, alive, doclen, n_rows, total_tokens)
+    if found is None:
+        return None
+    rows, weights = found
+    if rows.size * SPARSE_SHARE >= size:
+        dense = np.bincount(rows, weights=weights, minlength=size)
+        slots = np.flatnonzero(dense)
+        return slots, dense[slots]
+    slots, inverse = np.unique(rows, return_inverse=True)
+    return slots, np.bincount(inverse, weights=weights, minlength=slots.size)
+
+
+def _weights(
+    postings: Postings,
+    phrases: Sequence[int],
+    alive: np.ndarray,
+    doclen: np.ndarray,
+    n_rows: int,
+    total_tokens: float,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Each matching posting's BM25 weight (row slots, weights), term after term."""
     if not phrases or n_rows <= 0:
         return None
     avgdl = total_tokens / n_rows if total_tokens > 0 else 1.0
@@ -312,4 +357,4 @@ def score(
         all_weights.append((times * idf * (K1 + 1.0)) * f / (f + length_norm))
     if not all_rows:
         return None
-    return np.bincount(np.concatenate(all_rows), weights=np.concatenate(all_weights), minlength=size)
+    return np.concatenate(all_rows), np.concatenate(all_weights)

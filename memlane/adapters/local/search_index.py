@@ -49,6 +49,7 @@ ANN_AT = 25_000
 # resident memory at a million chunks 1.97 GB against 2.33. Candidates are re-scored from the
 # float32 vectors in SQLite either way.
 ANN_DTYPE = "i8"
+BUILD_BATCH = 65_536  # rows given to the graphs at a time by a background build
 ANN_DIR = "search-ann"  # beside the SQLite file
 INDEX_ID_KEY = "search_index_id"  # names this projection's contents; a new id when it is cleared
 # Keys added or removed since the graphs were saved before they (and the projection) are saved
@@ -76,6 +77,9 @@ class SqliteSearchIndex:
         self.ann_dir: Path | None = None if str(db.path) == ":memory:" else db.path.parent / ANN_DIR
         self._matrix = Projection(dimension, context_weight)
         self._lock = threading.Lock()
+        # `memlane serve`: graphs never built yet are built by a thread while searches stay exact
+        self._background_build = False
+        self._build: threading.Thread | None = None
         self._tokenizer = bm25.Fts5Tokenizer()
         self._upgrade_terms()
         with self.db.transaction() as conn:
@@ -232,14 +236,16 @@ class SqliteSearchIndex:
             backfilled: dict[int, bytes] = {}
             if m.size == 0:  # a whole index to load: size the arrays once
                 total = conn.execute("SELECT COUNT(*) AS n FROM search_rows").fetchone()["n"]
-                if self.ann_at is not None and total >= self.ann_at:
-                    ann = self._open_ann(current)
+                ann = self._open_ann(current) if self.ann_at is not None and total >= self.ann_at else None
+                if ann is not None and (ann.seq or not self._background_build):
                     saved = self._open_snapshot(ann.seq) if ann.seq else None
                     if saved is not None:  # mapped, not rebuilt: only later writes are read below
                         m = self._matrix = saved
                     else:
                         m.drop_vectors()  # before sizing: no float32 matrix at all
                     m.ann = ann
+                # else, no graphs saved and a server starting: the float32 matrix now, exact search
+                # until the graphs built from it in the background are ready (below)
                 m.reserve(max(0, total - m.rows))  # a mapped projection has most of them
             ann_seq = m.ann.seq if m.ann is not None else m.seq
             # a row's vector is read only when something holds it: the float32 matrix, or the
@@ -283,12 +289,15 @@ class SqliteSearchIndex:
             if backfilled:
                 self._store_terms(backfilled)
                 log.info("stored the BM25 terms of %d indexed chunks", len(backfilled))
-            if m.dead > max(COMPACT_AT, m.size // 4):
+            if m.dead > max(COMPACT_AT, m.size // 4) and not self._building():  # not under a graph build
                 m.compact()
             elif m.postings.tail_size > bm25.Postings.FOLD_AT:
                 m.postings.fold(m.alive)
             if m.ann is None and self.ann_at is not None and m.rows >= self.ann_at:
-                self._build_ann_from_matrix(m)
+                if self._background_build:
+                    self._start_build(m, current)
+                else:
+                    self._build_ann_from_matrix(m)
             m.seq = current
             if m.ann is not None:
                 m.ann.seq = current
@@ -355,6 +364,75 @@ class SqliteSearchIndex:
         m.ann = ann
         m.drop_vectors()
 
+    def _start_build(self, m: Projection, seq: int) -> None:
+        """Build the graphs from the matrix in a thread (under the lock; once per process unless a
+        build succeeded and the index was later cleared). Searches stay exact meanwhile; the rows
+        written meanwhile are replayed into the graphs before they replace the exact search."""
+        if self._build is not None:
+            return
+        live = np.flatnonzero(m.alive[: m.size])
+        pairs = m.org[live].astype(np.int64) << 32 | m.project[live].astype(np.int64)
+        parts = []
+        for pair in np.unique(pairs):
+            slots = live[pairs == pair]
+            parts.append((m.partition(int(slots[0])), m.rowid[slots].copy(), slots))
+        # the matrix as it is now: not compacted while the build runs (see _sync), and a row
+        # rewritten in place meanwhile has a later seq, so it is replayed from SQLite
+        self._build = threading.Thread(
+            target=self._build_in_background, args=(m, m.vectors, parts, seq), name="memlane-graphs", daemon=True
+        )
+        log.info("building the vector index from %d rows in the background; searching exactly until then", m.rows)
+        self._build.start()
+
+    def _build_in_background(self, m: Projection, vectors: np.ndarray, parts: list, seq: int) -> None:
+        try:
+            ann = vector_ann.Partitions(self.dimension, self.ann_dtype)
+            for (org_id, project_id), keys, slots in parts:
+                for i in range(0, len(slots), BUILD_BATCH):
+                    ann.upsert(org_id, project_id, keys[i : i + BUILD_BATCH], vectors[slots[i : i + BUILD_BATCH]])
+            with self._lock:
+                if self._matrix is not m or m.ann is not None:  # cleared meanwhile: nothing to replace
+                    self._build = None
+                    return
+                self._replay_into(m, ann, seq)
+                m.drop_vectors()
+                self._save_ann(m)
+                self._build = None
+            log.info("the vector index is built (%d rows); searches now go through it", len(ann))
+        except Exception:  # the searches stay exact, as they are correct; the next start tries again
+            log.exception("building the vector index in the background failed; searching exactly")
+
+    def _replay_into(self, m: Projection, ann: vector_ann.Partitions, seq: int) -> None:
+        """Under the lock: the rows written and deleted since `seq` (the matrix the graphs were
+        built from) into the graphs, which then hold every row up to m.seq, and replace the exact
+        search."""
+        conn = self.db.connection()
+        rows = conn.execute(
+            "SELECT rowid, organization_id, project_id, vector FROM search_rows WHERE seq > ?", (seq,)
+        ).fetchall()
+        m.ann = ann
+        if rows:
+            ann.remove_anywhere(np.asarray([r["rowid"] for r in rows], dtype=np.int64))  # a row may have moved
+            self._ann_apply(m, rows, [])
+        gone = [
+            r["row_id"]
+            for r in conn.execute("SELECT row_id FROM search_tombstones WHERE seq >= ?", ((seq + 1) * 1_000_000,))
+            if conn.execute("SELECT 1 FROM search_rows WHERE rowid = ?", (r["row_id"],)).fetchone() is None
+        ]
+        if gone:
+            ann.remove_anywhere(np.asarray(gone, dtype=np.int64))
+        ann.seq = m.seq
+
+    def _building(self) -> bool:
+        return self._build is not None and self._build.is_alive()
+
+    def wait_for_graphs(self, timeout: float | None = None) -> bool:
+        """Wait for a background build (tests, benchmarks); True when none is running."""
+        build = self._build
+        if build is not None:
+            build.join(timeout)
+        return not self._building()
+
     def _open_snapshot(self, seq: int) -> Projection | None:
         if self.ann_dir is None:
             return None
@@ -413,8 +491,12 @@ class SqliteSearchIndex:
         except sqlite3.OperationalError as exc:  # read-only or busy: the terms stay in memory only
             log.warning("could not store the index terms of %d rows: %s", len(terms), exc)
 
-    def warm(self) -> int:
-        """Load the vectors and postings now (server start) rather than on the first recall."""
+    def warm(self, background_build: bool = False) -> int:
+        """Load the vectors and postings now (server start) rather than on the first recall. With
+        `background_build` (`memlane serve`), graphs never built for this data directory (the
+        first start after the upgrade: ~10 min at 1M chunks) are built by a thread while searches
+        use the exact product over the float32 matrix, which this start then loads instead."""
+        self._background_build = background_build
         m = self._sync()
         with self._lock:
             if m.postings.tail_size:

@@ -108,22 +108,25 @@ def ann_vector_leg(
         n = m.ann.size(scope.organization_id, project_id)
         if code < 0 or n == 0:
             continue
-        in_project = np.flatnonzero(mask & (m.project[: m.size] == code))
-        if in_project.size == 0:
+        # the scope's rows in this project (the mask already holds only them when the scope is one
+        # project: no second pass over every row)
+        project_mask = mask if len(scope.project_ids) == 1 else mask & (m.project[: m.size] == code)
+        in_scope = int(np.count_nonzero(project_mask))
+        if in_scope == 0:
             continue
-        if in_project.size <= GATHER_AT_MOST and n > vector_ann.EXACT_PARTITION:
-            keys = m.rowid[in_project]
+        if in_scope <= GATHER_AT_MOST and n > vector_ann.EXACT_PARTITION:
+            keys = m.rowid[np.flatnonzero(project_mask)]
             approx = m.ann.vectors(scope.organization_id, project_id, keys) @ q
             found.append(keys[np.argsort(-approx)[:want]])
             continue
         # as many as it takes for `want` rows of the scope, if the filters pass rows evenly
-        count = min(n, max(want, math.ceil(want * n / in_project.size)))
+        count = min(n, max(want, math.ceil(want * n / in_scope)))
         while True:
             keys, _ = m.ann.search(scope.organization_id, project_id, q, count)
             slots = np.fromiter((m.position.get(int(key), -1) for key in keys), dtype=np.int64, count=keys.size)
             keep = slots >= 0
             keep[keep] = mask[slots[keep]]
-            if int(keep.sum()) >= min(k, in_project.size) or count >= n:
+            if int(keep.sum()) >= min(k, in_scope) or count >= n:
                 break
             count = min(n, count * 4)
         found.append(keys[keep][:want])  # the graph's order: nearest first
@@ -145,13 +148,17 @@ def ann_vector_leg(
 def text_leg(m: Projection, mask: np.ndarray, phrases: list[int], k: int) -> list[Candidate]:
     """BM25 top-k under the scope: every in-scope row holding any query term is scored, so a
     keyword-only match can surface however many other tenants' rows match better."""
-    scores = bm25.score(m.postings, phrases, m.alive, m.doclen, m.rows, m.tokens, m.size)
-    if scores is None:
+    found = bm25.score_rows(m.postings, phrases, m.alive, m.doclen, m.rows, m.tokens, m.size)
+    if found is None:
         return []
-    idx = np.flatnonzero(mask & (scores[: m.size] > 0))
+    slots, scores = found
+    keep = slots < m.size
+    keep[keep] = mask[slots[keep]]
+    keep &= scores > 0
+    idx = slots[keep]
     if idx.size == 0:
         return []
-    return _top(m, idx, scores[idx], k)
+    return _top(m, idx, scores[keep], k)
 
 
 def _top(m: Projection, idx: np.ndarray, scores: np.ndarray, k: int) -> list[Candidate]:
@@ -159,6 +166,7 @@ def _top(m: Projection, idx: np.ndarray, scores: np.ndarray, k: int) -> list[Can
     top = min(k, idx.size)
     best = np.argpartition(-scores, top - 1)[:top]
     best = best[np.lexsort((idx[best], -scores[best]))]
+    types = m.codes.values
     return [
         Candidate(
             chunk_id=m.chunk_ids[idx[b]],
@@ -166,6 +174,14 @@ def _top(m: Projection, idx: np.ndarray, scores: np.ndarray, k: int) -> list[Can
             chunk_index=int(m.chunk_index[idx[b]]),
             score=float(scores[b]),
             created_at=datetime.fromtimestamp(float(m.created[idx[b]]), UTC),
+            content_type=_content_type(types, int(m.content_type[idx[b]])),
         )
         for b in best
     ]
+
+
+def _content_type(values: list[str], code: int) -> str | None:
+    """A row's content type from its interned code ("ct:<value>"), None when not known."""
+    if code < 0 or code >= len(values) or not values[code].startswith("ct:"):
+        return None
+    return values[code][3:]
