@@ -104,7 +104,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 @works_on_data_directory("reindex")
 def cmd_reindex(args: argparse.Namespace) -> int:
     """Write every document again with the current embedder (after switching models)."""
-    from memlane.local import context_scheme, index_kinds
+    from memlane.local import index_rules
     from memlane.local.reindex import requeue_everything
 
     if existing_data_dir(args) is None:
@@ -116,9 +116,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         while worker.run_once():
             print(f"\rre-embedded {worker.processed} of {plural(total, 'document')}", end="", file=sys.stderr, flush=True)
         left = stack.queue.pending_count()
-        if not left:  # every entry now follows the current contextual-indexing rule
-            context_scheme.mark_current(stack.db)
-            index_kinds.mark_current(stack.db)  # every row written again, with its kind
+        if not left:  # every entry written again: the index follows every current rule
+            index_rules.mark_current(stack.db)
         print(f"\nreindexed {plural(worker.processed, 'document')} with {svc.embedder.id}"
               + (f"; {left} are queued for a retry (see their status)" if left else ""))
     finally:

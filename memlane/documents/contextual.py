@@ -28,7 +28,7 @@ it as the "after" side), and removing a memory rebuilds those on both sides of i
 forgotten memory's words leave the index with it.
 
 CONTEXT_SCHEME names this rule. A data directory records the scheme its index was built with
-(memlane.local.context_scheme); one built by the earlier rule (any two saves of a project less
+(memlane.local.index_rules); one built by the earlier rule (any two saves of a project less
 than 30 minutes apart were one sitting) holds context mixed from unrelated notes, and the server
 says at start to rebuild it with `memlane reindex`.
 """

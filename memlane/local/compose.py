@@ -22,8 +22,7 @@ from memlane.config import DEFAULT_PORT, Settings
 from memlane.connections.apps import apps_from_env
 from memlane.domain.models import Document
 from memlane.ingest.summarize import LocalSummarizer
-from memlane.local import index_kinds
-from memlane.local.context_scheme import settle_on_open
+from memlane.local import index_rules
 from memlane.observability import CountingMetrics
 from memlane.ports import ConnectionPorts, RateLimiter, Services, SyncDispatcher
 
@@ -126,8 +125,7 @@ def build_local(settings: Settings, embedder=None, summarizer=None, media_reader
     background executor, the rate limiter, the connections' sync runner and public URL."""
     private_dir(settings.data_dir)
     db = SqliteDatabase(settings.data_dir / DB_FILE)
-    settle_on_open(db)
-    index_kinds.settle_on_open(db)
+    index_rules.settle_on_open(db)
     embedder = embedder or make_embedder(settings)
     metadata = SqliteMetadataStore(db)
     index = SqliteSearchIndex(db, embedder.dimension, context_weight=settings.context.text_weight)

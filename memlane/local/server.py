@@ -20,7 +20,7 @@ from memlane.api.events import MAX_BODY_BYTES
 from memlane.config import Settings
 from memlane.docsets.models import DocsetSettings
 from memlane.domain.errors import InvalidInputError
-from memlane.local import context_scheme, index_kinds
+from memlane.local import index_rules
 from memlane.local.gateway import LocalGateway
 from memlane.local.runtime import LocalRuntime, first_start_key
 from memlane.local.webapp import WebApp, default_build_dir
@@ -137,12 +137,9 @@ class LocalServer:
         if exposed:  # an install made before the data directory was private, or a hand-copied file
             print(f"memlane: WARNING: {len(exposed)} paths in {self.settings.data_dir} are readable by other users "
                   f"of this machine (e.g. {exposed[0]}); run: memlane doctor --repair", file=sys.stderr, flush=True)
-        if context_scheme.stale(self.stack.db):
-            print(f"memlane: WARNING: {context_scheme.REINDEX_HINT}", file=sys.stderr, flush=True)
-            log.warning("search index built with an old contextual-indexing rule; run memlane reindex")
-        if index_kinds.missing(self.stack.db):
-            print(f"memlane: WARNING: {index_kinds.REINDEX_HINT}", file=sys.stderr, flush=True)
-            log.warning("search index built before it held each memory's kind; run memlane reindex")
+        for rule in index_rules.stale(self.stack.db):
+            print(f"memlane: WARNING: {rule.hint}", file=sys.stderr, flush=True)
+            log.warning("search index built before the %s rule; run memlane reindex", rule.key)
         key = first_start_key(self.stack, self.settings.data_dir)
         self.stack.index.warm(background_build=True)
         self.runtime.start()

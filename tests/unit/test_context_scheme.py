@@ -1,6 +1,6 @@
 """Migration of data directories indexed by the old contextual-indexing rule (any two saves of a
 project within 30 minutes were one sitting): the server says at start to run `memlane reindex`,
-and reindex rebuilds the index by the conversation rule and records it (memlane.local.context_scheme)."""
+and reindex rebuilds the index by the conversation rule and records it (memlane.local.index_rules)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from memlane.domain.models import Project
 from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn
 from memlane.ingest.summarize import LocalSummarizer
-from memlane.local import context_scheme
 from memlane.local.compose import build_local
+from memlane.local.index_rules import CONTEXT
 from memlane.ports import IndexedChunk, RecallFilters, SearchScope
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
@@ -39,8 +39,8 @@ def _text_hits(stack, who, project, query):
 def test_a_new_data_directory_follows_the_conversation_rule(tmp_path):
     stack, _ = _open(tmp_path / "data", HashEmbedder())
     try:
-        assert stack.db.get_meta(context_scheme.META_KEY) == CONTEXT_SCHEME
-        assert not context_scheme.stale(stack.db)
+        assert stack.db.get_meta(CONTEXT.key) == CONTEXT_SCHEME
+        assert not CONTEXT.stale(stack.db)
     finally:
         stack.close()
 
@@ -57,7 +57,7 @@ def old_directory(tmp_path):
     bm25 = save_memory(stack.services, who, MemoryIn(content=BM25, project_id=project)).id
     chunk = stack.metadata.get_chunks(who.organization_id, landlord)[0]
     stack.index.upsert(embedder.id, [IndexedChunk(chunk, embedder.embed_documents([LANDLORD])[0], context=BM25)])
-    stack.db.connection().execute("DELETE FROM meta WHERE key = ?", (context_scheme.META_KEY,))
+    stack.db.connection().execute("DELETE FROM meta WHERE key = ?", (CONTEXT.key,))
     assert set(_text_hits(stack, who, project, "BM25 parameters")) == {landlord, bm25}
     stack.close()
     return data, project, landlord, bm25
@@ -71,7 +71,7 @@ def test_the_server_says_to_reindex_an_index_built_by_the_old_rule(old_directory
     try:
         server.prepare()
         assert "run: memlane reindex" in capsys.readouterr().err
-        assert context_scheme.stale(server.stack.db)
+        assert CONTEXT.stale(server.stack.db)
     finally:
         server.shutdown()
 
@@ -88,6 +88,6 @@ def test_reindex_rebuilds_the_index_without_the_old_context_and_records_the_rule
         # Then the landlord note no longer matches the other note's words, and the directory is current
         assert _text_hits(stack, who, project, "BM25 parameters") == [bm25]
         assert _text_hits(stack, who, project, "landlord notice") == [landlord]
-        assert not context_scheme.stale(stack.db)
+        assert not CONTEXT.stale(stack.db)
     finally:
         stack.close()

@@ -1,5 +1,5 @@
 """Data directories whose search index was built before it held each memory's kind
-(memlane.local.index_kinds): the kind filter stays exact meanwhile, the server says at start to run
+(memlane.local.index_rules): the kind filter stays exact meanwhile, the server says at start to run
 `memlane reindex`, and reindex gives every row its document's kind."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from memlane.domain.models import Project
 from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn
 from memlane.ingest.summarize import LocalSummarizer
-from memlane.local import index_kinds
 from memlane.local.compose import build_local
+from memlane.local.index_rules import KINDS
 from memlane.ports import RecallFilters, SearchScope
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
@@ -37,7 +37,7 @@ def test_a_new_data_directory_holds_every_rows_kind(tmp_path):
         project = stack.metadata.create_project(Project(organization_id=who.organization_id, name="n", slug="n")).id
         save_memory(stack.services, who, MemoryIn(content="the ferry leaves at dawn", project_id=project))
         assert _kinds(stack) == {"memory": 1}
-        assert not index_kinds.missing(stack.db)
+        assert not KINDS.stale(stack.db)
     finally:
         stack.close()
 
@@ -56,14 +56,14 @@ def test_an_index_from_before_kinds_is_flagged_at_start_and_reindex_gives_each_r
              for i in range(3)]
     with stack.db.transaction() as conn:
         conn.execute("UPDATE search_rows SET kind = NULL")
-        conn.execute("DELETE FROM meta WHERE key = ?", (index_kinds.META_KEY,))
+        conn.execute("DELETE FROM meta WHERE key = ?", (KINDS.key,))
     stack.close()
     # Then the server says so at start
     server = LocalServer(Settings(data_dir=data), embedder=HashEmbedder())
     try:
         server.prepare()
-        assert index_kinds.REINDEX_HINT in capsys.readouterr().err
-        assert index_kinds.missing(server.stack.db)
+        assert KINDS.hint in capsys.readouterr().err
+        assert KINDS.stale(server.stack.db)
         # and meanwhile the legs let the old rows through any kind filter (recall checks each document)
         scope = SearchScope(who.organization_id, (project,), RecallFilters(kinds=("fact",)), now=datetime.now(UTC))
         assert {c.document_id for c in server.stack.index.search(scope, "ferry", None, 10).text} == set(saved)
@@ -78,6 +78,6 @@ def test_an_index_from_before_kinds_is_flagged_at_start_and_reindex_gives_each_r
         assert _kinds(stack) == {"memory": 3}
         scope = SearchScope(who.organization_id, (project,), RecallFilters(kinds=("fact",)), now=datetime.now(UTC))
         assert stack.index.search(scope, "ferry", None, 10).text == []
-        assert not index_kinds.missing(stack.db)
+        assert not KINDS.stale(stack.db)
     finally:
         stack.close()

@@ -279,24 +279,6 @@ class Postings:
         self.keys, self.offsets, self.rows, self.freq = keys, offsets, rows, freq
 
 
-def score(
-    postings: Postings,
-    phrases: Sequence[int],
-    alive: np.ndarray,
-    doclen: np.ndarray,
-    n_rows: int,
-    total_tokens: float,
-    size: int,
-) -> np.ndarray | None:
-    """BM25 of every row for the query's phrases (term keys; a term named twice counts twice, as
-    two FTS5 phrases would). Returns scores by row slot (0 where no term matches), or None when
-    nothing matches."""
-    found = _weights(postings, phrases, alive, doclen, n_rows, total_tokens)
-    if found is None:
-        return None
-    return np.bincount(found[0], weights=found[1], minlength=size)
-
-
 # Below 1/SPARSE_SHARE of the rows, `score_rows` adds up the matching rows' weights over those rows only
 # (a sort of the postings) rather than over an array of every row. At 1,010,000 rows, 2 loaded cores:
 # 20k matching postings 0.24 against 2.5 ms, 50k 0.8 / 3.3 ms, 250k 3.8 / 4.5 ms.
@@ -312,9 +294,10 @@ def score_rows(
     total_tokens: float,
     size: int,
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """`score` for the rows that match only: (row slots ascending, their BM25), None when nothing
-    matches. Each row's weights are added in the same order as in `score`, so the scores are the
-    same floats; a miss at a million rows skips building and scanning an array of every row."""
+    """BM25 of the rows that match the query's phrases (term keys; a term named twice counts twice,
+    as two FTS5 phrases would): (row slots ascending, their scores), None when nothing matches.
+    Each row's weights are added in the same order whichever way is taken below, so the scores are
+    the same floats; a miss at a million rows skips building and scanning an array of every row."""
     found = _weights(postings, phrases, alive, doclen, n_rows, total_tokens)
     if found is None:
         return None
