@@ -217,21 +217,10 @@ def summarizer_share(embedder: Any, docs: int, rounds: int = 2) -> dict[str, Any
     """On bench.ingest_recall's corpus: the embedder's time on the documents' chunks, and today's
     and the new summarizer's (empty phrase cache) on the same documents, best of `rounds`. Less
     sensitive to a shared machine's load than the whole pipeline's ratio."""
-    import random
 
-    from bench.corpus import document_text, vocab
-    from memlane.documents.writer import EMBED_BATCH, embedding_text, make_chunks
-    from memlane.domain.models import Document
-    from memlane.ingest.chunking import chunk_text
+    from memlane.documents.writer import EMBED_BATCH
 
-    rng = random.Random(1)
-    terms, weights = vocab()
-    texts = [document_text(rng, terms, weights, rng.randint(4, 14)) for _ in range(docs)]
-    inputs: list[str] = []
-    for t in texts:
-        doc = Document(organization_id="o", project_id="p", user_id="u", title=t[:40], content=t,
-                       created_at=datetime.now(UTC))
-        inputs.extend(embedding_text(c) for c in make_chunks(doc, chunk_text(t)))
+    texts, inputs = _synthetic_corpus(docs)
     kinds = LocalSummarizer(embedder)._kinds()
     best = {"embed": float("inf"), "today": float("inf"), "new": float("inf")}
     for _ in range(rounds):
@@ -250,32 +239,15 @@ def summarizer_share(embedder: Any, docs: int, rounds: int = 2) -> dict[str, Any
             "new_pct": best["new"] / best["embed"] * 100}
 
 
-def interleaved_overhead(docs: int, rounds: int) -> dict[str, Any]:
-    """bench.ingest_recall's overhead measure, repeated and interleaved so a shared machine's load
-    falls on every arm alike: each round times (a) the embedder alone on the chunks the pipeline
-    embeds, (b) the whole pipeline (save through the service, then the worker: summarize, chunk,
-    embed, store, index) with the new summarizer and (c) the same with today's summarizer, in a
-    rotating order, each pipeline run on a fresh data directory with an empty phrase cache. Each
-    round's overhead is its pipeline time over its own embedder time; the medians are reported, of
-    the wall-clock time and of this process's CPU time (what other processes' load changes least)."""
+def _synthetic_corpus(docs: int) -> tuple[list[str], list[str]]:
+    """`docs` seeded texts of `make bench`'s vocabulary, and the chunk texts the pipeline embeds for them."""
     import random
-    import statistics
 
     from bench.corpus import document_text, vocab
-    from memlane.adapters.local.embedder import MiniLMEmbedder
-    from memlane.config import Settings
-    from memlane.documents.writer import EMBED_BATCH, embedding_text, make_chunks
+    from memlane.documents.writer import embedding_text, make_chunks
     from memlane.domain.models import Document
-    from memlane.domain.principal import Principal
-    from memlane.domain.requests import MemoryIn
     from memlane.ingest.chunking import chunk_text
-    from memlane.local.compose import build_local
-    from memlane.local.worker import IngestWorker
-    from memlane.services.keys import ensure_organization
-    from memlane.services.memory import save_memory
 
-    embedder = MiniLMEmbedder()
-    embedder.load()
     rng = random.Random(1)
     terms, weights = vocab()
     texts = [document_text(rng, terms, weights, rng.randint(4, 14)) for _ in range(docs)]
@@ -284,6 +256,32 @@ def interleaved_overhead(docs: int, rounds: int) -> dict[str, Any]:
         doc = Document(organization_id="o", project_id="p", user_id="u", title=t[:40], content=t,
                        created_at=datetime.now(UTC))
         inputs.extend(embedding_text(c) for c in make_chunks(doc, chunk_text(t)))
+    return texts, inputs
+
+
+def interleaved_overhead(docs: int, rounds: int) -> dict[str, Any]:
+    """bench.ingest_recall's overhead measure, repeated and interleaved so a shared machine's load
+    falls on every arm alike: each round times (a) the embedder alone on the chunks the pipeline
+    embeds, (b) the whole pipeline (save through the service, then the worker: summarize, chunk,
+    embed, store, index) with the new summarizer and (c) the same with today's summarizer, in a
+    rotating order, each pipeline run on a fresh data directory with an empty phrase cache. Each
+    round's overhead is its pipeline time over its own embedder time; the medians are reported, of
+    the wall-clock time and of this process's CPU time (what other processes' load changes least)."""
+    import statistics
+
+    from memlane.adapters.local.embedder import MiniLMEmbedder
+    from memlane.config import Settings
+    from memlane.documents.writer import EMBED_BATCH
+    from memlane.domain.principal import Principal
+    from memlane.domain.requests import MemoryIn
+    from memlane.local.compose import build_local
+    from memlane.local.worker import IngestWorker
+    from memlane.services.keys import ensure_organization
+    from memlane.services.memory import save_memory
+
+    embedder = MiniLMEmbedder()
+    embedder.load()
+    texts, inputs = _synthetic_corpus(docs)
     embedder.embed_documents(inputs[:EMBED_BATCH])  # torch's first calls at a new length are slower
     kinds = LocalSummarizer(embedder)._kinds()  # once per process, as a server computes them
 
