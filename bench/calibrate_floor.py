@@ -127,7 +127,7 @@ def _record(svc: Any, org_id: str, project_id: str, query: str, exact: bool = Tr
                                     calibration=probe, exact=exact))
     return {
         "terms": rel.query_terms(query),
-        "documents": [[g.document_id, [[round(c.vector_score, 5), round(c.bm25, 4), c.exact, c.code] for c in g.chunks]]
+        "documents": [[g.document_id, [[round(c.vector_score, 5), round(c.evidence, 4), c.exact, c.code] for c in g.chunks]]
                       for g in found.documents],
     }
 
