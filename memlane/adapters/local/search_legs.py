@@ -56,9 +56,14 @@ def scope_stats(m: Projection, scope: SearchScope, *, organization: bool = False
     key = (scope.organization_id, None if organization else tuple(sorted(set(scope.project_ids))))
     stats = cache.get(key)
     if stats is None:
-        counted = _scope_rows(m, scope, organization)
+        if organization:
+            counted = _organization_rows(m, scope)
+        else:  # the organization's rows, already counted for relevance's evidence: one comparison more
+            counted = _project_rows(m, scope, scope_stats(m, scope, organization=True).counted)
         rows = int(np.count_nonzero(counted))
-        tokens = float(m.doclen[: m.size][counted].sum(dtype=np.float64)) if rows else 0.0
+        # a sum of whole token counts in float64: exact, as FTS5's integer totals (einsum does not copy
+        # the rows out as a boolean index would: ~1 ms at a million rows instead of ~5)
+        tokens = float(np.einsum("i,i->", m.doclen[: m.size], counted, dtype=np.float64)) if rows else 0.0
         stats = bm25.ScopeStats(counted, rows, tokens)
         if len(cache) >= _STATS_SCOPES:
             cache.pop(next(iter(cache)))
@@ -66,21 +71,22 @@ def scope_stats(m: Projection, scope: SearchScope, *, organization: bool = False
     return stats
 
 
-def _scope_rows(m: Projection, scope: SearchScope, organization: bool = False) -> np.ndarray:
-    """The live rows of the scope's organization and projects (with `organization`, of all its projects)."""
+def _organization_rows(m: Projection, scope: SearchScope) -> np.ndarray:
+    """The live rows of the scope's organization."""
     n = m.size
     org = m.codes.get("org:" + scope.organization_id)
     if org < 0:
         return np.zeros(n, dtype=bool)
-    mask = m.alive[:n] & (m.org[:n] == org)
-    if organization:
-        return mask
+    return m.alive[:n] & (m.org[:n] == org)
+
+
+def _project_rows(m: Projection, scope: SearchScope, organization_rows: np.ndarray) -> np.ndarray:
+    """Of the organization's live rows, those of the scope's projects."""
+    n = m.size
     projects = [c for c in (m.codes.get("project:" + p) for p in scope.project_ids) if c >= 0]
     if len(projects) == 1:  # the usual scope: a comparison is several times cheaper than isin
-        mask &= m.project[:n] == projects[0]
-    else:
-        mask &= np.isin(m.project[:n], projects)
-    return mask
+        return organization_rows & (m.project[:n] == projects[0])
+    return organization_rows & np.isin(m.project[:n], projects)
 
 
 def scope_mask(m: Projection, scope: SearchScope, allowed_docs: set[str] | None) -> np.ndarray:
