@@ -203,7 +203,7 @@ def _candidate_chunks(svc: Services, r: Retrieval, legs: LegResults) -> tuple[di
 def _set_relevance(r: Retrieval, fused: list[ScoredChunk], c: rel.Calibration, records: dict[str, Chunk]) -> None:
     terms = rel.query_terms(r.query)
     for sc in fused:
-        sc.relevance = rel.relevance(sc.vector_score, sc.bm25, terms, False, c, code=sc.code)
+        sc.relevance = rel.relevance(sc.vector_score, sc.evidence, terms, False, c, code=sc.code)
     # Exact matches (a distinctive term, or every content word): only the chunks the text leg found
     # that are not already as relevant as an exact match would make them.
     if r.legs == "vector" or not r.exact:

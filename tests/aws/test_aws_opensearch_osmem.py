@@ -257,3 +257,25 @@ def test_an_index_created_before_kinds_gets_the_field_on_its_next_write_and_filt
     assert set(text_hits(index, "hiking", kinds=("fact",))) == {"fact", "old-message"}
     assert set(text_hits(index, "hiking", kinds=("message",))) == {"message", "old-message"}
     assert set(text_hits(index, "hiking")) == {"fact", "message", "old-message"}
+
+
+def test_bm25_statistics_are_the_whole_index_s_on_opensearch(client: OpenSearch, index: OpenSearchIndex) -> None:
+    """What docs/deploy.md says of the AWS text leg ("BM25 statistics on OpenSearch differ from the
+    embedded default"): Lucene counts N and df over every document of the shard, so another
+    organization's saves move org A's scores (never its results). The embedded default does not
+    (tests/unit/test_bm25_index.py); if this starts failing, OpenSearch (or the stack) counts per
+    tenant and the documentation should say so."""
+    scope = SearchScope("org-a", ("proj-a",), RecallFilters(), now=NOW)
+    index.upsert(EMBEDDER, [
+        chunk("doc-a", 0, "The kestrel hovered over the meadow."),
+        chunk("doc-a2", 0, "Lanterns line the harbour wall."),
+    ])
+    client.indices.refresh(index=ALIAS)
+    before = [(c.document_id, c.score) for c in index.search(scope, "kestrel", None, 10).text]
+    # When another organization saves many chunks holding the word
+    index.upsert(EMBEDDER, [chunk(f"doc-b{i}", 0, f"A kestrel, sighting {i}.", org="org-b") for i in range(30)])
+    client.indices.refresh(index=ALIAS)
+    after = [(c.document_id, c.score) for c in index.search(scope, "kestrel", None, 10).text]
+    # Then org A still gets only its own chunk, with a lower score: the word is common index-wide
+    assert [d for d, _ in before] == [d for d, _ in after] == ["doc-a"]
+    assert after[0][1] < before[0][1]

@@ -447,3 +447,120 @@ def test_terms_stored_before_the_context_column_are_upgraded_once(tmp_path):
     assert db.connection().execute("SELECT terms FROM search_rows").fetchone()["terms"] == stored
     assert [c.chunk_id for c in idx.search(_scope(), "kestrel birds", None, 5).text] == [chunks[0].id]
     db.close()
+
+
+def _text_leg(idx: SqliteSearchIndex, scope: SearchScope, queries=QUERIES, k=50) -> dict[str, list]:
+    return {q: [(c.chunk_id, c.score) for c in idx.search(scope, q, None, k).text] for q in queries}
+
+
+def _skewed_corpus(idx: SqliteSearchIndex, org: str, project: str, rng: random.Random, docs: int) -> None:
+    """Long chunks heavy in a few of the shared words: they would make those words common, and the
+    average chunk long, in an index-wide count."""
+    for _ in range(docs):
+        body = " ".join(rng.choices(WORDS[:4], k=rng.randint(60, 120)))
+        _, chunks = _chunks(org, project, body, title="bulk")
+        _index(idx, chunks)
+
+
+def test_a_projects_ranking_and_scores_do_not_move_when_another_project_or_tenant_saves(db):
+    # Given a project with its own chunks, searched once
+    idx = SqliteSearchIndex(db, EMB.dimension)
+    _random_corpus(idx, random.Random(21), 120)
+    before = _text_leg(idx, _scope())
+    assert sum(len(v) for v in before.values()) > 200
+    # When another project of the same organization, and another organization (with a project of
+    # the same name), save many long chunks full of the project's words
+    rng = random.Random(22)
+    _skewed_corpus(idx, "o", "elsewhere", rng, 150)
+    _skewed_corpus(idx, "other-org", "p", rng, 150)
+    # Then every query ranks the same chunks with the same scores (BM25's N, df and avgdl come from
+    # the project searched, not from the whole index: no other tenant's saves show in its scores)
+    assert _text_leg(idx, _scope()) == before
+    # and the same holds for a process that loads the index afresh
+    assert _text_leg(SqliteSearchIndex(db, EMB.dimension), _scope()) == before
+    # while the other organization's project of the same name is scored over its own rows
+    theirs = idx.search(_scope("other-org"), "kestrel", None, 5).text
+    assert theirs and all(c.score != s for c, (_, s) in zip(theirs, before["kestrel"], strict=False))
+
+
+def test_a_projects_scores_are_fts5_bm25_over_that_project_alone(tmp_path):
+    # Given the same project written into an index of its own and into one shared with other
+    # projects and organizations
+    alone, shared = SqliteDatabase(tmp_path / "alone.db"), SqliteDatabase(tmp_path / "shared.db")
+    idx_alone, idx_shared = SqliteSearchIndex(alone, EMB.dimension), SqliteSearchIndex(shared, EMB.dimension)
+    _random_corpus(idx_alone, random.Random(31), 150)
+    rng = random.Random(32)
+    _skewed_corpus(idx_shared, "o", "before", rng, 60)
+    _random_corpus(idx_shared, random.Random(31), 150)
+    _skewed_corpus(idx_shared, "x", "p", rng, 60)
+    # Then the shared index scores the project as FTS5's bm25() scores the index holding it alone
+    # (document ids are random, so the two indexes are compared by their scores, best first)
+    for q in QUERIES:
+        got = [round(c.score, 9) for c in idx_shared.search(_scope(), q, None, 30).text]
+        assert got == [round(s, 9) for _, s in _fts5_reference(alone, q, 30)], q
+        assert got == [round(c.score, 9) for c in idx_alone.search(_scope(), q, None, 30).text], q
+    # and a scope of two projects counts both: as FTS5 over an index holding the two
+    both = SqliteDatabase(tmp_path / "both.db")
+    idx_both = SqliteSearchIndex(both, EMB.dimension)
+    _random_corpus(idx_both, random.Random(31), 150)
+    _skewed_corpus(idx_both, "o", "before", random.Random(32), 60)
+    for q in QUERIES:
+        got = [round(c.score, 9) for c in idx_shared.search(_scope("o", ("p", "before")), q, None, 30).text]
+        want = [round(s, 9) for _, s in _fts5_reference(both, q, 30)]
+        assert got == want, q
+    for d in (alone, shared, both):
+        d.close()
+
+
+def test_filters_choose_rows_but_do_not_change_their_scores(db):
+    # Given a project of text and code chunks
+    md = SqliteMetadataStore(db)
+    idx = SqliteSearchIndex(db, EMB.dimension)
+    rng = random.Random(41)
+    code = set()
+    for i in range(80):
+        doc, chunks = _chunks(
+            "o", "p", " ".join(rng.choices(WORDS, k=rng.randint(3, 30))),
+            content_type=ContentType.CODE if i % 4 == 0 else ContentType.TEXT,
+        )
+        md.put_document(doc)
+        _index(idx, chunks)
+        if i % 4 == 0:
+            code.update(c.id for c in chunks)
+    everything = _text_leg(idx, _scope(), k=100)
+    # When the text leg is asked for code only
+    only_code = _text_leg(idx, _scope(filters=RecallFilters(content_types=(ContentType.CODE,))), k=100)
+    # Then it returns the code chunks, each with the score it has unfiltered: the statistics are the
+    # project's (a filter admitting a handful of rows would leave an idf that measures nothing)
+    assert sum(len(v) for v in only_code.values()) > 20
+    for q in QUERIES:
+        assert only_code[q] == [(c, s) for c, s in everything[q] if c in code], q
+
+
+def test_relevance_evidence_is_bm25_over_the_organization_and_no_other(tmp_path):
+    # Given an organization with two projects, written alone into one index and, into another, beside
+    # a second organization's long chunks full of the same words
+    alone, shared = SqliteDatabase(tmp_path / "alone.db"), SqliteDatabase(tmp_path / "shared.db")
+    idx_alone, idx_shared = SqliteSearchIndex(alone, EMB.dimension), SqliteSearchIndex(shared, EMB.dimension)
+    for idx in (idx_alone, idx_shared):
+        _random_corpus(idx, random.Random(51), 100)
+        _skewed_corpus(idx, "o", "notes", random.Random(52), 40)
+    _skewed_corpus(idx_shared, "x", "p", random.Random(53), 150)
+    for q in QUERIES:
+        got = idx_shared.search(_scope(), q, None, 30).text
+        # Then each text candidate's score counts its project, its evidence the whole organization:
+        # as FTS5's bm25() over the index holding that organization alone, whatever the other one saved
+        assert [round(c.score, 9) for c in got] == [
+            round(c.score, 9) for c in idx_alone.search(_scope(), q, None, 30).text
+        ], q
+        by_text = dict(_fts5_reference(alone, q, 1000))
+        own = {c.chunk_id: c.evidence for c in idx_alone.search(_scope(), q, None, 30).text}
+        assert all(e is not None for e in own.values())
+        assert sorted(round(e, 9) for e in own.values()) == sorted(round(by_text[c], 9) for c in own), q
+        assert sorted(round(c.evidence, 9) for c in got) == sorted(round(e, 9) for e in own.values()), q
+    # and where the project is the whole organization, evidence and score are one number
+    solo = SqliteSearchIndex(SqliteDatabase(tmp_path / "solo.db"), EMB.dimension)
+    _random_corpus(solo, random.Random(54), 60)
+    assert all(c.evidence == c.score for c in solo.search(_scope(), "kestrel meadow", None, 20).text)
+    for d in (alone, shared, solo.db):
+        d.close()

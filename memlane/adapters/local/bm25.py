@@ -12,8 +12,14 @@ The score is FTS5's bm25() (ext/fts5/fts5_aux.c) with the same column weights, t
     f     = Σ_columns weight_c · hits of the term in column c
     idf   = ln((N − n + 0.5) / (n + 0.5)), or 1e-6 when that is ≤ 0
 
-with N the rows in the index, n the rows holding the term, D the tokens of the row and avgdl the
-mean tokens per row, all over the whole index as FTS5 counts them.
+with N the rows, n the rows holding the term, D the tokens of the row and avgdl the mean tokens per
+row, as FTS5 counts them, except over which rows: FTS5 counts its whole table, here N, n and avgdl are
+counted over the live rows of the searched organization and projects (`ScopeStats`). Counted over the
+whole index, one project's ranking moved whenever another project, or another organization, saved:
+scores that depended on data outside the searched scope, and one tenant's saves visible in another's
+scores. The scope's filters (content types, kinds, tags, dates) are not counted: they choose which
+rows are shown, not the corpus a word is rare in, and a filter admitting three documents would leave
+an idf with nothing to measure (n > N/2 gives FTS5's 1e-6).
 
 Tokens come from FTS5 itself: text goes through a scratch in-memory FTS5 table with the tokenizer of
 `search_fts` and its terms are read back through fts5vocab, so stemming and case folding cannot drift
@@ -285,59 +291,96 @@ class Postings:
 SPARSE_SHARE = 4
 
 
+class ScopeStats:
+    """BM25's corpus statistics over the rows a search's scope counts (memlane.adapters.local.search_legs:
+    the live rows of the searched organization and projects): `counted` marks them (a boolean array by
+    slot), `rows` is N and `tokens` is N · avgdl over them. A term's n is its postings counted through
+    `counted`, per query."""
+
+    __slots__ = ("counted", "rows", "tokens")
+
+    def __init__(self, counted: np.ndarray, rows: int, tokens: float) -> None:
+        self.counted = counted
+        self.rows = rows
+        self.tokens = tokens
+
+
 def score_rows(
     postings: Postings,
     phrases: Sequence[int],
-    alive: np.ndarray,
+    stats: ScopeStats,
+    admitted: np.ndarray,
     doclen: np.ndarray,
-    n_rows: int,
-    total_tokens: float,
     size: int,
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """BM25 of the rows that match the query's phrases (term keys; a term named twice counts twice,
-    as two FTS5 phrases would): (row slots ascending, their scores), None when nothing matches.
-    Each row's weights are added in the same order whichever way is taken below, so the scores are
-    the same floats; a miss at a million rows skips building and scanning an array of every row."""
-    found = _weights(postings, phrases, alive, doclen, n_rows, total_tokens)
+    background: ScopeStats | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """BM25 of the `admitted` rows (a subset of `stats.counted`: the scope with its filters) that match
+    the query's phrases (term keys; a term named twice counts twice, as two FTS5 phrases would): (row
+    slots ascending, their scores, and with `background` the same rows' BM25 over the background's
+    statistics), None when nothing matches. Each row's weights are added in the same order whichever
+    way is taken below, so the scores are the same floats; a miss at a million rows skips building and
+    scanning an array of every row."""
+    found = _weights(postings, phrases, stats, admitted, doclen, background)
     if found is None:
         return None
-    rows, weights = found
+    rows, weights, evidence = found
     if rows.size * SPARSE_SHARE >= size:
         dense = np.bincount(rows, weights=weights, minlength=size)
         slots = np.flatnonzero(dense)
-        return slots, dense[slots]
+        extra = np.bincount(rows, weights=evidence, minlength=size)[slots] if evidence is not None else None
+        return slots, dense[slots], extra
     slots, inverse = np.unique(rows, return_inverse=True)
-    return slots, np.bincount(inverse, weights=weights, minlength=slots.size)
+    extra = np.bincount(inverse, weights=evidence, minlength=slots.size) if evidence is not None else None
+    return slots, np.bincount(inverse, weights=weights, minlength=slots.size), extra
+
+
+def _idf(n_rows: int, n: int) -> float:
+    idf = math.log((n_rows - n + 0.5) / (n + 0.5))
+    return idf if idf > 0.0 else 1e-6
 
 
 def _weights(
     postings: Postings,
     phrases: Sequence[int],
-    alive: np.ndarray,
+    stats: ScopeStats,
+    admitted: np.ndarray,
     doclen: np.ndarray,
-    n_rows: int,
-    total_tokens: float,
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """Each matching posting's BM25 weight (row slots, weights), term after term."""
+    background: ScopeStats | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """Each admitted matching posting's BM25 weight (row slots, weights), term after term, with N, n
+    and avgdl over the rows `stats` counts; with `background`, each one's weight over the rows that one
+    counts as well (the same postings: `admitted` must be a subset of both)."""
+    n_rows = stats.rows
     if not phrases or n_rows <= 0:
         return None
-    avgdl = total_tokens / n_rows if total_tokens > 0 else 1.0
-    all_rows, all_weights = [], []
+    avgdl = stats.tokens / n_rows if stats.tokens > 0 else 1.0
+    if background is not None:
+        bg_avgdl = background.tokens / background.rows if background.tokens > 0 and background.rows else 1.0
+    same = admitted is stats.counted  # no filters: one gather per term, not two
+    all_rows, all_weights, all_evidence = [], [], []
     for key, times in Counter(phrases).items():
         rows, freq = postings.lookup(key)
-        live = alive[rows]
-        if not live.all():
-            rows, freq = rows[live], freq[live]
-        n = rows.size
+        if rows.size == 0:
+            continue
+        counted = stats.counted[rows]
+        n = int(np.count_nonzero(counted))
         if n == 0:
             continue
-        idf = math.log((n_rows - n + 0.5) / (n + 0.5))
-        if idf <= 0.0:
-            idf = 1e-6
+        bg_n = int(np.count_nonzero(background.counted[rows])) if background is not None else 0
+        keep = counted if same else admitted[rows]
+        if not keep.all():
+            rows, freq = rows[keep], freq[keep]
+        if rows.size == 0:
+            continue
         f = freq.astype(np.float64)
-        length_norm = K1 * (1.0 - B + B * doclen[rows].astype(np.float64) / avgdl)
+        length = doclen[rows].astype(np.float64)
         all_rows.append(rows)
-        all_weights.append((times * idf * (K1 + 1.0)) * f / (f + length_norm))
+        all_weights.append((times * _idf(n_rows, n) * (K1 + 1.0)) * f / (f + K1 * (1.0 - B + B * length / avgdl)))
+        if background is not None:
+            all_evidence.append(
+                (times * _idf(background.rows, bg_n) * (K1 + 1.0)) * f / (f + K1 * (1.0 - B + B * length / bg_avgdl))
+            )
     if not all_rows:
         return None
-    return np.concatenate(all_rows), np.concatenate(all_weights)
+    evidence = np.concatenate(all_evidence) if background is not None else None
+    return np.concatenate(all_rows), np.concatenate(all_weights), evidence

@@ -546,7 +546,7 @@ class SqliteSearchIndex:
                 vector = ann_vector_leg(m, mask, q, k, scope, self._stored_vectors)
             else:
                 vector = vector_leg(m, mask, q, k)
-            text = text_leg(m, mask, phrases, k)
+            text = text_leg(m, mask, phrases, k, scope)
         return LegResults(vector=vector, text=text)
 
     def document_ids(self, org_id: str | None = None) -> set[str]:
