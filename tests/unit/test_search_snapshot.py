@@ -14,6 +14,7 @@ import pytest
 
 from memlane.adapters.local import bm25, search_legs, search_snapshot, vector_ann
 from memlane.adapters.local.search_index import ANN_DIR, SqliteSearchIndex
+from memlane.adapters.local.search_projection import ChunkIds, RowSlots
 from memlane.adapters.local.sqlite_db import SqliteDatabase
 from memlane.domain.models import Chunk, ContentType, chunk_id_for
 from memlane.ports import IndexedChunk, SearchScope
@@ -110,26 +111,40 @@ def test_a_saved_projection_maps_float16_frequencies_and_answers_as_a_rebuild_do
     second = open_index(tmp_path)
     m = second._sync()
     assert isinstance(m.postings.freq.base, np.memmap) and m.postings.freq.dtype == np.float16
+    assert _heap_free(m)
     rebuilt = open_index(tmp_path, ann_at=10**9)
     rebuilt.warm()  # folds what it read into the sorted postings
     assert rebuilt._matrix.postings.freq.dtype == np.float16
     assert answers(second) == answers(rebuilt)
 
 
-def _as_format_2(directory: Path) -> None:
-    """What memlane saved before: format 2, float32 frequencies."""
+def _as_format(directory: Path, version: int) -> None:
+    """What memlane saved before: format 3, chunk ids in a text file; format 2, float32
+    frequencies as well."""
     manifest = json.loads((directory / "projection.json").read_text())
-    path = directory / manifest["files"]["postings.freq"]
-    np.save(path, np.load(path).astype(np.float32))
-    manifest["format"] = 2
+    if version == 2:
+        path = directory / manifest["files"]["postings.freq"]
+        np.save(path, np.load(path).astype(np.float32))
+    ids = directory / manifest["files"]["chunk_ids"]
+    text = ids.with_suffix(".txt")
+    text.write_text("\n".join(i.decode() for i in np.load(ids)))
+    ids.unlink()
+    manifest["files"]["chunk_ids"] = text.name
+    manifest["format"] = version
     (directory / "projection.json").write_text(json.dumps(manifest))
 
 
-def test_a_snapshot_from_before_float16_is_converted_at_load(tmp_path):
-    # Given a snapshot saved with float32 frequencies (format 2)
+def _heap_free(m) -> bool:
+    """The chunk ids and the rowid → slot map are arrays (the ids mapped), not a Python object per row."""
+    return isinstance(m.chunk_ids.ids.base, np.memmap) and isinstance(m.position.table, np.ndarray)
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_snapshot_from_an_older_memlane_is_converted_at_load(tmp_path, version):
+    # Given a snapshot saved with float32 frequencies (format 2) or chunk ids as text (2 and 3)
     filled(tmp_path)
     directory = tmp_path / ANN_DIR
-    _as_format_2(directory)
+    _as_format(directory, version)
     # When a process opens the directory
     second = open_index(tmp_path)
     m = second._sync()
@@ -138,6 +153,7 @@ def test_a_snapshot_from_before_float16_is_converted_at_load(tmp_path):
     manifest = json.loads((directory / "projection.json").read_text())
     assert manifest["format"] == search_snapshot.FORMAT
     assert len(list(directory.glob("p-postings-freq-*"))) == 1  # the float32 file is gone
+    assert [f.suffix for f in directory.glob("p-chunk_ids-*")] == [".npy"] and _heap_free(m)
     # and both legs answer as a rebuild from SQLite does, to the last bit
     assert answers(second) == answers(open_index(tmp_path, ann_at=10**9))
 
@@ -147,7 +163,7 @@ def test_a_snapshot_from_before_float16_in_a_directory_that_cannot_be_written_is
 ):
     filled(tmp_path)
     directory = tmp_path / ANN_DIR
-    _as_format_2(directory)
+    _as_format(directory, 2)
 
     def read_only(source, target):
         raise PermissionError(13, "Read-only file system", str(target))
@@ -156,6 +172,7 @@ def test_a_snapshot_from_before_float16_in_a_directory_that_cannot_be_written_is
     second = open_index(tmp_path)
     m = second._sync()
     assert isinstance(m.postings.freq.base, np.memmap) and m.postings.freq.dtype == np.float32
+    assert isinstance(m.postings.rows.base, np.memmap)  # mapped, not rebuilt from SQLite
     assert json.loads((directory / "projection.json").read_text())["format"] == 2
     assert answers(second) == answers(open_index(tmp_path, ann_at=10**9))
 
@@ -166,3 +183,22 @@ def test_a_context_weight_without_exact_float16_keeps_float32_through_a_restart(
     m = second._sync()
     assert isinstance(m.postings.freq.base, np.memmap) and m.postings.freq.dtype == np.float32
     assert answers(second) == answers(open_index(tmp_path, ann_at=10**9, context_weight=0.3))
+
+
+def test_chunk_ids_longer_than_a_uuid_widen_the_array_and_read_back_whole():
+    ids = ChunkIds(4)
+    ids.set([0, 1], ["a" * 36, "b"])
+    ids.set([2], ["c" * 80 + "é"])
+    assert [ids[i] for i in range(3)] == ["a" * 36, "b", "c" * 80 + "é"]
+    ids.keep(np.asarray([0, 2]), 3)
+    assert [ids[i] for i in range(3)] == ["a" * 36, "c" * 80 + "é", ""]
+
+
+def test_row_slots_follow_inserts_removals_and_a_compaction():
+    slots = RowSlots()
+    slots.set_many(np.asarray([5, 3000, 7]), np.asarray([0, 1, 2]))
+    assert slots.get(3000) == 1 and slots.get(6) is None and slots.get(10**9) is None
+    assert slots.pop(5) == 0 and slots.pop(5) is None
+    assert slots.slots(np.asarray([7, 5, 3000, -1, 10**12])).tolist() == [2, -1, 1, -1, -1]
+    slots.remap(np.asarray([-1, 0, 1]))  # slot 0 died; 1 and 2 move down
+    assert slots.slots(np.asarray([3000, 7])).tolist() == [0, 1] and len(slots) == 2

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from memlane.adapters.local import bm25
-from memlane.adapters.local.search_projection import Codes, Projection
+from memlane.adapters.local.search_projection import ChunkIds, Codes, Projection, RowSlots
 from memlane.adapters.local.vector_ann import locked
 
 log = logging.getLogger(__name__)
@@ -31,8 +31,10 @@ MANIFEST = "projection.json"
 # 3: the postings' frequencies in float16 where that is exact (bm25.narrow_freq): a format-2
 #    snapshot is converted in place at load (a second or two at a million chunks), or read as it is
 #    where the directory is read-only.
-FORMAT = 3
-READABLE = (2, 3)
+# 4: the chunk ids as a fixed-width bytes array (.npy, mapped) instead of a text file read into a
+#    Python string per row; formats 2 and 3 are converted at load the same way.
+FORMAT = 4
+READABLE = (2, 3, 4)
 _CHUNK = 1 << 23  # items per read when a saved array is scanned or converted (32 MB of int32)
 _SLOT_ARRAYS = tuple(name for name in Projection._PER_SLOT if name != "vectors")
 _POSTINGS = ("keys", "offsets", "rows", "freq")
@@ -51,8 +53,8 @@ def save(directory: Path, m: Projection, index_id: str) -> None:
         for name in _POSTINGS:
             files[f"postings.{name}"] = f"p-postings-{name}-{generation}.npy"
             np.save(directory / files[f"postings.{name}"], getattr(m.postings, name))
-        files["chunk_ids"] = f"p-chunk_ids-{generation}.txt"
-        (directory / files["chunk_ids"]).write_text("\n".join(m.chunk_ids[: m.size]))
+        files["chunk_ids"] = f"p-chunk_ids-{generation}.npy"
+        np.save(directory / files["chunk_ids"], m.chunk_ids.ids[: m.size])
         manifest = {
             "format": FORMAT,
             "index_id": index_id,
@@ -114,15 +116,14 @@ def load(directory: Path, index_id: str, dimension: int, context_weight: float, 
             if p.rows.size and _max(directory / files["postings.rows"]) >= max(size, 1):
                 raise ValueError("the saved postings name slots the projection does not have")
             m.postings = p
-            chunk_ids = (directory / files["chunk_ids"]).read_text().split("\n") if size else []
-            if len(chunk_ids) != size:
+            m.chunk_ids = _chunk_ids(directory / files["chunk_ids"])
+            if len(m.chunk_ids) != size:
                 raise ValueError("the saved chunk ids do not match the manifest")
-            m.chunk_ids = chunk_ids
             m.codes, m.doc_codes = _codes(manifest["codes"]), _codes(manifest["doc_codes"])
             m.doc_ids = list(m.doc_codes.values)
             m.size, m.rows, m.tokens, m.seq = size, int(manifest["rows"]), float(manifest["tokens"]), seq
             live = np.flatnonzero(m.alive[:size])
-            m.position = dict(zip(m.rowid[live].tolist(), live.tolist(), strict=True))
+            m.position = RowSlots.of(m.rowid[live], live)
             return m
     except Exception as exc:  # truncated, corrupt or half-deleted files: SQLite rebuilds it
         log.warning("the saved search projection could not be read (%s): rebuilding it from SQLite", exc)
@@ -130,31 +131,55 @@ def load(directory: Path, index_id: str, dimension: int, context_weight: float, 
 
 
 def _upgrade(directory: Path) -> None:
-    """Convert a snapshot saved by an older memlane to this format, if it is one that converts
-    (2: float32 frequencies) and the directory is writable; otherwise it is left as it is."""
+    """Convert a snapshot saved by an older memlane to this format, if it is one that converts (2:
+    float32 frequencies, 2 and 3: chunk ids as text) and the directory is writable; otherwise it is
+    left as it is and read as it is."""
     path = directory / MANIFEST
-    if json.loads(path.read_text()).get("format") != 2:
+    if json.loads(path.read_text()).get("format") not in (2, 3):
         return
     try:
         with locked(directory, exclusive=True):
             manifest = json.loads(path.read_text())
-            if manifest.get("format") != 2:
+            old_format = manifest.get("format")
+            if old_format not in (2, 3):
                 return  # another process converted it meanwhile
             files = manifest["files"]
-            old = files["postings.freq"]
-            new = old.removesuffix(".npy") + "-f16.npy"
-            if _narrowed_copy(directory / old, directory / new):
-                files["postings.freq"] = new
+            replaced = []
+            if old_format == 2:
+                old = files["postings.freq"]
+                new = old.removesuffix(".npy") + "-f16.npy"
+                if _narrowed_copy(directory / old, directory / new):
+                    files["postings.freq"] = new
+                    replaced.append(old)
+            old = files["chunk_ids"]
+            if old.endswith(".txt"):
+                new = old.removesuffix(".txt") + ".npy"
+                ids = ChunkIds.of((directory / old).read_text().split("\n") if manifest.get("size") else [])
+                with (directory / new).open("wb") as out:
+                    np.save(out, ids.ids)
+                files["chunk_ids"] = new
+                replaced.append(old)
             manifest["format"] = FORMAT
             tmp = directory / f"{MANIFEST}.{os.getpid()}.tmp"
             tmp.write_text(json.dumps(manifest))
             os.replace(tmp, path)
-            if files["postings.freq"] != old:
+            for name in replaced:
                 with contextlib.suppress(OSError):
-                    (directory / old).unlink()
-            log.info("converted the saved search projection to format %d", FORMAT)
-    except OSError as exc:  # read-only: a format-2 snapshot is read as it is
-        log.info("the saved search projection stays in format 2 (%s)", exc)
+                    (directory / name).unlink()
+            log.info("converted the saved search projection from format %s to %d", old_format, FORMAT)
+    except OSError as exc:  # read-only: an older snapshot is read as it is
+        log.info("the saved search projection stays in its older format (%s)", exc)
+
+
+def _chunk_ids(path: Path) -> ChunkIds:
+    """The saved chunk ids: mapped, or from an older snapshot's text file."""
+    if path.suffix == ".txt":
+        text = path.read_text()
+        return ChunkIds.of(text.split("\n") if text else [])
+    ids = _mapped(path)
+    if ids.dtype.kind != "S" or ids.ndim != 1:
+        raise ValueError(f"{path.name} does not hold chunk ids")
+    return ChunkIds(ids=ids)
 
 
 def _narrowed_copy(source: Path, target: Path) -> bool:
