@@ -75,7 +75,8 @@ def test_a_first_search_without_saved_graphs_builds_them_in_one_go_and_says_so(t
 
     monkeypatch.setattr(vector_ann.Partitions, "upsert", upsert)
     got = index.search(SearchScope("o", ("p",), now=NOW), "", _vectors(1, 9)[0].tolist(), 10).vector
-    # Then each partition's graph was built in one call (not four rows at a time as they were read)
+    # Then each partition's graph was built in one go from the matrix (batches of BUILD_BATCH rows), not four
+    # rows at a time as they were read
     assert sorted(calls) == [12, 40]
     # and it said what it was doing, and when it was done
     assert len(said) == 2 and "building the vector index of 52 chunks" in said[0]

@@ -387,7 +387,9 @@ class SqliteSearchIndex:
         pairs = m.org[live].astype(np.int64) << 32 | m.project[live].astype(np.int64)
         for pair in np.unique(pairs):
             slots = live[pairs == pair]
-            ann.upsert(*m.partition(int(slots[0])), m.rowid[slots], m.vectors[slots])
+            part = m.partition(int(slots[0]))
+            for i in range(0, len(slots), BUILD_BATCH):  # a copy of 100 MB of the matrix at a time, not 1.5 GB
+                ann.upsert(*part, m.rowid[slots[i : i + BUILD_BATCH]], m.vectors[slots[i : i + BUILD_BATCH]])
         m.ann = ann
         m.drop_vectors()
 
