@@ -1,6 +1,6 @@
 """Where the vector graphs of a data directory that never had them (the first start after the
-upgrade) get built: a one-shot CLI command builds them in one go from the float32 matrix and says
-so on stderr, then saves them for every later command; `memlane mcp`, long-lived like `memlane
+upgrade) get built: a one-shot CLI command adds the stored vectors to them in large batches as it
+reads them, and says so on stderr, then saves them for every later command; `memlane mcp`, long-lived like `memlane
 serve`, loads the index beside its handshake and builds the graphs in the background while its
 searches stay exact."""
 
@@ -74,9 +74,14 @@ def test_a_first_search_without_saved_graphs_builds_them_in_one_go_and_says_so(t
         return real(self, org_id, project_id, keys, vectors)
 
     monkeypatch.setattr(vector_ann.Partitions, "upsert", upsert)
+
+    def no_matrix(self, m):
+        raise AssertionError("the float32 matrix was loaded to build the graphs")
+
+    monkeypatch.setattr(SqliteSearchIndex, "_build_ann_from_matrix", no_matrix)
     got = index.search(SearchScope("o", ("p",), now=NOW), "", _vectors(1, 9)[0].tolist(), 10).vector
-    # Then each partition's graph was built in one go from the matrix (batches of BUILD_BATCH rows), not four
-    # rows at a time as they were read
+    # Then each partition's graph got its rows in one batch (up to BUILD_BATCH rows), not four rows at a
+    # time as they were read, and without a float32 matrix of every row
     assert sorted(calls) == [12, 40]
     # and it said what it was doing, and when it was done
     assert len(said) == 2 and "building the vector index of 52 chunks" in said[0]

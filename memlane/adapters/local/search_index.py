@@ -243,7 +243,9 @@ class SqliteSearchIndex:
             if current == m.seq:
                 return m
             backfilled: dict[int, bytes] = {}
-            announced = False
+            # a first build in this process: rows read go to the graphs BUILD_BATCH at a time
+            stream: list | None = None
+            started = time.monotonic()
             if m.size == 0:  # a whole index to load: size the arrays once
                 total = conn.execute("SELECT COUNT(*) AS n FROM search_rows").fetchone()["n"]
                 ann = self._open_ann(current) if self.ann_at is not None and total >= self.ann_at else None
@@ -258,13 +260,18 @@ class SqliteSearchIndex:
                     self._say(
                         f"building the vector index of {total:,} chunks (once, on the first search since this "
                         f"data directory's index was built by an older memlane or rebuilt; about {_minutes(total)} "
-                        "on two cores). Later commands load it in seconds."
+                        "on two idle cores, longer on a busy machine). Later commands load it in seconds."
                     )
-                    announced = True
-                # else no graphs saved: the float32 matrix now, and the graphs built from it below in
-                # one go (a one-shot command: 162 s at a million chunks, against 599 s adding the rows
-                # batch by batch as they are read), or in the background by a server (`memlane
-                # serve`, `memlane mcp`) that searches exactly until they are ready
+                    # A one-shot command: the stored vectors go to the graphs as they are read, in
+                    # batches of BUILD_BATCH rows on both cores as a background build adds them (162 s
+                    # at a million chunks; 599 s when each batch of SYNC_BATCH rows was added as it was
+                    # read), and without the float32 matrix (1.5 GB at a million chunks).
+                    m.drop_vectors()
+                    m.ann = ann
+                    stream = []
+                # else no graphs saved and a server (`memlane serve`, `memlane mcp`): the float32
+                # matrix now, exact searches over it until the graphs built from it in the
+                # background are ready (below)
                 m.reserve(max(0, total - m.rows))  # a mapped projection has most of them
             ann_seq = m.ann.seq if m.ann is not None else m.seq
             # a row's vector is read only when something holds it: the float32 matrix, or the
@@ -285,8 +292,17 @@ class SqliteSearchIndex:
                 m.apply(
                     batch, [r["terms"] if r["terms"] is not None else backfilled[r["rowid"]] for r in batch]
                 )
-                if m.ann is not None:
+                if stream is not None:
+                    stream.extend(batch)
+                    if len(stream) >= BUILD_BATCH:
+                        self._ann_apply(m, stream, [])
+                        stream = []
+                elif m.ann is not None:
                     self._ann_apply(m, batch, moved)
+            if stream:
+                self._ann_apply(m, stream, [])
+            if stream is not None:
+                self._say(f"built the vector index in {time.monotonic() - started:.0f} s")
             gone = []
             for row in conn.execute(
                 "SELECT row_id FROM search_tombstones WHERE seq >= ?", ((min(m.seq, ann_seq) + 1) * 1_000_000,)
@@ -316,10 +332,7 @@ class SqliteSearchIndex:
                 if self._background_build:
                     self._start_build(m, current)
                 else:
-                    started = time.monotonic()
                     self._build_ann_from_matrix(m)
-                    if announced:
-                        self._say(f"built the vector index in {time.monotonic() - started:.0f} s")
             m.seq = current
             if m.ann is not None:
                 m.ann.seq = current
