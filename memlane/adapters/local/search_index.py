@@ -60,8 +60,9 @@ SAVE_AFTER = 10_000
 
 
 def _minutes(rows: int) -> str:
-    """How long a one-go build of `rows` takes, from the 1M measure (162 s on two loaded cores)."""
-    seconds = 162 * rows / 1_000_000 + 40 * rows / 1_000_000  # the graphs, and reading the rows
+    """Roughly how long a first build of `rows` takes on two idle cores: 162 s for a million rows'
+    graphs and ~40 s to read them (BENCHMARKS.md, "Scale"; 276 s for both at load 1.6-2.9)."""
+    seconds = (162 + 40) * rows / 1_000_000
     return f"{max(1, round(seconds / 60))} min" if seconds >= 90 else f"{max(1, round(seconds))} s"
 
 
