@@ -117,7 +117,11 @@ def local_runtime(args: argparse.Namespace, **options: Any) -> LocalRuntime:
     """The local runtime over the data directory, for one command (nothing runs in the
     background: a command that queues work calls `drain()`)."""
     options.setdefault("docsets", False)
-    return LocalRuntime(settings_of(args), **options)
+    runtime = LocalRuntime(settings_of(args), **options)
+    # a search that must first build the vector index (the first after an upgrade: minutes at a
+    # million chunks) says so, rather than seeming to hang
+    runtime.stack.index.notice = lambda message: print(f"memlane: {message}", file=sys.stderr, flush=True)
+    return runtime
 
 
 def cli_principal(runtime: LocalRuntime, args: argparse.Namespace) -> Principal:

@@ -26,11 +26,15 @@ def local_backend(settings: Settings, org: str | None = None, *, embedder: objec
                   docsets: bool | None = None, allow_private_network: bool = False) -> Backend:
     """The data directory, opened in this process with its background work running (saves too
     large for the request, documentation crawls, connection syncs, the forget sweep), as the
-    organization of the one rule (memlane.local.runtime). Closing the backend stops it all."""
+    organization of the one rule (memlane.local.runtime). The search index loads in the background
+    from the start, as in `memlane serve`. Closing the backend stops it all."""
     runtime = LocalRuntime(settings, embedder=embedder, docsets=docsets, allow_private_network=allow_private_network)
     try:
         principal = runtime.principal(org, user_id="mcp")
         runtime.start()
+        # long-lived like `memlane serve`: the index loaded now, beside the handshake, and graphs
+        # never built for this directory built in the background while searches stay exact
+        runtime.stack.index.warm_in_background()
     except BaseException:
         runtime.close()
         raise

@@ -15,8 +15,9 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +59,13 @@ INDEX_ID_KEY = "search_index_id"  # names this projection's contents; a new id w
 SAVE_AFTER = 10_000
 
 
+def _minutes(rows: int) -> str:
+    """Roughly how long a first build of `rows` takes on two idle cores: 162 s for a million rows'
+    graphs and ~40 s to read them (BENCHMARKS.md, "Scale"; 276 s for both at load 1.6-2.9)."""
+    seconds = (162 + 40) * rows / 1_000_000
+    return f"{max(1, round(seconds / 60))} min" if seconds >= 90 else f"{max(1, round(seconds))} s"
+
+
 class SqliteSearchIndex:
     def __init__(
         self,
@@ -80,6 +88,8 @@ class SqliteSearchIndex:
         # `memlane serve`: graphs never built yet are built by a thread while searches stay exact
         self._background_build = False
         self._build: threading.Thread | None = None
+        # Where a long one-time build is announced beside the log (a CLI command: stderr)
+        self.notice: Callable[[str], None] | None = None
         self._tokenizer = bm25.Fts5Tokenizer()
         self._upgrade_terms()
         with self.db.transaction() as conn:
@@ -234,18 +244,35 @@ class SqliteSearchIndex:
             if current == m.seq:
                 return m
             backfilled: dict[int, bytes] = {}
+            # a first build in this process: rows read go to the graphs BUILD_BATCH at a time
+            stream: list | None = None
+            started = time.monotonic()
             if m.size == 0:  # a whole index to load: size the arrays once
                 total = conn.execute("SELECT COUNT(*) AS n FROM search_rows").fetchone()["n"]
                 ann = self._open_ann(current) if self.ann_at is not None and total >= self.ann_at else None
-                if ann is not None and (ann.seq or not self._background_build):
-                    saved = self._open_snapshot(ann.seq) if ann.seq else None
+                if ann is not None and ann.seq:
+                    saved = self._open_snapshot(ann.seq)
                     if saved is not None:  # mapped, not rebuilt: only later writes are read below
                         m = self._matrix = saved
                     else:
                         m.drop_vectors()  # before sizing: no float32 matrix at all
                     m.ann = ann
-                # else, no graphs saved and a server starting: the float32 matrix now, exact search
-                # until the graphs built from it in the background are ready (below)
+                elif ann is not None and not self._background_build:
+                    self._say(
+                        f"building the vector index of {total:,} chunks (once, on the first search since this "
+                        f"data directory's index was built by an older memlane or rebuilt; about {_minutes(total)} "
+                        "on two idle cores, longer on a busy machine). Later commands load it in seconds."
+                    )
+                    # A one-shot command: the stored vectors go to the graphs as they are read, in
+                    # batches of BUILD_BATCH rows on both cores as a background build adds them (162 s
+                    # at a million chunks; 599 s when each batch of SYNC_BATCH rows was added as it was
+                    # read), and without the float32 matrix (1.5 GB at a million chunks).
+                    m.drop_vectors()
+                    m.ann = ann
+                    stream = []
+                # else no graphs saved and a server (`memlane serve`, `memlane mcp`): the float32
+                # matrix now, exact searches over it until the graphs built from it in the
+                # background are ready (below)
                 m.reserve(max(0, total - m.rows))  # a mapped projection has most of them
             ann_seq = m.ann.seq if m.ann is not None else m.seq
             # a row's vector is read only when something holds it: the float32 matrix, or the
@@ -266,8 +293,17 @@ class SqliteSearchIndex:
                 m.apply(
                     batch, [r["terms"] if r["terms"] is not None else backfilled[r["rowid"]] for r in batch]
                 )
-                if m.ann is not None:
+                if stream is not None:
+                    stream.extend(batch)
+                    if len(stream) >= BUILD_BATCH:
+                        self._ann_apply(m, stream, [])
+                        stream = []
+                elif m.ann is not None:
                     self._ann_apply(m, batch, moved)
+            if stream:
+                self._ann_apply(m, stream, [])
+            if stream is not None:
+                self._say(f"built the vector index in {time.monotonic() - started:.0f} s")
             gone = []
             for row in conn.execute(
                 "SELECT row_id FROM search_tombstones WHERE seq >= ?", ((min(m.seq, ann_seq) + 1) * 1_000_000,)
@@ -306,6 +342,11 @@ class SqliteSearchIndex:
             return m
 
     # ------------------------------------------------------------------ the HNSW partitions
+
+    def _say(self, message: str) -> None:
+        log.info(message)
+        if self.notice is not None:
+            self.notice(message)
 
     def _index_id(self) -> str:
         return self.db.get_meta(INDEX_ID_KEY) or ""
@@ -360,7 +401,9 @@ class SqliteSearchIndex:
         pairs = m.org[live].astype(np.int64) << 32 | m.project[live].astype(np.int64)
         for pair in np.unique(pairs):
             slots = live[pairs == pair]
-            ann.upsert(*m.partition(int(slots[0])), m.rowid[slots], m.vectors[slots])
+            part = m.partition(int(slots[0]))
+            for i in range(0, len(slots), BUILD_BATCH):  # a copy of 100 MB of the matrix at a time, not 1.5 GB
+                ann.upsert(*part, m.rowid[slots[i : i + BUILD_BATCH]], m.vectors[slots[i : i + BUILD_BATCH]])
         m.ann = ann
         m.drop_vectors()
 
@@ -502,6 +545,21 @@ class SqliteSearchIndex:
             if m.postings.tail_size:
                 m.postings.fold(m.alive)
             return m.rows
+
+    def warm_in_background(self) -> threading.Thread:
+        """`warm(background_build=True)` in a thread (`memlane mcp`, whose client expects the
+        protocol's handshake at once): a search meanwhile waits for the load, not for a build."""
+        self._background_build = True  # before the thread: a search arriving first must not build
+
+        def run() -> None:
+            try:
+                self.warm(background_build=True)
+            except Exception:  # the first search loads it instead
+                log.exception("loading the search index in the background failed")
+
+        thread = threading.Thread(target=run, name="memlane-warm", daemon=True)
+        thread.start()
+        return thread
 
     def save(self) -> None:
         """Save the graphs and the projection as this process holds them, if they changed since

@@ -180,7 +180,7 @@ def ann_vector_leg(
         count = min(n, max(want, math.ceil(want * n / in_scope)))
         while True:
             keys, _ = m.ann.search(scope.organization_id, project_id, q, count)
-            slots = np.fromiter((m.position.get(int(key), -1) for key in keys), dtype=np.int64, count=keys.size)
+            slots = m.position.slots(keys)
             keep = slots >= 0
             keep[keep] = mask[slots[keep]]
             if int(keep.sum()) >= min(k, in_scope) or count >= n:
@@ -193,7 +193,7 @@ def ann_vector_leg(
     rowids, vectors = stored_vectors(keys)
     if rowids.size == 0:
         return []
-    slots = np.fromiter((m.position.get(int(r), -1) for r in rowids), dtype=np.int64, count=rowids.size)
+    slots = m.position.slots(rowids)
     ok = slots >= 0
     ok[ok] = mask[slots[ok]]
     if not ok.any():

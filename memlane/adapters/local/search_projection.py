@@ -37,6 +37,102 @@ class Codes:
         return self.by_value.get(value, -1)
 
 
+class ChunkIds:
+    """Each slot's chunk id, in one array of fixed-width bytes rather than a Python string per row
+    (90 MB of heap at a million chunks): mapped from the saved snapshot like the other columns and
+    decoded only for the rows a search returns. The width grows with the longest id stored."""
+
+    def __init__(self, cap: int = 0, ids: np.ndarray | None = None) -> None:
+        self.ids = np.zeros(cap, dtype="S36") if ids is None else ids
+
+    @classmethod
+    def of(cls, values: list[str]) -> ChunkIds:
+        encoded = [v.encode() for v in values]
+        return cls(ids=np.array(encoded, dtype=f"S{max([36, *map(len, encoded)])}"))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, slot: int) -> str:
+        return bytes(self.ids[slot]).decode()
+
+    def set(self, slots: list[int], values: list[str]) -> None:
+        encoded = [v.encode() for v in values]
+        width = max(map(len, encoded), default=0)
+        if width > self.ids.dtype.itemsize:
+            self.ids = self.ids.astype(f"S{width}")
+        self.ids[slots] = encoded
+
+    def resize(self, cap: int) -> None:
+        new = np.zeros(cap, dtype=self.ids.dtype)
+        new[: len(self.ids)] = self.ids
+        self.ids = new
+
+    def keep(self, live: np.ndarray, size: int) -> None:
+        """Slots `live` (ascending) to the front; the rest of the first `size` emptied."""
+        self.ids[: live.size] = self.ids[live]
+        self.ids[live.size : size] = b""
+
+
+class RowSlots:
+    """SQLite rowid → slot in the projection's arrays, as one int32 array indexed by rowid (-1: no
+    slot) rather than a dict of Python ints (94 MB at a million chunks; this is 4 MB). SQLite gives
+    a new row the largest rowid plus one, so the array is as long as the table has ever been."""
+
+    def __init__(self, table: np.ndarray | None = None) -> None:
+        self.table = np.full(1024, -1, dtype=np.int32) if table is None else table
+
+    @classmethod
+    def of(cls, rowids: np.ndarray, slots: np.ndarray) -> RowSlots:
+        table = np.full(max(1024, int(rowids.max(initial=0)) + 1), -1, dtype=np.int32)
+        table[rowids] = slots
+        return cls(table)
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(self.table >= 0))
+
+    def get(self, rowid: int, default: int | None = None) -> int | None:
+        if 0 <= rowid < len(self.table):
+            slot = int(self.table[rowid])
+            if slot >= 0:
+                return slot
+        return default
+
+    def slots(self, rowids: np.ndarray) -> np.ndarray:
+        """The slots of many rowids at once (-1 for those without one)."""
+        rowids = np.asarray(rowids, dtype=np.int64)
+        out = np.full(rowids.size, -1, dtype=np.int64)
+        known = (rowids >= 0) & (rowids < len(self.table))
+        out[known] = self.table[rowids[known]]
+        return out
+
+    def set_many(self, rowids: np.ndarray, slots: np.ndarray) -> None:
+        rowids = np.asarray(rowids, dtype=np.int64)
+        if not rowids.size:
+            return
+        need = int(rowids.max()) + 1
+        if need > len(self.table):
+            cap = len(self.table)
+            while cap < need:
+                cap *= 2
+            table = np.full(cap, -1, dtype=np.int32)
+            table[: len(self.table)] = self.table
+            self.table = table
+        self.table[rowids] = slots
+
+    def pop(self, rowid: int, default: int | None = None) -> int | None:
+        slot = self.get(rowid)
+        if slot is None:
+            return default
+        self.table[rowid] = -1
+        return slot
+
+    def remap(self, new_slot: np.ndarray) -> None:
+        """After a compaction: every slot s held becomes new_slot[s]."""
+        held = self.table >= 0
+        self.table[held] = new_slot[self.table[held]]
+
+
 class Projection:
     """Rows of the search projection held in NumPy arrays by slot, addressed by SQLite rowid: the
     vectors and scope columns for the vector leg, the postings and row lengths for BM25."""
@@ -60,8 +156,8 @@ class Projection:
         self.doclen = np.zeros(cap, dtype=np.float32)  # tokens in the row, all columns (BM25's D)
         self.rowid = np.full(cap, -1, dtype=np.int64)  # slot -> sqlite rowid (the ANN's key)
         self.sig = np.zeros(cap, dtype=np.int64)  # a stable hash of the terms the slot indexes
-        self.chunk_ids: list[str] = [""] * cap
-        self.position: dict[int, int] = {}  # sqlite rowid -> slot in the arrays
+        self.chunk_ids = ChunkIds(cap)
+        self.position = RowSlots()  # sqlite rowid -> slot in the arrays
         self.codes = Codes()  # organizations, projects, content types
         self.doc_codes = Codes()
         self.doc_ids: list[str] = []  # document code -> document id
@@ -107,7 +203,7 @@ class Projection:
             new = np.full((cap, *old.shape[1:]), self._FILL.get(name, 0), dtype=old.dtype)
             new[: len(old)] = old
             setattr(self, name, new)
-        self.chunk_ids.extend([""] * (cap - len(self.chunk_ids)))
+        self.chunk_ids.resize(cap)
 
     @property
     def dead(self) -> int:
@@ -125,10 +221,8 @@ class Projection:
             arr = getattr(self, name)
             arr[: live.size] = arr[live]
             arr[live.size : self.size] = self._FILL.get(name, 0)
-        self.chunk_ids[: self.size] = [self.chunk_ids[i] for i in live.tolist()] + [""] * (
-            self.size - live.size
-        )
-        self.position = {rowid: int(new_slot[slot]) for rowid, slot in self.position.items()}
+        self.chunk_ids.keep(live, self.size)
+        self.position.remap(new_slot)
         self.postings.rows = new_slot[self.postings.rows].astype(np.int32)
         self.size = int(live.size)
 
@@ -148,11 +242,10 @@ class Projection:
         changed, takes a new slot: the old slot dies with its postings. Otherwise (a version
         marked superseded, say) the row's slot is updated in place."""
         fresh, fresh_terms, sigs = [], [], []
-        for row, row_terms in zip(batch, terms, strict=True):
-            rowid = row["rowid"]
+        held = self.position.slots(np.asarray([row["rowid"] for row in batch], dtype=np.int64)).tolist()
+        for row, row_terms, pos in zip(batch, terms, held, strict=True):
             sig = terms_signature(row_terms)
-            pos = self.position.get(rowid)
-            if pos is not None:
+            if pos >= 0:
                 if self.sig[pos] == sig:
                     self._set(np.asarray([pos]), [row])
                     continue
@@ -165,8 +258,7 @@ class Projection:
         self.reserve(len(fresh))
         slots = np.arange(self.size, self.size + len(fresh))
         self.size += len(fresh)
-        for slot, row in zip(slots.tolist(), fresh, strict=True):
-            self.position[row["rowid"]] = slot
+        self.position.set_many(np.asarray([row["rowid"] for row in fresh], dtype=np.int64), slots)
         self.sig[slots] = sigs
         self._set(slots, fresh)
         self.alive[slots] = True
@@ -200,8 +292,7 @@ class Projection:
         self.forget[slots] = [r["forget_after"] if r["forget_after"] is not None else np.inf for r in rows]
         self.chunk_index[slots] = [r["chunk_index"] for r in rows]
         self.superseded[slots] = [bool(r["superseded"]) for r in rows]
-        for slot, r in zip(slots.tolist(), rows, strict=True):
-            self.chunk_ids[slot] = r["chunk_id"]
+        self.chunk_ids.set(slots.tolist(), [r["chunk_id"] for r in rows])
 
     def _index_terms(self, slots: np.ndarray, blobs: list[bytes]) -> None:
         """Postings and lengths of fresh slots, in one vectorised pass."""

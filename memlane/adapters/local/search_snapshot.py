@@ -21,13 +21,21 @@ from pathlib import Path
 import numpy as np
 
 from memlane.adapters.local import bm25
-from memlane.adapters.local.search_projection import Codes, Projection
+from memlane.adapters.local.search_projection import ChunkIds, Codes, Projection, RowSlots
 from memlane.adapters.local.vector_ann import locked
 
 log = logging.getLogger(__name__)
 
 MANIFEST = "projection.json"
-FORMAT = 2  # 2: the `kind` column; a format-1 snapshot is ignored and rebuilt from SQLite
+# 2: the `kind` column; a format-1 snapshot is ignored and rebuilt from SQLite.
+# 3: the postings' frequencies in float16 where that is exact (bm25.narrow_freq): a format-2
+#    snapshot is converted in place at load (a second or two at a million chunks), or read as it is
+#    where the directory is read-only.
+# 4: the chunk ids as a fixed-width bytes array (.npy, mapped) instead of a text file read into a
+#    Python string per row; formats 2 and 3 are converted at load the same way.
+FORMAT = 4
+READABLE = (2, 3, 4)
+_CHUNK = 1 << 23  # items per read when a saved array is scanned or converted (32 MB of int32)
 _SLOT_ARRAYS = tuple(name for name in Projection._PER_SLOT if name != "vectors")
 _POSTINGS = ("keys", "offsets", "rows", "freq")
 
@@ -45,8 +53,8 @@ def save(directory: Path, m: Projection, index_id: str) -> None:
         for name in _POSTINGS:
             files[f"postings.{name}"] = f"p-postings-{name}-{generation}.npy"
             np.save(directory / files[f"postings.{name}"], getattr(m.postings, name))
-        files["chunk_ids"] = f"p-chunk_ids-{generation}.txt"
-        (directory / files["chunk_ids"]).write_text("\n".join(m.chunk_ids[: m.size]))
+        files["chunk_ids"] = f"p-chunk_ids-{generation}.npy"
+        np.save(directory / files["chunk_ids"], m.chunk_ids.ids[: m.size])
         manifest = {
             "format": FORMAT,
             "index_id": index_id,
@@ -76,11 +84,12 @@ def load(directory: Path, index_id: str, dimension: int, context_weight: float, 
     if not path.exists():
         return None
     try:
+        _upgrade(directory)
         with locked(directory, exclusive=False):
             manifest = json.loads(path.read_text())
             m = Projection(dimension, context_weight)
             if (
-                manifest.get("format") != FORMAT
+                manifest.get("format") not in READABLE
                 or manifest.get("index_id") != index_id
                 or manifest.get("seq") != seq
                 or manifest.get("dimension") != dimension
@@ -102,22 +111,123 @@ def load(directory: Path, index_id: str, dimension: int, context_weight: float, 
                 setattr(p, name, _mapped(directory / files[f"postings.{name}"]))
             if p.offsets.size != p.keys.size + 1 or p.rows.size != p.freq.size or p.offsets[-1] != p.rows.size:
                 raise ValueError("the saved postings do not match each other")
-            if p.rows.size and int(p.rows.max()) >= max(size, 1):
+            if p.freq.dtype not in (np.float16, np.float32):
+                raise ValueError("the saved postings' frequencies have another type")
+            if p.rows.size and _max(directory / files["postings.rows"]) >= max(size, 1):
                 raise ValueError("the saved postings name slots the projection does not have")
             m.postings = p
-            chunk_ids = (directory / files["chunk_ids"]).read_text().split("\n") if size else []
-            if len(chunk_ids) != size:
+            m.chunk_ids = _chunk_ids(directory / files["chunk_ids"])
+            if len(m.chunk_ids) != size:
                 raise ValueError("the saved chunk ids do not match the manifest")
-            m.chunk_ids = chunk_ids
             m.codes, m.doc_codes = _codes(manifest["codes"]), _codes(manifest["doc_codes"])
             m.doc_ids = list(m.doc_codes.values)
             m.size, m.rows, m.tokens, m.seq = size, int(manifest["rows"]), float(manifest["tokens"]), seq
             live = np.flatnonzero(m.alive[:size])
-            m.position = dict(zip(m.rowid[live].tolist(), live.tolist(), strict=True))
+            m.position = RowSlots.of(m.rowid[live], live)
             return m
     except Exception as exc:  # truncated, corrupt or half-deleted files: SQLite rebuilds it
         log.warning("the saved search projection could not be read (%s): rebuilding it from SQLite", exc)
         return None
+
+
+def _upgrade(directory: Path) -> None:
+    """Convert a snapshot saved by an older memlane to this format, if it is one that converts (2:
+    float32 frequencies, 2 and 3: chunk ids as text) and the directory is writable; otherwise it is
+    left as it is and read as it is."""
+    path = directory / MANIFEST
+    if json.loads(path.read_text()).get("format") not in (2, 3):
+        return
+    try:
+        with locked(directory, exclusive=True):
+            manifest = json.loads(path.read_text())
+            old_format = manifest.get("format")
+            if old_format not in (2, 3):
+                return  # another process converted it meanwhile
+            files = manifest["files"]
+            replaced = []
+            if old_format == 2:
+                old = files["postings.freq"]
+                new = old.removesuffix(".npy") + "-f16.npy"
+                if _narrowed_copy(directory / old, directory / new):
+                    files["postings.freq"] = new
+                    replaced.append(old)
+            old = files["chunk_ids"]
+            if old.endswith(".txt"):
+                new = old.removesuffix(".txt") + ".npy"
+                ids = ChunkIds.of((directory / old).read_text().split("\n") if manifest.get("size") else [])
+                with (directory / new).open("wb") as out:
+                    np.save(out, ids.ids)
+                files["chunk_ids"] = new
+                replaced.append(old)
+            manifest["format"] = FORMAT
+            tmp = directory / f"{MANIFEST}.{os.getpid()}.tmp"
+            tmp.write_text(json.dumps(manifest))
+            os.replace(tmp, path)
+            for name in replaced:
+                with contextlib.suppress(OSError):
+                    (directory / name).unlink()
+            log.info("converted the saved search projection from format %s to %d", old_format, FORMAT)
+    except OSError as exc:  # read-only: an older snapshot is read as it is
+        log.info("the saved search projection stays in its older format (%s)", exc)
+
+
+def _chunk_ids(path: Path) -> ChunkIds:
+    """The saved chunk ids: mapped, or from an older snapshot's text file."""
+    if path.suffix == ".txt":
+        text = path.read_text()
+        return ChunkIds.of(text.split("\n") if text else [])
+    ids = _mapped(path)
+    if ids.dtype.kind != "S" or ids.ndim != 1:
+        raise ValueError(f"{path.name} does not hold chunk ids")
+    return ChunkIds(ids=ids)
+
+
+def _narrowed_copy(source: Path, target: Path) -> bool:
+    """Write `source`'s float32 frequencies to `target` as float16 if that is exact for all of
+    them (bm25.narrow_freq), piece by piece; False (and nothing left written) if it is not.
+    Written with write(), not through a mapping: pages dirtied through a shared mapping stay in
+    the page cache as 2 MB folios (Linux 6.x), and a process mapping the file later is then
+    charged 2 MB of resident memory for each posting list it reads."""
+    freq = np.load(source, mmap_mode="r")
+    dtype, shape, offset = freq.dtype, freq.shape, freq.offset
+    del freq
+    if dtype != np.float32:
+        return False
+    size = int(np.prod(shape))
+    done = False
+    try:
+        with source.open("rb") as f, target.open("wb") as out:
+            header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float16)), "fortran_order": False,
+                      "shape": shape}
+            np.lib.format.write_array_header_1_0(out, header)
+            f.seek(offset)
+            for start in range(0, size, _CHUNK):
+                part = np.fromfile(f, dtype=np.float32, count=min(_CHUNK, size - start))
+                narrow = part.astype(np.float16)
+                if not np.array_equal(narrow.astype(np.float32), part):
+                    return False
+                out.write(narrow.tobytes())
+        done = True
+        return True
+    finally:
+        if not done:
+            with contextlib.suppress(OSError):
+                target.unlink()
+
+
+def _max(path: Path) -> int:
+    """The largest value of a saved array, read through the file rather than a mapping: the check
+    must not leave every page of the array resident in this process (440 MB of posting rows at a
+    million chunks)."""
+    arr = np.load(path, mmap_mode="r")
+    dtype, size, offset = arr.dtype, arr.size, arr.offset
+    del arr
+    best = np.iinfo(np.int64).min
+    with path.open("rb") as f:
+        f.seek(offset)
+        for start in range(0, size, _CHUNK):
+            best = max(best, int(np.fromfile(f, dtype=dtype, count=min(_CHUNK, size - start)).max()))
+    return best
 
 
 def _mapped(path: Path) -> np.ndarray:
