@@ -564,3 +564,55 @@ def test_relevance_evidence_is_bm25_over_the_organization_and_no_other(tmp_path)
     assert all(c.evidence == c.score for c in solo.search(_scope(), "kestrel meadow", None, 20).text)
     for d in (alone, shared, solo.db):
         d.close()
+
+
+def test_postings_keep_new_writes_in_sorted_runs_and_leave_the_main_arrays_alone(monkeypatch):
+    # Given postings folded into the main arrays, then written to in many small batches, some rows dying
+    monkeypatch.setattr(bm25.Postings, "FOLD_AT", 100)
+    rng = np.random.default_rng(3)
+    n_rows = 20_000
+    alive = np.zeros(n_rows, dtype=bool)
+    want: dict[int, dict[int, float]] = {}
+    p = bm25.Postings()
+
+    def write(first: int, count: int) -> None:
+        rows = np.repeat(np.arange(first, first + count, dtype=np.int32), 6)
+        keys = rng.integers(0, 300, size=rows.size).astype(np.int64)
+        freq = rng.integers(1, 5, size=rows.size).astype(np.float32)
+        alive[first : first + count] = True
+        for k, r, f in zip(keys.tolist(), rows.tolist(), freq.tolist(), strict=True):
+            want.setdefault(k, {})
+            want[k][r] = want[k].get(r, 0.0) + f
+        # the postings take one (term, row) pair once, as a row's terms are counted per term
+        pairs = np.unique(np.stack([keys, rows.astype(np.int64)]), axis=1)
+        merged = {(k, r): want[k][r] for k, r in zip(pairs[0].tolist(), pairs[1].tolist(), strict=True)}
+        p.add(pairs[0], pairs[1].astype(np.int32), np.asarray([merged[(k, r)] for k, r in zip(
+            pairs[0].tolist(), pairs[1].tolist(), strict=True)], dtype=np.float32))
+
+    write(0, 10_000)
+    p.fold(alive)
+    main_rows = p.rows
+    for first in range(10_000, 14_000, 20):
+        write(first, 20)
+        p.settle(alive)
+    alive[rng.choice(14_000, size=1_500, replace=False)] = False
+    for first in range(14_000, 15_000, 20):
+        write(first, 20)
+        p.settle(alive)
+    # Then the main arrays were never rewritten, the runs stay few (each at most half the one before)
+    assert p.rows is main_rows
+    runs = [run[2].size for run in p._runs]
+    assert 1 <= len(runs) <= 8 and all(a > b for a, b in zip(runs, runs[1:], strict=False))
+    assert p.tail_size <= bm25.Postings.FOLD_AT
+
+    # and every term's live postings are found, with their frequencies, before and after a fold
+    def live_postings(key: int) -> dict[int, float]:
+        rows, freq = p.lookup(key)
+        return {int(r): float(f) for r, f in zip(rows, freq, strict=True) if alive[r]}
+
+    expected = {k: {r: f for r, f in v.items() if alive[r]} for k, v in want.items()}
+    assert {k: live_postings(k) for k in expected} == expected
+    p.fold(alive)
+    assert p.pending == 0 and not p._runs
+    assert {k: live_postings(k) for k in expected} == expected
+    assert alive[p.rows].all()  # dead rows' postings were dropped

@@ -99,9 +99,11 @@ def test_postings_hold_float16_frequencies_only_where_the_scores_stay_the_same_f
     assert postings.freq.dtype == (np.float16 if narrow else np.float32)
     # and every score is the same float either way
     doclen = rng.integers(1, 200, size=n).astype(np.float32)
+    every = np.ones(n, dtype=bool)
+    stats = bm25.ScopeStats(every, n, float(doclen.sum()))
     for query in ([1, 2, 3], [7], [4, 4, 9, 11, 30]):
-        got = bm25.score_rows(postings, query, np.ones(n, dtype=bool), doclen, n, float(doclen.sum()), n)
-        want = bm25.score_rows(wide, query, np.ones(n, dtype=bool), doclen, n, float(doclen.sum()), n)
+        got = bm25.score_rows(postings, query, stats, every, doclen, n)
+        want = bm25.score_rows(wide, query, stats, every, doclen, n)
         assert got is not None and want is not None
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
 

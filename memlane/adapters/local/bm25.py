@@ -178,24 +178,41 @@ def narrow_freq(freq: np.ndarray) -> np.ndarray:
     return freq.astype(np.float32, copy=False)
 
 
+Segment = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # keys (sorted, unique), counts, rows, freq
+
+
 class Postings:
     """term → rows holding it, with the row's weighted hit count f of that term.
 
     `freq` is float16 where that is exact for every posting (narrow_freq: half of float32's 4
     bytes a posting, 115 million postings at a million chunks), else float32.
 
-    Compressed-sparse layout: `keys` sorted, the postings of keys[i] at offsets[i]:offsets[i+1] of
-    `rows` and `freq`. New postings go to an unsorted tail that lookups scan (cheap while short);
-    `fold` sorts the tail and merges it into the main arrays, dropping postings of dead rows. A row whose text changes gets a new row slot, so its old postings die with the old slot.
+    Compressed-sparse layout, in three tiers, the way a log-structured index keeps its segments:
+
+    * the main arrays: `keys` sorted, the postings of keys[i] at offsets[i]:offsets[i+1] of `rows`
+      and `freq` (memory-mapped from the snapshot at start);
+    * sorted runs in the same layout, each at most half the size of the run before it: a tail of
+      FOLD_AT postings becomes a run, and runs of like size merge (`settle`), so a posting is
+      rewritten about log2(n / FOLD_AT) times while the index grows, and a save at a million
+      chunks rewrites a few thousand postings instead of the whole main arrays (115 million);
+    * an unsorted tail of the newest postings, which lookups scan (cheap while short).
+
+    `fold` merges everything into the main arrays (before a snapshot is written, at the end of a
+    whole load), dropping postings of dead rows, as `settle` does for the runs it merges. A row
+    whose text changes gets a new row slot, so its old postings die with the old slot. A whole load
+    goes through the runs too, so it holds its postings sorted (6 bytes each) rather than as an
+    unsorted tail (16 bytes each, then sorted copies of it): 18 GB at 3 million chunks before.
     """
 
-    FOLD_AT = 65_536  # tail postings (≈ 500 chunks) before folding: a tail scan stays ~0.1 ms
+    FOLD_AT = 65_536  # tail postings (≈ 500 chunks) before they become a run: a tail scan stays ~0.1 ms
+    _PIECE = 8_388_608  # postings placed at a time by a merge (bounds its index arrays: 64 MB)
 
     def __init__(self) -> None:
         self.keys = np.empty(0, dtype=np.int64)
         self.offsets = np.zeros(1, dtype=np.int64)
         self.rows = np.empty(0, dtype=np.int32)
         self.freq: np.ndarray = np.empty(0, dtype=np.float32)  # float16 where exact (narrow_freq)
+        self._runs: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []  # keys, offsets, rows, freq
         self._tail: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._tail_size = 0
         self._tail_cat: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -203,6 +220,11 @@ class Postings:
     @property
     def tail_size(self) -> int:
         return self._tail_size
+
+    @property
+    def pending(self) -> int:
+        """Postings outside the main arrays (runs and tail): `fold` has work to do when > 0."""
+        return self._tail_size + sum(run[2].size for run in self._runs)
 
     def add(self, keys: np.ndarray, rows: np.ndarray, freq: np.ndarray) -> None:
         if keys.size:
@@ -220,46 +242,70 @@ class Postings:
         return self._tail_cat
 
     def lookup(self, key: int) -> tuple[np.ndarray, np.ndarray]:
-        i = int(np.searchsorted(self.keys, key))
-        if i < self.keys.size and self.keys[i] == key:
-            lo, hi = self.offsets[i], self.offsets[i + 1]
-            rows, freq = self.rows[lo:hi], self.freq[lo:hi]
-        else:
-            rows, freq = self.rows[:0], self.freq[:0]
+        rows_parts, freq_parts = [], []
+        for keys, offsets, rows, freq in ((self.keys, self.offsets, self.rows, self.freq), *self._runs):
+            i = int(np.searchsorted(keys, key))
+            if i < keys.size and keys[i] == key:
+                lo, hi = offsets[i], offsets[i + 1]
+                rows_parts.append(rows[lo:hi])
+                freq_parts.append(freq[lo:hi])
         if self._tail_size:
             tk, tr, tf = self._tail_arrays()
             hit = tk == key
             if hit.any():
-                rows, freq = np.concatenate([rows, tr[hit]]), np.concatenate([freq, tf[hit]])
-        return rows, freq
+                rows_parts.append(tr[hit])
+                freq_parts.append(tf[hit])
+        if not rows_parts:
+            return self.rows[:0], self.freq[:0]
+        if len(rows_parts) == 1:
+            return rows_parts[0], freq_parts[0]
+        return np.concatenate(rows_parts), np.concatenate(freq_parts)
+
+    def settle(self, alive: np.ndarray) -> None:
+        """After writes: a tail past FOLD_AT becomes a sorted run, and the newest run merges with
+        the one before it while it is at least half its size. The main arrays are left alone
+        until the runs hold as many postings as they do (then `fold`)."""
+        if self._tail_size <= self.FOLD_AT:
+            return
+        segments = self._tail_segments(alive)
+        self._tail, self._tail_size, self._tail_cat = [], 0, None
+        if segments:
+            self._runs.append(self._merge(segments))
+        while len(self._runs) >= 2 and 2 * self._runs[-1][2].size >= self._runs[-2][2].size:
+            newer, older = self._runs.pop(), self._runs.pop()
+            merged = [s for s in (_live(*older, alive), _live(*newer, alive)) if s[2].size]
+            if merged:
+                self._runs.append(self._merge(merged))
+        if self.rows.size and sum(run[2].size for run in self._runs) >= self.rows.size:
+            self.fold(alive)
 
     def fold(self, alive: np.ndarray) -> None:
-        """Merge the tail into the sorted arrays, dropping postings of rows no longer alive. The
-        tail is sorted in pieces of ~256k postings (a whole index at start is sorted piecewise,
-        several times faster than at once) and the pieces are merged in one linear pass."""
+        """Merge the runs and the tail into the main arrays, dropping postings of rows no longer
+        alive. The tail is sorted in pieces of ~256k postings and every piece is merged in one
+        linear pass."""
+        segments = [s for s in (_live(self.keys, self.offsets, self.rows, self.freq, alive),) if s[2].size]
+        segments += [s for s in (_live(*run, alive) for run in self._runs) if s[2].size]
+        segments += self._tail_segments(alive)
+        self._runs = []
+        self._tail, self._tail_size, self._tail_cat = [], 0, None
+        self.keys, self.offsets, self.rows, self.freq = self._merge(segments)
+
+    _TAIL_PIECE = 262_144
+
+    def _tail_segments(self, alive: np.ndarray) -> list[Segment]:
+        """The tail's live postings as key-sorted segments, one per ~256k postings (sorting a whole
+        index piecewise is several times faster than at once)."""
         segments = []
-        counts = np.diff(self.offsets)
-        rows, freq, keys = self.rows, self.freq, self.keys
-        live = alive[rows]
-        if not live.all():
-            counts = np.bincount(np.repeat(np.arange(keys.size), counts)[live], minlength=keys.size)
-            rows, freq = rows[live], freq[live]
-            keys, counts = keys[counts > 0], counts[counts > 0]
-        if rows.size:
-            segments.append((keys, counts, rows, freq))
         for t_keys, t_rows, t_freq in self._tail_pieces():
             keep = alive[t_rows]
             t_keys, t_rows, t_freq = t_keys[keep], t_rows[keep], t_freq[keep]
             if not t_keys.size:
                 continue
             order = np.argsort(t_keys)  # the order of a term's postings does not matter
-            t_keys, t_rows, t_freq = t_keys[order], t_rows[order], t_freq[order]
+            t_keys, t_rows, t_freq = t_keys[order], t_rows[order], narrow_freq(t_freq[order])
             starts = np.flatnonzero(np.concatenate(([True], t_keys[1:] != t_keys[:-1])))
             segments.append((t_keys[starts], np.diff(np.append(starts, t_keys.size)), t_rows, t_freq))
-        self._merge(segments)
-        self._tail, self._tail_size, self._tail_cat = [], 0, None
-
-    _PIECE = 262_144
+        return segments
 
     def _tail_pieces(self):
         piece: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -267,21 +313,20 @@ class Postings:
         for part in self._tail:
             piece.append(part)
             size += part[0].size
-            if size >= self._PIECE:
+            if size >= self._TAIL_PIECE:
                 yield tuple(np.concatenate(a) for a in zip(*piece, strict=True))
                 piece, size = [], 0
         if piece:
             yield tuple(np.concatenate(a) for a in zip(*piece, strict=True))
 
-    def _merge(self, segments: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]) -> None:
-        """k-way merge of key-sorted segments (keys, counts, rows, freq) into one layout: each
-        posting is written straight to its place, segment after segment within a term."""
+    @classmethod
+    def _merge(cls, segments: list[Segment]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """k-way merge of key-sorted segments (keys, counts, rows, freq) into one layout (keys,
+        offsets, rows, freq): each posting is written straight to its place, segment after segment
+        within a term, _PIECE postings of a segment at a time."""
         if not segments:
-            self.keys = np.empty(0, dtype=np.int64)
-            self.offsets = np.zeros(1, dtype=np.int64)
-            self.rows = np.empty(0, dtype=np.int32)
-            self.freq = np.empty(0, dtype=np.float32)
-            return
+            return (np.empty(0, dtype=np.int64), np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.int32),
+                    np.empty(0, dtype=np.float32))
         keys = np.unique(np.concatenate([seg[0] for seg in segments]))
         places = [np.searchsorted(keys, seg[0]) for seg in segments]
         total = np.zeros(keys.size, dtype=np.int64)
@@ -294,15 +339,32 @@ class Postings:
         narrowed = [narrow_freq(seg[3]) for seg in segments]
         exact16 = all(f.dtype == np.float16 for f in narrowed)
         freq = np.empty(int(offsets[-1]), dtype=np.float16 if exact16 else np.float32)
-        segments = [(*seg[:3], f) for seg, f in zip(segments, narrowed, strict=True)]
-        for place, (_, counts, seg_rows, seg_freq) in zip(places, segments, strict=True):
-            starts = np.zeros(counts.size, dtype=np.int64)
-            np.cumsum(counts[:-1], out=starts[1:])
-            dest = np.repeat(cursor[place] - starts, counts) + np.arange(seg_rows.size)
-            rows[dest] = seg_rows
-            freq[dest] = seg_freq
-            cursor[place] += counts
-        self.keys, self.offsets, self.rows, self.freq = keys, offsets, rows, freq
+        for place, (_, counts, seg_rows, _), seg_freq in zip(places, segments, narrowed, strict=True):
+            ends = np.cumsum(counts)  # a term's postings end here within the segment
+            first = 0  # the first term of this piece
+            while first < counts.size:
+                start = int(ends[first] - counts[first])
+                last = max(first + 1, int(np.searchsorted(ends, start + cls._PIECE, side="right")))
+                c = counts[first:last]
+                piece_starts = ends[first:last] - c - start
+                dest = np.repeat(cursor[place[first:last]] - piece_starts, c) + np.arange(int(c.sum()))
+                end = int(ends[last - 1])
+                rows[dest] = seg_rows[start:end]
+                freq[dest] = seg_freq[start:end]
+                cursor[place[first:last]] += c
+                first = last
+        return keys, offsets, rows, freq
+
+
+def _live(keys: np.ndarray, offsets: np.ndarray, rows: np.ndarray, freq: np.ndarray, alive: np.ndarray) -> Segment:
+    """One tier's postings of live rows, as a segment (keys, counts, rows, freq)."""
+    counts = np.diff(offsets)
+    live = alive[rows]
+    if not live.all():
+        counts = np.bincount(np.repeat(np.arange(keys.size), counts)[live], minlength=keys.size)
+        rows, freq = rows[live], freq[live]
+        keys, counts = keys[counts > 0], counts[counts > 0]
+    return keys, counts, rows, freq
 
 
 # Below 1/SPARSE_SHARE of the rows, `score_rows` adds up the matching rows' weights over those rows only

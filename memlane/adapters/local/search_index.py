@@ -293,6 +293,7 @@ class SqliteSearchIndex:
                 m.apply(
                     batch, [r["terms"] if r["terms"] is not None else backfilled[r["rowid"]] for r in batch]
                 )
+                m.postings.settle(m.alive)  # a whole load holds its postings sorted as it goes
                 if stream is not None:
                     stream.extend(batch)
                     if len(stream) >= BUILD_BATCH:
@@ -327,8 +328,10 @@ class SqliteSearchIndex:
                 log.info("stored the BM25 terms of %d indexed chunks", len(backfilled))
             if m.dead > max(COMPACT_AT, m.size // 4) and not self._building():  # not under a graph build
                 m.compact()
-            elif m.postings.tail_size > bm25.Postings.FOLD_AT:
+            elif m.postings.pending and not m.postings.rows.size:  # a whole load: one layout from now on
                 m.postings.fold(m.alive)
+            else:
+                m.postings.settle(m.alive)
             if m.ann is None and self.ann_at is not None and m.rows >= self.ann_at:
                 if self._background_build:
                     self._start_build(m, current)
@@ -540,10 +543,9 @@ class SqliteSearchIndex:
         first start after the upgrade: ~10 min at 1M chunks) are built by a thread while searches
         use the exact product over the float32 matrix, which this start then loads instead."""
         self._background_build = background_build
-        m = self._sync()
+        m = self._sync()  # a whole load ends folded; writes replayed onto a mapped snapshot stay in
+        # the postings' tail and runs (merging them into the mapped arrays would copy those out)
         with self._lock:
-            if m.postings.tail_size:
-                m.postings.fold(m.alive)
             return m.rows
 
     def warm_in_background(self) -> threading.Thread:

@@ -42,7 +42,7 @@ _POSTINGS = ("keys", "offsets", "rows", "freq")
 
 def save(directory: Path, m: Projection, index_id: str) -> None:
     """Write the projection's arrays under new names, then the manifest naming them (atomic)."""
-    if m.postings.tail_size:
+    if m.postings.pending:
         m.postings.fold(m.alive)
     generation = f"{m.seq}-{os.getpid()}"
     files = {}
