@@ -46,3 +46,14 @@ def minilm():
     e = MiniLMEmbedder()
     e.load()
     return e
+
+
+@pytest.fixture
+def cli_data_dir(tmp_path, monkeypatch):
+    """A data directory the CLI uses through MEMLANE_DATA_DIR (not created yet), with no server or
+    organization set in the environment."""
+    monkeypatch.delenv("MEMLANE_API_URL", raising=False)
+    monkeypatch.delenv("MEMLANE_ORG", raising=False)
+    path = tmp_path / "data"
+    monkeypatch.setenv("MEMLANE_DATA_DIR", str(path))
+    return path

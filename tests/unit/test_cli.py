@@ -33,12 +33,8 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture
-def data_dir(tmp_path, monkeypatch) -> Path:
-    monkeypatch.delenv("MEMLANE_API_URL", raising=False)
-    monkeypatch.delenv("MEMLANE_ORG", raising=False)
-    path = tmp_path / "data"
-    monkeypatch.setenv("MEMLANE_DATA_DIR", str(path))
-    return path
+def data_dir(cli_data_dir) -> Path:
+    return cli_data_dir
 
 
 @pytest.fixture

@@ -91,11 +91,7 @@ def test_a_first_search_without_saved_graphs_builds_them_in_one_go_and_says_so(t
 
 
 @pytest.fixture
-def data_dir(tmp_path, monkeypatch) -> Path:
-    monkeypatch.delenv("MEMLANE_API_URL", raising=False)
-    monkeypatch.delenv("MEMLANE_ORG", raising=False)
-    path = tmp_path / "data"
-    monkeypatch.setenv("MEMLANE_DATA_DIR", str(path))
+def data_dir(cli_data_dir, monkeypatch) -> Path:
     real = common.local_runtime
 
     def runtime(args, **options):
@@ -103,7 +99,7 @@ def data_dir(tmp_path, monkeypatch) -> Path:
         return real(args, **options)
 
     monkeypatch.setattr(common, "local_runtime", runtime)
-    return path
+    return cli_data_dir
 
 
 def test_the_cli_builds_missing_graphs_once_and_says_so_on_stderr(data_dir, monkeypatch, capsys):
