@@ -280,6 +280,39 @@ def _stored(conn: sqlite3.Connection, project: str) -> tuple[list[str], np.ndarr
     return ids, np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
 
 
+def cmd_saves(data_dir: Path, saves: int) -> dict:
+    """Saves in a row at this size, each followed by a search that takes it into the index: the
+    latency of each (p50, p99, the slowest) and the process's peak memory, which show what a save
+    costs the index's in-memory structures when they reorganise (the BM25 postings' runs)."""
+    from memlane.services.memory import save_memory
+
+    stack = _stack(data_dir)
+    stack.services.embedder.embed_query("warm up")
+    stack.index.warm()
+    org, main, _ = _scope_ids(stack)
+    who = Principal(organization_id=org, key_id="bench")
+    scope = SearchScope(organization_id=org, project_ids=(main,), now=datetime.now(UTC))
+    run = int(time.time())
+    texts = [" ".join(_queries(40, run * 10_000 + i)) for i in range(saves)]  # never saved before
+    times = []
+    for text in texts:
+        t = time.perf_counter()
+        save_memory(stack.services, who, MemoryIn(content=text, project_id=main), inline=True)
+        stack.index.search(scope, "kestrel", None, 10)
+        times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    out = {
+        "saves": saves,
+        "save_and_search_p50_ms": statistics.median(times),
+        "save_and_search_p99_ms": times[max(0, int(0.99 * len(times)) - 1)],
+        "save_and_search_max_ms": times[-1],
+        **_rss_mb(),
+        "load_average": os.getloadavg()[0],
+    }
+    stack.close()
+    return out
+
+
 def cmd_recall(data_dir: Path, queries: int) -> dict:
     stack = _stack(data_dir)
     stack.index.warm()
@@ -434,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
         return eval_through_the_graphs(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__.split("\n")[0])
     ap.add_argument("command", choices=["all", "size", "fill", "first-start", "first-answer", "measure", "recall",
-                                        "real", "crossover", "follow"])
+                                        "real", "crossover", "follow", "saves"])
     ap.add_argument("--dir", type=Path)
     ap.add_argument("--root", type=Path, default=Path("/var/tmp/memlane-scale"))
     ap.add_argument("--size", type=int)
@@ -458,6 +491,8 @@ def main(argv: list[str] | None = None) -> int:
         out = cmd_fill(args.dir, args.size)
     elif args.command == "first-start":
         out = cmd_first_start(args.dir, args.inline)
+    elif args.command == "saves":
+        out = cmd_saves(args.dir, args.saves)
     elif args.command == "first-answer":
         out = cmd_first_answer(args.dir, args.spawned_at)
     elif args.command == "measure":
