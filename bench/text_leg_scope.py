@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from memlane.adapters.local import search_legs
-from memlane.adapters.local.search_projection import Projection
+from memlane.adapters.local.search_projection import ChunkIds, Projection
 from memlane.ports import SearchScope
 
 PROG = "python -m bench.text_leg_scope"
@@ -46,7 +46,7 @@ def projection(rows: int, seed: int = 0) -> Projection:
     m.project[:rows] = np.select([share < 0.6, share < 0.8, share < 0.9], projects[:3], projects[3])
     m.doclen[:rows] = rng.integers(20, 400, rows)
     m.tokens = float(m.doclen[:rows].sum(dtype=np.float64))
-    m.chunk_ids = [f"c{i}" for i in range(rows)]
+    m.chunk_ids = ChunkIds.of([f"c{i}" for i in range(rows)])
     m.doc_ids = [f"d{i}" for i in range(1000)]
     m.document[:rows] = rng.integers(0, 1000, rows)
     m.content_type[:rows] = m.codes.code("ct:text")
