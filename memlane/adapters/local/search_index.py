@@ -396,17 +396,27 @@ class SqliteSearchIndex:
                 vectors.reshape(len(rows), m.dimension),
             )
 
+    @staticmethod
+    def _live_partitions(m: Projection) -> list[tuple[tuple[str, str], np.ndarray]]:
+        """Each (organization, project) of the projection's live rows, with their slots."""
+        live = np.flatnonzero(m.alive[: m.size])
+        pairs = m.org[live].astype(np.int64) << 32 | m.project[live].astype(np.int64)
+        return [(m.partition(int(slots[0])), slots) for slots in (live[pairs == pair] for pair in np.unique(pairs))]
+
+    @staticmethod
+    def _add_rows(ann: vector_ann.Partitions, part: tuple[str, str], keys: np.ndarray, vectors: np.ndarray,
+                  slots: np.ndarray) -> None:
+        """Rows of one partition into its graph from the matrix, BUILD_BATCH at a time on both cores
+        (a copy of 100 MB of the matrix at a time, not 1.5 GB)."""
+        for i in range(0, len(slots), BUILD_BATCH):
+            ann.upsert(*part, keys[i : i + BUILD_BATCH], vectors[slots[i : i + BUILD_BATCH]])
+
     def _build_ann_from_matrix(self, m: Projection) -> None:
         """The index grew past ann_at in this process: its graphs come from the matrix it holds."""
         log.info("building the vector index from %d rows in memory (once)", m.rows)
         ann = vector_ann.Partitions(self.dimension, self.ann_dtype)
-        live = np.flatnonzero(m.alive[: m.size])
-        pairs = m.org[live].astype(np.int64) << 32 | m.project[live].astype(np.int64)
-        for pair in np.unique(pairs):
-            slots = live[pairs == pair]
-            part = m.partition(int(slots[0]))
-            for i in range(0, len(slots), BUILD_BATCH):  # a copy of 100 MB of the matrix at a time, not 1.5 GB
-                ann.upsert(*part, m.rowid[slots[i : i + BUILD_BATCH]], m.vectors[slots[i : i + BUILD_BATCH]])
+        for part, slots in self._live_partitions(m):
+            self._add_rows(ann, part, m.rowid[slots], m.vectors, slots)
         m.ann = ann
         m.drop_vectors()
 
@@ -416,12 +426,7 @@ class SqliteSearchIndex:
         written meanwhile are replayed into the graphs before they replace the exact search."""
         if self._build is not None:
             return
-        live = np.flatnonzero(m.alive[: m.size])
-        pairs = m.org[live].astype(np.int64) << 32 | m.project[live].astype(np.int64)
-        parts = []
-        for pair in np.unique(pairs):
-            slots = live[pairs == pair]
-            parts.append((m.partition(int(slots[0])), m.rowid[slots].copy(), slots))
+        parts = [(part, m.rowid[slots].copy(), slots) for part, slots in self._live_partitions(m)]
         # the matrix as it is now: not compacted while the build runs (see _sync), and a row
         # rewritten in place meanwhile has a later seq, so it is replayed from SQLite
         self._build = threading.Thread(
@@ -433,9 +438,8 @@ class SqliteSearchIndex:
     def _build_in_background(self, m: Projection, vectors: np.ndarray, parts: list, seq: int) -> None:
         try:
             ann = vector_ann.Partitions(self.dimension, self.ann_dtype)
-            for (org_id, project_id), keys, slots in parts:
-                for i in range(0, len(slots), BUILD_BATCH):
-                    ann.upsert(org_id, project_id, keys[i : i + BUILD_BATCH], vectors[slots[i : i + BUILD_BATCH]])
+            for part, keys, slots in parts:
+                self._add_rows(ann, part, keys, vectors, slots)
             with self._lock:
                 if self._matrix is not m or m.ann is not None:  # cleared meanwhile: nothing to replace
                     self._build = None
@@ -543,10 +547,9 @@ class SqliteSearchIndex:
         first start after the upgrade: ~10 min at 1M chunks) are built by a thread while searches
         use the exact product over the float32 matrix, which this start then loads instead."""
         self._background_build = background_build
-        m = self._sync()  # a whole load ends folded; writes replayed onto a mapped snapshot stay in
-        # the postings' tail and runs (merging them into the mapped arrays would copy those out)
-        with self._lock:
-            return m.rows
+        # a whole load ends folded; writes replayed onto a mapped snapshot stay in the postings' tail
+        # and runs (merging them into the mapped arrays would copy those out)
+        return self._sync().rows
 
     def warm_in_background(self) -> threading.Thread:
         """`warm(background_build=True)` in a thread (`memlane mcp`, whose client expects the
