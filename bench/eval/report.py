@@ -18,6 +18,7 @@ from bench.eval.scoring import (
     curve,
     has_relevance,
     highest_floor_within,
+    paired_interval,
     summarize,
 )
 
@@ -28,6 +29,7 @@ METHOD_NAMES = {
     "bm25": "BM25, English stopwords",
     "minilm": "MiniLM cosine",
 }
+METHOD_SHORT = {"bm25": "BM25", "minilm": "MiniLM"}
 CATEGORY_ORDER = ("multi-hop", "temporal", "open-domain", "single-hop")
 # Issue 22, item 6 (dev data).
 TARGET_CONVERSATIONS_RECALL10 = 0.705
@@ -110,6 +112,7 @@ def facts_targets(records: Sequence[Record]) -> str:
     parts = [
         f"Targets (issue 22): recall@10 at least {TARGET_FACTS_MARGIN} above the better baseline "
         f"{_verdict(ours >= better + TARGET_FACTS_MARGIN, f'{ours:.3f} against {better:.3f}')}"
+        + _intervals(records, ("recall@10",))
     ]
     if any(r.method == "stages-off" for r in records):
         off = _recall10(records, "stages-off")
@@ -122,7 +125,22 @@ def code_targets(records: Sequence[Record]) -> str:
     ours = s["memlane"]
     ahead = all(ours[k] > max(s["bm25"][k], s["minilm"][k]) for k in ("recall@10", "mrr@10"))
     figure = f"recall@10 {ours['recall@10']:.3f}, MRR@10 {ours['mrr@10']:.3f}"
-    return f"Target (issue 22): above both baselines on recall@10 and MRR@10 {_verdict(ahead, figure)}."
+    return (f"Target (issue 22): above both baselines on recall@10 and MRR@10 {_verdict(ahead, figure)}"
+            + _intervals(records, ("recall@10", "mrr@10")) + ".")
+
+
+def _intervals(records: Sequence[Record], metrics: Sequence[str]) -> str:
+    """" (memlane − the better baseline per question, …)" for each metric, or "" without baselines."""
+    parts = []
+    for metric in metrics:
+        base = best_baseline(records, metric)
+        ours = [r for r in records if r.method == "memlane"]
+        interval = paired_interval(ours, [r for r in records if r.method == base], metric)
+        if interval is not None:
+            parts.append(f"{metric} − {METHOD_SHORT[base]} {interval}")
+    if not parts:
+        return ""
+    return f" (per question, with a paired bootstrap's 95 % interval: {'; '.join(parts)})"
 
 
 def _header(info: dict[str, Any], command: str, with_baselines: bool = True) -> list[str]:
@@ -314,6 +332,18 @@ def abstention_section(
     return "\n".join(lines)
 
 
+def best_baseline(records: Sequence[Record], metric: str) -> str:
+    """The baseline with the higher figure on `metric` (MiniLM on a tie)."""
+    s = {m: summarize(r for r in records if r.method == m).values.get(metric, 0.0) for m in ("minilm", "bm25")}
+    return max(s, key=lambda m: (s[m], m == "minilm"))
+
+
+def _against_best(records: Sequence[Record], metric: str) -> str:
+    base = best_baseline(records, metric)
+    interval = paired_interval([r for r in records if r.method == "memlane"], [r for r in records if r.method == base], metric)
+    return f"{interval} ({METHOD_SHORT[base]})" if interval else "–"
+
+
 def target_verdict(workload: str, records: Sequence[Record]) -> str:
     """The workload's target in a few words, met or not (the sections below give the figures)."""
     if workload == "conversations":
@@ -336,8 +366,9 @@ def summary_section(results: dict[str, tuple[list[Record], dict[str, Any]]], com
         "Each workload's section below gives its date, load, settings and figures per category.",
         "",
         "| workload | questions | memlane recall@10 | at the default floor | sequence stages off | BM25 recall@10 "
-        "| MiniLM recall@10 | memlane MRR@10 | best baseline MRR@10 | target (issue 22) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| MiniLM recall@10 | recall@10 − best baseline [95 % CI] | memlane MRR@10 | best baseline MRR@10 "
+        "| MRR@10 − best baseline [95 % CI] | target (issue 22) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for workload in ("conversations", "facts", "code", "docs"):
         if workload not in results:
@@ -353,9 +384,17 @@ def summary_section(results: dict[str, tuple[list[Record], dict[str, Any]]], com
         label = {"docs": "docs as memories"}.get(workload, workload)
         lines.append(
             f"| {label} | {s['memlane'].n} | {s['memlane']['recall@10']:.3f} | {floored} | {off} | {s['bm25']['recall@10']:.3f} | "
-            f"{s['minilm']['recall@10']:.3f} | {s['memlane']['mrr@10']:.3f} | "
-            f"{max(s['bm25']['mrr@10'], s['minilm']['mrr@10']):.3f} | {target_verdict(workload, records)} |"
+            f"{s['minilm']['recall@10']:.3f} | {_against_best(records, 'recall@10')} | {s['memlane']['mrr@10']:.3f} | "
+            f"{max(s['bm25']['mrr@10'], s['minilm']['mrr@10']):.3f} | {_against_best(records, 'mrr@10')} | "
+            f"{target_verdict(workload, records)} |"
         )
+    lines += [
+        "",
+        "The intervals: memlane's per-question figure minus the better baseline's on the same questions, "
+        "averaged, with a paired bootstrap's 95 % interval (10,000 resamples of the questions, seeded; "
+        "bench.eval.scoring.paired_interval). A target inside the interval is one these questions cannot "
+        "tell met from missed.",
+    ]
     if "abstention" in results:
         unanswerable = results["abstention"][0]
         if has_relevance(unanswerable):

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+
 KS = (5, 10)
 FLOORS = tuple(round(0.05 * i, 2) for i in range(0, 20))
 FINE_FLOORS = tuple(round(0.01 * i, 2) for i in range(0, 100))  # where a default is read off the curve
@@ -138,3 +140,48 @@ def highest_floor_within(points: Sequence[CurvePoint], allowance: float = 0.02) 
     """The highest floor at which no answerable workload loses more than `allowance` recall@10."""
     ok = [p for p in points if all(loss >= -allowance - 1e-9 for loss in p.loss.values())]
     return max(ok, key=lambda p: p.floor) if ok else None
+
+
+@dataclass
+class Interval:
+    """memlane − a baseline on one metric, per question, with a paired bootstrap's 95 % interval."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+
+    def __str__(self) -> str:
+        return f"{self.mean:+.3f} [{self.low:+.3f}, {self.high:+.3f}]"
+
+
+def paired_interval(
+    ours: Sequence[Record], theirs: Sequence[Record], metric: str = "recall@10",
+    resamples: int = 10_000, seed: int = 22,
+) -> Interval | None:
+    """How far `ours` is from `theirs` on `metric`, and how sure the data is of it.
+
+    Both lists hold the same questions in the same order (paired by query and occurrence: a query
+    asked of several projects is paired in order, as every method of a run asks them); a
+    resample draws questions with replacement and averages the per-question differences, so what one
+    question's luck contributes is in the interval. The interval is the 2.5th to 97.5th percentile of
+    `resamples` such averages (seeded: the same records give the same interval)."""
+    def keyed(records: Sequence[Record]) -> dict[tuple[str, int], Record]:
+        seen: dict[str, int] = {}
+        out = {}
+        for r in records:
+            if not r.targets:
+                continue
+            n = seen[r.query] = seen.get(r.query, -1) + 1
+            out[(r.query, n)] = r
+        return out
+
+    a, b = keyed(ours), keyed(theirs)
+    shared = [k for k in a if k in b]
+    if not shared:
+        return None
+    diffs = np.array([score(a[k].ranked, a[k].targets)[metric] - score(b[k].ranked, b[k].targets)[metric] for k in shared])
+    rng = np.random.default_rng(seed)
+    means = diffs[rng.integers(0, len(diffs), size=(resamples, len(diffs)))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return Interval(float(diffs.mean()), float(low), float(high), len(diffs))

@@ -9,10 +9,12 @@ import pytest
 from bench.eval.locomo import Conversation, Fact
 from bench.eval.report import conversations_targets, facts_targets
 from bench.eval.scoring import (
+    Interval,
     Record,
     abstention_share,
     curve,
     highest_floor_within,
+    paired_interval,
     score,
     summarize,
 )
@@ -130,3 +132,39 @@ def test_targets_name_the_categories_behind_a_baseline_and_the_facts_margin():
     text = facts_targets(facts)
     assert "above the better baseline **not met (0.500 against 0.500)**" in text
     assert "stage-free pipeline's **not met (0.500 against 1.000)**" in text
+
+
+def test_the_paired_interval_is_the_mean_difference_and_narrows_with_more_questions():
+    def recs(method, found, n_copies):
+        # the same questions for both methods, asked in the same order; one query asked twice
+        out = []
+        for _ in range(n_copies):
+            for i, hit in enumerate(found):
+                out.append(Record("x", method, "", f"q{i % 4}", ["a"] if hit else ["b"], [["a"]]))
+        return out
+
+    ours = [True, True, True, False, True, True, True, True]
+    theirs = [True, False, True, False, True, False, True, True]
+    small = paired_interval(recs("memlane", ours, 1), recs("minilm", theirs, 1))
+    large = paired_interval(recs("memlane", ours, 25), recs("minilm", theirs, 25))
+    # Then the mean is memlane's recall@10 minus the baseline's, question by question (7/8 - 5/8)
+    assert small is not None and large is not None
+    assert small.mean == pytest.approx(0.25) and large.mean == pytest.approx(0.25) and large.n == 200
+    # and the interval holds it, and is narrower with 25 times the questions
+    assert small.low <= 0.25 <= small.high and large.low <= 0.25 <= large.high
+    assert large.high - large.low < (small.high - small.low) / 3
+    # and it is reproducible (seeded), and says nothing without shared questions
+    assert paired_interval(recs("memlane", ours, 1), recs("minilm", theirs, 1)) == small
+    assert paired_interval(recs("memlane", ours, 1), []) is None
+    assert str(Interval(0.028, 0.005, 0.052, 631)) == "+0.028 [+0.005, +0.052]"
+
+
+def test_the_facts_target_line_carries_the_interval_against_the_better_baseline():
+    def rec(method, i, found):
+        return Record("x", method, "", f"q{i}", ["a"] if found else ["b"], [["a"]])
+
+    records = [rec("memlane", i, True) for i in range(4)] + [rec("minilm", i, i < 2) for i in range(4)]
+    records += [rec("bm25", i, i < 1) for i in range(4)]
+    text = facts_targets(records)
+    assert "**met (1.000 against 0.500)**" in text
+    assert "recall@10 − MiniLM +0.500 [" in text
