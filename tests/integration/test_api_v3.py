@@ -11,6 +11,8 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
+from memlane.recall.relevance import MINILM
+
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
@@ -213,19 +215,19 @@ def test_a_nonsense_query_gets_nothing_and_names_the_floor(server):
     # Then nothing, with the floor and the stages that applied said at the top level
     assert res["results"] == [] and res["total"] == 0
     # (independent notes: no conversation, so the neighbour stage changed nothing and is not named)
-    assert res["floor"] == 0.25 and res["stages"] == ["fusion"]
+    assert res["floor"] == MINILM.floor and res["stages"] == ["fusion"]
     # a request can lower the floor: then every candidate comes back, each with its relevance
     everything = recall(server.client, "zeppelin quiver barnacle nozzle", min_relevance=0)
     assert everything["floor"] == 0 and everything["results"]
-    assert all(0 <= r["relevance"] < 0.25 for r in everything["results"])
+    assert all(0 <= r["relevance"] < MINILM.floor for r in everything["results"])
     # a real question still finds its note, above the floor
     notice = recall(server.client, "how much notice do I need to give my landlord")
     assert notice["results"][0]["title"] == "Landlord"
-    assert all(r["relevance"] >= 0.25 for r in notice["results"])
+    assert all(r["relevance"] >= MINILM.floor for r in notice["results"])
     # and a context pack is not padded with weak pieces
     r = server.client.post("/v3/context", json={"query": "zeppelin quiver barnacle nozzle"})
     assert r.status_code == 200, r.text
-    assert r.json()["pieces"] == [] and r.json()["floor"] == 0.25
+    assert r.json()["pieces"] == [] and r.json()["floor"] == MINILM.floor
 
 
 def test_recall_and_the_context_pack_rank_a_memory_alike(server):

@@ -208,6 +208,21 @@ def test_a_keyword_only_match_surfaces_in_the_text_leg(db):
     assert legs.text[0].document_id == needle.id
 
 
+def test_a_possessive_is_searched_as_its_word_as_opensearch_english_analyzer_does(db):
+    # Given memories that hold possessives and one about the family, and none naming Maria
+    idx = SqliteSearchIndex(db, EMB.dimension)
+    for text in ("Tom's bike is red", "Priya's flat is small", "Sam's dog barks"):
+        _index(idx, _chunks("o", "p", text)[1])
+    family, family_chunks = _chunks("o", "p", "the family trip to the lake")
+    _index(idx, family_chunks)
+    # When a question with a possessive is searched
+    q = "Maria's family"
+    legs = idx.search(_scope(), q, EMB.embed_query(q), 10)
+    # Then the text leg asks for "maria" and "family", not for the `s` every possessive holds
+    assert [c.document_id for c in legs.text] == [family.id]
+    assert fts_query("Maria\u2019s family") == '"maria" OR "family"'
+
+
 def test_text_leg_applies_every_scope_filter(db):
     md = SqliteMetadataStore(db)
     idx = SqliteSearchIndex(db, EMB.dimension)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from memlane.domain.english import drop_possessives
+
 # Words that carry no topic; dropping them keeps OR-queries from matching half the corpus.
 STOPWORDS = frozenset(
     """
@@ -24,7 +26,7 @@ MAX_QUERY_WORDS = 32
 def query_words(text: str) -> list[str]:
     """The words a text query searches for: lower-cased, stopwords dropped (unless nothing else is
     left), each once, at most 32. Any of them may match (OR)."""
-    words = [w.lower() for w in _WORD.findall(text)]
+    words = [w.lower() for w in _WORD.findall(drop_possessives(text))]
     terms = [w for w in words if w not in STOPWORDS] or words
     return list(dict.fromkeys(terms))[:MAX_QUERY_WORDS]
 

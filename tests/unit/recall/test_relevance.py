@@ -35,6 +35,13 @@ def test_bm25_counts_per_query_term_so_a_long_query_does_not_inflate_it() -> Non
     assert rel.text_part(0.0, 1, C) == 0.0
 
 
+def test_a_possessive_is_not_a_query_term_of_its_own() -> None:
+    # OpenSearch's english analyzer drops it; the embedded tokenizer would count an `s`
+    assert rel.query_terms("What country is Caroline's grandma from?") == 3
+    assert rel.content_words("Nate\u2019s favorite game") == ["nate", "favorite", "game"]
+    assert rel.query_terms("it's Bess's") == 1
+
+
 def test_distinctive_terms_are_codes_identifiers_numbers_and_acronyms() -> None:
     terms = rel.distinctive_terms("why did ZX-4471 fail in parse_config after v2.3 and the NASA memo, Paris?")
     assert terms == ["zx-4471", "parse_config", "v2.3", "NASA"]
