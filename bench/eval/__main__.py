@@ -146,7 +146,7 @@ def write_report(args: argparse.Namespace) -> None:
         if info.get("crawl"):  # else (--skip-crawl) the docsets section keeps its last figures
             body = docs.report_markdown(docs.CrawlReport(**info["crawl"]), docs.retrieve_results(records),
                                         info["queries"], "make eval-docs", info["docset_settings"],
-                                        info["crawl_load_average"])
+                                        info["crawl_load_average"], records, info.get("retrieve_floor"))
             write_section(path, "docsets", body)
         memory_records = [r for r in records if r.workload == "docs"]
         if memory_records:

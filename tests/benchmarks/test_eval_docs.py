@@ -7,6 +7,7 @@ from bench.eval.scoring import Record
 from bench.eval.workloads.docs import (
     CrawlReport,
     doc_pages,
+    floor_markdown,
     report_markdown,
     retrieve_results,
     targets_markdown,
@@ -79,3 +80,24 @@ def test_the_pages_saved_as_memories_leave_out_the_generated_indexes(tmp_path):
         (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / page).write_text("<html></html>")
     assert doc_pages(tmp_path) == ["index.html", "library/json.html"]
+
+
+def test_the_documentation_floor_is_the_highest_that_keeps_the_targets_and_says_what_abstains():
+    # Given 40 answered questions whose relevant page is first at relevance 0.4 (a weaker page after
+    # it at 0.1), and questions nothing answers whose best result sits at 0.08 (nonsense) or 0.2
+    def answered(i):
+        return Record("docs-retrieve", "retrieve-hybrid", "", f"q{i}", [f"p{i}.html", "x.html"], [[f"p{i}.html"]],
+                      [0.4, 0.1])
+
+    records = [answered(i) for i in range(40)]
+    records += [Record("docs-retrieve", "retrieve-hybrid", "nonsense", f"n{i}", ["x.html"], [], [0.08]) for i in range(10)]
+    records += [Record("docs-retrieve", "retrieve-hybrid", "off-domain", f"o{i}", ["y.html"], [], [0.2]) for i in range(10)]
+    records += [Record("docs-retrieve", "retrieve-hybrid-floor", "", f"q{i}", [f"p{i}.html"], [[f"p{i}.html"]], [0.4])
+                for i in range(40)]
+    text = "\n".join(floor_markdown(records, 0.3))
+    # Then every floor up to the answers' 0.4 keeps the targets: 0.40 is chosen, where all abstain
+    assert "**0.40** (hit@5 1.000, MRR@10 1.000; abstains: nonsense 1.000, off-domain 1.000)" in text
+    assert "| 0.10 | 1.000 | 1.000 | 1.000 | 1.000 | 0.000 |" in text
+    assert "the server's documentation floor, 0.3, applies): hit@5 1.000" in text
+    # and a run without relevance (an older one) gets no floor section
+    assert floor_markdown([Record("docs-retrieve", "retrieve-hybrid", "", "q", ["a"], [["a"]])], None) == []

@@ -14,6 +14,7 @@ import functools
 import json
 import os
 import platform
+import random
 import sys
 import threading
 import time
@@ -27,9 +28,10 @@ import httpx
 
 from bench.common import free_port
 from bench.eval.baselines import BASELINES, baselines
-from bench.eval.scoring import Record, summarize
+from bench.eval.scoring import FINE_FLOORS, FLOORS, Record, abstention_share, summarize
 from bench.eval.server import LIMIT
 from bench.eval.workloads import Context, Unanswerable
+from bench.eval.workloads.abstention import SEED, nonsense_queries
 
 NAME = "docs"
 DEFAULT_DOCS = Path("/usr/share/doc/python3.11/html")
@@ -39,6 +41,10 @@ MODES = ("bm25", "vector", "hybrid")
 TARGET_HIT5 = 0.975
 TARGET_MRR10 = 0.89
 TARGET_CRAWL_S = 600.0
+# Questions from another domain asked of the docs (the documentation floor's unanswerable ones).
+OFF_DOMAIN = 100
+# hit@10 a floor may cost /retrieve (issue 22 item 3's allowance; with 40 questions, none).
+FLOOR_ALLOWANCE = 0.02
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -135,23 +141,41 @@ def load_queries(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def retrieve_pages(client: httpx.Client, docset_id: str, base_url: str, query: str, mode: str) -> list[str]:
-    """The distinct pages POST /retrieve returns, best first (maxChunksPerPage 1: a result is a page)."""
-    r = client.post(
-        "/retrieve",
-        json={
-            "query": query,
-            "topK": 10,
-            "docsetIds": [docset_id],
-            "maxChunksPerPage": 1,
-            "maxTotalChars": 1_000_000,
-            "formatSnippets": False,
-            "mode": mode,
-        },
-    )
+def retrieve_pages(
+    client: httpx.Client, docset_id: str, base_url: str, query: str, mode: str, min_relevance: float | None = 0.0,
+) -> tuple[list[str], list[float] | None]:
+    """The distinct pages POST /retrieve returns, best first (maxChunksPerPage 1: a result is a page),
+    and each one's relevance. `min_relevance` 0 (the default) returns every candidate so floors can be
+    applied offline; None asks as a client does, with the server's documentation floor."""
+    body: dict[str, Any] = {
+        "query": query,
+        "topK": 10,
+        "docsetIds": [docset_id],
+        "maxChunksPerPage": 1,
+        "maxTotalChars": 1_000_000,
+        "formatSnippets": False,
+        "mode": mode,
+    }
+    if min_relevance is not None:
+        body["minRelevance"] = min_relevance
+    r = client.post("/retrieve", json=body)
     r.raise_for_status()
     prefix = base_url.rstrip("/") + "/"
-    return list(dict.fromkeys(res["url"].removeprefix(prefix) for res in r.json()["results"]))
+    pages: dict[str, float | None] = {}
+    for res in r.json()["results"]:
+        pages.setdefault(res["url"].removeprefix(prefix), res.get("relevance"))
+    relevance = list(pages.values())
+    if relevance and all(isinstance(v, int | float) for v in relevance):
+        return list(pages), [float(v) for v in relevance]  # type: ignore[arg-type]
+    return list(pages), None
+
+
+def off_domain_questions(memory: Path, n: int = OFF_DOMAIN, seed: int = SEED) -> list[str]:
+    """`n` LoCoMo questions (seeded sample): about people's lives, nothing the Python docs answer."""
+    from bench.eval.locomo import load_conversations
+
+    questions = sorted({q.question for c in load_conversations(memory, ()) for q in c.questions})
+    return random.Random(seed).sample(questions, min(n, len(questions)))
 
 
 def retrieve_results(records: list[Record]) -> dict[str, dict[str, float]]:
@@ -188,6 +212,62 @@ def targets_markdown(results: dict[str, dict[str, float]], c: CrawlReport) -> st
     )
 
 
+def floor_markdown(records: list[Record], server_floor: float | None) -> list[str]:
+    """The documentation floor's curve: for each floor, /retrieve's hybrid figures with the results
+    below it dropped, and the share of questions nothing in the docs answers that get nothing at or
+    above it; then the highest floor that keeps the targets and loses at most FLOOR_ALLOWANCE hit@10."""
+    hybrid = [r for r in records if r.workload == "docs-retrieve" and r.method == "retrieve-hybrid"]
+    answerable = [r for r in hybrid if r.targets]
+    groups = {g: [r for r in hybrid if not r.targets and r.category == g] for g in ("nonsense", "off-domain")}
+    if not answerable or any(r.relevance is None and r.ranked for r in answerable):
+        return []
+    base = summarize(answerable, 0.0)
+
+    def row(floor: float) -> tuple[float, dict[str, float], dict[str, float | None]]:
+        return floor, summarize(answerable, floor).values, {g: abstention_share(rs, floor) for g, rs in groups.items()}
+
+    def keeps(floor: float) -> bool:
+        _, v, _ = row(floor)
+        return (v["hit@5"] >= TARGET_HIT5 and v["mrr@10"] >= TARGET_MRR10
+                and v["hit@10"] >= base["hit@10"] - FLOOR_ALLOWANCE - 1e-9)
+
+    def share(x: float | None) -> str:
+        return "–" if x is None else f"{x:.3f}"
+
+    lines = [
+        "",
+        f"The documentation floor (`minRelevance`; the embedder's `docs_floor` by default): the same {len(answerable)} "
+        f"questions in hybrid mode with every candidate's relevance (`minRelevance: 0`), and questions nothing in the "
+        f"docs answers: {len(groups['nonsense'])} seeded nonsense queries and {len(groups['off-domain'])} LoCoMo "
+        "questions about people's lives. Each floor drops the results below it from the ten recorded (the next ones "
+        "move up; /retrieve would also bring in an eleventh, so losses are upper bounds); a question abstains when "
+        "nothing is left.",
+        "",
+        "| floor | hit@5 | MRR@10 | hit@10 | abstains: nonsense | abstains: off-domain |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for floor in FLOORS[:13]:
+        _, v, a = row(floor)
+        lines.append(f"| {floor:.2f} | {v['hit@5']:.3f} | {v['mrr@10']:.3f} | {v['hit@10']:.3f} | "
+                     f"{share(a['nonsense'])} | {share(a['off-domain'])} |")
+    chosen = max((f for f in FINE_FLOORS if keeps(f)), default=0.0)
+    _, v, a = row(chosen)
+    lines += [
+        "",
+        f"Highest floor keeping hit@5 ≥ {TARGET_HIT5}, MRR@10 ≥ {TARGET_MRR10} and hit@10 within {FLOOR_ALLOWANCE}: "
+        f"**{chosen:.2f}** (hit@5 {v['hit@5']:.3f}, MRR@10 {v['mrr@10']:.3f}; abstains: nonsense "
+        f"{share(a['nonsense'])}, off-domain {share(a['off-domain'])}).",
+    ]
+    client = [r for r in records if r.workload == "docs-retrieve" and r.method == "retrieve-hybrid-floor"]
+    if client and server_floor is not None:
+        c = summarize(client)
+        lines.append(f"Asked as a client asks (no `minRelevance`: the server's documentation floor, {server_floor:g}, "
+                     f"applies): hit@5 {c['hit@5']:.3f}, MRR@10 {c['mrr@10']:.3f}, hit@10 {c['hit@10']:.3f}."
+                     + ("" if abs(server_floor - chosen) < 1e-9 else
+                        " The default differs from the floor above; `docs_floor` in memlane/recall/relevance.py says why."))
+    return lines
+
+
 def report_markdown(
     crawl_report: CrawlReport,
     results: dict[str, dict[str, float]],
@@ -195,6 +275,8 @@ def report_markdown(
     command: str,
     settings: dict[str, Any],
     load_average: float | None = None,
+    records: list[Record] | None = None,
+    server_floor: float | None = None,
 ) -> str:
     load = (
         f" (load average {load_average:.1f} over the last 5 minutes of the crawl, its own threads included)"
@@ -228,6 +310,7 @@ def report_markdown(
         f"{c.chunks} | {c.seconds:.0f} s | {c.pages_per_s:.2f} | {c.chunks_per_s:.1f} |",
         "",
         targets_markdown(results, c),
+        *floor_markdown(records or [], server_floor),
     ]
     return "\n".join(lines)
 
@@ -251,6 +334,7 @@ def run(ctx: Context) -> tuple[list[Record], dict[str, Any]]:
     records: list[Record] = []
     report: CrawlReport | None = None
     load_average = None
+    retrieve_floor = None
     if not args.skip_crawl:
         with StaticSite(docs, args.docs_port) as site:
             report = crawl(api.client, site.url + "/", "/index.html", args.timeout)
@@ -261,8 +345,23 @@ def run(ctx: Context) -> tuple[list[Record], dict[str, Any]]:
             )
             for mode in MODES:
                 for q in queries:
-                    found = retrieve_pages(api.client, report.docset_id, site.url, q["query"], mode)
-                    records.append(Record("docs-retrieve", f"retrieve-{mode}", "", q["query"], found, [list(q["relevant"])]))
+                    found, relevance = retrieve_pages(api.client, report.docset_id, site.url, q["query"], mode)
+                    records.append(Record("docs-retrieve", f"retrieve-{mode}", "", q["query"], found,
+                                          [list(q["relevant"])], relevance))
+            # The documentation floor: the same questions as a client asks them (the server's floor),
+            # and questions nothing in the docs answers (min relevance 0: every floor applied offline).
+            for q in queries:
+                found, relevance = retrieve_pages(api.client, report.docset_id, site.url, q["query"], "hybrid", None)
+                records.append(Record("docs-retrieve", "retrieve-hybrid-floor", "", q["query"], found,
+                                      [list(q["relevant"])], relevance))
+            r = api.client.post("/retrieve", json={"query": queries[0]["query"], "docsetIds": [report.docset_id]})
+            r.raise_for_status()
+            retrieve_floor = r.json().get("floor")
+            unanswerable = [("nonsense", q) for q in nonsense_queries()]
+            unanswerable += [("off-domain", q) for q in off_domain_questions(Path(args.memory))]
+            for category, question in unanswerable:
+                found, relevance = retrieve_pages(api.client, report.docset_id, site.url, question, "hybrid")
+                records.append(Record("docs-retrieve", "retrieve-hybrid", category, question, found, [], relevance))
     # The same pages as memories, one project.
     project_id = api.project("python docs")
     ctx.projects["python docs"] = project_id
@@ -308,6 +407,7 @@ def run(ctx: Context) -> tuple[list[Record], dict[str, Any]]:
     info = {
         "crawl": report.__dict__ if report else None,
         "crawl_load_average": load_average,
+        "retrieve_floor": retrieve_floor,
         "docset_settings": {
             "chunks": f"{tokens} tokens (~{tokens * 4} chars), overlap {args.docset_settings.chunk_overlap_tokens}",
             "fusion": f"{w.vector}·vector + {w.text}·bm25 + {w.recency}·recency"
