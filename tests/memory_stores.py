@@ -530,7 +530,15 @@ class MemorySearchIndex:
                 q = [v / norm for v in query_vector]
                 vector = [(math.fsum(a * b for a, b in zip(r.vector, q, strict=True)), r) for r in rows]
             text = self._bm25(rows, query_text)
-        return LegResults(vector=_top(vector, k), text=_top(text, k))
+        # each leg also scores the other's candidates (memlane.ports.SearchIndex.search)
+        top_vector, top_text = _top(vector, k), _top(text, k)
+        nearest = {c.chunk_id for c in top_vector}
+        matched = {c.chunk_id for c in top_text}
+        text_fill = [c for c in _top(text, len(text)) if c.chunk_id in nearest and c.chunk_id not in matched and c.score > 0]
+        vector_fill = [c for c in _top(vector, len(vector)) if c.chunk_id in matched and c.chunk_id not in nearest]
+        by_score = lambda c: -c.score  # noqa: E731 - a sort key
+        return LegResults(vector=sorted(top_vector + vector_fill, key=by_score),
+                          text=sorted(top_text + text_fill, key=by_score))
 
     @staticmethod
     def _bm25(rows: list[_Row], query_text: str) -> list[tuple[float, _Row]]:

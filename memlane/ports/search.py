@@ -104,7 +104,20 @@ class SearchIndex(Protocol):
     def set_superseded(self, org_id: str, document_id: str, superseded: bool) -> None: ...
     def search(
         self, scope: SearchScope, query_text: str, query_vector: Sequence[float] | None, k: int
-    ) -> LegResults: ...
+    ) -> LegResults:
+        """Both legs under `scope`, each candidate scored on both (the fusion is then the spec's
+        formula for every candidate, with no zero standing in for "outside the other leg's top k"):
+
+        - `vector`: the k nearest in-scope chunks by cosine, then every chunk of `text` not among them,
+          with its cosine (empty when `query_vector` is None); best first.
+        - `text`: the k best BM25 in-scope chunks holding a query term, then every chunk of `vector`'s
+          k nearest not among them that holds a query term, with its BM25 (and `evidence` where the
+          host has one); best first. No chunk with a BM25 of 0 is in `text`.
+
+        A filled-in score is the one the leg would have given that chunk had k been larger (the same
+        statistics, scope and filters). Only chunks of the scope's organization, in scope."""
+        ...
+
     def document_ids(self, org_id: str | None = None) -> set[str]: ...
     def holdings(self, document_id: str) -> IndexHoldings:
         """Read from the index itself (any organization: a document id is unique), not from what

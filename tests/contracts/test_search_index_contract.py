@@ -442,6 +442,39 @@ def test_the_vector_leg_returns_the_nearest_chunks_first_with_their_cosine(idx: 
     assert [c.document_id for c in idx.search("", NEAR, k=10).vector] == ["near", "far", "orthogonal"]
 
 
+# osmem-server has no k-NN, so there is no vector leg to fill from: tests/aws covers OpenSearch's fill
+@pytest.mark.parametrize("idx", [a for a in ADAPTERS if a != "aws"], indirect=True)
+def test_each_legs_candidates_are_scored_on_the_other_leg_too(idx: Index) -> None:
+    # Given chunks near the query vector that barely (or never) say the word, and chunks that say it
+    # often but point elsewhere
+    idx.write(
+        [
+            chunk("near-says-it", "one note that mentions backoff once among many other words of its own", vector=NEAR),
+            chunk("near-silent", "a note about retries and queues", vector=(0.99, 0.141, 0.0, 0.0)),
+            chunk("far-loud", "backoff backoff backoff", vector=FAR),
+            chunk("far-louder", "backoff backoff backoff backoff", vector=(0.5, 0.866, 0.0, 0.0)),
+            chunk("elsewhere", "backoff backoff", vector=ORTHOGONAL),
+        ]
+    )
+    legs = idx.search("backoff", NEAR, k=2)
+    full = idx.search("backoff", NEAR, k=50)
+    cosine = {c.document_id: c.score for c in full.vector}
+    bm25 = {c.document_id: c.score for c in full.text}
+    # Then each leg's own top two come first
+    assert [c.document_id for c in legs.vector[:2]] == ["near-says-it", "near-silent"]
+    assert [c.document_id for c in legs.text[:2]] == ["far-louder", "far-loud"]
+    # and every chunk the text leg returned is in the vector leg with its cosine, the near chunk that
+    # says the word once is in the text leg with its BM25, and the one that never says it is not
+    assert {c.document_id: round(c.score, 6) for c in legs.vector} == {
+        d: round(cosine[d], 6) for d in ("near-says-it", "near-silent", "far-louder", "far-loud")}
+    assert {c.document_id: round(c.score, 6) for c in legs.text} == {
+        d: round(bm25[d], 6) for d in ("far-louder", "far-loud", "near-says-it")}
+    assert bm25["near-says-it"] < bm25["far-loud"] and cosine["far-louder"] < cosine["near-silent"]
+    # best first in both lists
+    assert [c.score for c in legs.vector] == sorted((c.score for c in legs.vector), reverse=True)
+    assert [c.score for c in legs.text] == sorted((c.score for c in legs.text), reverse=True)
+
+
 def test_holdings_count_what_each_leg_still_has_of_a_document(idx: Index) -> None:
     idx.write([chunk("doc-1", "circuit breaker", i=i) for i in range(3)])
     idx.write([chunk("doc-2", "circuit breaker")])

@@ -23,7 +23,14 @@ from pathlib import Path
 import numpy as np
 
 from memlane.adapters.local import bm25, search_snapshot, vector_ann
-from memlane.adapters.local.search_legs import ann_vector_leg, scope_mask, text_leg, vector_leg
+from memlane.adapters.local.search_legs import (
+    NO_LEG,
+    ann_vector_leg,
+    complete_legs,
+    scope_mask,
+    text_leg,
+    vector_leg,
+)
 from memlane.adapters.local.search_projection import Projection
 from memlane.adapters.local.search_query import MAX_QUERY_WORDS, STOPWORDS, fts_query, query_words
 from memlane.adapters.local.sqlite_db import SqliteDatabase, epoch
@@ -604,13 +611,16 @@ class SqliteSearchIndex:
         with self._lock:
             mask = scope_mask(m, scope, allowed_docs)  # one scope, applied identically in both legs
             if q is None:
-                vector = []
+                vector = NO_LEG
             elif m.ann is not None:
                 vector = ann_vector_leg(m, mask, q, k, scope, self._stored_vectors)
             else:
                 vector = vector_leg(m, mask, q, k)
-            text = text_leg(m, mask, phrases, k, scope)
-        return LegResults(vector=vector, text=text)
+            # Each leg also scores the other's candidates (memlane.ports.SearchIndex.search): the text
+            # leg the vector leg's top k, then the vector leg what the text leg returned.
+            text = text_leg(m, mask, phrases, k, scope, also=vector.slots)
+            vector = complete_legs(m, vector, text, q, self._stored_vectors if m.ann is not None else None)
+        return LegResults(vector=vector.candidates, text=text.candidates)
 
     def document_ids(self, org_id: str | None = None) -> set[str]:
         conn = self.db.connection()

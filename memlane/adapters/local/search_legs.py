@@ -1,5 +1,7 @@
 """The two search legs over the in-memory projection, under one scope mask: exact k-NN on the
-vectors (cosine, vectors being L2-normalised) and BM25 on the postings; each returns its top k."""
+vectors (cosine, vectors being L2-normalised) and BM25 on the postings; each returns its top k, and
+`complete_legs` then gives each leg's list the other leg's candidates with their scores on it
+(memlane.ports.SearchIndex.search)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import math
 import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,6 +23,16 @@ from memlane.adapters.local import bm25, vector_ann
 from memlane.adapters.local.search_projection import Projection
 from memlane.adapters.local.sqlite_db import epoch
 from memlane.ports import UNKNOWN_KIND, Candidate, SearchScope
+
+
+class Leg(NamedTuple):
+    """A leg's candidates, best first, and their slots in the projection (the same order)."""
+
+    candidates: list[Candidate]
+    slots: np.ndarray
+
+
+NO_LEG = Leg([], np.empty(0, dtype=np.int64))
 
 _BLAS: list = []  # the process's BLAS thread-pool controller, found on first use
 
@@ -125,10 +138,10 @@ def scope_mask(m: Projection, scope: SearchScope, allowed_docs: set[str] | None)
     return mask
 
 
-def vector_leg(m: Projection, mask: np.ndarray, q: np.ndarray, k: int) -> list[Candidate]:
+def vector_leg(m: Projection, mask: np.ndarray, q: np.ndarray, k: int) -> Leg:
     idx = np.flatnonzero(mask)
     if idx.size == 0:
-        return []
+        return NO_LEG
     n = m.size
     # Vectors are L2-normalised at embedding time, so the dot product is the cosine. The
     # product runs over a view of the matrix; gathering the in-scope rows first copies them,
@@ -153,7 +166,7 @@ def ann_vector_leg(
     k: int,
     scope: SearchScope,
     stored_vectors: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
-) -> list[Candidate]:
+) -> Leg:
     """The vector leg over the HNSW partitions of the scope's projects. Candidates are re-scored
     exactly against the stored float32 vectors (`stored_vectors(rowids)` → the rowids still stored
     and their vectors): a row deleted from SQLite is dropped whatever the graph still holds."""
@@ -189,57 +202,127 @@ def ann_vector_leg(
         found.append(keys[keep][:want])  # the graph's order: nearest first
     keys = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
     if keys.size == 0:
-        return []
+        return NO_LEG
     rowids, vectors = stored_vectors(keys)
     if rowids.size == 0:
-        return []
+        return NO_LEG
     slots = m.position.slots(rowids)
     ok = slots >= 0
     ok[ok] = mask[slots[ok]]
     if not ok.any():
-        return []
+        return NO_LEG
     scores = vectors[ok] @ q  # a few hundred rows: no BLAS thread pool to limit (that costs ~1 ms)
     return _top(m, slots[ok], scores, k)
 
 
-def text_leg(m: Projection, mask: np.ndarray, phrases: list[int], k: int, scope: SearchScope) -> list[Candidate]:
+def text_leg(
+    m: Projection, mask: np.ndarray, phrases: list[int], k: int, scope: SearchScope, also: np.ndarray | None = None,
+) -> Leg:
     """BM25 top-k under the scope: every in-scope row holding any query term is scored, with N, df and
     avgdl over the scope's organization and projects (`scope_stats`), so a project's ranking and
     scores do not move when another project or another organization saves. Each candidate also
     carries its `evidence`: its BM25 over the statistics of the whole organization (every project of
-    it, no other organization), which relevance reads (memlane.ports.Candidate.evidence)."""
+    it, no other organization), which relevance reads (memlane.ports.Candidate.evidence).
+
+    `also`: row slots (the vector leg's candidates) whose scores join the top k when they hold a query
+    term, with the same statistics: every row is scored here anyway, so this costs one lookup."""
     stats = scope_stats(m, scope)
     background = scope_stats(m, scope, organization=True)
     found = bm25.score_rows(m.postings, phrases, stats, mask, m.doclen, m.size, background)
     if found is None:
-        return []
+        return NO_LEG
     idx, scores, evidence = found
     keep = scores > 0
     if not keep.all():
         idx, scores = idx[keep], scores[keep]
         evidence = evidence[keep] if evidence is not None else None
     if idx.size == 0:
-        return []
-    return _top(m, idx, scores, k, evidence)
+        return NO_LEG
+    best = _best(idx, scores, k)
+    if also is not None and also.size:
+        # idx is ascending (bm25.score_rows): where each wanted slot would sit, and whether it is there
+        at = np.minimum(np.searchsorted(idx, also), idx.size - 1)
+        held = np.unique(at[idx[at] == also])
+        best = np.concatenate([best, np.setdiff1d(held, best, assume_unique=False)])
+        best = best[np.lexsort((idx[best], -scores[best]))]
+    return _leg(m, idx[best], scores[best], evidence[best] if evidence is not None else None)
 
 
-def _top(m: Projection, idx: np.ndarray, scores: np.ndarray, k: int, evidence: np.ndarray | None = None) -> list[Candidate]:
-    """The k best of `scores` (for rows `idx`), best first; ties in row order."""
+def cosines(
+    m: Projection, slots: np.ndarray, q: np.ndarray,
+    stored_vectors: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
+) -> Leg:
+    """The cosine of these rows to the query (the text leg's candidates the vector leg did not
+    return): from the float32 matrix, or where the vectors live in the graphs (`m.ann`), exactly from
+    the vectors SQLite stores, as the graphs' own candidates are re-scored."""
+    if slots.size == 0:
+        return NO_LEG
+    if m.ann is None:
+        with _one_blas_thread():
+            scores = m.vectors[slots] @ q
+        return _leg(m, slots, scores, None)
+    assert stored_vectors is not None
+    rowids, vectors = stored_vectors(m.rowid[slots])
+    if rowids.size == 0:
+        return NO_LEG
+    found = m.position.slots(rowids)
+    ok = found >= 0
+    return _leg(m, found[ok], vectors[ok] @ q, None)
+
+
+def complete_legs(
+    m: Projection, vector: Leg, text: Leg, q: np.ndarray | None,
+    stored_vectors: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
+) -> Leg:
+    """The vector leg with the cosines of the text leg's candidates it did not return, best first (the
+    text leg gets the vector leg's candidates from `text_leg(also=...)`, where every row is scored)."""
+    if q is None or text.slots.size == 0:
+        return vector
+    missing = text.slots[~np.isin(text.slots, vector.slots)]
+    extra = cosines(m, missing, q, stored_vectors)
+    if not extra.candidates:
+        return vector
+    return merge(vector, extra)
+
+
+def merge(a: Leg, b: Leg) -> Leg:
+    """Two legs' candidates (no chunk in both) as one, best first; equal scores keep `a`'s first."""
+    candidates = a.candidates + b.candidates
+    order = sorted(range(len(candidates)), key=lambda i: -candidates[i].score)
+    slots = np.concatenate([a.slots, b.slots])
+    return Leg([candidates[i] for i in order], slots[order])
+
+
+def _best(idx: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the k best of `scores` (for rows `idx`), best first; ties in row order."""
     top = min(k, idx.size)
     best = np.argpartition(-scores, top - 1)[:top]
-    best = best[np.lexsort((idx[best], -scores[best]))]
+    return best[np.lexsort((idx[best], -scores[best]))]
+
+
+def _top(m: Projection, idx: np.ndarray, scores: np.ndarray, k: int, evidence: np.ndarray | None = None) -> Leg:
+    """The k best of `scores` (for rows `idx`), best first; ties in row order."""
+    best = _best(idx, scores, k)
+    return _leg(m, idx[best], scores[best], evidence[best] if evidence is not None else None)
+
+
+def _leg(m: Projection, slots: np.ndarray, scores: np.ndarray, evidence: np.ndarray | None) -> Leg:
+    return Leg(_candidates(m, slots, scores, evidence), np.asarray(slots, dtype=np.int64))
+
+
+def _candidates(m: Projection, slots: np.ndarray, scores: np.ndarray, evidence: np.ndarray | None) -> list[Candidate]:
     types = m.codes.values
     return [
         Candidate(
-            chunk_id=m.chunk_ids[idx[b]],
-            document_id=m.doc_ids[m.document[idx[b]]],
-            chunk_index=int(m.chunk_index[idx[b]]),
-            score=float(scores[b]),
-            created_at=datetime.fromtimestamp(float(m.created[idx[b]]), UTC),
-            content_type=_content_type(types, int(m.content_type[idx[b]])),
-            evidence=float(evidence[b]) if evidence is not None else None,
+            chunk_id=m.chunk_ids[slot],
+            document_id=m.doc_ids[m.document[slot]],
+            chunk_index=int(m.chunk_index[slot]),
+            score=float(scores[i]),
+            created_at=datetime.fromtimestamp(float(m.created[slot]), UTC),
+            content_type=_content_type(types, int(m.content_type[slot])),
+            evidence=float(evidence[i]) if evidence is not None else None,
         )
-        for b in best
+        for i, slot in enumerate(slots)
     ]
 
 
