@@ -16,6 +16,10 @@ Decisions, each for a reason:
 * **The tenant filter is built here**, from `scope.organization_id`, and placed in both legs: in
   the bool filter of the BM25 query and *inside* the knn clause (faiss efficient filtering), so
   the k nearest neighbours are chosen among the tenant's chunks, not filtered after the fact.
+* **Each leg scores the other leg's candidates** (SearchIndex.search's contract): one more _msearch,
+  only when a leg returned a chunk the other did not, with the text leg's BM25 query narrowed to the
+  vector candidates and a fetch of the text candidates' stored vectors, dotted with the query here
+  (`fill`; why not a k-NN body: opensearch_queries.fill_bodies).
 * **Writes are upserts** (`_id` = deterministic chunk id) and are not refreshed: a chunk becomes
   searchable after the index refresh interval (~1 s). Deletes refresh, so a deleted document
   disappears at once.
@@ -38,7 +42,7 @@ one (the adapter: index lifecycle and alias, writes, reads, the client factory).
 
 from __future__ import annotations
 
-import math
+import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -430,7 +434,7 @@ class OpenSearchIndex:
                     stored = hit["_source"].get(VECTOR_FIELD)
                     if not isinstance(stored, list) or len(stored) != len(query):
                         continue  # no vector to score (not written by memlane): left unscored
-                    cosine = math.fsum(float(a) * b for a, b in zip(stored, query, strict=True))
+                    cosine = sum(map(operator.mul, map(float, stored), query))  # ~4x fsum; float64 is ample
                     filled["vector"].append(replace(candidate, score=cosine))
         return LegResults(vector=_best_first(filled["vector"]), text=_best_first(filled["text"]))
 
