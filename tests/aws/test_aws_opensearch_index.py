@@ -388,7 +388,10 @@ def test_search_sends_one_msearch_with_both_legs_and_the_same_filter(fake: FakeO
 
     results = index.search(the_scope, "exponential backoff", [0.0, 5.0], 10)
 
-    (call,) = fake.named("msearch")
+    # (the second _msearch asks for doc-2's vector, which the k-NN leg did not return: the fill tests)
+    call, fill = fake.named("msearch")
+    assert [q["query"]["bool"]["filter"][-1] for q in fill["body"][1::2]] == [
+        {"terms": {"chunk_id": [chunk_id_for("doc-2", 3)]}}]
     header_text, text_query, header_knn, knn_query = call["body"]
     assert call["index"] == ALIAS and header_text == header_knn == {"index": ALIAS}
     expected_filter = [
@@ -663,3 +666,106 @@ def test_as_of_bounds_created_at_inside_both_legs(fake: FakeOpenSearch) -> None:
     assert bound in knn_query["query"]["knn"]["vector"]["filter"]["bool"]["filter"]
     # every version: the one current at as_of may have been superseded since
     assert not any("superseded" in json.dumps(c) for c in text_query["query"]["bool"]["filter"])
+
+
+# --------------------------------------------------------------------------- each leg completed (fill)
+# SearchIndex.search's contract: a chunk one leg returned and the other did not gets the other leg's
+# score too, from one more _msearch (the BM25 with an ids filter; the stored vector, dotted in Python).
+# The same path against osmem-server's own BM25 and _source: test_aws_opensearch_fill_osmem.py.
+
+
+def vector_hit(doc_id: str, index: int, vector: list[float], org: str = "org-a") -> dict[str, Any]:
+    found = hit(doc_id, index, 0.0, org=org)
+    found["_source"]["vector"] = vector
+    return found
+
+
+def test_each_leg_scores_the_other_legs_candidates_in_one_more_msearch(fake: FakeOpenSearch) -> None:
+    index = OpenSearchIndex(fake, ALIAS, 2)
+    a, b, c = (chunk_id_for(d, 0) for d in ("doc-a", "doc-b", "doc-c"))
+    fake.msearch_responses = [
+        # text leg (k=2, full: more may hold the words): a, b; k-NN leg: c (cosine 0.9), a (0.5)
+        {"responses": [leg(hit("doc-a", 0, 5.0), hit("doc-b", 0, 3.0)),
+                       leg(hit("doc-c", 0, knn_score_from_cosine(0.9)), hit("doc-a", 0, knn_score_from_cosine(0.5)))]},
+        # the fill: c's BM25; b's stored vector (unit length, as upsert writes it)
+        {"responses": [leg(hit("doc-c", 0, 4.0)), leg(vector_hit("doc-b", 0, [0.6, 0.8]))]},
+    ]
+    the_scope = scope(content_types=(ContentType.MARKDOWN,))
+
+    results = index.search(the_scope, "exponential backoff", [0.0, 5.0], 2)
+
+    first, fill = fake.named("msearch")
+    header_1, bm25, header_2, vectors = fill["body"]
+    assert fill["index"] == ALIAS and header_1 == header_2 == {"index": ALIAS}
+    text_leg = first["body"][1]
+    # (1) the text leg's own query, narrowed to the missing chunk: same fields, same scope filter
+    assert bm25["query"]["bool"]["must"] == text_leg["query"]["bool"]["must"]
+    assert bm25["query"]["bool"]["filter"] == [*text_leg["query"]["bool"]["filter"], {"terms": {"chunk_id": [c]}}]
+    assert bm25["size"] == 1 and "vector" not in bm25["_source"]
+    # (2) the stored vector of b, under the same scope filter, without scoring anything
+    assert vectors["query"] == {"bool": {"filter": [*text_leg["query"]["bool"]["filter"], {"terms": {"chunk_id": [b]}}]}}
+    assert vectors["size"] == 1 and "vector" in vectors["_source"]
+    # Each list holds both legs' candidates, best first: b's cosine is 0.8 (query normalised to [0, 1])
+    assert [(x.chunk_id, x.score) for x in results.text] == [(a, 5.0), (c, 4.0), (b, 3.0)]
+    assert [(x.chunk_id, x.score) for x in results.vector] == [
+        (c, pytest.approx(0.9)), (b, pytest.approx(0.8)), (a, pytest.approx(0.5))]
+    assert {x.chunk_id: x.document_id for x in results.vector}[b] == "doc-b"
+
+
+def test_no_second_round_trip_when_nothing_is_missing(fake: FakeOpenSearch) -> None:
+    index = OpenSearchIndex(fake, ALIAS, 2)
+    fake.msearch_responses = [
+        # both legs return the same chunks
+        {"responses": [leg(hit("doc-a", 0, 5.0), hit("doc-b", 0, 3.0)),
+                       leg(hit("doc-b", 0, 1.9), hit("doc-a", 0, 1.5))]},
+        # the text leg returned fewer hits than k: every chunk holding a word is in it already
+        {"responses": [leg(hit("doc-a", 0, 5.0)), leg(hit("doc-a", 0, 1.5), hit("doc-z", 0, 1.2))]},
+        # one leg only
+        {"responses": [leg(hit("doc-a", 0, 5.0), hit("doc-b", 0, 3.0))]},
+        {"responses": [leg(hit("doc-a", 0, 1.5), hit("doc-b", 0, 1.2))]},
+    ]
+    both = index.search(scope(), "backoff", [1.0, 0.0], 2)
+    text_complete = index.search(scope(), "backoff", [1.0, 0.0], 5)
+    text_only = index.search(scope(), "backoff", None, 2)
+    vector_only = index.search(scope(), "", [1.0, 0.0], 2)
+    assert len(fake.named("msearch")) == 4  # one each
+    assert [x.document_id for x in both.text] == ["doc-a", "doc-b"]
+    assert [x.document_id for x in both.vector] == ["doc-b", "doc-a"]
+    assert [x.document_id for x in text_complete.text] == ["doc-a"]  # doc-z holds no query word
+    assert [x.document_id for x in text_complete.vector] == ["doc-a", "doc-z"]
+    assert text_only.vector == [] and vector_only.text == []
+
+
+def test_a_fill_keeps_only_asked_in_tenant_chunks_with_a_score(fake: FakeOpenSearch) -> None:
+    index = OpenSearchIndex(fake, ALIAS, 2)
+    fake.msearch_responses = [
+        {"responses": [leg(hit("doc-a", 0, 5.0), hit("doc-t", 0, 3.0)),
+                       leg(hit("doc-v", 0, 1.9), hit("doc-w", 0, 1.8))]},
+        {"responses": [
+            leg(hit("doc-v", 0, 0.0),  # BM25 0: holds no query word, stays out of `text`
+                hit("doc-w", 0, 2.0, org="org-b"),  # another tenant's (defence in depth)
+                hit("doc-x", 0, 9.0)),  # not asked for
+            leg(vector_hit("doc-a", 0, [1.0, 0.0], org="org-b"),
+                {**hit("doc-t", 0, 0.0)}),  # no stored vector: not scored
+        ]},
+    ]
+    results = index.search(scope(), "backoff", [1.0, 0.0], 2)
+    assert [x.document_id for x in results.text] == ["doc-a", "doc-t"]
+    assert [x.document_id for x in results.vector] == ["doc-v", "doc-w"]
+
+
+def test_fill_errors_are_handled_as_the_legs_are(fake: FakeOpenSearch) -> None:
+    index = OpenSearchIndex(fake, ALIAS, 2)
+    legs = {"responses": [leg(hit("doc-a", 0, 5.0), hit("doc-b", 0, 3.0)), leg(hit("doc-c", 0, 1.5))]}
+    missing = {"status": 404, "error": {"type": "index_not_found_exception"}}
+    broken = {"status": 500, "error": {"type": "search_phase_execution_exception"}}
+    fake.msearch_responses = [
+        legs, {"responses": [missing, missing]},  # the index went away in between: nothing filled
+        legs, {"responses": [leg(), broken]},
+        legs, os_errors.TransportError(503, "unavailable", {}),
+    ]
+    gone = index.search(scope(), "backoff", [1.0, 0.0], 2)
+    assert [x.document_id for x in gone.text] == ["doc-a", "doc-b"] and [x.document_id for x in gone.vector] == ["doc-c"]
+    for _ in range(2):
+        with pytest.raises(DependencyUnavailableError):
+            index.search(scope(), "backoff", [1.0, 0.0], 2)

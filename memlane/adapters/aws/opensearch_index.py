@@ -16,6 +16,10 @@ Decisions, each for a reason:
 * **The tenant filter is built here**, from `scope.organization_id`, and placed in both legs: in
   the bool filter of the BM25 query and *inside* the knn clause (faiss efficient filtering), so
   the k nearest neighbours are chosen among the tenant's chunks, not filtered after the fact.
+* **Each leg scores the other leg's candidates** (SearchIndex.search's contract): one more _msearch,
+  only when a leg returned a chunk the other did not, with the text leg's BM25 query narrowed to the
+  vector candidates and a fetch of the text candidates' stored vectors, dotted with the query here
+  (`fill`; why not a k-NN body: opensearch_queries.fill_bodies).
 * **Writes are upserts** (`_id` = deterministic chunk id) and are not refreshed: a chunk becomes
   searchable after the index refresh interval (~1 s). Deletes refresh, so a deleted document
   disappears at once.
@@ -38,7 +42,9 @@ one (the adapter: index lifecycle and alias, writes, reads, the client factory).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlparse
 
@@ -48,6 +54,7 @@ from memlane.adapters.aws.opensearch_mapping import (
     CONTEXT_BOOST,
     CONTEXT_FIELD,
     TEXT_ANALYZER,
+    VECTOR_FIELD,
     chunk_source,
     cosine_from_knn_score,
     index_body,
@@ -55,7 +62,9 @@ from memlane.adapters.aws.opensearch_mapping import (
     normalize,
 )
 from memlane.adapters.aws.opensearch_queries import (
+    MAX_K,
     REINDEX_HINT,
+    fill_bodies,
     parse_time,
     scope_filter,
     search_bodies,
@@ -355,33 +364,110 @@ class OpenSearchIndex:
     def search(
         self, scope: SearchScope, query_text: str, query_vector: Sequence[float] | None, k: int
     ) -> LegResults:
+        """Both legs in one _msearch, then (only when one leg returned a chunk the other did not) one
+        more _msearch that scores those chunks on the other leg (`fill`): SearchIndex.search's contract."""
         legs, body = self.search_bodies(scope, query_text, query_vector, k)
-        found: dict[str, list[Candidate]] = {"text": [], "vector": []}
         if not legs:
             return LegResults(vector=[], text=[])
+        found: dict[str, list[Candidate]] = {"text": [], "vector": []}
+        text_complete = False
         response = self._call(self.client.msearch, body=body, index=self.alias)
         for leg, result in zip(legs, response.get("responses", []), strict=False):
-            if "error" in result:
-                error = result["error"]
-                kind = error.get("type") if isinstance(error, dict) else str(error)
-                if kind == "index_not_found_exception":
-                    continue  # nothing indexed yet
-                raise DependencyUnavailableError(f"search index {leg} leg failed: {kind}")
-            for hit in result.get("hits", {}).get("hits", []):
-                source = hit.get("_source", {})
-                if source.get("organization_id") != scope.organization_id:
-                    continue  # defence in depth: the filter already excludes other tenants
-                raw = float(hit.get("_score") or 0.0)
-                found[leg].append(
-                    Candidate(
-                        chunk_id=str(source.get("chunk_id") or hit["_id"]),
-                        document_id=str(source["document_id"]),
-                        chunk_index=int(source.get("chunk_index", 0)),
-                        score=cosine_from_knn_score(raw) if leg == "vector" else raw,
-                        created_at=parse_time(source["created_at"]),
-                    )
-                )
-        return LegResults(vector=found["vector"], text=found["text"])
+            hits = self._leg_hits(leg, result, "leg")
+            if hits is None:
+                continue  # nothing indexed yet
+            if leg == "text":
+                # fewer hits than asked for: the leg returned every in-scope chunk holding a query
+                # term, so a vector candidate it did not return has a BM25 of 0 (nothing to fill)
+                text_complete = len(hits) < max(1, min(MAX_K, k))
+            found[leg] = [self._candidate(hit, leg) for hit in self._own(scope, hits)]
+        return self.fill(
+            scope, query_text, query_vector, LegResults(vector=found["vector"], text=found["text"]),
+            text_complete=text_complete,
+        )
+
+    def fill(
+        self, scope: SearchScope, query_text: str, query_vector: Sequence[float] | None, legs: LegResults,
+        *, text_complete: bool = False,
+    ) -> LegResults:
+        """Scores each leg's candidates on the other leg, in one _msearch of up to two bodies
+        (opensearch_queries.fill_bodies), and returns both lists with them merged in, best first
+        (score, then chunk id):
+
+        * a vector candidate the text leg did not return gets the BM25 the text leg gives it (same
+          query, fields, analyzer, scope filter; only the ids are added to the filter) and joins
+          `text` when that is > 0; skipped when `text_complete` (the text leg returned fewer hits than
+          its size, so every chunk holding a query term is already in `text`);
+        * a text candidate the vector leg did not return gets its cosine: its stored vector (unit
+          length: opensearch_mapping.chunk_source normalises on write) dotted with the normalised
+          query vector in Python, the inner product the faiss `innerproduct` space computes.
+
+        No request at all when nothing is missing. Chunks outside the scope (another organization,
+        project, content type...) are never filled in: the scope filter is in both bodies, and the
+        organization is checked again on every hit."""
+        text_ids = {c.chunk_id for c in legs.text}
+        vector_ids = {c.chunk_id for c in legs.vector}
+        bm25_of = [] if text_complete or not query_text.strip() else [
+            c.chunk_id for c in legs.vector if c.chunk_id not in text_ids]
+        vectors_of = [] if query_vector is None else [c.chunk_id for c in legs.text if c.chunk_id not in vector_ids]
+        names, body = fill_bodies(
+            self.alias, self.text_fields(), scope, query_text, query_vector, bm25_of, vectors_of
+        )
+        filled: dict[str, list[Candidate]] = {"text": list(legs.text), "vector": list(legs.vector)}
+        if names:
+            asked = {"text": set(bm25_of), "vector": set(vectors_of)}
+            query = normalize(query_vector) if query_vector is not None else []
+            response = self._call(self.client.msearch, body=body, index=self.alias)
+            for leg, result in zip(names, response.get("responses", []), strict=False):
+                hits = self._leg_hits(leg, result, "fill")
+                if hits is None:
+                    continue
+                for hit in self._own(scope, hits):
+                    candidate = self._candidate(hit, leg, raw=True)
+                    if candidate.chunk_id not in asked[leg]:
+                        continue  # only what was asked for
+                    asked[leg].discard(candidate.chunk_id)  # once (Serverless may briefly hold two copies)
+                    if leg == "text":
+                        if candidate.score > 0:
+                            filled["text"].append(candidate)
+                        continue
+                    stored = hit["_source"].get(VECTOR_FIELD)
+                    if not isinstance(stored, list) or len(stored) != len(query):
+                        continue  # no vector to score (not written by memlane): left unscored
+                    cosine = sum(map(operator.mul, map(float, stored), query))  # ~4x fsum; float64 is ample
+                    filled["vector"].append(replace(candidate, score=cosine))
+        return LegResults(vector=_best_first(filled["vector"]), text=_best_first(filled["text"]))
+
+    @staticmethod
+    def _leg_hits(leg: str, result: dict[str, Any], what: str) -> list[dict[str, Any]] | None:
+        """One _msearch response's hits; None when the index does not exist yet; other errors raise."""
+        if "error" in result:
+            error = result["error"]
+            kind = error.get("type") if isinstance(error, dict) else str(error)
+            if kind == "index_not_found_exception":
+                return None
+            raise DependencyUnavailableError(f"search index {leg} {what} failed: {kind}")
+        hits: list[dict[str, Any]] = result.get("hits", {}).get("hits", [])
+        return hits
+
+    @staticmethod
+    def _own(scope: SearchScope, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        # defence in depth: the filter already excludes other tenants
+        return [hit for hit in hits if hit.get("_source", {}).get("organization_id") == scope.organization_id]
+
+    @staticmethod
+    def _candidate(hit: dict[str, Any], leg: str, *, raw: bool = False) -> Candidate:
+        """A hit as a candidate: BM25 as is, a k-NN score turned back into the cosine (unless `raw`: a
+        fill's vector hits come from a plain filtered search, whose score means nothing)."""
+        source = hit["_source"]
+        score = float(hit.get("_score") or 0.0)
+        return Candidate(
+            chunk_id=str(source.get("chunk_id") or hit["_id"]),
+            document_id=str(source["document_id"]),
+            chunk_index=int(source.get("chunk_index", 0)),
+            score=cosine_from_knn_score(score) if leg == "vector" and not raw else score,
+            created_at=parse_time(source["created_at"]),
+        )
 
     def holdings(self, document_id: str) -> IndexHoldings:
         """Chunks of the document the index holds: with text (the BM25 leg), and at all (each holds
@@ -426,6 +512,10 @@ class OpenSearchIndex:
             after = agg.get("after_key")
             if not buckets or after is None:
                 return ids
+
+
+def _best_first(candidates: list[Candidate]) -> list[Candidate]:
+    return sorted(candidates, key=lambda c: (-c.score, c.chunk_id))
 
 
 def make_opensearch_client(

@@ -15,6 +15,7 @@ HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
 SPACE_TYPE = "innerproduct"
 TEXT_ANALYZER = "english"
+VECTOR_FIELD = "vector"  # the chunk's unit vector (knn_vector), kept in _source
 TEXT_FIELDS = ("text^1", "title^2", "heading_path^1.5")
 # The text of the memories saved around a short memory (memlane.documents.contextual), below its own words.
 CONTEXT_FIELD = "context"
@@ -37,7 +38,7 @@ def index_body(dimension: int, embedder_id: str | None = None, *, serverless: bo
     if embedder_id:
         meta["embedder"] = embedder_id
     properties: dict[str, Any] = {
-        "vector": {
+        VECTOR_FIELD: {
             "type": "knn_vector",
             "dimension": dimension,
             "method": {
@@ -119,7 +120,7 @@ def chunk_source(item: IndexedChunk) -> dict[str, Any]:
         "kind": item.kind,
         "tags": tags_of(chunk.tags),
         "created_at": iso(chunk.created_at),
-        "vector": normalize(item.vector),
+        VECTOR_FIELD: normalize(item.vector),
     }
     if chunk.source_url:
         source["source_url"] = chunk.source_url

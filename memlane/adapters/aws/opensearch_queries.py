@@ -9,7 +9,14 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from memlane.adapters.aws.opensearch_mapping import CONTEXT_FIELD, TEXT_FIELDS, iso, normalize, tags_of
+from memlane.adapters.aws.opensearch_mapping import (
+    CONTEXT_FIELD,
+    TEXT_FIELDS,
+    VECTOR_FIELD,
+    iso,
+    normalize,
+    tags_of,
+)
 from memlane.domain.errors import EmbedderMismatchError
 from memlane.ports import SearchScope
 
@@ -83,25 +90,8 @@ def search_bodies(
         legs.append("text")
         body.append({"index": alias})
         body.append(
-            {
-                "size": size,
-                "_source": SOURCE_FIELDS,
-                "track_total_hits": False,
-                "query": {
-                    "bool": {
-                        "must": [
-                            {
-                                "multi_match": {
-                                    "query": query_text,
-                                    "fields": fields,
-                                    "type": "most_fields",
-                                }
-                            }
-                        ],
-                        "filter": flt,
-                    }
-                },
-            }
+            {"size": size, "_source": SOURCE_FIELDS, "track_total_hits": False,
+             "query": text_query(fields, query_text, flt)}
         )
     if query_vector is not None:
         if len(query_vector) != dimension:
@@ -118,7 +108,7 @@ def search_bodies(
                 "track_total_hits": False,
                 "query": {
                     "knn": {
-                        "vector": {
+                        VECTOR_FIELD: {
                             "vector": normalize(query_vector),
                             "k": size,
                             "filter": {"bool": {"filter": flt}},
@@ -126,6 +116,56 @@ def search_bodies(
                     }
                 },
             }
+        )
+    return legs, body
+
+
+def text_query(fields: list[str], query_text: str, flt: list[dict[str, Any]]) -> dict[str, Any]:
+    """The text leg's query: BM25 over `fields` (most_fields), scored; `flt` only filters (a filter
+    clause never changes a hit's score, so a narrower filter leaves each chunk's BM25 as it was)."""
+    return {
+        "bool": {
+            "must": [{"multi_match": {"query": query_text, "fields": fields, "type": "most_fields"}}],
+            "filter": flt,
+        }
+    }
+
+
+def fill_bodies(
+    alias: str, fields: list[str], scope: SearchScope, query_text: str, query_vector: Sequence[float] | None,
+    bm25_of: Sequence[str], vectors_of: Sequence[str],
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """The second _msearch of a recall (SearchIndex.search's contract: each leg also scores the other
+    leg's candidates), with up to two bodies; legs are named for the list each one fills:
+
+    * "text": the BM25 of the chunks `bm25_of` (vector candidates the text leg did not return), the
+      text leg's own query (same fields, analyzer, scope filter) narrowed to those chunk ids, so each
+      hit's `_score` is the one the leg would have given it with a larger k;
+    * "vector": the stored vectors of the chunks `vectors_of` (text candidates the vector leg did not
+      return), the scope filter narrowed to those chunk ids, for their cosine computed by the caller.
+      Not a `script_score` query with the k-NN plugin's `knn_score` script, which would return the
+      cosine itself: osmem-server (the OpenSearch stand-in the tests run) has no k-NN plugin, and a
+      plain filtered search with `_source` is a path both hosts run.
+
+    Both restrict by the `chunk_id` keyword, not `_id`: Serverless indexes chunks without custom ids."""
+    flt = scope_filter(scope)
+    legs: list[str] = []
+    body: list[dict[str, Any]] = []
+    bm25_ids = list(dict.fromkeys(bm25_of))[:MAX_K]
+    vector_ids = list(dict.fromkeys(vectors_of))[:MAX_K]
+    if bm25_ids and query_text.strip():
+        legs.append("text")
+        body.append({"index": alias})
+        body.append(
+            {"size": len(bm25_ids), "_source": SOURCE_FIELDS, "track_total_hits": False,
+             "query": text_query(fields, query_text, [*flt, {"terms": {"chunk_id": bm25_ids}}])}
+        )
+    if vector_ids and query_vector is not None:
+        legs.append("vector")
+        body.append({"index": alias})
+        body.append(
+            {"size": len(vector_ids), "_source": [*SOURCE_FIELDS, VECTOR_FIELD], "track_total_hits": False,
+             "query": {"bool": {"filter": [*flt, {"terms": {"chunk_id": vector_ids}}]}}}
         )
     return legs, body
 
