@@ -83,6 +83,9 @@ class Settings(BaseModel):
     # (memlane.domain.tuning.FusionWeights.code_text_evidence); MEMLANE_FUSION_CODE_TEXT_EVIDENCE=0
     # gives the spec's formula for code too.
     fusion_code_text_evidence: bool = True
+    # Each leg scores the other's candidates (memlane.domain.tuning.FusionWeights.complete_legs);
+    # MEMLANE_FUSION_COMPLETE_LEGS=0 gives each leg's own top k only, as before.
+    fusion_complete_legs: bool = True
     # Identifier words (memlane.ingest.identifiers): a code chunk is indexed for the text leg with the
     # words of its identifiers (`getUserName` → get user name), and a query naming an identifier also
     # searches for its words. Off by default: on the recall suite it moved code MRR@10 +0.004 but lost
@@ -134,6 +137,7 @@ class Settings(BaseModel):
     def fusion(self) -> FusionWeights:
         return FusionWeights(vector=self.weight_vector, text=self.weight_text, recency=self.weight_recency,
                              code_text_evidence=self.fusion_code_text_evidence,
+                             complete_legs=self.fusion_complete_legs,
                              identifier_words=self.index_identifier_words)
 
     @property
@@ -184,6 +188,9 @@ class Settings(BaseModel):
         if env.get("MEMLANE_FUSION_CODE_TEXT_EVIDENCE"):
             values["fusion_code_text_evidence"] = (
                 env["MEMLANE_FUSION_CODE_TEXT_EVIDENCE"].lower() not in ("0", "false", "no", "off"))
+        if env.get("MEMLANE_FUSION_COMPLETE_LEGS"):
+            values["fusion_complete_legs"] = (
+                env["MEMLANE_FUSION_COMPLETE_LEGS"].lower() not in ("0", "false", "no", "off"))
         if env.get("MEMLANE_INDEX_IDENTIFIER_WORDS"):
             values["index_identifier_words"] = (
                 env["MEMLANE_INDEX_IDENTIFIER_WORDS"].lower() not in ("0", "false", "no", "off"))

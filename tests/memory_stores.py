@@ -520,7 +520,8 @@ class MemorySearchIndex:
         )
 
     def search(
-        self, scope: SearchScope, query_text: str, query_vector: Sequence[float] | None, k: int
+        self, scope: SearchScope, query_text: str, query_vector: Sequence[float] | None, k: int,
+        *, complete: bool = True,
     ) -> LegResults:
         with self._lock:
             rows = [r for r in self._rows.values() if self._in_scope(r, scope)]
@@ -532,6 +533,8 @@ class MemorySearchIndex:
             text = self._bm25(rows, query_text)
         # each leg also scores the other's candidates (memlane.ports.SearchIndex.search)
         top_vector, top_text = _top(vector, k), _top(text, k)
+        if not complete:
+            return LegResults(vector=top_vector, text=top_text)
         nearest = {c.chunk_id for c in top_vector}
         matched = {c.chunk_id for c in top_text}
         text_fill = [c for c in _top(text, len(text)) if c.chunk_id in nearest and c.chunk_id not in matched and c.score > 0]

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from memlane.config import env_float, env_int
 from memlane.domain.tuning import FusionWeights
 
-DOCSET_FUSION = FusionWeights(vector=0.8, text=0.2, recency=0.0, support=0.2, support_chunks=2)
+DOCSET_FUSION = FusionWeights(vector=0.8, text=0.2, recency=0.0, support=0.2, support_chunks=2, complete_legs=False)
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,7 @@ class DocsetSettings:
             recency=_float("MEMLANE_DOCSET_WEIGHT_RECENCY", DOCSET_FUSION.recency),
             support=_float("MEMLANE_DOCSET_WEIGHT_SUPPORT", DOCSET_FUSION.support),
             support_chunks=_int("MEMLANE_DOCSET_SUPPORT_CHUNKS", DOCSET_FUSION.support_chunks),
+            complete_legs=DOCSET_FUSION.complete_legs,
         )
         values["fusion"] = weights
         values.update({k: v for k, v in overrides.items() if v is not None})

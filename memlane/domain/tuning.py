@@ -28,6 +28,11 @@ class FusionWeights:
     # get user name; memlane.ingest.identifiers), as code chunks are then indexed with them
     # (Settings.index_identifier_words turns both on).
     identifier_words: bool = False
+    # Each leg scores the other leg's candidates (memlane.ports.SearchIndex.search, `complete`): the
+    # formula then reads a chunk's real cosine and BM25 instead of 0 for "outside that leg's top k".
+    # Documentation retrieval keeps each leg's own top k (memlane.docsets.models.DOCSET_FUSION): its
+    # weights and page support were chosen with them, and completed legs cost it (BENCHMARKS.md).
+    complete_legs: bool = True
 
     def __post_init__(self) -> None:
         for name in ("vector", "text", "recency", "support"):

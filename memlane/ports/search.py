@@ -103,10 +103,12 @@ class SearchIndex(Protocol):
     def delete_document(self, org_id: str, document_id: str) -> None: ...
     def set_superseded(self, org_id: str, document_id: str, superseded: bool) -> None: ...
     def search(
-        self, scope: SearchScope, query_text: str, query_vector: Sequence[float] | None, k: int
+        self, scope: SearchScope, query_text: str, query_vector: Sequence[float] | None, k: int,
+        *, complete: bool = True,
     ) -> LegResults:
         """Both legs under `scope`, each candidate scored on both (the fusion is then the spec's
-        formula for every candidate, with no zero standing in for "outside the other leg's top k"):
+        formula for every candidate, with no zero standing in for "outside the other leg's top k");
+        with `complete` False, each leg's own top k only:
 
         - `vector`: the k nearest in-scope chunks by cosine, then every chunk of `text` not among them,
           with its cosine (empty when `query_vector` is None); best first.

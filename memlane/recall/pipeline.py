@@ -138,7 +138,8 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
         # A query naming `getUserName` also searches for its words, as code chunks are then indexed
         # with them (memlane.ingest.identifiers); a query without compound identifiers is unchanged.
         text = query_identifier_words(text)
-    legs = svc.index.search(r.scope, text if r.legs != "vector" else "", vector if r.legs != "bm25" else None, r.k)
+    legs = svc.index.search(r.scope, text if r.legs != "vector" else "", vector if r.legs != "bm25" else None, r.k,
+                            complete=r.weights.complete_legs)
     if r.legs == "vector":
         legs = LegResults(vector=legs.vector, text=[])
     elif r.legs == "bm25":

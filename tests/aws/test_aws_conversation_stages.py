@@ -76,8 +76,8 @@ class TextLegOnly:
     def __init__(self, inner: Any) -> None:
         self._inner = inner
 
-    def search(self, scope: SearchScope, query_text: str, query_vector: Any, k: int) -> LegResults:
-        return self._inner.search(scope, query_text, None, k)
+    def search(self, scope: SearchScope, query_text: str, query_vector: Any, k: int, *, complete: bool = True) -> LegResults:
+        return self._inner.search(scope, query_text, None, k, complete=complete)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

@@ -362,10 +362,12 @@ class OpenSearchIndex:
         return search_bodies(self.alias, self.text_fields(), self.dimension, scope, query_text, query_vector, k)
 
     def search(
-        self, scope: SearchScope, query_text: str, query_vector: Sequence[float] | None, k: int
+        self, scope: SearchScope, query_text: str, query_vector: Sequence[float] | None, k: int,
+        *, complete: bool = True,
     ) -> LegResults:
-        """Both legs in one _msearch, then (only when one leg returned a chunk the other did not) one
-        more _msearch that scores those chunks on the other leg (`fill`): SearchIndex.search's contract."""
+        """Both legs in one _msearch, then (only when one leg returned a chunk the other did not, and
+        `complete`) one more _msearch that scores those chunks on the other leg (`fill`):
+        SearchIndex.search's contract."""
         legs, body = self.search_bodies(scope, query_text, query_vector, k)
         if not legs:
             return LegResults(vector=[], text=[])
@@ -381,6 +383,8 @@ class OpenSearchIndex:
                 # term, so a vector candidate it did not return has a BM25 of 0 (nothing to fill)
                 text_complete = len(hits) < max(1, min(MAX_K, k))
             found[leg] = [self._candidate(hit, leg) for hit in self._own(scope, hits)]
+        if not complete:
+            return LegResults(vector=found["vector"], text=found["text"])
         return self.fill(
             scope, query_text, query_vector, LegResults(vector=found["vector"], text=found["text"]),
             text_complete=text_complete,

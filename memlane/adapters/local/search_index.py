@@ -599,7 +599,8 @@ class SqliteSearchIndex:
         return {r["document_id"] for r in rows}
 
     def search(
-        self, scope: SearchScope, query_text: str, query_vector: Sequence[float] | None, k: int
+        self, scope: SearchScope, query_text: str, query_vector: Sequence[float] | None, k: int,
+        *, complete: bool = True,
     ) -> LegResults:
         allowed_docs = self._tagged_documents(scope)
         if not scope.project_ids or (allowed_docs is not None and not allowed_docs):
@@ -618,8 +619,9 @@ class SqliteSearchIndex:
                 vector = vector_leg(m, mask, q, k)
             # Each leg also scores the other's candidates (memlane.ports.SearchIndex.search): the text
             # leg the vector leg's top k, then the vector leg what the text leg returned.
-            text = text_leg(m, mask, phrases, k, scope, also=vector.slots)
-            vector = complete_legs(m, vector, text, q, self._stored_vectors if m.ann is not None else None)
+            text = text_leg(m, mask, phrases, k, scope, also=vector.slots if complete else None)
+            if complete:
+                vector = complete_legs(m, vector, text, q, self._stored_vectors if m.ann is not None else None)
         return LegResults(vector=vector.candidates, text=text.candidates)
 
     def document_ids(self, org_id: str | None = None) -> set[str]:

@@ -73,9 +73,11 @@ class _Index:
     def __init__(self, legs: LegResults) -> None:
         self.legs = legs
         self.calls: list[tuple[str, object]] = []
+        self.complete: list[bool] = []
 
-    def search(self, scope, text, vector, k):  # noqa: ANN001, ANN201
+    def search(self, scope, text, vector, k, *, complete=True):  # noqa: ANN001, ANN201
         self.calls.append((text, vector))
+        self.complete.append(complete)
         return self.legs
 
 
@@ -211,3 +213,22 @@ def test_the_floor_keeps_a_code_answer_a_note_at_the_same_cosine_would_lose() ->
     note, _ = _pipeline({"a": "note"}, legs, FusionWeights(), floor=C.floor)
     assert [g.document_id for g in code.documents] == ["d-a"] and code.documents[0].chunks[0].code
     assert note.documents == [] and note.below_floor == 1
+
+
+def test_memories_get_completed_legs_and_documentation_each_legs_own_top_k() -> None:
+    from types import SimpleNamespace
+
+    from memlane.config import Settings
+    from memlane.docsets.models import DOCSET_FUSION, DocsetSettings
+    from memlane.recall.pipeline import Retrieval, retrieve
+
+    index = _Index(LegResults(vector=[Candidate("c", "d", 0, 0.75, NOW)], text=[]))
+    svc = SimpleNamespace(embedder=SimpleNamespace(id="local/all-MiniLM-L6-v2/384", embed_query=lambda q: [1.0]),
+                          index=index, clock=SimpleNamespace(now=lambda: NOW), metadata=_Chunks({"c": "text"}))
+    scope = SearchScope(organization_id="o", project_ids=("p",), filters=RecallFilters(), now=NOW)
+    for weights in (Settings().fusion, DOCSET_FUSION, DocsetSettings.from_env({}).fusion):
+        retrieve(svc, Retrieval(query="q", scope=scope, k=10, weights=weights))  # type: ignore[arg-type]
+    # Then memory recall asks the index to score each leg's candidates on the other leg, and
+    # documentation retrieval (its weights and page support chosen with each leg's own top k) does not
+    assert index.complete == [True, False, False]
+    assert Settings.from_env({"MEMLANE_FUSION_COMPLETE_LEGS": "0"}).fusion.complete_legs is False
