@@ -73,4 +73,4 @@ def test_docset_settings_read_page_support_from_the_environment(monkeypatch):
     monkeypatch.setenv("MEMLANE_DOCSET_WEIGHT_SUPPORT", "0")
     monkeypatch.setenv("MEMLANE_DOCSET_SUPPORT_CHUNKS", "3")
     fusion = DocsetSettings.from_env(os.environ).fusion
-    assert fusion == FusionWeights(vector=0.8, text=0.2, recency=0.0, support=0.0, support_chunks=3)
+    assert fusion == FusionWeights(vector=0.8, text=0.2, recency=0.0, support=0.0, support_chunks=3, complete_legs=False)
