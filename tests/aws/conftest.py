@@ -160,3 +160,16 @@ def make_chunks() -> Callable[..., list[Chunk]]:
         ]
 
     return make
+
+
+@pytest.fixture(scope="module")
+def osmem() -> Iterator[Any]:
+    """osmem-server (an OpenSearch-compatible server in memory) on loopback, one per test module; a
+    module without osmem-server installed skips at its own importorskip before this runs."""
+    osmem_server = pytest.importorskip("osmem_server", reason="osmem-server is not installed")
+    server = osmem_server.OsmemServer.start(japanese=False)
+    try:
+        assert server.url.startswith("http://127.0.0.1:")
+        yield server
+    finally:
+        server.close()

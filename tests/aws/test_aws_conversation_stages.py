@@ -83,15 +83,6 @@ class TextLegOnly:
         return getattr(self._inner, name)
 
 
-@pytest.fixture(scope="module")
-def osmem() -> Iterator[Any]:
-    server = osmem_server.OsmemServer.start(japanese=False)
-    try:
-        yield server
-    finally:
-        server.close()
-
-
 @pytest.fixture
 def aws_services(osmem: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Services]:
     for name, value in {

@@ -74,15 +74,6 @@ class KnnShim:
         return {"status": 200, "hits": {"hits": scored[: clause["k"]]}}
 
 
-@pytest.fixture(scope="module")
-def osmem() -> Iterator[Any]:
-    server = osmem_server.OsmemServer.start(japanese=False)
-    try:
-        yield server
-    finally:
-        server.close()
-
-
 @pytest.fixture
 def client(osmem: Any) -> Iterator[KnnShim]:
     with osmem.clone() as clone:

@@ -33,16 +33,6 @@ EMBEDDER = "bedrock/amazon.titan-embed-text-v2:0/1024"
 DIM = 4
 
 
-@pytest.fixture(scope="module")
-def osmem() -> Iterator[Any]:
-    server = osmem_server.OsmemServer.start(japanese=False)
-    try:
-        assert server.url.startswith("http://127.0.0.1:")
-        yield server
-    finally:
-        server.close()
-
-
 @pytest.fixture
 def client(osmem: Any) -> Iterator[OpenSearch]:
     with osmem.clone() as clone:
