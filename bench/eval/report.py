@@ -13,6 +13,7 @@ from typing import Any
 from bench.eval.scoring import (
     FINE_FLOORS,
     FLOORS,
+    Interval,
     Record,
     abstention_share,
     curve,
@@ -131,13 +132,8 @@ def code_targets(records: Sequence[Record]) -> str:
 
 def _intervals(records: Sequence[Record], metrics: Sequence[str]) -> str:
     """" (memlane − the better baseline per question, …)" for each metric, or "" without baselines."""
-    parts = []
-    for metric in metrics:
-        base = best_baseline(records, metric)
-        ours = [r for r in records if r.method == "memlane"]
-        interval = paired_interval(ours, [r for r in records if r.method == base], metric)
-        if interval is not None:
-            parts.append(f"{metric} − {METHOD_SHORT[base]} {interval}")
+    found = [(metric, *against_best(records, metric)) for metric in metrics]
+    parts = [f"{metric} − {METHOD_SHORT[base]} {interval}" for metric, base, interval in found if interval]
     if not parts:
         return ""
     return f" (per question, with a paired bootstrap's 95 % interval: {'; '.join(parts)})"
@@ -338,9 +334,15 @@ def best_baseline(records: Sequence[Record], metric: str) -> str:
     return max(s, key=lambda m: (s[m], m == "minilm"))
 
 
-def _against_best(records: Sequence[Record], metric: str) -> str:
+def against_best(records: Sequence[Record], metric: str) -> tuple[str, Interval | None]:
+    """The better baseline on `metric`, and memlane minus it per question with its interval."""
     base = best_baseline(records, metric)
-    interval = paired_interval([r for r in records if r.method == "memlane"], [r for r in records if r.method == base], metric)
+    ours = [r for r in records if r.method == "memlane"]
+    return base, paired_interval(ours, [r for r in records if r.method == base], metric)
+
+
+def _against_best(records: Sequence[Record], metric: str) -> str:
+    base, interval = against_best(records, metric)
     return f"{interval} ({METHOD_SHORT[base]})" if interval else "–"
 
 
