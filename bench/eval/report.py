@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -92,19 +93,56 @@ def _recall10(records: Sequence[Record], method: str, category: str | None = Non
     return s.values.get("recall@10", 0.0)
 
 
-def conversations_targets(records: Sequence[Record]) -> str:
-    ours = _recall10(records, "memlane")
-    behind = [
+def _behind(records: Sequence[Record], method: str) -> list[str]:
+    """The categories where `method`'s recall@10 is not above both baselines' (a tie is not above)."""
+    return [
         c
         for c in CATEGORY_ORDER
         if any(r.category == c for r in records)
-        and _recall10(records, "memlane", c) <= max(_recall10(records, "bm25", c), _recall10(records, "minilm", c))
+        and _recall10(records, method, c) <= max(_recall10(records, "bm25", c), _recall10(records, "minilm", c))
     ]
-    return (
-        f"Targets (issue 22): recall@10 ≥ {TARGET_CONVERSATIONS_RECALL10} "
-        f"{_verdict(ours >= TARGET_CONVERSATIONS_RECALL10, f'{ours:.3f}')}; every category above both "
-        f"baselines on recall@10 {_verdict(not behind, 'behind: ' + ', '.join(behind) if behind else 'all four')}."
-    )
+
+
+def _read_as_memlane(records: Sequence[Record], method: str) -> list[Record]:
+    """`records` with `method`'s records in memlane's place (a reading such as "memlane-floor" compared
+    against the baselines by the functions that compare memlane)."""
+    if method == "memlane":
+        return list(records)
+    return [replace(r, method="memlane") if r.method == method else r for r in records if r.method != "memlane"]
+
+
+def _conversations_met(records: Sequence[Record], method: str) -> bool:
+    return _recall10(records, method) >= TARGET_CONVERSATIONS_RECALL10 and not _behind(records, method)
+
+
+def conversations_targets(records: Sequence[Record]) -> str:
+    """The issue's conversations line, read both ways: its 0.705 is today's recall@10 less the floor's
+    0.02 allowance, so it is a figure at the default floor, as a client receives recall; the ranking
+    without a floor (`min_relevance` 0) is shown beside it. Met only when both readings hold."""
+    def verdict(method: str) -> str:
+        ours = _recall10(records, method)
+        behind = _behind(records, method)
+        return (f"recall@10 ≥ {TARGET_CONVERSATIONS_RECALL10} "
+                f"{_verdict(ours >= TARGET_CONVERSATIONS_RECALL10, f'{ours:.3f}')}; every category above both "
+                f"baselines on recall@10 {_verdict(not behind, 'behind: ' + ', '.join(behind) if behind else 'all four')}")
+
+    text = f"Targets (issue 22): without a floor, {verdict('memlane')}"
+    methods = ["memlane"]
+    if any(r.method == "memlane-floor" for r in records):
+        methods.append("memlane-floor")
+        text += f". At the default floor, as a client asks (no `min_relevance`): {verdict('memlane-floor')}"
+    behind = dict.fromkeys(c for m in methods for c in _behind(records, m))
+    for category in behind:  # how sure the data is of each category short of a baseline in either reading
+        mine = [r for r in records if r.category == category]
+        parts = []
+        for m in methods:
+            base, interval = against_best(_read_as_memlane(mine, m), "recall@10")
+            if interval:
+                parts.append(f"{'without a floor' if m == 'memlane' else 'at the default floor'} {interval}")
+        if parts:
+            text += (f". {category.capitalize()}, memlane − {METHOD_SHORT[base]} per question with a paired bootstrap's "
+                     f"95 % interval: {'; '.join(parts)}")
+    return text + "."
 
 
 def facts_targets(records: Sequence[Record]) -> str:
@@ -349,8 +387,14 @@ def _against_best(records: Sequence[Record], metric: str) -> str:
 def target_verdict(workload: str, records: Sequence[Record]) -> str:
     """The workload's target in a few words, met or not (the sections below give the figures)."""
     if workload == "conversations":
-        text = conversations_targets(records)
-        return "≥ 0.705, each category above both baselines: " + ("met" if "not met" not in text else "**not met**")
+        has_floor = any(r.method == "memlane-floor" for r in records)
+        plain, floored = _conversations_met(records, "memlane"), has_floor and _conversations_met(records, "memlane-floor")
+        line = "≥ 0.705, each category above both baselines: "
+        if plain and (floored or not has_floor):
+            return line + "met"
+        if floored:
+            return line + f"met at the default floor; **not met** without one (behind: {', '.join(_behind(records, 'memlane'))})"
+        return line + "**not met**"
     if workload == "facts":
         return "≥ stages off and ≥ best baseline + 0.03: " + (
             "met" if "not met" not in facts_targets(records) else "**not met**")

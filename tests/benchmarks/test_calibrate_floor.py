@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from bench.calibrate_floor import NONSENSE_COUNT, Params, choose, curve, nonsense_queries
+from bench.calibrate_floor import (
+    NONSENSE_COUNT,
+    Params,
+    choose,
+    curve,
+    held_out,
+    held_out_markdown,
+    nonsense_queries,
+)
 
 P = Params(cosine_zero=0.3, cosine_one=0.7, bm25_scale=5.0, exact_match=0.6)
 
@@ -53,3 +61,36 @@ def test_code_chunks_are_read_on_their_own_cosine_scale() -> None:
     # an old recording (three values a chunk) reads as prose
     old = {**data, "answerable": [{"terms": 3, "documents": [["fn", [[0.35, 0.0, False]]]], "evidence": ["fn"]}]}
     assert curve(old, P, [0.24])[0]["recall@10"] == 0.0
+
+
+def _asked(conversation: str, cosine: float, *, evidence: bool) -> dict:
+    rec = _rec(("gold" if evidence else "other", cosine, 0.0, False), evidence=["gold"] if evidence else None)
+    return {**rec, "conversation": conversation}
+
+
+def test_held_out_applies_the_floor_chosen_on_the_other_conversations() -> None:
+    # a and b answer at relevance 0.75 (cosine 0.6), c at 0.25 (cosine 0.4): on a and b alone every floor up to
+    # 0.39 keeps recall, so c, held out, gets that floor and loses its answer; with c in the training set,
+    # the rule stops where c's answer is still above the floor
+    data = {
+        "answerable": [_asked("a", 0.6, evidence=True), _asked("b", 0.6, evidence=True), _asked("c", 0.4, evidence=True)],
+        "unanswerable": [_asked("a", 0.35, evidence=False), _asked("b", 0.5, evidence=False),
+                         _asked("c", 0.2, evidence=False)],
+        "nonsense": [],
+    }
+    rows = {r["conversation"]: r for r in held_out(data, P, [0.0, 0.2, 0.25, 0.39])}
+    assert rows["c"]["floor"] == 0.39 and rows["c"]["recall@10"] == 1.0 and rows["c"]["at_floor"] == 0.0
+    assert rows["c"]["loss"] == 1.0 and rows["c"]["abstain_unanswerable"] == 1.0
+    # a held out: b and c decide; c's answer (0.25) allows 0.25, and a's own question asked elsewhere (0.125) abstains
+    assert rows["a"]["floor"] == 0.25 and rows["a"]["loss"] == 0.0 and rows["a"]["abstain_unanswerable"] == 1.0
+    # b's question asked elsewhere (cosine 0.5: relevance 0.5) does not
+    assert rows["b"]["abstain_unanswerable"] == 0.0
+    text = "\n".join(held_out_markdown(list(rows.values())))
+    assert "1 of 3 held-out conversations lose more than 0.02 (c)" in text
+    # pooled: c loses its one answer of three questions; a and c abstain, b does not
+    assert "recall@10 loses 0.333, and 66.7% of the questions asked of another conversation get nothing" in text
+
+
+def test_a_recording_without_conversation_ids_has_no_held_out_rows() -> None:
+    data = {"answerable": [_rec(("gold", 0.6, 0.0, False), evidence=["gold"])], "unanswerable": [], "nonsense": []}
+    assert held_out(data, P) == [] and held_out_markdown([]) == []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bench.eval.locomo import Conversation, Fact
-from bench.eval.report import conversations_targets, facts_targets
+from bench.eval.report import conversations_targets, facts_targets, target_verdict
 from bench.eval.scoring import (
     Interval,
     Record,
@@ -127,6 +127,13 @@ def test_targets_name_the_categories_behind_a_baseline_and_the_facts_margin():
     text = conversations_targets(records)
     assert "recall@10 ≥ 0.705 **met (1.000)**" in text
     assert "**not met (behind: temporal)**" in text  # a tie with a baseline is not above it
+    # the same categories read at the default floor, as a client asks: temporal's answer is found there too
+    floored = records + [rec("memlane-floor", "multi-hop", True), rec("memlane-floor", "temporal", True)]
+    assert target_verdict("conversations", floored) == (
+        "≥ 0.705, each category above both baselines: **not met**")  # a tie at the floor as well
+    records_ahead = [r for r in records if not (r.method == "bm25" and r.category == "temporal")]
+    records_ahead.append(rec("bm25", "temporal", False))
+    assert target_verdict("conversations", records_ahead) == "≥ 0.705, each category above both baselines: met"
     facts = [rec("memlane", "", True), rec("memlane", "", False), rec("bm25", "", True), rec("bm25", "", False),
              rec("minilm", "", False), rec("minilm", "", False), rec("stages-off", "", True), rec("stages-off", "", True)]
     text = facts_targets(facts)
@@ -168,3 +175,27 @@ def test_the_facts_target_line_carries_the_interval_against_the_better_baseline(
     text = facts_targets(records)
     assert "**met (1.000 against 0.500)**" in text
     assert "recall@10 − MiniLM +0.500 [" in text
+
+
+def test_the_conversations_line_reads_the_ranking_at_the_default_floor_beside_the_one_without():
+    def rec(method, category, query, found):
+        return Record("conversations", method, category, query, ["a"] if found else ["b"], [["a"]])
+
+    # open-domain: without a floor memlane finds q1 only, MiniLM q1 and q2; at the default floor memlane's
+    # weak first results are dropped and the answers of q1, q2 and q3 move into the first ten
+    records = []
+    for q, (ours, floored, minilm) in {"q1": (True, True, True), "q2": (False, True, True),
+                                       "q3": (False, True, False)}.items():
+        records += [rec("memlane", "open-domain", q, ours), rec("memlane-floor", "open-domain", q, floored),
+                    rec("minilm", "open-domain", q, minilm), rec("bm25", "open-domain", q, False)]
+    text = conversations_targets(records)
+    assert "without a floor, recall@10 ≥ 0.705 **not met (0.333)**" in text
+    assert "every category above both baselines on recall@10 **not met (behind: open-domain)**" in text
+    assert "At the default floor, as a client asks (no `min_relevance`): recall@10 ≥ 0.705 **met (1.000)**" in text
+    assert "on recall@10 **met (all four)**" in text
+    # the category short in one reading gets both readings' intervals against its better baseline
+    assert "Open-domain, memlane − MiniLM per question" in text
+    assert "without a floor -0.333 [" in text and "at the default floor +0.333 [" in text
+    verdict = target_verdict("conversations", records)
+    assert verdict == ("≥ 0.705, each category above both baselines: met at the default floor; "
+                       "**not met** without one (behind: open-domain)")
