@@ -199,7 +199,8 @@ def record(args: argparse.Namespace) -> dict[str, Any]:
                 for q in conv.questions:
                     evidence = [documents[e] for e in q.evidence]
                     out["answerable"].append({**_record(svc, org.id, project_id, q.question), "evidence": evidence,
-                                              "category": q.category, "conversation": conv.sample_id})
+                                              "category": q.category, "conversation": conv.sample_id,
+                                              "query": q.question})
                     out["unanswerable"].append({**_record(svc, org.id, other, q.question),
                                                 "conversation": conv.sample_id})
                 print(f"{conv.sample_id}: {len(conv.questions)} questions asked twice", file=sys.stderr, flush=True)
@@ -254,7 +255,8 @@ def _record_code(svc: Any, org_id: str, client: httpx.Client, sample: int) -> di
     for part, (project_id, mine, ids) in parts.items():
         other = parts["b" if part == "a" else "a"][0]
         for f, doc in zip(mine, ids, strict=True):
-            out["answerable"].append({**_record(svc, org_id, project_id, f.query), "evidence": [doc], "category": 0})
+            out["answerable"].append({**_record(svc, org_id, project_id, f.query), "evidence": [doc], "category": 0,
+                                      "query": f.query})
             out["unanswerable"].append(_record(svc, org_id, other, f.query))
         for query in nonsense_queries():
             out["nonsense"].append({**_record(svc, org_id, project_id, query), "query": query})
