@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 7432
 
 .PHONY: run test setup ocr lint synth layers bench bench-scale bench-nlp bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-conversations eval-facts eval-code \
-	eval-docs eval-abstention clean extension integrations-env clients-test \
+	eval-docs eval-abstention eval-floor clean extension integrations-env clients-test \
 	extension-build extension-test chromium \
 	web web-test bench-web screenshots types
 
@@ -170,6 +170,7 @@ bench-web: $(STAMP) $(WEB_DIST) chromium
 # abstention, each beside plain BM25 and MiniLM baselines, through a local server on 127.0.0.1; writes
 # BENCHMARKS.md. Embeddings are cached between runs (bench/.cache, or MEMLANE_EVAL_EMBED_CACHE).
 # One workload alone: make eval-conversations | eval-facts | eval-code | eval-docs | eval-abstention.
+# The relevance floor's calibration and the fusion's bound: make eval-floor.
 PYDOCS ?= /usr/share/doc/python3.11/html
 SHARED ?= ../shared
 EVAL := $(BIN)/python -m bench.eval --memory $(SHARED)/eval/locomo-dev.json --docs-dir $(PYDOCS) \
@@ -194,6 +195,16 @@ eval-docs: $(STAMP)
 # Abstention asks the other workloads' questions of projects that do not hold their answers.
 eval-abstention: $(STAMP)
 	$(EVAL) --workloads conversations,code,abstention
+
+# The relevance floor: one recording of every candidate's evidence (LoCoMo dev and the suite's code), every
+# floor applied offline, the rule checked on each conversation held out; then, from the same recording,
+# the most recall@10 any fusion of the two legs can reach. Both write their sections of BENCHMARKS.md.
+FLOOR_RECORD ?= bench/.cache/floor.json
+eval-floor: $(STAMP)
+	rm -f $(FLOOR_RECORD) && mkdir -p $(dir $(FLOOR_RECORD))
+	$(BIN)/python -m bench.calibrate_floor --memory $(SHARED)/eval/locomo-dev.json --record $(FLOOR_RECORD) \
+		--write BENCHMARKS.md
+	$(BIN)/python -m bench.fusion_bound --record $(FLOOR_RECORD) --write BENCHMARKS.md
 
 clean:
 	rm -rf $(VENV) $(INTEG) cdk.out .pytest_cache extension/node_modules extension/.output extension/.wxt
