@@ -201,7 +201,7 @@ eval-abstention: $(STAMP)
 # the most recall@10 any fusion of the two legs can reach. Both write their sections of BENCHMARKS.md.
 FLOOR_RECORD ?= bench/.cache/floor.json
 eval-floor: $(STAMP)
-	rm -f $(FLOOR_RECORD) && mkdir -p $(dir $(FLOOR_RECORD))
+	@rm -f $(FLOOR_RECORD) && mkdir -p $(dir $(FLOOR_RECORD))
 	$(BIN)/python -m bench.calibrate_floor --memory $(SHARED)/eval/locomo-dev.json --record $(FLOOR_RECORD) \
 		--write BENCHMARKS.md
 	$(BIN)/python -m bench.fusion_bound --record $(FLOOR_RECORD) --write BENCHMARKS.md

@@ -51,7 +51,7 @@ def test_the_make_targets_call_the_bench_modules():
         for target, recipe in re.findall(r"^((?:bench|eval)[\w-]*):.*\n\t(?:@.*\n\t)?(.+)$", makefile, flags=re.M)
     }
     assert {"bench", "bench-nlp", "bench-concurrency", "bench-embedder", "bench-aws-save", "bench-web", "eval",
-            "eval-conversations", "eval-facts", "eval-code", "eval-docs", "eval-abstention"} <= set(recipes)
+            "eval-conversations", "eval-facts", "eval-code", "eval-docs", "eval-abstention", "eval-floor"} <= set(recipes)
     # Then each runs a module of bench/ that exists
     for target, recipe in recipes.items():
         found = re.search(r"-m (bench[.\w]*)", recipe)
