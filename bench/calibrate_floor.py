@@ -192,7 +192,9 @@ def record(args: argparse.Namespace) -> dict[str, Any]:
                     documents = _save_conversation(client, conv)
                     saved.append((conv, documents.pop("__project__"), documents))
                     print(f"{conv.sample_id}: saved in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
-            out: dict[str, Any] = {"embedder": svc.embedder.id, "answerable": [], "unanswerable": [], "nonsense": []}
+            out: dict[str, Any] = {"embedder": svc.embedder.id, "answerable": [], "unanswerable": [], "nonsense": [],
+                                   # a document's chunks recorded at most (its best few, as recall shows them)
+                                   "chunks_per_document": svc.settings.max_chunks_per_document}
             t0 = time.monotonic()
             for i, (conv, project_id, documents) in enumerate(saved):
                 other = saved[(i + 1) % len(saved)][1]

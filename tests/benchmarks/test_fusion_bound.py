@@ -34,6 +34,9 @@ def test_evidence_beaten_on_both_legs_by_ten_candidates_is_out_of_every_fusions_
     assert reachable(vector_only, "gold")
     # not a candidate at all: out of reach
     assert not reachable(vector_only, "missing")
+    # as many chunks as the recording keeps of a document: it may have a stronger one, so it stays within reach
+    three = {**crowded, "gold": [(0.5, 4.0), (0.4, 3.0), (0.3, 2.0)]}
+    assert not reachable(three, "gold") and reachable(three, "gold", shown=3)
 
 
 def test_the_bound_is_the_share_of_evidence_within_reach_beside_the_product_and_the_vector_leg() -> None:
@@ -48,7 +51,7 @@ def test_the_bound_is_the_share_of_evidence_within_reach_beside_the_product_and_
     assert row.questions == 2 and row.product == 0.5 and row.vector == 0.0 and row.bound == 0.5
     assert row.out_of_reach == ["out of reach"]
     data = {"embedder": "local/x", "answerable": [{**records[1], "category": 3}],
-            "code": {"answerable": records}}
+            "code": {"answerable": records}, "chunks_per_document": 3}
     table = rows(data)
     assert [r.workload for r in table] == ["conversations", "conversations: open-domain", "code"]
     text = markdown(data, table, "cmd")
