@@ -295,16 +295,22 @@ def _doc_relevance(rec: dict[str, Any], p: Params) -> list[tuple[str, float]]:
             for doc_id, chunks in rec["documents"]]
 
 
+def recall_at(questions: list[tuple[list[tuple[str, float]], list[str]]], floor: float) -> float:
+    """Mean recall@10 of (documents with their relevance, best first; evidence) pairs when documents
+    below `floor` are dropped and the next ones move up, as /v3/recall does."""
+    total = sum(score_ranking([d for d, x in docs if x >= floor][:LIMIT], ev)["recall@10"] for docs, ev in questions)
+    return total / len(questions)
+
+
 def curve(data: dict[str, Any], p: Params, floors: list[float] = FLOORS) -> list[dict[str, float]]:
     ans = [(_doc_relevance(r, p), r["evidence"]) for r in data["answerable"]]
     una = [max((x for _, x in _doc_relevance(r, p)), default=0.0) for r in data["unanswerable"]]
     non = [max((x for _, x in _doc_relevance(r, p)), default=0.0) for r in data["nonsense"]]
     rows = []
     for f in floors:
-        recall10 = sum(score_ranking([d for d, x in docs if x >= f][:LIMIT], ev)["recall@10"] for docs, ev in ans)
         rows.append({
             "floor": f,
-            "recall@10": recall10 / len(ans),
+            "recall@10": recall_at(ans, f),
             "abstain_unanswerable": sum(1 for x in una if x < f) / len(una),
             "abstain_nonsense": sum(1 for x in non if x < f) / len(non) if non else float("nan"),
         })
@@ -321,21 +327,16 @@ def held_out(data: dict[str, Any], p: Params, floors: list[float] = FLOORS,
     conversations = list(dict.fromkeys(r.get("conversation") for r in data["answerable"]))
     if len(conversations) < 2 or None in conversations:
         return []
-    ranked = [(r["conversation"], _doc_relevance(r, p), r["evidence"]) for r in data["answerable"]]
+    ranked = [(r["conversation"], (_doc_relevance(r, p), r["evidence"])) for r in data["answerable"]]
     asked_elsewhere = [(r.get("conversation"), max((x for _, x in _doc_relevance(r, p)), default=0.0))
                        for r in data["unanswerable"]]
-
-    def recall(items: list[tuple[Any, list[tuple[str, float]], list[str]]], f: float) -> float:
-        total = sum(score_ranking([d for d, x in docs if x >= f][:LIMIT], ev)["recall@10"] for _, docs, ev in items)
-        return total / len(items)
-
     rows = []
     for conv in conversations:
-        mine = [x for x in ranked if x[0] == conv]
-        others = [x for x in ranked if x[0] != conv]
-        floor = choose([{"floor": f, "recall@10": recall(others, f)} for f in floors], allowance)["floor"]
+        mine = [q for c, q in ranked if c == conv]
+        others = [q for c, q in ranked if c != conv]
+        floor = choose([{"floor": f, "recall@10": recall_at(others, f)} for f in floors], allowance)["floor"]
         elsewhere = [x for c, x in asked_elsewhere if c == conv]
-        before, after = recall(mine, 0.0), recall(mine, floor)
+        before, after = recall_at(mine, 0.0), recall_at(mine, floor)
         rows.append({
             "conversation": conv, "questions": len(mine), "floor": floor, "recall@10": before,
             "at_floor": after, "loss": before - after,
