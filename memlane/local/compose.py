@@ -110,8 +110,9 @@ class LocalStack:
     cache: SqliteCache
 
     def close(self) -> None:
-        # the search graphs' changes since their last save, so the next start replays fewer rows
-        self.index.save()
+        # the index's background load and build stop first (they read the database), then it saves
+        # the graphs' changes since their last save, so the next start replays fewer rows
+        self.index.close()
         self.db.close()
 
 

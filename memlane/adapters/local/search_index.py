@@ -66,6 +66,11 @@ INDEX_ID_KEY = "search_index_id"  # names this projection's contents; a new id w
 SAVE_AFTER = 10_000
 
 
+class IndexClosing(Exception):
+    """Raised inside a load or a background build when the index is being closed: the thread
+    stops at its next batch instead of reading from a database about to be closed under it."""
+
+
 def _minutes(rows: int) -> str:
     """Roughly how long a first build of `rows` takes on two idle cores: 162 s for a million rows'
     graphs and ~40 s to read them (BENCHMARKS.md, "Scale"; 276 s for both at load 1.6-2.9)."""
@@ -95,6 +100,9 @@ class SqliteSearchIndex:
         # `memlane serve`: graphs never built yet are built by a thread while searches stay exact
         self._background_build = False
         self._build: threading.Thread | None = None
+        # the background load of `warm_in_background`, and the signal that stops it and a build
+        self._warming: threading.Thread | None = None
+        self._closing = threading.Event()
         # Where a long one-time build is announced beside the log (a CLI command: stderr)
         self.notice: Callable[[str], None] | None = None
         self._tokenizer = bm25.Fts5Tokenizer()
@@ -242,6 +250,7 @@ class SqliteSearchIndex:
         them as well: every write since the last sync, or, on a first load, every write since the
         persisted graphs were saved (a crash between a SQLite commit and the graphs' update, or
         another process's writes, are replayed the same way)."""
+        self._check_open()
         conn = self.db.connection()
         current = int(self.db.get_meta("index_seq") or 0)
         with self._lock:
@@ -291,6 +300,9 @@ class SqliteSearchIndex:
                 {"ann": ann_seq, "seq": m.seq},
             )
             while batch := cursor.fetchmany(SYNC_BATCH):
+                if self._closing.is_set():  # a load cut short is not kept (nor saved by close)
+                    self._matrix = Projection(self.dimension, self.context_weight)
+                    raise IndexClosing("the search index is closing")
                 missing = [r["rowid"] for r in batch if r["terms"] is None]
                 if missing:
                     if not backfilled:
@@ -410,12 +422,12 @@ class SqliteSearchIndex:
         pairs = m.org[live].astype(np.int64) << 32 | m.project[live].astype(np.int64)
         return [(m.partition(int(slots[0])), slots) for slots in (live[pairs == pair] for pair in np.unique(pairs))]
 
-    @staticmethod
-    def _add_rows(ann: vector_ann.Partitions, part: tuple[str, str], keys: np.ndarray, vectors: np.ndarray,
+    def _add_rows(self, ann: vector_ann.Partitions, part: tuple[str, str], keys: np.ndarray, vectors: np.ndarray,
                   slots: np.ndarray) -> None:
         """Rows of one partition into its graph from the matrix, BUILD_BATCH at a time on both cores
         (a copy of 100 MB of the matrix at a time, not 1.5 GB)."""
         for i in range(0, len(slots), BUILD_BATCH):
+            self._check_open()
             ann.upsert(*part, keys[i : i + BUILD_BATCH], vectors[slots[i : i + BUILD_BATCH]])
 
     def _build_ann_from_matrix(self, m: Projection) -> None:
@@ -448,6 +460,7 @@ class SqliteSearchIndex:
             for part, keys, slots in parts:
                 self._add_rows(ann, part, keys, vectors, slots)
             with self._lock:
+                self._check_open()  # closed while the last batch was added: the next start builds
                 if self._matrix is not m or m.ann is not None:  # cleared meanwhile: nothing to replace
                     self._build = None
                     return
@@ -456,6 +469,8 @@ class SqliteSearchIndex:
                 self._save_ann(m)
                 self._build = None
             log.info("the vector index is built (%d rows); searches now go through it", len(ann))
+        except IndexClosing:
+            log.info("closing: the background build of the vector index stopped; the next start builds it")
         except Exception:  # the searches stay exact, as they are correct; the next start tries again
             log.exception("building the vector index in the background failed; searching exactly")
 
@@ -566,12 +581,30 @@ class SqliteSearchIndex:
         def run() -> None:
             try:
                 self.warm(background_build=True)
+            except IndexClosing:
+                log.info("closing: the search index stopped loading")
             except Exception:  # the first search loads it instead
                 log.exception("loading the search index in the background failed")
 
-        thread = threading.Thread(target=run, name="memlane-warm", daemon=True)
+        thread = self._warming = threading.Thread(target=run, name="memlane-warm", daemon=True)
         thread.start()
         return thread
+
+    def _check_open(self) -> None:
+        if self._closing.is_set():
+            raise IndexClosing("the search index is closing")
+
+    def close(self) -> None:
+        """Stop the background load and build at their next batch and wait for them, then save
+        what this process holds: after this, no thread of the index uses the database, which its
+        owner may close. (Closing a SQLite connection while another thread runs a statement on it
+        crashes the process, not only that thread.) A load cut short was discarded, so the graphs
+        stay as they were saved and the next start replays the rows after them."""
+        self._closing.set()
+        for thread in (self._warming, self._build):
+            if thread is not None and thread is not threading.current_thread():
+                thread.join()
+        self.save()
 
     def save(self) -> None:
         """Save the graphs and the projection as this process holds them, if they changed since

@@ -7,6 +7,7 @@ failing.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -15,6 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memlane.adapters.local.private_files import create_private_file, private_dir
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 
@@ -196,7 +199,8 @@ class SqliteDatabase:
             private_dir(self.path.parent)
             create_private_file(self.path)  # SQLite gives -wal/-shm the database file's mode
         self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
+        # every connection handed out, with the thread it was handed to (see close)
+        self._all: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._lock = threading.Lock()
         # executescript manages its own transaction (it commits first), so it runs on its own.
         self.connection().executescript(_SCHEMA)
@@ -227,7 +231,7 @@ class SqliteDatabase:
             conn.execute("PRAGMA foreign_keys=ON")
             self._local.conn = conn
             with self._lock:
-                self._all.append(conn)
+                self._all.append((threading.current_thread(), conn))
         return conn
 
     @contextmanager
@@ -259,9 +263,19 @@ class SqliteDatabase:
             )
 
     def close(self) -> None:
+        """Close this thread's connection and those of threads that have ended. A thread still
+        running keeps its own, released when it lets go of it: closing a connection while another
+        thread runs a statement on it crashes the whole process in CPython's sqlite3. The owner
+        stops its threads first (memlane.local.runtime), so this is the rule for one that overran
+        its stop's timeout, not the usual path."""
+        me = threading.current_thread()
         with self._lock:
-            for conn in self._all:
-                with suppress(sqlite3.ProgrammingError):
-                    conn.close()
+            for thread, conn in self._all:
+                if thread is me or not thread.is_alive():
+                    with suppress(sqlite3.ProgrammingError):
+                        conn.close()
+                else:
+                    log.info("closing the database while thread %s still runs: its connection is left to it",
+                             thread.name)
             self._all.clear()
         self._local = threading.local()
