@@ -12,6 +12,7 @@ import threading
 
 import pytest
 from fakes import HashEmbedder
+from local_data import save_memories
 
 from memlane.adapters.local import search_index, vector_ann
 from memlane.adapters.local.search_index import IndexClosing, SqliteSearchIndex
@@ -23,16 +24,6 @@ from memlane.local.runtime import LocalRuntime
 from memlane.mcp.tools import MemlaneTools
 
 FACTS = [f"Fact number {i}: the courier collects parcel {i} from dock {i % 7} on weekdays." for i in range(40)]
-
-
-def _saved(data_dir) -> None:
-    backend = local_backend(Settings(data_dir=data_dir), embedder=HashEmbedder(), docsets=False)
-    try:
-        tools = MemlaneTools(backend)
-        for fact in FACTS:
-            tools.call("memory", {"content": fact})
-    finally:
-        backend.close()
 
 
 @pytest.fixture
@@ -54,7 +45,7 @@ def slow_load(monkeypatch):
 
 def test_closing_while_the_index_loads_stops_the_load_and_waits_for_it(tmp_path, slow_load, monkeypatch):
     # Given a data directory with 40 saved facts, and loads that take a while
-    _saved(tmp_path)
+    save_memories(tmp_path, FACTS)
     started, batches = slow_load
     warms: list[threading.Thread] = []
     real_warm = SqliteSearchIndex.warm_in_background
@@ -95,7 +86,7 @@ def test_an_index_asked_to_catch_up_after_it_closed_refuses_instead_of_reading(t
 @pytest.mark.skipif(not vector_ann.available(), reason="usearch is not installed")
 def test_closing_during_a_background_graph_build_stops_it_and_the_next_start_builds_again(tmp_path, monkeypatch):
     # Given 40 saved facts, graphs used from 3 rows, and a build that adds one row at a time, slowly
-    _saved(tmp_path)
+    save_memories(tmp_path, FACTS)
     monkeypatch.setattr(search_index, "ANN_AT", 3)
     monkeypatch.setattr(search_index, "BUILD_BATCH", 1)
     building, added = threading.Event(), []
@@ -160,7 +151,7 @@ def test_closing_the_database_leaves_a_still_running_thread_its_connection(tmp_p
 
 def test_opening_and_closing_a_data_directory_over_and_over_never_crashes(tmp_path):
     # Before the fix, 300 cycles of this crashed the interpreter in five runs out of six
-    _saved(tmp_path / "full")
+    save_memories(tmp_path / "full", FACTS)
     for i in range(100):
         data_dir = tmp_path / "full" if i % 2 else tmp_path / f"empty-{i}"
         local_backend(Settings(data_dir=data_dir), embedder=HashEmbedder(), docsets=False).close()

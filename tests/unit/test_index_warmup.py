@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fakes import HashEmbedder
+from local_data import save_memories
 
 import memlane.cli.common as common
 from memlane.adapters.local import search_index, search_legs, vector_ann
@@ -127,13 +128,7 @@ def test_mcp_loads_the_index_at_start_and_builds_missing_graphs_in_the_backgroun
     # Given a data directory with memories and no graphs
     data = tmp_path / "data"
     monkeypatch.setattr(search_index, "ANN_AT", 10**9)
-    backend = local_backend(Settings(data_dir=data), embedder=HashEmbedder(), docsets=False)
-    try:
-        tools = MemlaneTools(backend)
-        for fact in FACTS:
-            tools.call("memory", {"content": fact})
-    finally:
-        backend.close()
+    save_memories(data, FACTS)
     # When `memlane mcp` starts on it with the graphs in use at this size
     monkeypatch.setattr(search_index, "ANN_AT", 3)
     started: list[tuple[SqliteSearchIndex, threading.Thread]] = []
