@@ -164,9 +164,12 @@ def make_chunks() -> Callable[..., list[Chunk]]:
 
 @pytest.fixture(scope="module")
 def osmem() -> Iterator[Any]:
-    """osmem-server (an OpenSearch-compatible server in memory) on loopback, one per test module; a
-    module without osmem-server installed skips at its own importorskip before this runs."""
-    osmem_server = pytest.importorskip("osmem_server", reason="osmem-server is not installed")
+    """osmem-server (an OpenSearch-compatible server in memory) on loopback, one per test module;
+    without it installed, every test that uses it skips (`make test` installs it)."""
+    osmem_server = pytest.importorskip(
+        "osmem_server",
+        reason="osmem-server is not installed (pip install osmem-server): no local OpenSearch to test on",
+    )
     server = osmem_server.OsmemServer.start(japanese=False)
     try:
         assert server.url.startswith("http://127.0.0.1:")

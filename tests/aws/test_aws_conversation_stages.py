@@ -20,27 +20,22 @@ from typing import Any
 
 import pytest
 from fakes import FixedClock, HashEmbedder
+from moto import mock_aws
+from opensearchpy import OpenSearch
 
-osmem_server = pytest.importorskip(
-    "osmem_server",
-    reason="osmem-server is not installed (pip install osmem-server): no local OpenSearch to test on",
-)
-from moto import mock_aws  # noqa: E402
-from opensearchpy import OpenSearch  # noqa: E402
-
-from memlane.adapters.aws import compose  # noqa: E402
-from memlane.adapters.aws._boto import new_client  # noqa: E402
-from memlane.adapters.aws.dynamo_schema import table_definition  # noqa: E402
-from memlane.adapters.aws.opensearch_index import OpenSearchIndex  # noqa: E402
-from memlane.config import Settings  # noqa: E402
-from memlane.domain.models import Organization, Project  # noqa: E402
-from memlane.domain.principal import Principal  # noqa: E402
-from memlane.domain.requests import MemoryIn, RecallIn  # noqa: E402
-from memlane.ingest.summarize import LocalSummarizer  # noqa: E402
-from memlane.local.compose import build_local  # noqa: E402
-from memlane.ports import LegResults, SearchScope, Services  # noqa: E402
-from memlane.recall.service import recall  # noqa: E402
-from memlane.services.memory import save_memory  # noqa: E402
+from memlane.adapters.aws import compose
+from memlane.adapters.aws._boto import new_client
+from memlane.adapters.aws.dynamo_schema import table_definition
+from memlane.adapters.aws.opensearch_index import OpenSearchIndex
+from memlane.config import Settings
+from memlane.domain.models import Organization, Project
+from memlane.domain.principal import Principal
+from memlane.domain.requests import MemoryIn, RecallIn
+from memlane.ingest.summarize import LocalSummarizer
+from memlane.local.compose import build_local
+from memlane.ports import LegResults, SearchScope, Services
+from memlane.recall.service import recall
+from memlane.services.memory import save_memory
 
 pytestmark = pytest.mark.integration
 

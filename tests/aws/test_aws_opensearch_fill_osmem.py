@@ -14,17 +14,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from opensearchpy import OpenSearch
 
-osmem_server = pytest.importorskip(
-    "osmem_server",
-    reason="osmem-server is not installed (pip install osmem-server): no local OpenSearch to test on",
-)
-from opensearchpy import OpenSearch  # noqa: E402
-
-from memlane.adapters.aws.opensearch_index import OpenSearchIndex, knn_score_from_cosine, normalize  # noqa: E402
-from memlane.adapters.aws.opensearch_queries import SOURCE_FIELDS  # noqa: E402
-from memlane.domain.models import Chunk, ContentType, chunk_id_for  # noqa: E402
-from memlane.ports import Candidate, IndexedChunk, LegResults, RecallFilters, SearchScope  # noqa: E402
+from memlane.adapters.aws.opensearch_index import OpenSearchIndex, knn_score_from_cosine, normalize
+from memlane.adapters.aws.opensearch_queries import SOURCE_FIELDS
+from memlane.domain.models import Chunk, ContentType, chunk_id_for
+from memlane.ports import Candidate, IndexedChunk, LegResults, RecallFilters, SearchScope
 
 pytestmark = pytest.mark.integration
 

@@ -10,19 +10,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from opensearchpy import OpenSearch
 
-osmem_server = pytest.importorskip(
-    "osmem_server",
-    reason="osmem-server is not installed (pip install osmem-server): no local OpenSearch to test on",
-)
-from opensearchpy import OpenSearch  # noqa: E402
-
-from memlane.adapters.aws.opensearch_index import OpenSearchIndex, index_body  # noqa: E402
-from memlane.adapters.aws.opensearch_mapping import chunk_source  # noqa: E402
-from memlane.domain.errors import EmbedderMismatchError  # noqa: E402
-from memlane.domain.facts import Kind  # noqa: E402
-from memlane.domain.models import Chunk, ContentType, chunk_id_for  # noqa: E402
-from memlane.ports import IndexedChunk, RecallFilters, SearchScope  # noqa: E402
+from memlane.adapters.aws.opensearch_index import OpenSearchIndex, index_body
+from memlane.adapters.aws.opensearch_mapping import chunk_source
+from memlane.domain.errors import EmbedderMismatchError
+from memlane.domain.facts import Kind
+from memlane.domain.models import Chunk, ContentType, chunk_id_for
+from memlane.ports import IndexedChunk, RecallFilters, SearchScope
 
 pytestmark = pytest.mark.integration
 
