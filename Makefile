@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 7432
 
 .PHONY: run test setup ocr lint synth layers bench bench-scale bench-nlp bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-conversations eval-facts eval-code \
-	eval-docs eval-abstention eval-floor clean extension integrations-env clients-test \
+	eval-docs eval-abstention eval-floor test-numeric clean extension integrations-env clients-test \
 	extension-build extension-test chromium \
 	web web-test bench-web screenshots types
 
@@ -62,8 +62,17 @@ screenshots: $(STAMP) $(WEB_DIST) chromium
 run: $(STAMP) $(WEB_DIST) ocr
 	$(BIN)/memlane serve --host $(HOST) --port $(PORT)
 
-test: $(STAMP) ocr lint extension-test extension-build chromium $(WEB_DIST) web-test $(TYPES_MODULES) integrations-env
+test: $(STAMP) ocr lint test-numeric extension-test extension-build chromium $(WEB_DIST) web-test $(TYPES_MODULES) integrations-env
 	$(BIN)/python -m pytest
+
+# The tests that compare floating-point work with recorded figures (marker `numeric`), under each OpenBLAS
+# kernel an x86-64 machine may pick: a golden figure must hold on every processor CI can land on.
+NUMERIC_KERNELS ?= SkylakeX Haswell Zen Prescott
+test-numeric: $(STAMP)
+	@for kernel in $(NUMERIC_KERNELS); do \
+		echo "OPENBLAS_CORETYPE=$$kernel"; \
+		OPENBLAS_CORETYPE=$$kernel $(BIN)/python -m pytest -m numeric -q -p no:cacheprovider || exit 1; \
+	done
 
 # The LangChain and LlamaIndex integrations (clients/python/memlane_client/integrations) are tested with
 # the real frameworks in their own environment, so they never move the main environment's pins;
