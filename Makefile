@@ -120,13 +120,16 @@ extension-test: $(EXT_DEPS)
 chromium:
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
-# The guards `make test` runs first: ruff, mypy, and the import rules in pyproject.toml
+# The guards `make test` runs first: ruff, mypy, the import rules in pyproject.toml
 # ([tool.importlinter]: the layers, no cycles, the library never importing its Lambda functions);
-# the LangChain and LlamaIndex integrations are type-checked in .venv-integrations, against the real frameworks.
+# the complexity budget (ruff's C901 against tests/unit/complexity_budget.json: no new function over 10, none
+# rising, and a gain written down); the LangChain and LlamaIndex integrations are type-checked in
+# .venv-integrations, against the real frameworks.
 lint: $(STAMP) integrations-env
 	$(BIN)/ruff check memlane functions infra bench clients/python codegen tests
 	$(BIN)/mypy memlane functions infra bench clients/python/memlane_client codegen
 	$(BIN)/lint-imports --no-logo
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/unit/test_complexity_budget.py
 	cd clients/python && ../../$(INTEG)/bin/mypy memlane_client/integrations --ignore-missing-imports
 
 # Synthesizes the CloudFormation templates into cdk.out/ (no Docker; the layer is built from

@@ -105,7 +105,7 @@ class Api:
         ranked = [str(d["document_id"]) for d in results]
         relevance = [d.get("relevance") for d in results]
         if results and all(isinstance(v, int | float) for v in relevance):
-            return ranked, [float(v) for v in relevance]  # type: ignore[arg-type]
+            return ranked, [float(v) for v in relevance]
         return ranked, None
 
 

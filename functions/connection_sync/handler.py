@@ -27,7 +27,7 @@ DEFAULT_REMAINING_S = 600.0
 
 
 class SyncRecord(SqsRecordModel):
-    body: Json[SyncMessage]  # type: ignore[assignment]
+    body: Json[SyncMessage]
 
 
 processor = BatchProcessor(event_type=EventType.SQS, model=SyncRecord, raise_on_entire_batch_failure=False)

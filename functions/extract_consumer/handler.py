@@ -33,7 +33,7 @@ LAST_ATTEMPT = 5
 
 
 class ExtractionRecord(SqsRecordModel):
-    body: Json[IngestJob]  # type: ignore[assignment]
+    body: Json[IngestJob]
 
 
 processor = BatchProcessor(event_type=EventType.SQS, model=ExtractionRecord, raise_on_entire_batch_failure=False)

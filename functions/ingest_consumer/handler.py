@@ -26,7 +26,7 @@ from memlane.ports import Services, WorkflowStarter
 
 
 class IngestJobRecord(SqsRecordModel):
-    body: Json[IngestJob]  # type: ignore[assignment]
+    body: Json[IngestJob]
 
 
 # A batch whose records all failed is reported like any other (every id listed) instead of raising:

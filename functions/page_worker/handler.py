@@ -21,7 +21,7 @@ from memlane.lazy import Lazy
 
 
 class PageRecord(SqsRecordModel):
-    body: Json[PageMessage]  # type: ignore[assignment]
+    body: Json[PageMessage]
 
 
 processor = BatchProcessor(event_type=EventType.SQS, model=PageRecord, raise_on_entire_batch_failure=False)

@@ -55,7 +55,7 @@ class ConcurrentRestResolver(APIGatewayRestResolver):
     def _state(self) -> _RequestState:
         return self._request.get() or _OUTSIDE
 
-    @property  # type: ignore[override]
+    @property
     def current_event(self) -> Any:
         return self._state.event or BaseRouter.current_event
 
@@ -63,7 +63,7 @@ class ConcurrentRestResolver(APIGatewayRestResolver):
     def current_event(self, value: Any) -> None:
         self._state.event = value
 
-    @property  # type: ignore[override]
+    @property
     def lambda_context(self) -> Any:
         return self._state.lambda_context or BaseRouter.lambda_context
 
@@ -71,7 +71,7 @@ class ConcurrentRestResolver(APIGatewayRestResolver):
     def lambda_context(self, value: Any) -> None:
         self._state.lambda_context = value
 
-    @property  # type: ignore[override]
+    @property
     def context(self) -> dict:
         return self._state.context
 
@@ -79,7 +79,7 @@ class ConcurrentRestResolver(APIGatewayRestResolver):
     def context(self, value: dict) -> None:
         self._state.context = value
 
-    @property  # type: ignore[override]
+    @property
     def processed_stack_frames(self) -> list[str]:
         return self._state.processed_stack_frames
 

@@ -49,7 +49,7 @@ def own_metadata(doc: Document) -> dict[str, Any]:
 def kind_of(doc: Document) -> Kind:
     kind = own_metadata(doc).get("kind")
     if kind in ("fact", "message"):
-        return kind  # type: ignore[return-value]
+        return kind
     return "message" if doc.conversation_id else "memory"
 
 

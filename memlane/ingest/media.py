@@ -133,7 +133,7 @@ def decode_media(content: str, declared: ContentType | None) -> MediaPayload | N
 
 def content_type_for(payload: MediaPayload, declared: ContentType | None) -> ContentType:
     if declared in MEDIA_TYPES:
-        return declared  # type: ignore[return-value]
+        return declared
     return {"image": ContentType.IMAGE, "audio": ContentType.AUDIO}.get(payload.kind, ContentType.VIDEO)
 
 

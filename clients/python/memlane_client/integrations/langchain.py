@@ -109,7 +109,7 @@ class MemlaneChatMessageHistory(BaseChatMessageHistory):
         return ChatMessage(content=text, role=role or speaker or "user", name=speaker if role else None)
 
     @property
-    def messages(self) -> list[BaseMessage]:  # type: ignore[override]
+    def messages(self) -> list[BaseMessage]:  # type: ignore[override, unused-ignore]  # needed against the real LangChain (.venv-integrations), not the stubs-free main run
         saved = self._saved()
         self._next_index = (saved[-1].get("message_index") or 0) + 1 if saved else 0
         return [self._message(m) for m in saved]
