@@ -19,9 +19,8 @@ from dataclasses import dataclass
 
 from memlane.conversations.schemas import ConversationIn, MessageIn
 from memlane.domain.errors import MemlaneError
-from memlane.domain.facts import own_metadata
 from memlane.domain.models import Document
-from memlane.domain.resends import Said, repeated_prefix
+from memlane.domain.resends import Said, repeated_prefix, said_in
 from memlane.ingest.pipeline import prepare
 from memlane.ports import Services
 
@@ -58,14 +57,6 @@ def _at_given_places(stored: Sequence[Document], messages: Sequence[MessageIn], 
         else:
             placements.append(Placement(message_index=message.message_index, updates=doc.id))
     return placements
-
-
-def said_in(doc: Document) -> Said:
-    """Who said a stored message and what (a memory saved with a conversation_id but no role or
-    speaker is never the same as a message sent now, which names one)."""
-    own = own_metadata(doc)
-    role, speaker = own.get("role"), own.get("speaker")
-    return Said(role if isinstance(role, str) else None, speaker if isinstance(speaker, str) else None, doc.content)
 
 
 def stored_text(content: str) -> str:

@@ -15,6 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memlane.domain.facts import own_metadata
+from memlane.domain.models import Document
+
 
 @dataclass(frozen=True)
 class Said:
@@ -35,18 +38,27 @@ def repeated_prefix(stored: Sequence[Said], sent: Sequence[Said]) -> int:
     return count
 
 
-def resent_copies(messages: Sequence[Said]) -> list[int]:
-    """The positions (in conversation order) of the messages that are copies of a re-send: each run
-    that repeats the whole conversation as it stood before the run, from its first message."""
-    history: list[Said] = []
-    copies: list[int] = []
+def said_in(doc: Document) -> Said:
+    """Who said a stored message and what (a memory saved with a conversation_id but no role or
+    speaker is never the same as a message sent now, which names one)."""
+    own = own_metadata(doc)
+    role, speaker = own.get("role"), own.get("speaker")
+    return Said(role if isinstance(role, str) else None, speaker if isinstance(speaker, str) else None, doc.content)
+
+
+def resent_copies(messages: Sequence[Said]) -> dict[int, int]:
+    """The messages (positions in conversation order) that are copies of a re-send, each with the
+    position of the message it copies: a copy is part of a run that repeats the whole conversation
+    as it stood before the run, from its first message."""
+    history: list[int] = []  # positions of the messages that are not copies, in order
+    copies: dict[int, int] = {}
     i = 0
     while i < len(messages):
         end = i + len(history)
-        if history and list(messages[i:end]) == history:
-            copies.extend(range(i, end))
+        if history and list(messages[i:end]) == [messages[h] for h in history]:
+            copies.update(zip(range(i, end), history, strict=True))
             i = end
         else:
-            history.append(messages[i])
+            history.append(i)
             i += 1
     return copies
