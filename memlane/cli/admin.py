@@ -17,6 +17,7 @@ from memlane.cli.common import (
     local_runtime,
     no_data_dir,
     plural,
+    read_file_argument,
     settings_of,
     works_on_data_directory,
 )
@@ -191,7 +192,11 @@ def cmd_invoke(args: argparse.Namespace) -> int:
         from functions.invoke import invoke
     except ModuleNotFoundError:
         return err("functions/ not found: run `memlane invoke` from a memlane checkout")
-    event = json.loads(sys.stdin.read() if args.event == "-" else Path(args.event).read_text())
+    raw = sys.stdin.buffer.read() if args.event == "-" else read_file_argument(args.event, "EVENT")
+    try:
+        event = json.loads(raw)
+    except ValueError as exc:
+        return err(f"the event is not JSON ({exc})", 2)
     # A handler prints its logs and metrics (CloudWatch EMF lines) to stdout, as Lambda expects;
     # here stdout carries only the result, so `memlane invoke ... | jq` works.
     with contextlib.redirect_stdout(sys.stderr):
