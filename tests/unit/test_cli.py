@@ -97,6 +97,21 @@ def test_an_unreachable_server_is_one_line(data_dir, monkeypatch, capsys):
     assert code == 1 and err.startswith("memlane: cannot reach memlane at localhost:7432: ")
 
 
+def test_serve_on_a_busy_port_says_so_in_one_line_before_anything_else(tmp_path, capsys):
+    # Given another server listening on the port
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        # When memlane serve is started on it
+        code, out, err = run(capsys, "serve", "--port", str(port), "--data-dir", str(tmp_path / "d"))
+    # Then it prints no "listening", no key and no sign-in link: one line naming the port and how to pick another
+    assert (code, out) == (2, "")
+    assert err == (f"memlane: port {port} on 127.0.0.1 is already in use (is another memlane serve running?); "
+                   f"pick another with --port: memlane serve --port {port + 1} (make run PORT={port + 1})\n")
+    assert not (tmp_path / "d").exists()  # and nothing was created: no data directory, no key
+
+
 # --------------------------------------------------------------------------- a closed pipe
 
 
