@@ -169,7 +169,8 @@ class WebApp:
             return GatewayResponse(400, no_store, error_body("code: is required (the code in the sign-in link)").encode())
         secret = self.sign_in.redeem(code)
         if secret is None:
+            # Said to a person on the sign-in page: what happened and what to do, no field name.
             return GatewayResponse(401, no_store, error_body(
-                "code: this sign-in link was already used or has expired; restart `make run` for a new "
-                "one, or paste the API key").encode())
+                "This sign-in link was already used or has expired. Restart `make run` for a new one, or "
+                "paste the API key it printed.").encode())
         return GatewayResponse(200, no_store, json.dumps({"key": secret}).encode())
