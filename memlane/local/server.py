@@ -23,7 +23,9 @@ from memlane.config import Settings
 from memlane.docsets.models import DocsetSettings
 from memlane.domain.errors import InvalidInputError
 from memlane.local import index_rules
+from memlane.local.compression import Compressor
 from memlane.local.gateway import LocalGateway
+from memlane.local.responses import GatewayResponse
 from memlane.local.runtime import LocalRuntime, first_start_key
 from memlane.local.webapp import WebApp, default_build_dir
 
@@ -44,6 +46,7 @@ class AsgiBridge:
 
     def __init__(self, gateway: LocalGateway) -> None:
         self.gateway = gateway
+        self.compress = Compressor()
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -73,7 +76,7 @@ class AsgiBridge:
         client = scope.get("client") or ("127.0.0.1", 0)
         try:
             response = await anyio.to_thread.run_sync(
-                self.gateway.handle, scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"),
+                self._answer, scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"),
                 headers, b"".join(chunks), client[0],
             )
         except Exception:
@@ -83,6 +86,12 @@ class AsgiBridge:
                         error_body("internal error").encode())
             return
         await _send(send, response.status, response.headers, response.body)
+
+    def _answer(self, method: str, path: str, query: str, headers: dict[str, str], body: bytes,
+                source_ip: str) -> GatewayResponse:
+        """The gateway's answer, compressed for the client (in the worker thread, off the event loop)."""
+        response = self.gateway.handle(method, path, query, headers, body, source_ip)
+        return self.compress(response, headers.get("accept-encoding"))
 
 
 async def _send(send, status: int, headers: dict[str, str], body: bytes) -> None:
