@@ -13,7 +13,7 @@ ARGS   ?=
 .PHONY: run test setup ocr lint synth layers bench bench-scale bench-nlp bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-conversations eval-facts eval-code \
 	eval-docs eval-abstention eval-floor test-numeric clean extension integrations-env clients-test \
 	extension-build extension-test chromium \
-	web web-test bench-web screenshots types
+	web web-test bench-web bench-page-weight screenshots types
 
 # jsii (behind aws-cdk-lib) warns on every run under Node 20; the warning is not actionable here.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
@@ -183,6 +183,11 @@ bench-rerank: $(STAMP)
 SCALE_ROOT ?= /var/tmp/memlane-scale
 bench-scale: $(STAMP)
 	$(BIN)/python -m bench.scale all --root $(SCALE_ROOT) --sizes 100000,1000000,3000000
+
+# A memory page's transfer size from the local server, without and with compression, in headless
+# Chromium; writes the page weight section of BENCHMARKS.md.
+bench-page-weight: $(STAMP) $(WEB_DIST) chromium
+	$(BIN)/python -m bench.page_weight --write BENCHMARKS.md
 
 # The web app's figures (first load, typing to results, JavaScript size) at 10,000 memories, in
 # headless Chromium against a local server; writes the web app section of BENCHMARKS.md.
