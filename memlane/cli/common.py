@@ -70,7 +70,7 @@ def read_file_argument(path: str, option: str) -> bytes:
 def open_file_argument(path: str, option: str, mode: str = "r") -> TextIO:
     """A text file named on the command line, opened for reading (`r`) or writing (`w`), UTF-8."""
     try:
-        return open(Path(path).expanduser(), mode, encoding="utf-8")  # noqa: SIM115 - the caller closes it
+        return cast(TextIO, open(Path(path).expanduser(), mode, encoding="utf-8"))  # noqa: SIM115 - the caller closes it
     except OSError as exc:
         verb = "write" if "w" in mode else "read"
         raise FileArgumentError(f"cannot {verb} {path} ({option}): {_why(exc)}") from exc
