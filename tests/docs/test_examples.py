@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from conftest_helpers import free_port
-from docs_pages import README, ROOT, Block, blocks, examples
+from docs_pages import README, Block, blocks, examples
 
 from memlane.config import Settings
 from memlane.local.server import LocalServer

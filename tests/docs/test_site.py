@@ -14,7 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from docs_pages import DOCS, KINDS, README, ROOT, all_blocks, pages
 from markdown.extensions.toc import slugify
 

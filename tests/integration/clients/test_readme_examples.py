@@ -47,9 +47,9 @@ class Reader:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("PYTEST_", "MEMLANE_", "NLTK_DATA", "TIKTOKEN_CACHE_DIR", "VIRTUAL_ENV", "PYTHON"))}
         # npm's download cache stays this machine's (the packages `make` installed are in it)
-        cache = os.environ.get("npm_config_cache") or str(Path.home() / ".npm")
-        env.update(HOME=str(self.home), npm_config_cache=cache, npm_config_prefer_offline="true",
-                   npm_config_audit="false", npm_config_fund="false", npm_config_update_notifier="false", **extra)
+        cache = os.environ.get("NPM_CONFIG_CACHE") or str(Path.home() / ".npm")
+        env.update(HOME=str(self.home), NPM_CONFIG_CACHE=cache, NPM_CONFIG_PREFER_OFFLINE="true",
+                   NPM_CONFIG_AUDIT="false", NPM_CONFIG_FUND="false", NPM_CONFIG_UPDATE_NOTIFIER="false", **extra)
         return env
 
     def install(self, kind: str) -> None:
