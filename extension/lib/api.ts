@@ -79,11 +79,7 @@ function classify(err: MemlaneError, conn: Connection, method: string, path: str
   const retryAfterMs = err.retryAfterMs ?? 0;
   if (!isMemlaneAnswer(err.body) && status < 500) {
     // A page where memlane's JSON should be (a web server's 404 page): the URL is not memlane's.
-    return new ApiError(
-      'setup',
-      `${conn.url} does not answer as memlane: ${method} ${path} gave HTTP ${status} with a page that is not memlane's. Check the memlane URL in the options.`,
-      status,
-    );
+    return notMemlane(conn, `${method} ${path} gave HTTP ${status} with a page`, status);
   }
   if (status === 403 && ORIGIN_REFUSED.test(message)) {
     const origin = conn.origin ?? message.replace(ORIGIN_REFUSED, '').replace(/^:\s*/, '');
@@ -92,6 +88,11 @@ function classify(err: MemlaneError, conn: Connection, method: string, path: str
   if (status === 401 || status === 403) return new ApiError('auth', message, status);
   if (serverSide(status, message)) return new ApiError('server', message, status, retryAfterMs);
   return new ApiError('rejected', message, status);
+}
+
+/** The answer of a server that is not memlane, in words (never its page). */
+function notMemlane(conn: Connection, what: string, status = 0): ApiError {
+  return new ApiError('setup', `${conn.url} does not answer as memlane: ${what} that is not memlane's. Check the memlane URL in the options.`, status);
 }
 
 /** memlane answers every error with JSON `{"error": "..."}`; anything else came from another server. */
@@ -148,7 +149,7 @@ export async function testConnection(conn: Connection, options: Pick<CallOptions
   const who = await call<WhoAmI>(conn, 'GET', '/v3/whoami', { attempts: 1, timeoutMs: 10_000, ...options });
   if (typeof who !== 'object' || typeof who?.organization_id !== 'string') {
     // A server that answers every path with a page (a single-page app's host): not memlane either.
-    throw new ApiError('setup', `${conn.url} does not answer as memlane: GET /v3/whoami gave a page that is not memlane's. Check the memlane URL in the options.`);
+    throw notMemlane(conn, 'GET /v3/whoami gave a page');
   }
   await probeOrigin(conn, options);
   return who;

@@ -1,7 +1,7 @@
 /** What the popup and the options page both do with a message: set it as text (never as HTML:
  * it may quote a page or a server), and show a command it names ready to copy. */
 
-export type Tone = '' | 'ok' | 'warn' | 'bad';
+export type Tone = '' | 'ok' | 'warn' | 'bad' | 'muted';
 
 export function setStatus(el: HTMLElement, text: string, tone: Tone = ''): void {
   el.textContent = text;
@@ -27,3 +27,5 @@ export function showMessage(el: HTMLElement, text: string, tone: Tone): void {
   pre.append(code);
   el.append(pre);
 }
+
+export const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;

@@ -382,9 +382,15 @@ def test_the_popup_shows_a_refused_origin_with_the_command_and_serve_names_the_s
 
 
 def test_arrow_keys_move_through_results_and_text_comes_in_two_sizes(configured, pages, memlane):
+    # Given two boards saved (the second with a card of its own: memlane keeps identical content once)
+    for query in ("?arrows=1", "?arrows=2"):
+        board, board_tab = configured.open(pages.loopback(BOARD) + query)
+        add_card(board, f"Arrow keys board {query}: the checklist again.")
+        configured.save_from_popup(board_tab)
+        board.close()
     page, tab_id = configured.open(pages.loopback(NEWS))
     popup = configured.popup(tab_id)
-    popup.fill("#query", "solar sail launch")
+    popup.fill("#query", "launch checklist fuel loaded wind limit")
     popup.press("#query", "Enter")
     popup.wait_for_selector("#results li:nth-child(2) button.result")
     ids = popup.eval_on_selector_all("#results button.result", "bs => bs.map(b => b.dataset.id)")

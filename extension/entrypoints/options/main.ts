@@ -2,9 +2,7 @@
  * "Test connection" (GET /v3/whoami), and this extension's origin for the server's allow-list. */
 import { browser } from 'wxt/browser';
 import { ask, type SettingsView } from '@/lib/messages';
-import { setStatus as setText, showMessage } from '@/lib/pages';
-
-const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+import { byId as $, setStatus as setText, showMessage } from '@/lib/pages';
 
 function setStatus(text: string, tone: '' | 'ok' | 'bad' = ''): void {
   setText($('status'), text, tone);
