@@ -225,7 +225,13 @@ def clean_logging(monkeypatch):
     for lg in own:
         lg.setLevel(logging.NOTSET)
         lg.disabled = False
+    # transformers, once imported by an earlier test, gives its logger a handler of its own on the stderr
+    # pytest captured then (closed since) and stops propagation: start from a logger that propagates.
+    library = logging.getLogger("transformers")
+    library_state = (library.handlers[:], library.propagate)
+    library.handlers, library.propagate = [], True
     yield stream
+    library.handlers, library.propagate = library_state
     for lg, (lvl, disabled) in zip(own, saved, strict=True):
         lg.setLevel(lvl)
         lg.disabled = disabled
