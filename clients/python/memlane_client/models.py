@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "fd07be99d96be850641e5ef318628e5dc34775d8ba69890eefafcf1d4df7db28"
+OPENAPI_SHA256 = "0d707ba09f0935c07e3fd59131ae94e4ec976981f673c24df9ed95f5a9d4f842"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 

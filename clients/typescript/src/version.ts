@@ -2,4 +2,4 @@
 /** The version of memlane's API (its OpenAPI document's info.version) this client was generated from. */
 export const API_VERSION = "0.1.0"
 /** SHA-256 of that OpenAPI document. */
-export const OPENAPI_SHA256 = "fd07be99d96be850641e5ef318628e5dc34775d8ba69890eefafcf1d4df7db28"
+export const OPENAPI_SHA256 = "0d707ba09f0935c07e3fd59131ae94e4ec976981f673c24df9ed95f5a9d4f842"
