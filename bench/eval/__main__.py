@@ -54,7 +54,7 @@ def _module(name: str) -> Any:
 
 
 def run_workloads(args: argparse.Namespace) -> int:
-    from memlane.docsets.models import DocsetSettings
+    from memlane.config.docsets import DocsetSettings
 
     selected = args.workloads
     if selected == ["abstention"]:

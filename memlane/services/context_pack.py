@@ -128,7 +128,7 @@ def _memory_projects(svc: Services, who: Principal, body: ContextIn, docs_projec
     return list(dict.fromkeys(body.projects))
 
 
-def _docsets(body: ContextIn, all_docsets: list) -> list:  # noqa: ANN001 - memlane.docsets.models.Docset
+def _docsets(body: ContextIn, all_docsets: list) -> list:  # noqa: ANN001 - memlane.domain.docsets.Docset
     if body.docsets is None:
         return all_docsets
     by_id = {d.id: d for d in all_docsets}

@@ -67,7 +67,7 @@ def test_a_page_about_the_query_outranks_a_single_mention(tmp_path, ranking_site
 
 
 def test_docset_settings_read_page_support_from_the_environment(monkeypatch):
-    from memlane.docsets.models import DocsetSettings
+    from memlane.config.docsets import DocsetSettings
 
     assert DocsetSettings.from_env(os.environ).fusion.support == pytest.approx(0.2)
     monkeypatch.setenv("MEMLANE_DOCSET_WEIGHT_SUPPORT", "0")
