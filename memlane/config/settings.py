@@ -56,7 +56,7 @@ class Settings(PublicAddress):
         doc="`auto`: OpenAI's when `OPENAI_API_KEY` is set, else the local model; `local` or `openai` to "
             "force one; `local-int8` (MiniLM with int8 weights, its own embedder id) or `local-torch` (the "
             "same vectors as `local`, through sentence-transformers). On AWS the stack sets `bedrock` "
-            "(Amazon Titan) or `openai`")
+            "(Amazon Titan; on your machine, where `--aws` commands read it, the local model) or `openai`")
     # Word pieces the local embedder reads of each text (memlane.adapters.local.embedder).
     embedder_window: Annotated[Literal[128, 256], BeforeValidator(whole_number_choice)] = variable(
         "MEMLANE_EMBEDDER_WINDOW", 256, section=Section.MODELS,

@@ -22,7 +22,6 @@ from memlane.config import DEFAULT_PORT, Settings
 from memlane.config.apps import ConnectionApps
 from memlane.config.local import LocalSettings
 from memlane.connections.apps import static_apps
-from memlane.domain.errors import ConfigurationError
 from memlane.domain.models import Document
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local import index_rules
@@ -38,11 +37,9 @@ def make_embedder(settings: Settings, models_dir: Path | None = None):
     """`MEMLANE_EMBEDDER`: auto (OpenAI when a key is set, else local) | openai | local (MiniLM
     on ONNX Runtime) | local-int8 (the same, weights quantized: its own embedder id) |
     local-torch (MiniLM through sentence-transformers: the same vectors and id as local).
+    `bedrock` is the AWS stack's: a shell set up for `--aws` commands keeps the local model here.
     `models_dir`: where the local model's export is kept (LocalSettings.models_dir)."""
     choice = settings.embedder
-    if choice == "bedrock":
-        raise ConfigurationError("MEMLANE_EMBEDDER", "MEMLANE_EMBEDDER='bedrock': the AWS stack's embedder; on "
-                                                     "this machine expected auto, local, local-int8, local-torch or openai")
     if choice == "openai" or (choice == "auto" and settings.openai_api_key):
         from memlane.adapters.openai.embedder import OpenAIEmbedder
 

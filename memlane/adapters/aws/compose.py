@@ -29,7 +29,7 @@ from memlane.adapters.aws.ratelimit import DynamoRateLimiter
 from memlane.adapters.aws.textract import TextractReader
 from memlane.config import Settings
 from memlane.config.aws import ENV_CONNECTIONS_SECRET as ENV_CONNECTIONS_SECRET  # infra sets it
-from memlane.config.aws import AwsSettings
+from memlane.config.aws import ENV_RERANK_MODEL_ID, AwsSettings
 from memlane.config.docsets import DocsetSettings
 from memlane.domain.errors import ConfigurationError
 from memlane.lazy import Lazy
@@ -159,7 +159,11 @@ def build_rerank(aws: AwsSettings) -> Rerank | None:
         return None
     from memlane.adapters.aws.bedrock_reranker import BedrockReranker
 
-    return Rerank(BedrockReranker(aws.rerank_model_id, aws.region), aws.rerank_top_n, aws.rerank_weight)
+    try:
+        reranker = BedrockReranker(aws.rerank_model_id, aws.region)
+    except ValueError as exc:  # a model the Rerank API does not serve
+        raise ConfigurationError(ENV_RERANK_MODEL_ID, f"{ENV_RERANK_MODEL_ID}={aws.rerank_model_id!r}: {exc}") from None
+    return Rerank(reranker, aws.rerank_top_n, aws.rerank_weight)
 
 
 def build_llm(aws: AwsSettings) -> Any:
