@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 
 from memlane.adapters.local.private_files import repair_modes, wrong_modes
 from memlane.local.compose import LocalStack
-from memlane.ports import StoredBlob, StoredDocument, stored_blob
+from memlane.ports import BLOB_KINDS, StoredBlob, StoredDocument, stored_blob
 from memlane.services import doctor
 from memlane.services.doctor import DoctorReport
 
@@ -36,10 +36,11 @@ class LocalInventory:
         return {r["document_id"] for r in rows}
 
     def blobs(self) -> Iterator[StoredBlob]:
-        # raw/{org}/{doc} (queued payloads) and work/{org}/{doc}/… (embedding progress, and the
-        # workflow's staging when the Step Functions steps run here through `memlane invoke`), and
-        # media/{org}/{doc} (the originals of images, scans and recordings).
-        for kind in ("raw", "work", "media"):
+        # Every kind a document's life writes (memlane.documents.keys): work/{org}/{doc}/… (embedding
+        # progress, and the workflow's staging when the Step Functions steps run here through
+        # `memlane invoke`), media/{org}/{doc} (the originals of images, scans and recordings), and
+        # raw/ and content/, which the embedded default does not write but would still be orphans.
+        for kind in BLOB_KINDS:
             for key in self.stack.services.blobs.keys(f"{kind}/"):
                 if (blob := stored_blob(key)) is not None:
                     yield blob

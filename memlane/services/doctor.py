@@ -104,6 +104,7 @@ def _compare(inventory: Inventory) -> _Findings:
         blob.key
         for blob in inventory.blobs()
         if blob.document_id not in docs
+        or docs[blob.document_id].organization_id != blob.organization_id  # a key of no document of its own
         or (blob.kind in _TRANSIENT_KINDS and docs[blob.document_id].status in _FINISHED)
     )
     report.cache_orphans = sorted(inventory.cached_documents() - docs.keys())

@@ -33,6 +33,7 @@ from memlane.adapters.aws.dynamo_codec import (
 )
 from memlane.adapters.aws.dynamo_table import _key
 from memlane.adapters.aws.metadata.projects import DynamoProjectStore
+from memlane.documents.keys import content_key
 from memlane.domain.errors import PayloadTooLargeError
 from memlane.domain.models import Document, DocumentStatus
 from memlane.ports import (
@@ -49,10 +50,6 @@ INLINE_CONTENT_LIMIT_BYTES = 100_000
 CONTENT_BYTES = "content_bytes"
 # Values in one filter expression before the check moves to Python (expressions stop at 4 KB).
 MAX_EXPRESSION_VALUES = 50
-
-
-def content_key(org_id: str, document_id: str) -> str:
-    return f"content/{org_id}/{document_id}.txt"
 
 
 class DynamoDocumentStore(DynamoProjectStore):
