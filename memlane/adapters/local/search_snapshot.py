@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from memlane.adapters.local import bm25
+from memlane.adapters.local.private_files import open_private, write_private
 from memlane.adapters.local.search_projection import ChunkIds, Codes, Projection, RowSlots
 from memlane.adapters.local.vector_ann import locked
 
@@ -49,12 +50,12 @@ def save(directory: Path, m: Projection, index_id: str) -> None:
     with locked(directory, exclusive=True):
         for name in _SLOT_ARRAYS:
             files[name] = f"p-{name}-{generation}.npy"
-            np.save(directory / files[name], getattr(m, name)[: m.size])
+            _save_array(directory / files[name], getattr(m, name)[: m.size])
         for name in _POSTINGS:
             files[f"postings.{name}"] = f"p-postings-{name}-{generation}.npy"
-            np.save(directory / files[f"postings.{name}"], getattr(m.postings, name))
+            _save_array(directory / files[f"postings.{name}"], getattr(m.postings, name))
         files["chunk_ids"] = f"p-chunk_ids-{generation}.npy"
-        np.save(directory / files["chunk_ids"], m.chunk_ids.ids[: m.size])
+        _save_array(directory / files["chunk_ids"], m.chunk_ids.ids[: m.size])
         manifest = {
             "format": FORMAT,
             "index_id": index_id,
@@ -69,7 +70,7 @@ def save(directory: Path, m: Projection, index_id: str) -> None:
             "files": files,
         }
         tmp = directory / f"{MANIFEST}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(manifest))
+        write_private(tmp, json.dumps(manifest).encode())
         os.replace(tmp, directory / MANIFEST)
         keep = set(files.values())
         for f in directory.glob("p-*"):
@@ -155,13 +156,12 @@ def _upgrade(directory: Path) -> None:
             if old.endswith(".txt"):
                 new = old.removesuffix(".txt") + ".npy"
                 ids = ChunkIds.of((directory / old).read_text().split("\n") if manifest.get("size") else [])
-                with (directory / new).open("wb") as out:
-                    np.save(out, ids.ids)
+                _save_array(directory / new, ids.ids)
                 files["chunk_ids"] = new
                 replaced.append(old)
             manifest["format"] = FORMAT
             tmp = directory / f"{MANIFEST}.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps(manifest))
+            write_private(tmp, json.dumps(manifest).encode())
             os.replace(tmp, path)
             for name in replaced:
                 with contextlib.suppress(OSError):
@@ -169,6 +169,12 @@ def _upgrade(directory: Path) -> None:
             log.info("converted the saved search projection from format %s to %d", old_format, FORMAT)
     except OSError as exc:  # read-only: an older snapshot is read as it is
         log.info("the saved search projection stays in its older format (%s)", exc)
+
+
+def _save_array(path: Path, arr: np.ndarray) -> None:
+    """np.save into a file that is 0600 from its first byte (the data directory's rule)."""
+    with open_private(path) as out:
+        np.save(out, arr)
 
 
 def _chunk_ids(path: Path) -> ChunkIds:
@@ -196,7 +202,7 @@ def _narrowed_copy(source: Path, target: Path) -> bool:
     size = int(np.prod(shape))
     done = False
     try:
-        with source.open("rb") as f, target.open("wb") as out:
+        with source.open("rb") as f, open_private(target) as out:
             header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float16)), "fortran_order": False,
                       "shape": shape}
             np.lib.format.write_array_header_1_0(out, header)

@@ -34,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from memlane.adapters.local.private_files import create_private_file, lock_file, private_dir, write_private
+
 log = logging.getLogger(__name__)
 
 # onnxruntime (the embedder) crashes in its import, inside libstdc++, when usearch's extension was
@@ -155,7 +157,7 @@ class Partitions:
     def save(self, directory: Path, index_id: str) -> None:
         """Write every partition, then the manifest naming them (atomic rename): a process that
         reads the manifest finds complete files, or the previous generation's."""
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(directory)
         generation = f"{self.seq}-{os.getpid()}"
         parts = []
         with locked(directory, exclusive=True):
@@ -163,6 +165,8 @@ class Partitions:
                 if len(idx) == 0:
                     continue
                 name = f"{partition_name(org_id, project_id)}-{generation}.usearch"
+                # created 0600 first: usearch writes into the file as it finds it, mode included
+                create_private_file(directory / name)
                 idx.save(str(directory / name))
                 parts.append({"org": org_id, "project": project_id, "file": name, "count": len(idx)})
             manifest = {
@@ -174,7 +178,7 @@ class Partitions:
                 "partitions": parts,
             }
             tmp = directory / f"{MANIFEST}.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps(manifest))
+            write_private(tmp, json.dumps(manifest).encode())
             os.replace(tmp, directory / MANIFEST)
             keep = {p["file"] for p in parts} | {MANIFEST, "lock"}
             for f in directory.iterdir():
@@ -218,8 +222,8 @@ class Partitions:
 def locked(directory: Path, exclusive: bool) -> Iterator[None]:
     """Serialises savers against loaders across processes (a loader never reads a half-deleted
     generation)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    fd = os.open(directory / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+    private_dir(directory)
+    fd = lock_file(directory / "lock")
     try:
         fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield
