@@ -132,3 +132,9 @@ class ConfigurationError(MemlaneError, ValueError):
     def __init__(self, variable: str, message: str) -> None:
         super().__init__(message)
         self.variable = variable
+
+
+class DamagedStoreError(MemlaneError):
+    """The local data store cannot be used as it is found (not a database, cut short, emptied).
+    Raised at start, before anything is read or written; the message names the file, what is
+    wrong with it and how to recover. Never a client's request: the host stops with the message."""
