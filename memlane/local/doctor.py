@@ -61,4 +61,11 @@ def examine(stack: LocalStack, repair: bool = False) -> DoctorReport:
     if repair and report.wrong_modes:
         repair_modes(data_dir)
         report.repaired = True
+    # The saved vector index, checked as a start checks it (a damaged one is rebuilt from SQLite).
+    snapshot = stack.index.snapshot_status()
+    report.search_snapshot = snapshot.line
+    report.damaged_snapshot = [snapshot.damaged] if snapshot.damaged else []
+    if repair and snapshot.damaged:
+        stack.index.discard_snapshot()
+        report.repaired = True
     return report

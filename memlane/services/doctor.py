@@ -35,6 +35,8 @@ class DoctorReport:
     cache_orphans: list[str] = field(default_factory=list)  # cached results naming deleted documents
     unrepairable: list[str] = field(default_factory=list)  # index orphans of an unknown organization
     wrong_modes: list[str] = field(default_factory=list)  # data-directory paths others may read (local)
+    damaged_snapshot: list[str] = field(default_factory=list)  # the saved vector index fails its checks (local)
+    search_snapshot: str | None = None  # the line about the saved vector index (local)
     repaired: bool = False
 
     @property
@@ -48,20 +50,22 @@ class DoctorReport:
                 self.blob_orphans,
                 self.cache_orphans,
                 self.wrong_modes,
+                self.damaged_snapshot,
             )
         )
 
     def as_dict(self) -> dict:
-        return {
+        out: dict = {
             "index_orphans": len(self.index_orphans),
             "missing_from_index": len(self.missing_from_index),
             "chunk_orphans": len(self.chunk_orphans),
             "blob_orphans": len(self.blob_orphans),
             "cache_orphans": len(self.cache_orphans),
             "wrong_modes": len(self.wrong_modes),
-            "total": self.total,
-            "repaired": self.repaired,
         }
+        if self.search_snapshot is not None:
+            out["search_snapshot"] = self.search_snapshot
+        return {**out, "total": self.total, "repaired": self.repaired}
 
 
 @dataclass

@@ -29,7 +29,7 @@ MAGIC = b"SQLite format 3\x00"
 HEADER_BYTES = 100
 
 
-def prepare(path: Path, initialize: Callable[[sqlite3.Connection], None]) -> None:
+def prepare(path: Path, initialize: Callable[[sqlite3.Connection], object]) -> None:
     """Create the database at `path` with `initialize` run on it if there is none; otherwise check
     the file (DamagedStoreError when it cannot be a database as it is)."""
     if not path.exists():
@@ -86,7 +86,7 @@ def _wal_bytes(path: Path) -> int:
         return 0
 
 
-def _create(path: Path, initialize: Callable[[sqlite3.Connection], None]) -> None:
+def _create(path: Path, initialize: Callable[[sqlite3.Connection], object]) -> None:
     """Build the database under a name of its own, then link it into place: complete, or not there.
     Two processes starting at once each build one; the first link wins, the other is dropped."""
     building = path.with_name(f".{path.name}.new-{os.getpid()}-{uuid.uuid4().hex[:8]}")
