@@ -48,6 +48,12 @@ class ConflictError(MemlaneError):
     """409: e.g. an Idempotency-Key reused with another body, a duplicate project slug."""
 
 
+class IdTakenError(ConflictError):
+    """409: a write named a document or chunk id that another organization holds. Stores refuse it
+    (the holder's record stays as it was); memlane's own writes never name such an id (ids are
+    minted, or derived from the organization's own records; an import re-mints what it brings in)."""
+
+
 class RateLimitedError(MemlaneError):
     """429 with Retry-After."""
 

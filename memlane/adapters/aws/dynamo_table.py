@@ -71,8 +71,9 @@ class DynamoTable:
                 return
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def _transact(self, operations: list[dict[str, Any]], conflict: str) -> None:
-        """TransactWriteItems; a failed condition becomes ConflictError(conflict)."""
+    def _transact(self, operations: list[dict[str, Any]], conflict: str,
+                  error: type[ConflictError] = ConflictError) -> None:
+        """TransactWriteItems; a failed condition becomes `error(conflict)`."""
         try:
             self._call("transact_write_items", TransactItems=operations)
         except ClientError as exc:
@@ -80,7 +81,7 @@ class DynamoTable:
                 raise
             reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
             if "ConditionalCheckFailed" in reasons:
-                raise ConflictError(conflict) from exc
+                raise error(conflict) from exc
             raise TransientError(f"dynamodb transaction cancelled: {reasons}") from exc
 
     def _batch_write(self, requests: Sequence[dict[str, Any]]) -> None:

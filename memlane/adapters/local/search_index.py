@@ -35,7 +35,7 @@ from memlane.adapters.local.search_projection import Projection
 from memlane.adapters.local.search_query import MAX_QUERY_WORDS, STOPWORDS, fts_query, query_words
 from memlane.adapters.local.snapshot_checks import SnapshotDamaged
 from memlane.adapters.local.sqlite_db import SqliteDatabase, epoch
-from memlane.domain.errors import EmbedderMismatchError
+from memlane.domain.errors import EmbedderMismatchError, IdTakenError
 from memlane.ports import IndexedChunk, IndexHoldings, LegResults, SearchScope
 
 __all__ = ["MAX_QUERY_WORDS", "STOPWORDS", "SqliteSearchIndex", "fts_query", "query_words"]
@@ -165,8 +165,11 @@ class SqliteSearchIndex:
                         f"vector of dimension {vec.shape} for an index of dimension {self.dimension}"
                     )
                 existing = conn.execute(
-                    "SELECT rowid FROM search_rows WHERE chunk_id = ?", (c.id,)
+                    "SELECT rowid, organization_id FROM search_rows WHERE chunk_id = ?", (c.id,)
                 ).fetchone()
+                if existing and existing["organization_id"] != c.organization_id:
+                    # chunk_id is unique alone: another organization's row is never rewritten
+                    raise IdTakenError(f"chunk id {c.id} is not available")
                 values = (
                     c.document_id,
                     c.organization_id,

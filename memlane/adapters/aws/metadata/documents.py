@@ -34,7 +34,7 @@ from memlane.adapters.aws.dynamo_codec import (
 from memlane.adapters.aws.dynamo_table import _key
 from memlane.adapters.aws.metadata.projects import DynamoProjectStore
 from memlane.documents.keys import content_key
-from memlane.domain.errors import PayloadTooLargeError
+from memlane.domain.errors import IdTakenError, PayloadTooLargeError
 from memlane.domain.models import Document, DocumentStatus
 from memlane.ports import (
     BlobStore,
@@ -47,6 +47,7 @@ from memlane.ports import (
 )
 
 INLINE_CONTENT_LIMIT_BYTES = 100_000
+ID_CLAIMED = "id_claimed"  # the document's id is claimed (its DOCID item exists)
 CONTENT_BYTES = "content_bytes"
 # Values in one filter expression before the check moves to Python (expressions stop at 4 KB).
 MAX_EXPRESSION_VALUES = 50
@@ -96,8 +97,11 @@ class DynamoDocumentStore(DynamoProjectStore):
         return DocumentStats(total=total, created_since=recent, content_bytes=size, apart_total=apart_total)
 
     def put_document(self, doc: Document) -> None:
+        """An upsert within the organization. A document id is one organization's (a DOCID item,
+        memlane.adapters.aws.dynamo_schema): another's write of it is refused (IdTakenError) in the
+        same transaction, before anything is written."""
         pk = ks.doc_pk(doc.organization_id, doc.id)
-        previous = self._get(pk, ks.SK_DOC, projection="content_hash, project_id, content_key")
+        previous = self._get(pk, ks.SK_DOC, projection="content_hash, project_id, content_key, id_claimed")
 
         item: dict[str, Any] = {
             ks.PK: pk,
@@ -106,6 +110,7 @@ class DynamoDocumentStore(DynamoProjectStore):
             ks.GSI1_PK: ks.project_gsi_pk(doc.organization_id, doc.project_id),
             ks.GSI1_SK: f"{to_iso(doc.created_at)}#{doc.id}",
             **model_attributes(doc, exclude=("content",)),
+            ID_CLAIMED: True,
         }
         if doc.tags:
             # a list attribute that filter expressions can test; lower-cased, because the tag
@@ -141,16 +146,9 @@ class DynamoDocumentStore(DynamoProjectStore):
         else:
             item["content"] = doc.content
 
-        operations: list[dict[str, Any]] = [{"Put": {"TableName": self.table_name, "Item": serialize(item)}}]
-        if doc.content_hash:
-            hash_item = {
-                ks.PK: ks.hash_pk(doc.organization_id, doc.project_id, doc.content_hash),
-                ks.SK: ks.SK_HASH,
-                "entity": "content_hash",
-                "document_id": doc.id,
-            }
-            operations.append({"Put": {"TableName": self.table_name, "Item": serialize(hash_item)}})
-        self._transact(operations, conflict=f"document {doc.id} could not be written")
+        # the claim is the one conditional write here: a failed condition is another's id
+        self._transact(self._writes(doc, item, claim=previous is None or ID_CLAIMED not in previous),
+                       conflict=f"document id {doc.id} is not available", error=IdTakenError)
 
         if previous is not None:
             old = deserialize(previous)
@@ -159,6 +157,46 @@ class DynamoDocumentStore(DynamoProjectStore):
                 self._delete_hash_item(doc.organization_id, old_project, old_hash, doc.id)
             if old.get("content_key") and "content_key" not in item and self.blob_store is not None:
                 self.blob_store.delete(old["content_key"])
+
+    def _writes(self, doc: Document, item: dict[str, Any], *, claim: bool) -> list[dict[str, Any]]:
+        """The document item, its id's claim (on its first write) and its dedupe entry, written in
+        one transaction."""
+        operations: list[dict[str, Any]] = [{"Put": {"TableName": self.table_name, "Item": serialize(item)}}]
+        if claim:
+            operations.append(self._claim(doc))
+        if doc.content_hash:
+            hash_item = {
+                ks.PK: ks.hash_pk(doc.organization_id, doc.project_id, doc.content_hash),
+                ks.SK: ks.SK_HASH,
+                "entity": "content_hash",
+                "document_id": doc.id,
+            }
+            operations.append({"Put": {"TableName": self.table_name, "Item": serialize(hash_item)}})
+        return operations
+
+    def _claim(self, doc: Document) -> dict[str, Any]:
+        owner = {ks.PK: ks.doc_owner_pk(doc.id), ks.SK: ks.SK_DOC_OWNER, "entity": "document_id",
+                 "organization_id": doc.organization_id}
+        return {"Put": {
+            "TableName": self.table_name,
+            "Item": serialize(owner),
+            "ConditionExpression": "attribute_not_exists(pk) OR organization_id = :org",
+            "ExpressionAttributeValues": {":org": {"S": doc.organization_id}},
+        }}
+
+    def _release(self, org_id: str, document_id: str) -> None:
+        """The id's claim, removed with the document (only while it names this organization)."""
+        try:
+            self._call(
+                "delete_item",
+                TableName=self.table_name,
+                Key=_key(ks.doc_owner_pk(document_id), ks.SK_DOC_OWNER),
+                ConditionExpression="organization_id = :org",
+                ExpressionAttributeValues={":org": {"S": org_id}},
+            )
+        except ClientError as exc:
+            if error_code(exc) != "ConditionalCheckFailedException":
+                raise
 
     def _delete_hash_item(self, org_id: str, project_id: str, content_hash: str, document_id: str) -> None:
         """Removes the dedupe entry only while it still names this document: another document
@@ -262,6 +300,7 @@ class DynamoDocumentStore(DynamoProjectStore):
         if doc.get("content_hash"):
             self._delete_hash_item(org_id, doc["project_id"], doc["content_hash"], document_id)
         self._call("delete_item", TableName=self.table_name, Key=_key(pk, ks.SK_DOC))
+        self._release(org_id, document_id)
         if doc.get("content_key") and self.blob_store is not None:
             self.blob_store.delete(doc["content_key"])
         return True
