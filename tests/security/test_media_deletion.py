@@ -47,6 +47,16 @@ from memlane.ports import FetchResult, Services
 from memlane.services.keys import ensure_organization
 
 REMOVALS = ("api", "auto-forget", "project")
+# Every DELETE route of the route table, by what it removes: a new one fails
+# test_every_delete_route_is_a_removal_path_tested_here until it is placed (and, if it removes
+# documents, its removal path is tested below).
+REMOVES_DOCUMENTS = {
+    "DELETE /v3/documents/{document_id}": "api",
+    "DELETE /v3/projects/{project_id}": "project",
+    "DELETE /docset/{docset_id}": "docset",
+    "DELETE /v3/connections/{connection_id}": "connection",
+}
+REMOVES_NO_DOCUMENT = {"DELETE /v3/keys/{key_id}", "DELETE /mcp"}
 
 
 class WatchedBlobs:
@@ -310,3 +320,12 @@ def test_a_connection_delete_leaves_no_file_of_what_it_brought_in(github_world) 
     assert finished and out.documents_removed >= 1 and out.verified, out
     assert {key: blobs.versions(key) for key in written if blobs.versions(key)} == {}
     assert examine(world.stack).total == 0
+
+
+def test_every_delete_route_is_a_removal_path_tested_here() -> None:
+    from security_routes import ROUTES
+
+    deletes = {str(r) for r in ROUTES if r.method == "DELETE"}
+    assert deletes == set(REMOVES_DOCUMENTS) | REMOVES_NO_DOCUMENT
+    tested = {*REMOVALS, "docset", "connection"}
+    assert set(REMOVES_DOCUMENTS.values()) <= tested
