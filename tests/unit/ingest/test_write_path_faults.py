@@ -42,7 +42,7 @@ from memlane.services import doctor
 from memlane.services.bulk import save_memories
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
-from memlane.services.transfer import export_project, import_lines
+from memlane.services.transfer import export_project, import_lines, reminted_id
 
 # Long enough for three chunks, so a rewrite must drop old rows and a retry must not duplicate.
 TEXT = "\n\n".join(
@@ -331,7 +331,8 @@ def _import_setup(world: World) -> None:
     source = make_world(world.extra["tmp"], "export-source")
     out = save_memory(source.stack.services, source.who, MemoryIn(content=TEXT, title="Greenhouse"), inline=True)
     world.extra["lines"] = list(export_project(source.stack.services, source.who, source.project))
-    world.extra["doc"] = out.id
+    # another data directory, another organization: the document takes an id of its own (issue 34)
+    world.extra["doc"] = reminted_id(world.who.organization_id, out.id)
     source.stack.close()
 
 

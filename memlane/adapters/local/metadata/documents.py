@@ -13,6 +13,7 @@ from datetime import datetime
 
 from memlane.adapters.local.metadata.base import SqliteTables, placeholders
 from memlane.adapters.local.sqlite_db import iso, parse_iso, parse_iso_required
+from memlane.domain.errors import IdTakenError
 from memlane.domain.models import ContentType, Document, DocumentStatus, MediaInfo, conversation_order
 from memlane.ports import (
     DocumentPage,
@@ -82,7 +83,12 @@ class SqliteDocumentStore(SqliteTables):
                              apart_total=row["apart"])
 
     def put_document(self, doc: Document) -> None:
+        """An upsert by id within the organization; an id another organization holds is refused
+        (IdTakenError) and its document left as it was: `documents.id` is the primary key alone."""
         with self.db.transaction() as conn:
+            holder = conn.execute("SELECT organization_id FROM documents WHERE id = ?", (doc.id,)).fetchone()
+            if holder is not None and holder["organization_id"] != doc.organization_id:
+                raise IdTakenError(f"document id {doc.id} is not available")
             conn.execute(
                 f"INSERT OR REPLACE INTO documents ({DOC_COLUMNS}) VALUES ({placeholders(25)})",
                 (
