@@ -20,6 +20,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 )
 
 from memlane import __version__
+from memlane.api.auth import rate_limit_of
 from memlane.api.errors import describe_validation_errors, error_body, status_for
 from memlane.api.events import MAX_BODY_BYTES
 from memlane.api.resolver import ConcurrentRestResolver
@@ -35,7 +36,6 @@ from memlane.api.routes import (
 )
 from memlane.domain.errors import InvalidInputError, MemlaneError, RateLimitedError
 from memlane.domain.json_input import JsonBoundsError, parse_json
-from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
 from memlane.ports import Services
 
 log = logging.getLogger(__name__)
@@ -233,10 +233,7 @@ def _rate_limit(svc: Services | None, event: dict[str, Any]):
     ctx = (event.get("requestContext") or {}).get("authorizer") or {}
     if svc is None or svc.rate_limiter is None or not ctx.get("key_id"):
         return None
-    try:
-        limit = int(ctx.get("rate_limit") or DEFAULT_RATE_LIMIT_PER_MINUTE)
-    except ValueError:
-        limit = DEFAULT_RATE_LIMIT_PER_MINUTE
+    limit = rate_limit_of(ctx)
     weigh = REQUEST_WEIGHTS.get((str(event.get("httpMethod", "")).upper(), str(event.get("path", ""))))
     weight = weigh(event) if weigh is not None else 1
     return svc.rate_limiter.hit(ctx["key_id"], limit, svc.clock.now(), weight)
