@@ -40,3 +40,25 @@ def test_a_limited_key_cannot_mint_keys_faster_than_its_limit(secure_server):
     with secure_server.client(caller) as c:
         statuses = [c.post("/v3/keys", json={"name": f"k{i}"}).status_code for i in range(8)]
     assert statuses == [201] * 5 + [429] * 3
+
+
+def test_another_website_cannot_lock_the_user_out_of_sign_in(secure_server):
+    from memlane.local.webapp import SIGN_IN_ATTEMPTS_PER_MINUTE
+
+    host = secure_server.url.removeprefix("http://")
+    code = secure_server.server.webapp.sign_in.issue(secure_server.key)
+    with secure_server.client("") as anon:
+        # Given a website on another origin posting sign-in attempts, many more than the limit
+        hostile = [anon.post("/webapp/sign-in", json={"code": f"guess-{i}"},
+                             headers={"Origin": "https://evil.example"}).status_code
+                   for i in range(3 * SIGN_IN_ATTEMPTS_PER_MINUTE)]
+        # and a DNS-rebound page that passes the check under its own host name, spending its own bucket
+        rebound = [anon.post("/webapp/sign-in", json={"code": f"guess-{i}"},
+                             headers={"Origin": "http://evil.example:7432", "Host": "evil.example:7432"}).status_code
+                   for i in range(SIGN_IN_ATTEMPTS_PER_MINUTE + 2)]
+        # When the user's own app signs in
+        mine = anon.post("/webapp/sign-in", json={"code": code}, headers={"Origin": f"http://{host}"})
+    # Then every cross-origin attempt was refused without being counted, and the user is signed in
+    assert set(hostile) == {403}
+    assert rebound[-1] == 429
+    assert mine.status_code == 200 and mine.json() == {"key": secure_server.key}
