@@ -37,7 +37,8 @@ from pydantic import (
     model_validator,
 )
 
-from memlane.domain.facts import KINDS, RESERVED_KEY, Decision, Kind
+from memlane.domain.client_metadata import MAX_METADATA_BYTES, check_client_metadata
+from memlane.domain.facts import KINDS, Decision, Kind
 from memlane.domain.fields import NonBlankStr, OptionalTrimmedNonBlankStr, TrimmedNonBlankStr
 from memlane.domain.models import ContentType, DocumentStatus
 
@@ -83,7 +84,10 @@ class MemoryIn(_Request):
     project_id: UUIDStr | None = Field(
         default=None, description="Defaults to the organization's default project."
     )
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description=f"Yours to use, at most {MAX_METADATA_BYTES // 1024} KB as JSON; `memlane` is reserved. "
+                    "salience (Vidurai's CRITICAL…NOISE), tags and chunking are read by memlane.")
     tags: list[str] | None = Field(
         default=None,
         description=f"Tags to file the memory under (at most {MAX_TAGS}, each at most 100 characters); merged "
@@ -146,11 +150,14 @@ class MemoryIn(_Request):
         # "In the future" is checked by the service, against the injected clock.
         return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
 
+    @model_validator(mode="after")
+    def _metadata_rules(self) -> MemoryIn:
+        check_client_metadata(self.metadata)  # the `memlane` key refused, 64 KB at most
+        return self
+
     @field_validator("metadata")
     @classmethod
     def _tags(cls, v: dict[str, Any]) -> dict[str, Any]:
-        if RESERVED_KEY in v:
-            raise ValueError(f"metadata.{RESERVED_KEY}: set by memlane (a message's or a fact's links), not by a client")
         tags = v.get("tags")
         if tags is None:
             return v

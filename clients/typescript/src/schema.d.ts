@@ -922,7 +922,10 @@ export interface components {
                  * @description Defaults to the organization's default project.
                  */
                 project_id?: string | null;
-                /** Metadata */
+                /**
+                 * Metadata
+                 * @description Yours to use, at most 64 KB as JSON; `memlane` is reserved. salience (Vidurai's CRITICAL…NOISE), tags and chunking are read by memlane.
+                 */
                 metadata?: {
                     [key: string]: unknown;
                 };
@@ -1905,7 +1908,7 @@ export interface components {
             source?: string | null;
             /**
              * Metadata
-             * @description repoId, path and lang are filterable; the rest is kept.
+             * @description repoId, path and lang are filterable; the rest is kept (at most 64 KB as JSON; `memlane` is reserved).
              */
             metadata?: {
                 [key: string]: unknown;
@@ -2028,7 +2031,10 @@ export interface components {
              * @description Defaults to the organization's default project.
              */
             project_id?: string | null;
-            /** Metadata */
+            /**
+             * Metadata
+             * @description Yours to use, at most 64 KB as JSON; `memlane` is reserved. salience (Vidurai's CRITICAL…NOISE), tags and chunking are read by memlane.
+             */
             metadata?: {
                 [key: string]: unknown;
             };
