@@ -13,6 +13,7 @@ growth of VmHWM (the peak while it ran, reset just before). Targets: the answer 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -52,10 +53,8 @@ def _status(pid: int, field: str) -> float:
 
 def _reset_peak(pid: int) -> None:
     """VmHWM back to the current RSS (Linux: 5 > clear_refs), so its rise is this request's peak."""
-    try:
+    with contextlib.suppress(OSError):
         Path(f"/proc/{pid}/clear_refs").write_text("5")
-    except OSError:
-        pass
 
 
 def _metadata(n_bytes: int) -> dict:

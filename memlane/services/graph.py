@@ -84,7 +84,7 @@ def _entities(doc: Document) -> dict[str, tuple[str, str]]:
         if tag not in skip:
             add(tag, "concept")
     if doc.content_type is ContentType.CODE:
-        add(doc.metadata.get("language"), "technology")
+        add(doc.language, "technology")
     add(doc.metadata.get("author"), "person")
     entities = doc.metadata.get("entities")
     if isinstance(entities, list):

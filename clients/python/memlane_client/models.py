@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "47de04afeec02ac42ff855dd2e8451931db3eba8e76fd8c38810fd72773f3081"
+OPENAPI_SHA256 = "de3a1ae0149a8a97630dfcf168e090667874f716bce0cf8e7c319e079ebc4240"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 

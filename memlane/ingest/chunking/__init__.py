@@ -65,7 +65,7 @@ def chunk_document(doc: Document, max_tokens: int, overlap_tokens: int) -> list[
     if isinstance(plan, dict):
         max_tokens = _bounded(plan.get("max_tokens"), max_tokens, MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS)
         overlap_tokens = _bounded(plan.get("overlap_tokens"), overlap_tokens, 0, max_tokens // 2)
-    language = doc.metadata.get("language") if doc.content_type == ContentType.CODE else None
+    language = doc.language if doc.content_type == ContentType.CODE else None
     return chunk_text(
         doc.content,
         content_type=doc.content_type,
