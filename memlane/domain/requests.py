@@ -37,6 +37,7 @@ from pydantic import (
     model_validator,
 )
 
+from memlane.domain.chunking_plan import CHUNKING_KEY, plan_problem
 from memlane.domain.client_metadata import MAX_METADATA_BYTES, check_client_metadata
 from memlane.domain.facts import KINDS, Decision, Kind
 from memlane.domain.fields import (
@@ -160,6 +161,10 @@ class MemoryIn(_Request):
     @model_validator(mode="after")
     def _metadata_rules(self) -> MemoryIn:
         check_client_metadata(self.metadata)  # the `memlane` key refused, 64 KB at most
+        chunking = plan_problem(self.metadata.get(CHUNKING_KEY))
+        if chunking is not None:
+            where = f"metadata.{CHUNKING_KEY}" + (f".{chunking[0]}" if chunking[0] else "")
+            raise ValueError(f"{where}: {chunking[1]}")
         language = self.metadata.get("language")
         if language is not None and not (isinstance(language, str) and len(language) <= 100):
             raise ValueError("metadata.language: must be a string of at most 100 characters (\"python\", \"en\")")
