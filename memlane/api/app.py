@@ -34,6 +34,7 @@ from memlane.api.routes import (
     v3,
     v3_manage,
 )
+from memlane.api.weights import request_weight
 from memlane.domain.errors import InvalidInputError, MemlaneError, RateLimitedError
 from memlane.domain.json_input import JsonBoundsError, parse_json
 from memlane.ports import Services
@@ -223,20 +224,12 @@ def _refuse_unbounded_json(event: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-# Routes that count as more than one request against the rate limit: (method, path) → weight.
-REQUEST_WEIGHTS: dict[tuple[str, str], Callable[[dict[str, Any]], int]] = {
-    ("POST", "/v3/memories"): v3.bulk_request_weight,
-}
-
-
 def _rate_limit(svc: Services | None, event: dict[str, Any]):
     ctx = (event.get("requestContext") or {}).get("authorizer") or {}
     if svc is None or svc.rate_limiter is None or not ctx.get("key_id"):
         return None
     limit = rate_limit_of(ctx)
-    weigh = REQUEST_WEIGHTS.get((str(event.get("httpMethod", "")).upper(), str(event.get("path", ""))))
-    weight = weigh(event) if weigh is not None else 1
-    return svc.rate_limiter.hit(ctx["key_id"], limit, svc.clock.now(), weight)
+    return svc.rate_limiter.hit(ctx["key_id"], limit, svc.clock.now(), request_weight(event, limit))
 
 
 def _too_large() -> dict[str, Any]:

@@ -10,6 +10,9 @@
 
 from __future__ import annotations
 
+import json
+
+from memlane.api.weights import request_weight
 from memlane.services.keys import create_key
 
 
@@ -62,3 +65,67 @@ def test_another_website_cannot_lock_the_user_out_of_sign_in(secure_server):
     assert set(hostile) == {403}
     assert rebound[-1] == 429
     assert mine.status_code == 200 and mine.json() == {"key": secure_server.key}
+
+
+# ------------------------------------------------------------------------ bulk routes by weight
+
+
+def _remaining(response) -> int:
+    return int(response.headers["RateLimit-Remaining"])
+
+
+def raged_batch(start: int, files: int = 100, size: int = 3000) -> dict:
+    """A raged client indexing a repository: a batch of files of a few KB."""
+    body = "def handler(event):\n    return {'ok': True}\n" * (size // 44)
+    return {"collection": "repo", "items": [{"id": f"src/f{start + i}.py", "text": f"# file {start + i}\n{body}",
+                                             "metadata": {"repoId": "acme/app", "path": f"src/f{start + i}.py",
+                                                          "lang": "py"}} for i in range(files)]}
+
+
+def test_ingest_counts_its_items_and_bytes(secure_server):
+    with secure_server.client() as c:
+        tiny = c.post("/ingest", json={"collection": "t", "items": [{"id": str(i), "text": f"item {i}"}
+                                                                    for i in range(1000)]})
+    # 1,000 items weigh 40 (one per 25): 60 of the default 100 are left, not 99
+    assert tiny.status_code == 200 and _remaining(tiny) == 60
+
+
+def test_a_bulk_body_never_weighs_more_than_the_keys_limit(secure_server):
+    small = _limited_key(secure_server, 30)
+    with secure_server.client(small) as c:
+        first = c.post("/ingest", json={"collection": "t", "items": [{"id": str(i), "text": f"item {i}"}
+                                                                     for i in range(1000)]})
+        second = c.get("/v3/whoami")
+    assert first.status_code == 200 and _remaining(first) == 0
+    assert second.status_code == 429
+
+
+def test_conversations_count_their_messages_and_bytes(secure_server):
+    messages = [{"content": f"Message {i}: " + "the ferry timetable changes in spring. " * 250, "role": "user"}
+                for i in range(30)]  # 30 messages, ~300 KB
+    with secure_server.client() as c:
+        r = c.post("/v3/conversations", json={"conversation_id": "long", "messages": messages, "extract": False})
+    size = len(r.request.content)
+    assert r.status_code == 201, r.text[:300]
+    # weight: the larger of 30 messages / 25 (2) and its bytes / 100 KB (3 for ~300 KB)
+    assert 250 * 1024 < size < 300 * 1024
+    assert 100 - _remaining(r) == 3
+
+
+def test_a_raged_client_indexing_a_repository_stays_under_the_default_limit(secure_server):
+    # 2,000 files of 3 KB a minute, in batches of 100, weigh 80 of the default 100
+    weights = [request_weight({"httpMethod": "POST", "path": "/ingest", "body": json.dumps(raged_batch(n))}, 100)
+               for n in range(0, 2000, 100)]
+    assert sum(weights) <= 100 and set(weights) == {4}
+    # and a real server agrees, for the first batches
+    with secure_server.client() as c:
+        answers = [c.post("/ingest", json=raged_batch(n)) for n in range(0, 300, 100)]
+    assert [a.status_code for a in answers] == [200] * 3
+    assert _remaining(answers[-1]) == 100 - 3 * 4
+
+
+def test_single_requests_and_a_connection_sync_request_count_once(secure_server):
+    with secure_server.client() as c:
+        saved = c.post("/v3/memory", json={"content": "the kayak club " * 5000})  # ~75 KB, one memory
+        sync = c.post("/v3/connections/7f1f8f5e-0000-4000-8000-000000000001/sync")
+    assert _remaining(saved) == 99 and _remaining(sync) == 98  # the sync itself runs inside the server

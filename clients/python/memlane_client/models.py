@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "de3a1ae0149a8a97630dfcf168e090667874f716bce0cf8e7c319e079ebc4240"
+OPENAPI_SHA256 = "d79ea09a7d5a749375ca59d6930f64e958c09a91d15f85f5d91bb289ad9a1002"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 

@@ -2,4 +2,4 @@
 /** The version of memlane's API (its OpenAPI document's info.version) this client was generated from. */
 export const API_VERSION = "0.1.0"
 /** SHA-256 of that OpenAPI document. */
-export const OPENAPI_SHA256 = "de3a1ae0149a8a97630dfcf168e090667874f716bce0cf8e7c319e079ebc4240"
+export const OPENAPI_SHA256 = "d79ea09a7d5a749375ca59d6930f64e958c09a91d15f85f5d91bb289ad9a1002"
