@@ -23,7 +23,7 @@ from memlane.domain.answer_budget import fit_answer, json_bytes
 from memlane.domain.errors import InvalidInputError, NotFoundError, describe_validation_errors
 from memlane.domain.models import Document, Project
 from memlane.domain.principal import Principal
-from memlane.domain.quoting import escape_line_breaks, has_line_break
+from memlane.domain.quoting import escape_line_breaks, for_assistant_data, has_line_break
 from memlane.domain.requests import RecallIn
 from memlane.domain.salience import Salience, parse_salience, salience_of
 from memlane.ports import RecallFilters, Services
@@ -300,4 +300,5 @@ def call_tool(svc: Services, who: Principal, request: Any) -> dict[str, Any]:
                                                set_active_project(svc, who, _parse(SetActiveParams, params)),
                                                strict=True)),
     }
-    return handlers[tool]()
+    # Vidurai's clients are assistants' tools: stored text reaches them as text only
+    return for_assistant_data(handlers[tool]())
