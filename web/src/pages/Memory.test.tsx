@@ -30,7 +30,7 @@ describe('a memory whose content cannot be formatted', () => {
   it.each([
     ['3,000 nested quotes', '>'.repeat(3000) + ' deep'],
     ['20,000 stars either side of a word', '*'.repeat(20000) + 'word' + '*'.repeat(20000)],
-  ])('%s: the page stays usable, shows the text and deletes the memory', async (_, content) => {
+  ])('%s: the page stays usable, shows the text and deletes the memory', { timeout: 60_000 }, async (_, content) => {
     setKey('mlk_k')
     const deleted: string[] = []
     vi.stubGlobal('fetch', vi.fn(async (url: string, init?: RequestInit) => {
@@ -49,7 +49,8 @@ describe('a memory whose content cannot be formatted', () => {
         <MemoryPage id="d-1" />
       </Router>,
     )
-    const plain = await screen.findByTestId('plain-content')
+    // the renderer is loaded with the first memory opened: on a busy machine that takes a while
+    const plain = await screen.findByTestId('plain-content', {}, { timeout: 20_000 })
     expect(plain.querySelector('pre')?.textContent).toBe(content)
     expect(screen.getByRole('heading', { level: 1 }).textContent).toBe('A hostile memory')
     await userEvent.click(screen.getByRole('button', { name: 'Delete this memory…' }))
