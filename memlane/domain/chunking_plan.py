@@ -17,14 +17,14 @@ is cut with the host's sizes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 CHUNKING_KEY = "chunking"
 MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS = 128, 4096
 MIN_STEP_TOKENS = 128
 
 
-def _whole(value: object) -> bool:
+def _whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

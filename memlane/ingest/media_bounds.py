@@ -121,10 +121,11 @@ class PagePicture:
         return self.width * self.height
 
 
-def _xobjects(holder: Any) -> dict:
-    resources = holder.get("/Resources")
+def _xobjects(holder: Any) -> Any:
+    """The /XObject dictionary of a page's or a form's resources ({} when it has none)."""
+    resources: Any = holder.get("/Resources")
     resources = resources.get_object() if resources is not None else None
-    xobjects = resources.get("/XObject") if hasattr(resources, "get") else None
+    xobjects: Any = resources.get("/XObject") if hasattr(resources, "get") else None
     xobjects = xobjects.get_object() if xobjects is not None else None
     return xobjects if hasattr(xobjects, "items") else {}
 
