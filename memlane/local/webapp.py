@@ -130,8 +130,11 @@ class WebApp:
     def _build_file(self, path: str) -> Path | None:
         if not path.startswith("/") or "\\" in path or "\x00" in path:
             return None
-        candidate = (self.root / path.lstrip("/")).resolve()
-        if candidate == self.root or not candidate.is_relative_to(self.root) or not candidate.is_file():
+        try:
+            candidate = (self.root / path.lstrip("/")).resolve()
+            if candidate == self.root or not candidate.is_relative_to(self.root) or not candidate.is_file():
+                return None
+        except OSError:  # a name too long for the file system (an id of 5,000 digits) is no file of the app
             return None
         return candidate
 

@@ -201,3 +201,29 @@ def test_a_huge_page_offset_is_a_400_naming_it(world):
         fine = c.get(f"/docset/{ids['docset_id']}/pages", params={"offset": str(MAX_SAFE_INT)})
     assert huge.status_code == 400 and huge.json()["error"].startswith("offset:")
     assert fine.status_code == 200 and fine.json()["pages"] == []
+
+
+THOUSANDS_OF_DIGITS = "9" * 5000
+
+
+def test_numbers_of_thousands_of_digits_in_any_query_or_path_answer_400(world):
+    # reliability row 22: "numbers with thousands of digits, on every route"
+    server, ids = world
+    with server.client() as c:
+        for route in TESTED:
+            for name, _ in query_fields(route):
+                r = c.request(route.method, route.url(**ids), params={name: THOUSANDS_OF_DIGITS})
+                assert r.status_code == 400 and name in assert_json_error(r), (str(route), name, r.text[:200])
+            if route.params:
+                r = c.request(route.method, route.url(**{p: THOUSANDS_OF_DIGITS for p in route.params}))
+                assert_json_error(r)  # 4xx JSON: never the server's 500 (a path too long for a file name)
+
+
+def test_the_web_app_takes_a_path_too_long_for_a_file_name(tmp_path):
+    # the local server asks the web app first: an API path of 5,000 digits was looked up as a file
+    from memlane.local.webapp import WebApp
+
+    (tmp_path / "index.html").write_text("<!doctype html><title>memlane</title>")
+    app = WebApp(tmp_path)
+    assert app.handle("GET", "/v3/documents/" + THOUSANDS_OF_DIGITS, {}, b"") is None
+    assert app.handle("GET", "/assets/" + "a" * 300 + ".js", {}, b"") is None
