@@ -227,3 +227,20 @@ def test_the_web_app_takes_a_path_too_long_for_a_file_name(tmp_path):
     app = WebApp(tmp_path)
     assert app.handle("GET", "/v3/documents/" + THOUSANDS_OF_DIGITS, {}, b"") is None
     assert app.handle("GET", "/assets/" + "a" * 300 + ".js", {}, b"") is None
+
+
+def test_no_integer_a_vidurai_tool_takes_answers_500(world):
+    # Vidurai's tools are one route (POST /) whose parameters its own catalogue lists
+    from memlane.project_memory.capabilities import TOOLS
+
+    server, _ = world
+    integer_params = [(tool, name) for tool, spec in TOOLS.items()
+                      for name, param in spec["parameters"].items() if param["type"] == "integer"]
+    assert integer_params
+    with server.client() as c:
+        for tool, name in integer_params:
+            for value in [*HUGE_INTEGERS, -(2**63), THOUSANDS_OF_DIGITS]:
+                r = c.post("/", json={"tool": tool, "params": {name: value}})
+                assert r.status_code in (200, 400), (tool, name, r.text[:200])
+                if r.status_code == 400:
+                    assert f"params.{name}" in assert_json_error(r)
