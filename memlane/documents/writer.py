@@ -245,8 +245,7 @@ class DocumentWriter:
         return begun, previous
 
     def summarize(self, doc: Document) -> Summary:
-        language = doc.metadata.get("language")
-        return self.svc.summarizer.summarize(doc.title, doc.content, doc.content_type, language)
+        return self.svc.summarizer.summarize(doc.title, doc.content, doc.content_type, doc.language)
 
     def cut(self, doc: Document, pieces: Sequence[TextChunk] | None = None) -> list[Chunk]:
         if pieces is None:

@@ -159,6 +159,13 @@ class Document(_Entity):
         tags = self.metadata.get("tags") or []
         return [str(t) for t in tags] if isinstance(tags, list) else []
 
+    @property
+    def language(self) -> str | None:
+        """metadata.language when it is a name ("python", "en"); anything else stored there (an
+        import, a synced item, a document saved before saves checked it) is no language."""
+        language = self.metadata.get("language")
+        return language if isinstance(language, str) and language.strip() else None
+
     def is_expired(self, now: datetime) -> bool:
         return self.forget_after is not None and self.forget_after <= now
 

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from memlane.domain.errors import NotFoundError
 from memlane.domain.models import ContentType, Document
 from memlane.domain.principal import Principal
+from memlane.domain.quoting import for_assistant_data
 from memlane.ports import RecallFilters, Services
 
 MAX_DOCUMENTS = 2000  # newest documents read to build the graph
@@ -84,7 +85,7 @@ def _entities(doc: Document) -> dict[str, tuple[str, str]]:
         if tag not in skip:
             add(tag, "concept")
     if doc.content_type is ContentType.CODE:
-        add(doc.metadata.get("language"), "technology")
+        add(doc.language, "technology")
     add(doc.metadata.get("author"), "person")
     entities = doc.metadata.get("entities")
     if isinstance(entities, list):
@@ -153,4 +154,7 @@ def build_memory_graph(
         nodes.append(GraphNode(id=memory_id, label=doc.title or "Untitled", type="memory", document_count=1,
                                kind="memory", document_id=doc.id))
         edges.extend(GraphEdge(source=memory_id, target=i, relation=MENTION_RELATION, weight=1) for i in named)
-    return MemoryGraphOut(nodes=nodes, edges=edges)
+    # Labels and ids are stored text (tags, entities, titles) and the graph is an MCP tool's answer:
+    # cleaned alike, ids and the edges naming them, so every edge still names its nodes.
+    graph = MemoryGraphOut(nodes=nodes, edges=edges)
+    return MemoryGraphOut.model_validate(for_assistant_data(graph.model_dump()))

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 
 from memlane.documents.keys import media_key
 from memlane.documents.writing import write_in_request
+from memlane.domain.client_metadata import describe_metadata_problem
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.facts import RESERVED_KEY, own_metadata
 from memlane.domain.models import Document, DocumentStatus, Project
@@ -100,6 +101,7 @@ def import_lines(
         assert project is not None  # set with the header, which comes first
         if not isinstance(data, dict):
             raise InvalidInputError(f"line {n}", "expected a document record")
+        _check_metadata(n, data.get("metadata"))
         doc = ids.own(Document.model_validate(
             {
                 **data,
@@ -185,6 +187,15 @@ class ImportedIds:
         if isinstance(out.get("supersedes"), str):
             out["supersedes"] = self.of(out["supersedes"])
         return out
+
+
+def _check_metadata(line: int, metadata: object) -> None:
+    """The metadata rule of every write route (64 KB); `memlane` is kept: an export writes it for
+    messages and facts."""
+    if isinstance(metadata, dict):
+        problem = describe_metadata_problem("document.metadata", metadata, reserved_allowed=True)
+        if problem is not None:
+            raise InvalidInputError(f"line {line}", f"{problem[0]}: {problem[1]}")
 
 
 def _target_project(svc: Services, who: Principal, name: str, description: str | None) -> Project:

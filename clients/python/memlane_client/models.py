@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "0d707ba09f0935c07e3fd59131ae94e4ec976981f673c24df9ed95f5a9d4f842"
+OPENAPI_SHA256 = "7d43c092efe22a4958ff7054fa2bcf8ac50fda612a680abc02bee385c205a1dc"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 

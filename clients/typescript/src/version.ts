@@ -2,4 +2,4 @@
 /** The version of memlane's API (its OpenAPI document's info.version) this client was generated from. */
 export const API_VERSION = "0.1.0"
 /** SHA-256 of that OpenAPI document. */
-export const OPENAPI_SHA256 = "0d707ba09f0935c07e3fd59131ae94e4ec976981f673c24df9ed95f5a9d4f842"
+export const OPENAPI_SHA256 = "7d43c092efe22a4958ff7054fa2bcf8ac50fda612a680abc02bee385c205a1dc"

@@ -13,6 +13,7 @@ from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType
 from memlane.ingest.extract.result import Extracted
 from memlane.ingest.extract.text import clean_title, first_line_title, normalize_whitespace
+from memlane.ingest.media_bounds import page_pictures
 
 _DATA_URL_PREFIX = re.compile(r"^data:[\w/+.-]*;base64,", re.IGNORECASE)
 _JUNK_PDF_TITLES = re.compile(
@@ -133,9 +134,5 @@ def _heading_line(page_text: str) -> str | None:
 
 
 def _has_images(page: Any) -> bool:
-    try:
-        resources = page["/Resources"].get_object() if "/Resources" in page else {}
-        xobjects = resources["/XObject"].get_object() if "/XObject" in resources else {}
-        return any(xobjects[name].get_object().get("/Subtype") == "/Image" for name in xobjects)
-    except Exception:  # noqa: BLE001 - a page whose resources cannot be read has no usable picture
-        return False
+    """A picture on the page, directly or inside a form (memlane.ingest.media_bounds walks both)."""
+    return bool(page_pictures(page))

@@ -183,12 +183,12 @@ def _drained(world: World, doc_id: str | None) -> str:
 
 
 # Cut into small chunks (the document's own chunking), so it needs two embedding batches.
-LONG_TEXT = "\n\n".join(f"Bed {i}. The greenhouse heater keeps the seedlings of tray {i} warm." for i in range(90))
+LONG_TEXT = "\n\n".join(f"Bed {i}. The greenhouse heater keeps the seedlings of tray {i} warm." for i in range(640))
 
 
 def _long_worker_setup(world: World) -> None:
     body = MemoryIn(content=LONG_TEXT, title="Greenhouse beds",
-                    metadata={"chunking": {"max_tokens": 32, "overlap_tokens": 0}})
+                    metadata={"chunking": {"max_tokens": 128, "overlap_tokens": 0}})
     out = save_memory(world.stack.services, world.who, body, inline=False)
     world.extra["doc"] = out.id
 
