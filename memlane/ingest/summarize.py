@@ -30,7 +30,7 @@ from memlane.ingest.chunking import sentence_spans
 from memlane.ingest.facts import has_fact, has_name, is_key_value
 from memlane.ingest.summary_code import summarize_code
 from memlane.ingest.summary_json import json_prose, summarize_json
-from memlane.ingest.text import shorten
+from memlane.ingest.text import plain_text, shorten
 from memlane.ports import Embedder, Summary
 
 SUMMARY_MAX_CHARS = 400
@@ -119,6 +119,8 @@ class LocalSummarizer:
             summary = summarize_prose(sample, title)
         if not summary:
             summary = _fallback_summary(title, sample, content_type)
+        # Whatever the path, what is generated is plain text (a JSON value or a docstring may hold markup).
+        summary = " ".join(plain_text(summary).split())
         return Summary(summary=summary, metadata=self.metadata(title, sample, content_type, language))
 
     def metadata(
@@ -135,7 +137,7 @@ class LocalSummarizer:
             source = json_prose(text) if content_type is ContentType.JSON else text
             headings = [h.strip().lstrip("#").strip() for h in _HEADING_LINE.findall(source[:50_000])[:6]]
             # Headings name the topics: they count with the title for the tags.
-            topic = ". ".join([title, *headings]) if headings else title
+            topic = plain_text(". ".join([title, *headings]) if headings else title)
             tags, entities = self._tags_and_entities(topic, plain_prose(source))
             if entities:
                 metadata["entities"] = [e.as_dict() for e in entities]
@@ -195,8 +197,9 @@ class LocalSummarizer:
 
 
 def plain_prose(text: str) -> str:
-    """Markdown reduced to its sentences: no code blocks, headings, tables, link targets or markup."""
-    text = _FENCED_BLOCK.sub("\n", text)
+    """Markdown reduced to its sentences: no code blocks, headings, tables, link targets or markup
+    (HTML tags, scripts and character references included: memlane.ingest.text.plain_text)."""
+    text = plain_text(_FENCED_BLOCK.sub("\n", text))
     text = _HEADING_LINE.sub("\n", text)
     text = _TABLE_LINE.sub("\n", text)
     text = _IMAGE.sub(r"\1", text)
