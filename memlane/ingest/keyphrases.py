@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import math
 import re
-
-import regex
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import regex
 
 CANDIDATES_EMBEDDED = 6
 MAX_PHRASE_WORDS = 3

@@ -8,8 +8,8 @@ import re
 from urllib.parse import urlsplit
 
 from memlane.domain.models import ContentType
-from memlane.ingest.extract.result import Extracted
 from memlane.ingest.chunking import find_code_units
+from memlane.ingest.extract.result import Extracted
 from memlane.ingest.extract.text import clean_title, derived_title
 from memlane.ingest.languages import detect_language
 

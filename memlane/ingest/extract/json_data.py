@@ -8,8 +8,8 @@ from typing import Any
 
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType
-from memlane.ingest.extract.result import Extracted
 from memlane.ingest.extract.code import file_name
+from memlane.ingest.extract.result import Extracted
 from memlane.ingest.extract.text import TITLE_MAX_CHARS, derived_title
 from memlane.ingest.text import shorten
 
