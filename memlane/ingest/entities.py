@@ -195,6 +195,11 @@ def _close(run: list[tuple[str, int, int]], line: str, offset: int, text: str) -
         run = run[:-1]
     if not run:
         return
+    joint = _person_joint(run)
+    if joint:  # "Dr. Ana Ruiz of Acme Properties Ltd": a person, then an organization
+        yield from _close(run[:joint], line, offset, text)
+        yield from _close(run[joint + 1:], line, offset, text)
+        return
     start, end = offset + run[0][1], offset + run[-1][2]
     number = _HOUSE_NUMBER.match(line, run[-1][2])
     names = [w for w, _, _ in run]
@@ -203,6 +208,14 @@ def _close(run: list[tuple[str, int, int]], line: str, offset: int, text: str) -
         names = [*names, number.group().strip()]
     opener = bool(_SENTENCE_START.search(text[max(0, start - 12):start]))
     yield _Span(tuple(names), start, end, opener)
+
+
+def _person_joint(run: list[tuple[str, int, int]]) -> int:
+    """Where "of" or "&" joins a person's name to another name (0: it does not)."""
+    first = run[0][0].rstrip(".").lower()
+    if first not in words.TITLES and first not in words.FIRST_NAMES:
+        return 0
+    return next((i for i, (w, _, _) in enumerate(run) if i > 0 and w in ("of", "&", "from", "at")), 0)
 
 
 def _is_capitalised(word: str) -> bool:

@@ -126,7 +126,8 @@ class LocalSummarizer:
     def metadata(
         self, title: str, text: str, content_type: ContentType, language: str | None
     ) -> dict[str, Any]:
-        """tags, category, language and entities (spec §3.7's fields computed without an LLM)."""
+        """keyphrases, category, language and entities (spec §3.7's fields computed without an LLM;
+        the spec's generated `tags` are `keyphrases` here: tags are what a person gives)."""
         is_code = content_type is ContentType.CODE
         metadata: dict[str, Any] = {}
         if is_code:
@@ -141,7 +142,7 @@ class LocalSummarizer:
             tags, entities = self._tags_and_entities(topic, plain_prose(source))
             if entities:
                 metadata["entities"] = [e.as_dict() for e in entities]
-        metadata = {"tags": tags, "category": categorize(text, content_type), **metadata}
+        metadata = {"keyphrases": tags, "category": categorize(text, content_type), **metadata}
         # No language detector for prose (not worth a dependency): memlane's users write English.
         if language or not is_code:
             metadata["language"] = language or "en"

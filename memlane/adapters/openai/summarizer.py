@@ -102,7 +102,7 @@ class OpenAISummarizer:
             metadata = dict(local_result().metadata)
         else:
             # Tags and category drive filtering and display: fill in what the model left out.
-            for key in ("tags", "category", "language", "entities"):
+            for key in ("keyphrases", "category", "language", "entities"):
                 if key not in metadata and key in local_result().metadata:
                     metadata[key] = local_result().metadata[key]
         if content_type is ContentType.CODE and language:
@@ -194,7 +194,7 @@ def parse_metadata(data: dict[str, Any]) -> dict[str, Any]:
                 if tag and len(tag) <= _TAG_MAX and tag not in cleaned:
                     cleaned.append(tag)
         if cleaned:
-            metadata["tags"] = cleaned[:MAX_TAGS]
+            metadata["keyphrases"] = cleaned[:MAX_TAGS]
     entities = data.get("entities")
     if isinstance(entities, list):
         kept: list[dict[str, str]] = []

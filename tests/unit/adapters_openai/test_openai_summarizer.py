@@ -68,7 +68,7 @@ def test_requests_follow_the_spec(fake_openai):
     assert result.metadata == {
         "author": "Ada Baker",
         "date": "2024-03-05",
-        "tags": ["sourdough", "baking", "bread", "fermentation", "yeast"],
+        "keyphrases": ["sourdough", "baking", "bread", "fermentation", "yeast"],  # the LLM's "tags": generated
         "language": "en",
         "sentiment": "positive",
         "category": "tutorial",
@@ -143,7 +143,7 @@ def test_missing_tags_and_category_are_filled_in_locally(fake_openai):
     local = LocalSummarizer().summarize("Sourdough", TEXT, ContentType.TEXT, None).metadata
     assert result.metadata == {
         "author": "Ada",
-        "tags": local["tags"],
+        "keyphrases": local["keyphrases"],
         "category": local["category"],
         "language": "en",
     }
@@ -155,7 +155,7 @@ def test_code_keeps_the_detected_language(fake_openai):
         "a.py", "def f():\n    pass\n", ContentType.CODE, "python"
     )
     assert result.metadata["language"] == "python"
-    assert result.metadata["tags"] == ["cli"]
+    assert result.metadata["keyphrases"] == ["cli"]
 
 
 def test_connection_failures_fall_back_too(fake_openai):
@@ -176,7 +176,7 @@ def test_parse_metadata_keeps_only_well_formed_fields():
     assert parse_metadata(
         {"author": "  ", "date": 2024, "tags": ["A", "a", 3, "", "x" * 80, "B  c"], "sentiment": "mixed",
          "category": "Reference", "language": "en", "extra": "dropped"}
-    ) == {"tags": ["a", "b c"], "category": "reference", "language": "en"}  # fmt: skip
+    ) == {"keyphrases": ["a", "b c"], "category": "reference", "language": "en"}  # fmt: skip
 
 
 def test_parse_metadata_keeps_the_llms_entities_of_the_four_kinds():

@@ -103,7 +103,7 @@ def test_json_note_summary_reads_as_keys_and_values():
 
 def test_tags_are_phrases_not_filler_words():
     _, result = _summary(PASSPORT, ContentType.MARKDOWN, "passport.md")
-    tags = result.metadata["tags"]
+    tags = result.metadata["keyphrases"]
     assert tags[0] == "passport renewal"
     assert not {"compared", "thursday", "example", "init", "passport"} & set(tags)
 
@@ -111,7 +111,7 @@ def test_tags_are_phrases_not_filler_words():
 def test_code_keeps_identifier_tags_and_its_language():
     code = "def parse_config(path):\n    '''Read the config file.'''\n    return load_yaml(path)\n"
     result = LocalSummarizer().summarize("config.py", code, ContentType.CODE, "python")
-    assert result.metadata["tags"][0] == "python" and "entities" not in result.metadata
+    assert result.metadata["keyphrases"][0] == "python" and "entities" not in result.metadata
 
 
 class _FailingEmbedder:
@@ -127,7 +127,7 @@ class _FailingEmbedder:
 
 def test_an_embedder_that_fails_leaves_the_statistical_tags():
     result = LocalSummarizer(_FailingEmbedder()).summarize("Passport renewal", PASSPORT, ContentType.MARKDOWN, None)
-    assert result.metadata["tags"][0] == "passport renewal"
+    assert result.metadata["keyphrases"][0] == "passport renewal"
     assert "14 March 2027" in result.summary
 
 

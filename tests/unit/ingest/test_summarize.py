@@ -160,9 +160,9 @@ def test_metadata_for_prose_and_code():
     prose = summarizer.summarize("Sourdough at home", ARTICLE, ContentType.MARKDOWN, None)
     assert prose.metadata["language"] == "en"
     assert prose.metadata["category"] == "article"
-    assert prose.metadata["tags"][0] == "sourdough"
+    assert prose.metadata["keyphrases"][0] == "sourdough"
     code = summarizer.summarize("config.go", "package config\n\nfunc Load() {}\n", ContentType.CODE, "go")
     assert code.metadata["language"] == "go"
     assert code.metadata["category"] == "code"
-    assert code.metadata["tags"][0] == "go"
+    assert code.metadata["keyphrases"][0] == "go"
     assert code.summary == "Go source defining function Load."
