@@ -29,7 +29,7 @@ def first_line_title(text: str) -> str | None:
     """A label from the first line of an untitled text: its first sentence when that is short,
     else the line cut at a word boundary near LINE_TITLE_MAX_CHARS."""
     for line in text.splitlines():
-        line = " ".join(plain_text(line).strip().lstrip("#>*-• \t").split())
+        line = " ".join(_MD_INLINE_LINK.sub(r"\1", plain_text(line)).strip().lstrip("#>*-• \t").split())
         if _HAS_WORD.search(line):  # not "{", "```" or "---": a bracket names nothing
             end = _SENTENCE_END.search(line)
             if end and 12 <= end.start() + 1 <= LINE_TITLE_MAX_CHARS and end.end() < len(line):
