@@ -22,7 +22,7 @@ from memlane.adapters.openai.embedder import (
 )
 from memlane.domain.errors import MemlaneError
 from memlane.domain.models import ContentType
-from memlane.ingest.summarize import MAX_TAGS, LocalSummarizer
+from memlane.ingest.summarize import MAX_TAGS, LocalSummarizer, needs_summary
 from memlane.ports import Summarizer, Summary
 from memlane.retry import DEFAULT_DELAYS, call_with_retries
 
@@ -90,7 +90,8 @@ class OpenAISummarizer:
             return local
 
         try:
-            summary = self._summary(content)
+            # a note no longer than a summary is its own summary: no call, no summary
+            summary = self._summary(content) if needs_summary(text, content_type) else ""
         except Exception as exc:  # any failure: fall back, never lose the document over a summary
             logger.warning("OpenAI summary failed, using the local summary: %s", describe_openai_error(exc))
             summary = local_result().summary

@@ -16,18 +16,22 @@ from memlane.ingest.pipeline import prepare
 from memlane.ingest.summarize import LocalSummarizer
 
 MARKUP = ("&amp;", "&copy;", "&lt;", "<script", "</", "<a ", "javascript:", "alert(")
+# Every note here is longer than a summary, so that it gets one (a shorter note is its own summary).
+MORE = (" The team reviews the figures every month with the finance department and adjusts the plan when the "
+        "campaigns perform better or worse than expected. Any change above five percent needs a written note "
+        "from the budget owner, and the finance department files it with the quarterly report.")
 
 HTML_PAGE = (
     "<html><head><title>Budget</title></head><body><h1>Q3 marketing budget &amp; spend</h1>"
     "<p>The marketing budget &amp; spend for Q3 is 40,000 EUR, approved by Dana Whitfield in Lisbon.</p>"
     "<p>See <a href=\"javascript:alert(1)\">the sheet</a> before Friday.</p>"
-    "<script>alert('xss')</script><p>&copy; 2025 Acme Inc</p></body></html>"
+    f"<p>{MORE}</p><script>alert('xss')</script><p>&copy; 2025 Acme Inc</p></body></html>"
 )
 MARKDOWN_NOTE = (
     "# Q3 marketing budget &amp; spend\n\n"
     "The marketing budget &amp; spend for Q3 is 40,000 EUR &copy; Acme Inc, approved by Dana Whitfield in "
     "Lisbon. <script>alert('xss')</script> See <a href=\"javascript:alert(1)\">the sheet</a> and "
-    "[the plan](javascript:alert(1)) before Friday. The marketing budget grows next year.\n"
+    f"[the plan](javascript:alert(1)) before Friday. The marketing budget grows next year.{MORE}\n"
 )
 JSON_NOTE = (
     '{"description": "The marketing budget &amp; spend for Q3 is <b>40,000 EUR</b>, approved by Dana Whitfield '
@@ -40,11 +44,16 @@ CODE_FILE = (
 MAIL = (
     "From: Dana Whitfield <dana@example.org>\nSubject: Q3 budget &amp; spend\nContent-Type: text/plain\n\n"
     "The marketing budget &amp; spend for Q3 is 40,000 EUR &copy; Acme Inc. <script>alert('xss')</script>\n"
-    "Approved in Lisbon on Friday; see <a href=\"javascript:alert(1)\">the sheet</a>.\n"
+    f"Approved in Lisbon on Friday; see <a href=\"javascript:alert(1)\">the sheet</a>.{MORE}\n\nRegards,\n"
+    "Dana Whitfield, head of marketing, who signs every budget change of the quarter herself.\n"
 )
 PDF = tiny_pdf(["Q3 marketing budget &amp; spend",
                 "The marketing budget &amp; spend for Q3 is 40,000 EUR &copy; Acme Inc.",
-                "Approved by Dana Whitfield in Lisbon. <script>alert(1)</script>"])
+                "Approved by Dana Whitfield in Lisbon. <script>alert(1)</script>",
+                "The team reviews the figures every month with the finance department and adjusts the plan.",
+                "Any change above five percent needs a written note from the budget owner and finance.",
+                "The note is filed with the quarterly report and read at the next planning meeting.",
+                "Questions about the budget go to the finance department before the end of the month."])
 
 
 def generated(raw: str | bytes, content_type: ContentType | None, title: str | None = None) -> dict:

@@ -18,7 +18,8 @@ PASSPORT = (
     "# Passport renewal\n\nMy passport expires on 14 March 2027. The renewal at the consulate takes about six "
     "weeks, so I should apply before the end of January. Bring two photos and the old passport. We compared "
     "the fees on Thursday, for example. The queue at the office was long and the coffee machine was broken, "
-    "which made the morning feel even longer than it was."
+    "which made the morning feel even longer than it was. The consulate is open on weekdays from nine to noon, "
+    "and appointments are booked online about two weeks ahead."
 )
 LEASE_LINES = [
     "Residential Lease Agreement", "Landlord: Harbour Homes Ltd", "Tenant: Jane Doe",
@@ -159,7 +160,7 @@ def test_summarizer_stores_entities_with_kind():
     assert {"text": "Northwind Labs", "kind": "organization"} in result.metadata["entities"]
     assert {"text": "Amsterdam", "kind": "place"} in result.metadata["entities"]
     assert {"text": "Hannah Vos", "kind": "person"} in result.metadata["entities"]
-    assert "15 December" in result.summary
+    assert result.summary == ""  # a note no longer than a summary is its own summary
 
 
 @pytest.mark.slow
