@@ -23,6 +23,8 @@ from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
+import regex
+
 from memlane.domain.models import ContentType
 from memlane.ingest import entities as entity_finder
 from memlane.ingest import keyphrases
@@ -89,7 +91,7 @@ _URL = re.compile(r"\b(?:https?://|www\.)\S+")
 _EMPHASIS = re.compile(r"(\*\*|__|`)")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+", re.MULTILINE)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_CAMEL = regex.compile(r"(?<=[\p{Ll}0-9])(?=\p{Lu})")  # "straßeName" → "straße Name": letters of any script
 
 
 
