@@ -648,9 +648,12 @@ def test_a_code_chunks_identifier_words_are_indexed_in_its_body(fake: FakeOpenSe
         "def read_user_name(acct): return acct.getDisplayName()\nread user name get display name\naws"
     )
     assert "identifiers" not in source and "context" not in source
-    # a chunk without identifier words is indexed as written
+    # a chunk without identifier words is indexed as written, then its tags
     index.upsert(EMBEDDER, [IndexedChunk(make_chunk("doc-2", 0), [1.0, 0.0])])
-    assert fake.named("bulk")[1]["body"][1]["text"] == "Retries use exponential backoff (0)."
+    assert fake.named("bulk")[1]["body"][1]["text"] == "Retries use exponential backoff (0).\naws"
+    # and one without tags (its keyphrases are filter labels only: they are the content's own words)
+    index.upsert(EMBEDDER, [IndexedChunk(make_chunk("doc-3", 0, tags=["keyphrase:backoff"]), [1.0, 0.0])])
+    assert fake.named("bulk")[2]["body"][1]["text"] == "Retries use exponential backoff (0)."
 
 
 def test_as_of_bounds_created_at_inside_both_legs(fake: FakeOpenSearch) -> None:
