@@ -188,7 +188,9 @@ def complete_pending(svc: Services, doc: Document) -> Document:
     media = doc.media
     if media is None or not media.pending:
         return doc
-    data = svc.blobs.get(media.blob_key)
+    # The original is read from the key of the document's own organization and id, never from the
+    # key its record names: an imported record (memlane.services.transfer) may name another's.
+    data = svc.blobs.get(media_key(doc.organization_id, doc.id))
     if data is None:
         raise MemlaneError(f"the original of document {doc.id} is missing from the content store")
     if media.kind == "image":

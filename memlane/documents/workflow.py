@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memlane import observability
 from memlane.documents import media_budget
-from memlane.documents.keys import work_prefix
+from memlane.documents.keys import media_key, work_prefix
 from memlane.documents.media import apply_transcript, complete_pending
 from memlane.documents.media_budget import charge as charge_media
 from memlane.documents.writer import DocumentWriter, already_written, pieces_of
@@ -169,7 +169,7 @@ def extract(svc: Services, inp: StepInput) -> ExtractResult:
         raise MediaBudgetDeferred(f"today's {spent.replace('_', ' ')} budget of this organization is spent")
     if in_workflow:
         return ExtractResult(mode="transcribe", job_name=transcription_job_name(doc.id, inp.execution),
-                             media_key=doc.media.blob_key, output_key=work_key(ref, inp.execution, "transcript.json"))
+                             media_key=media_key(doc.organization_id, doc.id), output_key=work_key(ref, inp.execution, "transcript.json"))
     complete_pending(svc, doc)
     return ExtractResult(mode="done")
 

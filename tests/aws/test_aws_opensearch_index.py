@@ -250,7 +250,7 @@ def test_upsert_bulk_indexes_with_deterministic_ids(fake: FakeOpenSearch) -> Non
     assert fake.named("indices.create")[0]["body"]["mappings"]["_meta"]["embedder"] == EMBEDDER
     (bulk,) = fake.named("bulk")
     body = bulk["body"]
-    assert body[0] == {"index": {"_index": ALIAS, "_id": chunk_id_for("doc-1", 0)}}
+    assert body[0] == {"index": {"_index": ALIAS, "_id": f"org-a:{chunk_id_for('doc-1', 0)}"}}
     assert body[1] == {
         "chunk_id": chunk_id_for("doc-1", 0),
         "document_id": "doc-1",
@@ -267,7 +267,7 @@ def test_upsert_bulk_indexes_with_deterministic_ids(fake: FakeOpenSearch) -> Non
         "vector": pytest.approx([0.6, 0.8]),
         "source_url": "https://docs.example.com/retries",
     }
-    assert body[2] == {"index": {"_index": ALIAS, "_id": chunk_id_for("doc-1", 1)}}
+    assert body[2] == {"index": {"_index": ALIAS, "_id": f"org-a:{chunk_id_for('doc-1', 1)}"}}
     assert body[3]["forget_after"] == "2025-03-31T12:00:00.000000+00:00"
     assert "source_url" not in body[3]
     assert body[3]["vector"] == pytest.approx([0.0, 1.0])
@@ -561,7 +561,9 @@ def test_serverless_upsert_replaces_copies_without_custom_ids(fake: FakeOpenSear
     index.upsert(EMBEDDER, [IndexedChunk(chunk, [1.0, 0.0])])
 
     (search,) = fake.named("search")
-    assert search["body"]["query"] == {"terms": {"chunk_id": [chunk.id]}}
+    # the organization's own copies only: another organization's chunk of that id is never touched
+    assert search["body"]["query"] == {"bool": {"should": [{"bool": {"filter": [
+        {"term": {"organization_id": "org-a"}}, {"terms": {"chunk_id": [chunk.id]}}]}}], "minimum_should_match": 1}}
     delete_bulk, index_bulk = fake.named("bulk")
     assert delete_bulk["body"] == [{"delete": {"_index": ALIAS, "_id": "server-generated-1"}}]
     assert index_bulk["body"][0] == {"index": {"_index": ALIAS}}  # no _id on Serverless

@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "1b728b53e3969c8e355151826fee40357313fe4895767e0ae9b2372798585c2f"
+OPENAPI_SHA256 = "f8b552191a5b48ed52587aa3627d208e2c7d9705bad62aad49b0b44f846c7dcb"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 

@@ -2,4 +2,4 @@
 /** The version of memlane's API (its OpenAPI document's info.version) this client was generated from. */
 export const API_VERSION = "0.1.0"
 /** SHA-256 of that OpenAPI document. */
-export const OPENAPI_SHA256 = "1b728b53e3969c8e355151826fee40357313fe4895767e0ae9b2372798585c2f"
+export const OPENAPI_SHA256 = "f8b552191a5b48ed52587aa3627d208e2c7d9705bad62aad49b0b44f846c7dcb"

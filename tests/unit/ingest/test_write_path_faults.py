@@ -42,7 +42,7 @@ from memlane.services import doctor
 from memlane.services.bulk import save_memories
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
-from memlane.services.transfer import export_project, import_lines
+from memlane.services.transfer import export_project, import_lines, reminted_id
 
 # Long enough for three chunks, so a rewrite must drop old rows and a retry must not duplicate.
 TEXT = "\n\n".join(
@@ -331,7 +331,8 @@ def _import_setup(world: World) -> None:
     source = make_world(world.extra["tmp"], "export-source")
     out = save_memory(source.stack.services, source.who, MemoryIn(content=TEXT, title="Greenhouse"), inline=True)
     world.extra["lines"] = list(export_project(source.stack.services, source.who, source.project))
-    world.extra["doc"] = out.id
+    # another data directory, another organization: the document takes an id of its own (issue 34)
+    world.extra["doc"] = reminted_id(world.who.organization_id, out.id)
     source.stack.close()
 
 
@@ -565,8 +566,9 @@ def test_the_faults_harness_reaches_every_store_of_a_versioned_save(tmp_path):
     # The clean run of a new version touches every store the write path owns, in this order
     calls, _ = _clean_run(tmp_path, next(c for c in CALLERS if c.name == "save-new-version"))
     firsts = list(dict.fromkeys(calls))
-    assert firsts == ["metadata.put_document", "embedder.embed_documents", "metadata.put_chunks",
-                      "index.upsert", "index.set_superseded", "cache.bump_generation"], json.dumps(calls)
+    assert firsts == ["metadata.add_document", "embedder.embed_documents", "metadata.put_chunks",
+                      "index.upsert", "metadata.put_document", "index.set_superseded", "cache.bump_generation"], \
+        json.dumps(calls)
     # and a document needing several embedding batches keeps and then clears its progress
     calls, _ = _clean_run(tmp_path, next(c for c in CALLERS if c.name == "worker-long-document"))
     assert "blobs.put" in calls and calls[-1] == "blobs.delete_prefix"
