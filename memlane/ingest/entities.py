@@ -162,7 +162,14 @@ def _spans(line: str, offset: int, text: str) -> Iterator[_Span]:
     run: list[tuple[str, int, int]] = []
     for match in _WORD.finditer(line):
         word = match.group()
-        joined = bool(run) and line[run[-1][2]:match.start()] == " "
+        gap = line[run[-1][2]:match.start()] if run else ""
+        joined = bool(run) and _joins(run[-1][0], gap)
+        if _is_title(word):  # "Dr.", "Frau", "Uncle": a title opens a name, never continues one
+            yield from _close(run, line, offset, text)
+            run = [(word, match.start(), match.end())]
+            continue
+        if joined and gap == " & ":  # "Novak & Partners", "Brandt & Söhne GmbH"
+            run.append(("&", match.start() - 2, match.start() - 1))
         if _may_name(word, line, match.end()) and (joined or not run):
             run.append((word, match.start(), match.end()))
             continue
@@ -172,6 +179,16 @@ def _spans(line: str, offset: int, text: str) -> Iterator[_Span]:
         yield from _close(run, line, offset, text)
         run = [(word, match.start(), match.end())] if _may_name(word, line, match.end()) else []
     yield from _close(run, line, offset, text)
+
+
+def _joins(previous: str, gap: str) -> bool:
+    """Whether two words with this between them are one name: a space, " & ", or the full stop of a
+    title ("Dr. Okafor")."""
+    return gap in (" ", " & ") or (gap == ". " and previous.lower() in words.TITLES)
+
+
+def _is_title(word: str) -> bool:
+    return word[:1].isupper() and word.lower() in words.TITLES
 
 
 def _may_name(word: str, line: str, end: int) -> bool:

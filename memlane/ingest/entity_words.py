@@ -37,6 +37,7 @@ KNOWN_TOOLS = _by_lower("""Python JavaScript TypeScript Java Kotlin Swift Rust G
     certbot WireGuard OpenVPN Tailscale 1Password Bitwarden KeePass iCloud OneDrive Kindle iPhone iPad MacBook
     ThinkPad Spotify Duolingo Splitwise PayPal Venmo Doctolib Personio Workday SAP Salesforce HubSpot Zendesk
     Pretalx Miro Loom Canva Calendly Pi-hole Raspberry Prophet Kibana Logstash Consul Vault Nomad Podman Vagrant
+    Alembic Pydantic SQLAlchemy Celery Gunicorn Uvicorn Starlette Jinja Sphinx Cargo Gradle Maven Bazel
     FritzBox Fritz!Box Mastodon Discord Skype Instagram Facebook YouTube Netflix TikTok Uber""")
 # Names of several words, each a tool ("Google Drive") or an organization ("Deutsche Bahn") or a place.
 KNOWN_TOOL_PHRASES = _phrases("""Google Drive | Google Docs | Google Sheets | Google Meet | Google Maps |
@@ -97,11 +98,11 @@ FIRST_NAMES = _lower_set("""james john robert michael william david richard jose
 # ("Hotel Rathaus", "University of Leeds").
 ORG_SUFFIXES = _lower_set("""Inc Ltd LLC GmbH AG SA SE plc Corp Corporation Company Co KG eV e.V. Bank University
     College Institute Foundation Agency Council Ministry Hospital Clinic School Group Lab Labs Society Association
-    Partners Studio Studios Insurance Airline Airlines Consulting Technologies Systems Boulderhalle""")
+    Partners Studio Studios Insurance Airline Airlines Consulting Technologies Systems Boulderhalle Centre Center""")
 ORG_PREFIXES = _lower_set("""Hotel Praxis Salon Pension Hundepension Schlüsseldienst Bürgeramt Finanzamt Standesamt
     Zahnarztpraxis Tierarztpraxis Kleintierzentrum Töpferei Bäckerei Restaurant Café Cafe Instituto Institut
     Université Universidad Universität Société Sociedad Banco Museum Museo Musée VHS Fahrerlaubnisbehörde Reifen
-    Sport Pierogarnia Casa Studio Bank University""")
+    Sport Pierogarnia Casa Studio Bank University Autohaus Apotheke Kanzlei""")
 # German compounds end in the kind's word: "Kleintierzentrum", "Zahnarztpraxis", "Bürgeramt".
 ORG_ENDINGS = ("praxis", "amt", "behörde", "zentrum", "pension", "dienst", "halle", "versicherung", "kasse")
 PLACE_SUFFIXES = _lower_set("""Street St Road Rd Avenue Ave Lane Boulevard Square Park Lake River Mountain Mountains
@@ -125,7 +126,8 @@ _MONTHS = """January February March April May June July August September October
 NEVER = _lower_set(f"""{_WEEKDAYS} {_MONTHS} {" ".join(w + "s" for w in _WEEKDAYS.split())}
     Today Tomorrow Yesterday Tonight Weekend Morning Evening Christmas Easter Halloween Thanksgiving Ramadan
     Diwali Hanukkah
-    GHz MHz kHz Hz Mbps Gbps Kbps kWh kW MW GB MB KB TB GiB MiB kg km cm mm ml RAM CPU GPU SSD HDD USB USB-C HDMI
+    GHz MHz kHz Hz Mbps Gbps Kbps Mbit Gbit kbit kWh kW MW GB MB KB TB GiB MiB kg km cm mm ml RAM CPU GPU SSD HDD
+    USB USB-C HDMI
     javascript vbscript data mailto http https ftp file www
     I I'm I've I'd I'll The A An This That These Those My Our Your Their His Her Its We You He She They It There Here
     Then When Where What Why How Who Which If But And Or So Also Yes No Not Note Notes Todo TODO Hi Hello Dear Thanks
