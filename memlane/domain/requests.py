@@ -205,7 +205,13 @@ class MemoryOut(BaseModel):
 class RecallFiltersIn(_Request):
     content_type: list[ContentType] | None = None
     created_after: InstantOrDay | None = None
-    tags: list[Annotated[str, Field(max_length=100)]] | None = Field(default=None, max_length=MAX_TAGS)
+    tags: list[Annotated[str, Field(max_length=100)]] | None = Field(
+        default=None, max_length=MAX_TAGS,
+        description="Only memories that carry any of these tags (the tags a person or client gave).")
+    keyphrases: list[Annotated[str, Field(max_length=100)]] | None = Field(
+        default=None, max_length=MAX_TAGS,
+        description="Only memories with any of these generated keyphrases (metadata.keyphrases). With `tags`, a "
+                    "memory matches either.")
     kind: list[Kind] | None = Field(default=None, max_length=len(KINDS),
                                     description="Only memories of these kinds: memory, message, fact.")
 

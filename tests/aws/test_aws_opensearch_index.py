@@ -257,7 +257,7 @@ def test_upsert_bulk_indexes_with_deterministic_ids(fake: FakeOpenSearch) -> Non
         "organization_id": "org-a",
         "project_id": "proj-a",
         "chunk_index": 0,
-        "text": "Retries use exponential backoff (0).",
+        "text": "Retries use exponential backoff (0).\naws",  # the body, then the tags: a tag word finds it
         "title": "Resilience",
         "heading_path": ["Guide", "Retries"],
         "content_type": "markdown",
@@ -646,13 +646,16 @@ def test_a_code_chunks_identifier_words_are_indexed_in_its_body(fake: FakeOpenSe
     index.upsert(EMBEDDER, [IndexedChunk(code, [1.0, 0.0], identifiers="read user name get display name")])
     source = fake.named("bulk")[0]["body"][1]
     # in the body field (`text`, searched at body weight), after the chunk's own text
-    assert source["text"] == (
-        "def read_user_name(acct): return acct.getDisplayName()\nread user name get display name"
+    assert source["text"] == (  # then the chunk's tags (make_chunk's "aws")
+        "def read_user_name(acct): return acct.getDisplayName()\nread user name get display name\naws"
     )
     assert "identifiers" not in source and "context" not in source
-    # a chunk without identifier words is indexed as written
+    # a chunk without identifier words is indexed as written, then its tags
     index.upsert(EMBEDDER, [IndexedChunk(make_chunk("doc-2", 0), [1.0, 0.0])])
-    assert fake.named("bulk")[1]["body"][1]["text"] == "Retries use exponential backoff (0)."
+    assert fake.named("bulk")[1]["body"][1]["text"] == "Retries use exponential backoff (0).\naws"
+    # and one without tags (its keyphrases are filter labels only: they are the content's own words)
+    index.upsert(EMBEDDER, [IndexedChunk(make_chunk("doc-3", 0, tags=["keyphrase:backoff"]), [1.0, 0.0])])
+    assert fake.named("bulk")[2]["body"][1]["text"] == "Retries use exponential backoff (0)."
 
 
 def test_as_of_bounds_created_at_inside_both_legs(fake: FakeOpenSearch) -> None:

@@ -2381,8 +2381,16 @@ export interface components {
             content_type?: components["schemas"]["ContentType"][] | null;
             /** Created After */
             created_after?: string | null;
-            /** Tags */
+            /**
+             * Tags
+             * @description Only memories that carry any of these tags (the tags a person or client gave).
+             */
             tags?: string[] | null;
+            /**
+             * Keyphrases
+             * @description Only memories with any of these generated keyphrases (metadata.keyphrases). With `tags`, a memory matches either.
+             */
+            keyphrases?: string[] | null;
             /**
              * Kind
              * @description Only memories of these kinds: memory, message, fact.

@@ -2,4 +2,4 @@
 /** The version of memlane's API (its OpenAPI document's info.version) this client was generated from. */
 export const API_VERSION = "0.1.0"
 /** SHA-256 of that OpenAPI document. */
-export const OPENAPI_SHA256 = "7d43c092efe22a4958ff7054fa2bcf8ac50fda612a680abc02bee385c205a1dc"
+export const OPENAPI_SHA256 = "61fa7d5a0555b9cead4d8d734745f815b57f8d346752afb8f25265af81e71836"
