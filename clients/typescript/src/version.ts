@@ -2,4 +2,4 @@
 /** The version of memlane's API (its OpenAPI document's info.version) this client was generated from. */
 export const API_VERSION = "0.1.0"
 /** SHA-256 of that OpenAPI document. */
-export const OPENAPI_SHA256 = "0d707ba09f0935c07e3fd59131ae94e4ec976981f673c24df9ed95f5a9d4f842"
+export const OPENAPI_SHA256 = "61fa7d5a0555b9cead4d8d734745f815b57f8d346752afb8f25265af81e71836"
