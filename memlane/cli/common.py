@@ -163,10 +163,10 @@ class NoEmbedder:
 def local_runtime(args: argparse.Namespace, **options: Any) -> LocalRuntime:
     """The local runtime over the data directory, for one command (nothing runs in the
     background: a command that queues work calls `drain()`)."""
-    options.setdefault("docsets", False)
     parts = configuration_of(args)
-    runtime = LocalRuntime(parts.settings, docset_settings=parts.docsets, local=parts.local, apps=parts.apps,
-                           **options)
+    options = {"docsets": False, "docset_settings": parts.docsets, "local": parts.local, "apps": parts.apps,
+               **options}
+    runtime = LocalRuntime(parts.settings, **options)
     # a search that must first build the vector index (the first after an upgrade: minutes at a
     # million chunks) says so, rather than seeming to hang
     runtime.stack.index.notice = lambda message: print(f"memlane: {message}", file=sys.stderr, flush=True)
