@@ -23,13 +23,16 @@ for path in (REPO_ROOT, Path(__file__).resolve().parent):
 from infra_helpers import Synth  # noqa: E402
 
 VARIANTS: dict[str, dict[str, str]] = {
-    # The cdk.json defaults: stage dev, managed OpenSearch domain, Bedrock embeddings, arm64.
-    "dev": {},
+    # The cdk.json defaults: stage dev, managed OpenSearch domain, Bedrock embeddings, arm64, deployed
+    # to us-east-1 (where the default LLM, Amazon Nova Micro, is invocable on demand).
+    "dev": {"region": "us-east-1"},
     # The other search backend and the other embedding provider, with a daily quota.
     "serverless": {
         "search_backend": "serverless",
         "embedding_provider": "openai",
         "api_daily_quota": "10000",
+        # in us-west-2: the default LLM through the us. cross-Region inference profile
+        "region": "us-west-2",
     },
     # A production-like stage: data retained, two search nodes, x86_64, e-mail alarms, OAuth for /mcp
     # (a Cognito user pool), the rerank stage, values as the CLI passes them (strings).
@@ -45,6 +48,8 @@ VARIANTS: dict[str, dict[str, str]] = {
         # recall's rerank stage on, through Bedrock's Rerank API with Cohere Rerank 3.5
         "rerank_model": "cohere.rerank-v3-5:0",
         "rerank_top_n": "40",
+        # in the EU: the default LLM through the eu. cross-Region inference profile
+        "region": "eu-west-1",
     },
 }
 

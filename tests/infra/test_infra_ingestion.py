@@ -270,8 +270,8 @@ def test_docset_functions_may_use_the_docset_store_and_send_to_the_page_queue_on
     assert {
         "bedrock:InvokeModel",
         "es:ESHttpPut",
-        "es:ESHttpDelete",
+        "es:ESHttpPost",
         "s3:PutObject",
-        "s3:DeleteObject",
+        "s3:DeleteObjectVersion",
     } <= set(pages)
     assert not any(ingest_queue in r for r in pages["sqs:SendMessage"])  # it indexes, it queues no ingestion

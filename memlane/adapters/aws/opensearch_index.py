@@ -22,7 +22,8 @@ Decisions, each for a reason:
   (`fill`; why not a k-NN body: opensearch_queries.fill_bodies).
 * **Writes are upserts** (`_id` = deterministic chunk id) and are not refreshed: a chunk becomes
   searchable after the index refresh interval (~1 s). Deletes refresh, so a deleted document
-  disappears at once.
+  disappears at once. Every request names the alias or its index in its path (`<alias>/_bulk`,
+  never `/_bulk`): the functions' IAM grants and the domain's access policy name those paths only.
 * **Older versions stay indexed, flagged.** `set_superseded` marks a document's chunks
   `superseded` (a partial update); both legs leave them out unless the scope asks for versions,
   as the local index does. Tags are indexed lower-cased: the tag filter ignores case.
@@ -221,7 +222,7 @@ class OpenSearchIndex:
                     action["_id"] = item.chunk.id
                 body.append({"index": action})
                 body.append(chunk_source(item))
-            self._check_bulk(self._call(self.client.bulk, body=body))
+            self._check_bulk(self._call(self.client.bulk, body=body, index=self.alias))
 
     @staticmethod
     def _check_bulk(response: dict[str, Any]) -> None:
@@ -273,7 +274,7 @@ class OpenSearchIndex:
             for _id in ids[start : start + BULK_BATCH]:
                 body.append({"update": {"_index": self.alias, "_id": _id}})
                 body.append({"doc": {"superseded": superseded}})
-            self._check_bulk(self._call(self.client.bulk, body=body, **refresh))
+            self._check_bulk(self._call(self.client.bulk, body=body, index=self.alias, **refresh))
 
     def _map_superseded(self) -> None:
         """Indices created before versions were indexed have no `superseded` field, and the mapping
@@ -326,7 +327,7 @@ class OpenSearchIndex:
                 body = [
                     {"delete": {"_index": self.alias, "_id": _id}} for _id in ids[start : start + BULK_BATCH]
                 ]
-                self._check_bulk(self._call(self.client.bulk, body=body))
+                self._check_bulk(self._call(self.client.bulk, body=body, index=self.alias))
         except os_errors.NotFoundError:
             return  # no index yet: nothing to delete
 
