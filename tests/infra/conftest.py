@@ -117,3 +117,21 @@ def prod(synth_variant) -> Synth:
 @pytest.fixture(scope="session", params=["dev", "serverless", "prod"])
 def every_variant(request, synth_variant) -> Synth:
     return synth_variant(request.param)
+
+
+@pytest.fixture(scope="session")
+def trace_variant(synth_variant):
+    """A variant deployed in moto and run through every function's paths (tests/infra/trace_scenarios.py),
+    once per session: the permission trace and the environment test read the same run. What it returns
+    is data (the trace, the outcomes, the reads); moto is stopped before it is handed out."""
+    cache: dict[str, tuple] = {}
+
+    def run(name: str) -> tuple:
+        if name not in cache:
+            from trace_scenarios import run_scenarios
+
+            synth = synth_variant(name)
+            cache[name] = run_scenarios(synth.template_json, synth.stack)
+        return cache[name]
+
+    return run

@@ -9,15 +9,13 @@ an LLM reached through a cross-Region inference profile, two search nodes, x86_6
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from aws_trace import checker
 from aws_trace.checker import Justified
-from aws_trace.template import Template
 from aws_trace.world import World
-from trace_scenarios import OCR_LINES, Outcomes, Scenarios, principals
+from trace_scenarios import OCR_LINES, Outcomes, principals
 
 pytestmark = pytest.mark.infra
 
@@ -81,30 +79,8 @@ JUSTIFIED = (
 
 
 @pytest.fixture(scope="module", params=["dev", "prod"])
-def traced(request: Any, synth_variant: Any) -> Iterator[tuple[World, Outcomes]]:
-    from moto import mock_aws
-
-    osmem_server = pytest.importorskip("osmem_server", reason="osmem-server is not installed: no local OpenSearch")
-    synth = synth_variant(request.param)
-    template = Template(synth.template_json, synth.stack.stack_name, region=synth.stack.config.region or "us-east-1")
-    server = osmem_server.OsmemServer.start(japanese=False)
-    monkeypatch = pytest.MonkeyPatch()
-    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                        "AWS_SESSION_TOKEN": "testing", "AWS_DEFAULT_REGION": template.region}.items():
-        monkeypatch.setenv(name, value)
-    try:
-        with mock_aws():
-            world = World(template, search_url=server.url)
-            scenarios = Scenarios(world, stage=synth.stack.config.stage)
-            try:
-                with world.trace.hooked(), scenarios.edges():
-                    world.open()
-                    yield world, scenarios.run()
-            finally:
-                scenarios.close()
-    finally:
-        monkeypatch.undo()
-        server.close()
+def traced(request: Any, trace_variant: Any) -> tuple[World, Outcomes]:
+    return trace_variant(request.param)
 
 
 def test_every_call_a_function_makes_is_granted(traced: tuple[World, Outcomes]) -> None:

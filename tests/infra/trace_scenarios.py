@@ -406,3 +406,33 @@ class Scenarios:
 def principals(world: World) -> list[Any]:
     """Every principal whose grants the trace accounts for: each memlane function and the state machine."""
     return [world.principal(f) for f in world.template.memlane_functions()] + [world.principal(STATE_MACHINE)]
+
+
+def run_scenarios(template_json: dict[str, Any], stack: Any) -> tuple[World, Outcomes]:
+    """Deploy a synthesized template in moto (with osmem-server for its search domain), run every
+    scenario, and hand back the world (its trace and reads) and what the scenarios observed."""
+    import pytest
+    from aws_trace.template import Template
+    from moto import mock_aws
+
+    osmem_server = pytest.importorskip("osmem_server", reason="osmem-server is not installed: no local OpenSearch")
+    template = Template(template_json, stack.stack_name, region=stack.config.region or "us-east-1")
+    server = osmem_server.OsmemServer.start(japanese=False)
+    monkeypatch = pytest.MonkeyPatch()
+    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                        "AWS_SESSION_TOKEN": "testing", "AWS_DEFAULT_REGION": template.region}.items():
+        monkeypatch.setenv(name, value)
+    try:
+        with mock_aws():
+            world = World(template, search_url=server.url)
+            scenarios = Scenarios(world, stage=stack.config.stage)
+            try:
+                with world.trace.hooked(), scenarios.edges():
+                    world.open()
+                    outcomes = scenarios.run()
+            finally:
+                scenarios.close()
+    finally:
+        monkeypatch.undo()
+        server.close()
+    return world, outcomes
