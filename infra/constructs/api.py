@@ -346,7 +346,7 @@ class Api(Construct):
             function.add_to_role_policy(statement)
         self._acknowledge_api_key_wildcards(function_role(function))
 
-    def _acknowledge_api_key_wildcards(self, target: Construct) -> None:
+    def _acknowledge_api_key_wildcards(self, target: Construct | iam.IGrantable) -> None:
         stack = Stack.of(self)
         _, api_key, _, _, tags = self._api_key_arns()
         acknowledge(target, wildcard_resource_finding(stack, api_key), API_KEY_ADMIN_REASON)

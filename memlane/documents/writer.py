@@ -29,6 +29,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 
 from memlane import observability
 from memlane.documents.cache import invalidate_project
@@ -442,7 +443,7 @@ class DocumentWriter:
         for item in written:
             by_org.setdefault(item.document.organization_id, []).append(item)
         for org, items in by_org.items():
-            self.rebuild_or_report(org, lambda org=org, items=items: self._stale_around(org, items, now),
+            self.rebuild_or_report(org, partial(self._stale_around, org, items, now),
                                    f"the memories around {len(items)} written")
 
     def _stale_around(self, org: str, items: Sequence[_Work], now: datetime) -> list[str]:

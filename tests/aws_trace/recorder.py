@@ -157,8 +157,9 @@ class Trace:
     def hooked(self) -> Iterator[Trace]:
         """The hooks in every botocore session created inside the block (boto3's default session
         is dropped, so the next client comes from a new one)."""
-        entries = [("before-parameter-build", self.before_parameter_build), ("before-call", self.before_call),
-                   ("after-call", self.after_call)]
+        entries: list[tuple[str, Callable[..., Any]]] = [
+            ("before-parameter-build", self.before_parameter_build), ("before-call", self.before_call),
+            ("after-call", self.after_call)]
         botocore.handlers.BUILTIN_HANDLERS.extend(entries)
         saved_default = boto3.DEFAULT_SESSION
         boto3.DEFAULT_SESSION = None

@@ -58,7 +58,7 @@ def short_name(logical_id: str) -> str:
     return _HASH_SUFFIX.sub("", logical_id)
 
 
-class Physical(dict):  # type: ignore[type-arg]
+class Physical(dict[str, dict[str, str]]):
     """Attributes of every resource in the template: those the world created, and for the rest
     names and ARNs of the right shape (a reference to a logical id the template lacks fails)."""
 
@@ -74,7 +74,7 @@ class Physical(dict):  # type: ignore[type-arg]
         return attributes
 
 
-class _Attributes(dict):  # type: ignore[type-arg]
+class _Attributes(dict[str, str]):
     def __init__(self, logical_id: str, region: str, **known: str) -> None:
         super().__init__(known)
         self.logical_id = logical_id
