@@ -364,6 +364,42 @@ def _usage_plans(call: CallInfo) -> list[Need]:
     return [] if call.after else [Need("apigateway:GET", apigateway_arn(call.region, "/usageplans"))]
 
 
+# --------------------------------------------------------------------------- Amazon S3 Vectors
+
+
+def vector_index_arn(call: CallInfo) -> str:
+    p = call.params
+    if p.get("indexArn"):
+        return str(p["indexArn"])
+    return arn("s3vectors", call.region, f"bucket/{p['vectorBucketName']}/index/{p['indexName']}")
+
+
+@needs_of("s3vectors", "PutVectors", "GetVectors", "DeleteVectors", "ListVectors", "GetIndex", "CreateIndex",
+          "DeleteIndex")
+def _vector_index(call: CallInfo) -> list[Need]:
+    return [] if call.after else [Need(f"s3vectors:{call.operation}", vector_index_arn(call))]
+
+
+@needs_of("s3vectors", "QueryVectors")
+def _query_vectors(call: CallInfo) -> list[Need]:
+    """A query that filters on metadata or returns it also needs GetVectors on the index."""
+    if call.after:
+        return []
+    index = vector_index_arn(call)
+    out = [Need("s3vectors:QueryVectors", index)]
+    if call.params.get("filter") is not None or call.params.get("returnMetadata"):
+        out.append(Need("s3vectors:GetVectors", index, why="QueryVectors with a filter or returnMetadata"))
+    return out
+
+
+@needs_of("s3vectors", "ListIndexes", "GetVectorBucket")
+def _vector_bucket(call: CallInfo) -> list[Need]:
+    if call.after:
+        return []
+    bucket = call.params.get("vectorBucketArn") or arn("s3vectors", call.region, f"bucket/{call.params['vectorBucketName']}")
+    return [Need(f"s3vectors:{call.operation}", str(bucket))]
+
+
 # --------------------------------------------------------------------------- what is not a botocore call
 
 

@@ -16,6 +16,7 @@ from infra_helpers import (
 )
 
 from infra import constants as c
+from infra.workflow_budget import worst_case_seconds
 from memlane.adapters.aws import dynamo_schema as schema
 
 pytestmark = pytest.mark.infra
@@ -277,55 +278,15 @@ def test_docset_functions_may_use_the_docset_store_and_send_to_the_page_queue_on
     assert not any(ingest_queue in r for r in pages["sqs:SendMessage"])  # it indexes, it queues no ingestion
 
 
-def _retry_chain_seconds(state: dict) -> float:
-    """A Task at its worst: every retrier used to the end (Step Functions counts each retrier's attempts
-    apart), each attempt lasting the Task's timeout, the waits between them as the retrier says."""
-    total, attempts = 0.0, 1
-    for retrier in state.get("Retry", []):
-        interval, rate = retrier.get("IntervalSeconds", 1), retrier.get("BackoffRate", 2.0)
-        cap = retrier.get("MaxDelaySeconds", float("inf"))
-        for k in range(retrier.get("MaxAttempts", 3)):
-            total += min(interval * rate**k, cap)
-            attempts += 1
-    return total + attempts * state["TimeoutSeconds"]
-
-
-def _following(state: dict) -> list[str]:
-    return [n for n in (state.get("Next"), state.get("Default"), *(c["Next"] for c in state.get("Choices", [])),
-                        *(c["Next"] for c in state.get("Catch", []))) if n is not None]
-
-
-def _loops_back(states: dict, name: str) -> bool:
-    seen, todo = set(), _following(states[name])
-    while todo:
-        current = todo.pop()
-        if current == name:
-            return True
-        if current not in seen:
-            seen.add(current)
-            todo += _following(states[current])
-    return False
-
-
-def _longest_path_seconds(states: dict, name: str, seen: tuple[str, ...], loop_seconds: float) -> float:
-    state = states[name]
-    if state["Type"] == "Task":
-        cost = _retry_chain_seconds(state)
-    elif state["Type"] == "Wait":  # a poll loop (Wait ⇄ GetTranscriptionJob) has the loop's allowance
-        cost = loop_seconds if _loops_back(states, name) else state.get("Seconds", 0)
-    else:
-        cost = 0.0
-    onward = [_longest_path_seconds(states, n, (*seen, name), loop_seconds) for n in _following(state)
-              if n not in seen and n != name]
-    return cost + max(onward, default=0.0)
-
-
 def test_the_state_machine_outlasts_its_longest_retry_chain(every_variant):
     # Given the synthesized workflow: the longest path through it with every Task's retriers used to the end
     # (Extract waits an hour 48 times for a media budget) and the Transcribe poll loop given its allowance
+    # (infra/workflow_budget.py, read from the synthesized definition; tests/unit/test_workflow_budget.py
+    # checks the computation itself on definitions worked out by hand)
     definition = state_machine_definition(every_variant)
     states = definition["States"]
-    worst = _longest_path_seconds(states, definition["StartAt"], (), c.TRANSCRIPTION_MAX_WAIT_S)
+    worst = worst_case_seconds(definition, loop_allowance=c.TRANSCRIPTION_MAX_WAIT_S)
+    assert worst > 48 * 3600
     # Then the execution's timeout is longer: no retry is ever cut off by States.Timeout, which no Catch sees
     # (the document would stay queued)
     assert definition["TimeoutSeconds"] > worst

@@ -10,11 +10,9 @@ whose answer is the API's request context; saves queue work that the event sourc
 from __future__ import annotations
 
 import base64
-import io
 import json
 import socket
 import sys
-import wave
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,6 +25,7 @@ import httpx
 from aws_trace.events import api_event, authorizer_event, load
 from aws_trace.models import FakeBedrock
 from aws_trace.world import STATE_MACHINE, World
+from media_samples import blank_image, wav
 
 from infra import constants as c
 from memlane.ports import FetchResult
@@ -70,25 +69,6 @@ class SiteFetcher:
 def public_dns(host: str, port: int, *args: object, **kwargs: object) -> list[tuple]:
     """The crawler's SSRF check resolves docs.example.com to a public address."""
     return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.215.14", port))]
-
-
-def png(pages: int = 1) -> bytes:
-    from PIL import Image
-
-    out = io.BytesIO()
-    frames = [Image.new("RGB", (64, 48), "white") for _ in range(pages)]
-    frames[0].save(out, format="TIFF" if pages > 1 else "PNG", save_all=pages > 1, append_images=frames[1:])
-    return out.getvalue()
-
-
-def wav() -> bytes:
-    out = io.BytesIO()
-    with wave.open(out, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(8000)
-        w.writeframes(b"\x00\x00" * 800)
-    return out.getvalue()
 
 
 def large_text() -> str:
@@ -234,16 +214,16 @@ class Scenarios:
                          status=202)
         self.out.documents["large"] = large["body"]["id"]
         image = self.api("save-image", "POST", "/v3/memory", {
-            "content": base64.b64encode(png()).decode(), "content_type": "image", "title": "Invoice scan"})
+            "content": base64.b64encode(blank_image()).decode(), "content_type": "image", "title": "Invoice scan"})
         assert image["status"] in (201, 202), image
         self.out.documents["image"] = image["body"]["id"]
         scan = self.api("save-scan", "POST", "/v3/memory", {
-            "content": base64.b64encode(png(pages=6)).decode(), "content_type": "image", "title": "Long scan"},
+            "content": base64.b64encode(blank_image(pages=6)).decode(), "content_type": "image", "title": "Long scan"},
             status=202)
         self.out.documents["scan"] = scan["body"]["id"]
         # a scan whose original is lost before the workflow reads it: Extract fails, MarkFailed records why
         broken = self.api("save-broken-scan", "POST", "/v3/memory", {
-            "content": base64.b64encode(png(pages=5)).decode(), "content_type": "image", "title": "Lost scan"},
+            "content": base64.b64encode(blank_image(pages=5)).decode(), "content_type": "image", "title": "Lost scan"},
             status=202)
         self.out.documents["broken-scan"] = broken["body"]["id"]
         with self.world.trace.unrecorded():
