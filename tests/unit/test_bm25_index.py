@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 from fakes import HashEmbedder
+from numeric import assert_ranking_close
 
 from memlane.adapters.local import bm25
 from memlane.adapters.local.metadata_store import SqliteMetadataStore
@@ -351,6 +352,7 @@ def test_terms_come_from_the_same_tokenizer_as_the_fts5_table(db):
     ]
 
 
+@pytest.mark.numeric
 def test_compacting_dead_slots_keeps_both_legs_exact(db, monkeypatch):
     from memlane.adapters.local import search_index
 
@@ -382,10 +384,10 @@ def test_compacting_dead_slots_keeps_both_legs_exact(db, monkeypatch):
     for q in QUERIES:
         vec = EMB.embed_query(q)
         got, want = idx.search(_scope(), q, vec, 20), fresh.search(_scope(), q, vec, 20)
-        assert [(c.chunk_id, round(c.score, 9)) for c in got.vector] == [
-            (c.chunk_id, round(c.score, 9)) for c in want.vector
-        ]
-        assert [round(c.score, 9) for c in got.text] == [round(c.score, 9) for c in want.text]
+        # the compacted matrix holds its rows at other places than the fresh one, which BLAS may sum in
+        # another order: the same ranking within a stated tolerance (tests/numeric.py)
+        assert_ranking_close([[c.chunk_id, c.score] for c in got.vector], [[c.chunk_id, c.score] for c in want.vector])
+        assert_ranking_close([["", c.score] for c in got.text], [["", c.score] for c in want.text])
     _assert_same_as_fts5(db, idx, QUERIES)
 
 

@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "fd07be99d96be850641e5ef318628e5dc34775d8ba69890eefafcf1d4df7db28"
+OPENAPI_SHA256 = "61fa7d5a0555b9cead4d8d734745f815b57f8d346752afb8f25265af81e71836"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 
@@ -670,6 +670,7 @@ class RecallFiltersIn(TypedDict):
     content_type: NotRequired["list[ContentType] | None"]
     created_after: NotRequired["str | None"]
     tags: NotRequired["list[str] | None"]
+    keyphrases: NotRequired["list[str] | None"]
     kind: NotRequired["list[Literal[\"memory\", \"message\", \"fact\"]] | None"]
 
 
