@@ -129,8 +129,8 @@ class FakeOpenSearch:
         self.calls.append(("search", {"index": index, "body": copy.deepcopy(body)}))
         return self._answer(self.search_responses, {"hits": {"hits": []}})
 
-    def bulk(self, body: list[dict[str, Any]]) -> dict[str, Any]:
-        self.calls.append(("bulk", {"body": copy.deepcopy(body)}))
+    def bulk(self, body: list[dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(("bulk", {"body": copy.deepcopy(body), **copy.deepcopy(kwargs)}))
         return self._answer(self.bulk_responses, {"errors": False, "items": []})
 
     def delete_by_query(self, **kwargs: Any) -> dict[str, Any]:
@@ -209,6 +209,14 @@ def test_index_body_maps_every_field() -> None:
     assert "number_of_shards" not in index_body(384, serverless=True)["settings"]["index"]
 
 
+def test_replicas_follow_the_domain_s_data_nodes() -> None:
+    # One replica could never be assigned on the default single-node domain (it would stay yellow): none
+    # there, one from two data nodes up. Serverless manages its own.
+    assert index_body(1024, EMBEDDER)["settings"]["index"]["auto_expand_replicas"] == "0-1"
+    assert "number_of_replicas" not in index_body(1024, EMBEDDER)["settings"]["index"]
+    assert "auto_expand_replicas" not in index_body(1024, EMBEDDER, serverless=True)["settings"]["index"]
+
+
 def test_ensure_index_creates_a_versioned_index_behind_the_alias(fake: FakeOpenSearch) -> None:
     index = OpenSearchIndex(fake, ALIAS, 1024, embedder_id=EMBEDDER)
     assert index.ensure_index() == "memlane-chunks-v1"
@@ -272,6 +280,8 @@ def test_upsert_bulk_indexes_with_deterministic_ids(fake: FakeOpenSearch) -> Non
     assert "source_url" not in body[3]
     assert body[3]["vector"] == pytest.approx([0.0, 1.0])
     assert "refresh" not in bulk  # writes become searchable with the next refresh (~1 s)
+    # sent to <alias>/_bulk, not /_bulk: the functions' grants name memlane's paths only
+    assert bulk["index"] == ALIAS
 
 
 def test_first_embedder_claims_an_unclaimed_index(fake: FakeOpenSearch) -> None:
