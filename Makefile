@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 7432
 
 .PHONY: run test setup ocr lint synth layers bench bench-scale bench-nlp bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-conversations eval-facts eval-code \
-	eval-docs eval-abstention eval-floor test-numeric clean extension integrations-env clients-test \
+	eval-docs eval-notes eval-abstention eval-floor test-numeric clean extension integrations-env clients-test \
 	extension-build extension-test chromium \
 	web web-test bench-web screenshots types
 
@@ -183,12 +183,12 @@ bench-web: $(STAMP) $(WEB_DIST) chromium
 # The recall workload suite (bench/eval): conversations, facts and notes, code, documentation and
 # abstention, each beside plain BM25 and MiniLM baselines, through a local server on 127.0.0.1; writes
 # BENCHMARKS.md. Embeddings are cached between runs (bench/.cache, or MEMLANE_EVAL_EMBED_CACHE).
-# One workload alone: make eval-conversations | eval-facts | eval-code | eval-docs | eval-abstention.
+# One workload alone: make eval-conversations | eval-facts | eval-code | eval-docs | eval-notes | eval-abstention.
 # The relevance floor's calibration and the fusion's bound: make eval-floor.
 PYDOCS ?= /usr/share/doc/python3.11/html
 SHARED ?= ../shared
 EVAL := $(BIN)/python -m bench.eval --memory $(SHARED)/eval/locomo-dev.json --docs-dir $(PYDOCS) \
-	--queries $(SHARED)/eval/python-docs-queries.jsonl --write BENCHMARKS.md
+	--queries $(SHARED)/eval/python-docs-queries.jsonl --notes $(SHARED)/eval/personal-notes-dev.jsonl --write BENCHMARKS.md
 eval: $(STAMP)
 	@test -d $(PYDOCS) || (apt-get update -qq && apt-get install -y -qq python3.11-doc)
 	$(EVAL)
@@ -205,6 +205,10 @@ eval-code: $(STAMP)
 eval-docs: $(STAMP)
 	@test -d $(PYDOCS) || (apt-get update -qq && apt-get install -y -qq python3.11-doc)
 	$(EVAL) --workloads docs
+
+# One person's notes and their questions in their own words (issue 35): top-1, top-3, what comes back empty.
+eval-notes: $(STAMP)
+	$(EVAL) --workloads notes
 
 # Abstention asks the other workloads' questions of projects that do not hold their answers.
 eval-abstention: $(STAMP)

@@ -93,6 +93,12 @@ class Api:
         """The ranked document ids and, when the server gives one, each result's relevance (with
         min_relevance 0 so that every result is seen and floors are applied offline; with
         `default_floor`, as a client sends it: the server's floor applies and later results move up)."""
+        ranked, relevance, _ = self.recall_with_match(query, project_id, default_floor=default_floor)
+        return ranked, relevance
+
+    def recall_with_match(self, query: str, project_id: str, *, default_floor: bool = False
+                          ) -> tuple[list[str], list[float] | None, list[str] | None]:
+        """`recall`, and each result's `match` ("strong" or "weak") when the server marks it."""
         body: dict[str, Any] = {"query": query, "project_id": project_id, "limit": LIMIT}
         if self.min_relevance and not default_floor:
             body["min_relevance"] = 0
@@ -104,9 +110,11 @@ class Api:
         results = r.json()["results"]
         ranked = [str(d["document_id"]) for d in results]
         relevance = [d.get("relevance") for d in results]
+        match = [d.get("match") for d in results]
+        marked = [str(m) for m in match] if results and all(isinstance(m, str) for m in match) else None
         if results and all(isinstance(v, int | float) for v in relevance):
-            return ranked, [float(v) for v in relevance]
-        return ranked, None
+            return ranked, [float(v) for v in relevance], marked
+        return ranked, None, marked
 
 
 def schema_properties(openapi: dict[str, Any], name: str) -> frozenset[str]:
