@@ -126,6 +126,7 @@ class Retrieved:
     floor: float
     below_floor: int = 0  # documents the floor dropped
     calibration: rel.Calibration = field(default=rel.UNKNOWN)
+    background: rel.Background | None = None  # what the store gives this query (memlane.recall.relevance)
 
 
 def retrieve(svc: Services, r: Retrieval) -> Retrieved:
@@ -147,10 +148,11 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
     calibration = r.calibration or rel.calibration_for(svc.embedder.id)
     records, code = _candidate_chunks(svc, r, legs)
     text_scores = None
+    terms = rel.query_terms(text)
     if r.weights.code_text_evidence and code:
-        terms = rel.query_terms(text)
         text_scores = {c.chunk_id: code_text_share(c.score, terms, calibration) for c in legs.text if c.chunk_id in code}
-    fused = fuse_scores(legs, now, r.weights, text_scores, code)
+    background = rel.Background.of([c.score for c in legs.vector], r.k) if r.legs != "bm25" else None
+    fused = fuse_scores(legs, now, r.weights, text_scores, code, terms)
     _set_relevance(r, fused, calibration, records)
     groups = group_by_document(fused, r.max_chunks_per_document)
     names = ["fusion"]
@@ -166,6 +168,7 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
         floor=r.floor,
         below_floor=len(groups) - len(kept),
         calibration=calibration,
+        background=background,
     )
 
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memlane.domain.english import drop_possessives
+from memlane.domain.requests import Match
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,8 @@ class Calibration:
     cosine_one: float  # cosine of a close paraphrase: relevance 1 from the vector leg
     bm25_scale: float  # BM25 per query term at which the text part reaches 1 − 1/e
     exact_match: float  # relevance of a chunk holding a distinctive query term verbatim
-    floor: float  # recall, MCP recall and the context pack (memories)
+    floor: float  # recall, MCP recall and the context pack (memories): below it nothing is returned
+    strong: float  # at or above it a memory is a strong match; between the floor and it, a weak one
     # /retrieve and the context pack's documentation. MiniLM's is 0, measured (BENCHMARKS.md,
     # "Documentation sets", the floor's curve): the 40 documentation questions keep their figures up to
     # 0.24, where 70 % of nonsense queries but only 15 % of questions from another domain get nothing
@@ -91,19 +93,40 @@ class Calibration:
 # about 0.1. Related memories: 0.5, where related recall@10 loses 0.005 (a whole memory as the query:
 # cosines run higher than a question's).
 MINILM = Calibration(cosine_zero=0.3, cosine_one=0.7, bm25_scale=5.0, exact_match=0.6,
-                     floor=0.29, docs_floor=0.0, related_floor=0.5, calibrated=True,
+                     floor=0.29, strong=0.29, docs_floor=0.0, related_floor=0.5, calibrated=True,
                      code=CosineScale(0.15, 0.55))
 # OpenAI text-embedding-3-* puts unrelated text lower than MiniLM (around 0.0-0.2) and paraphrases
 # lower too (0.4-0.6); not measured here, so the floors are lower than MiniLM's (they return more).
 OPENAI = Calibration(cosine_zero=0.15, cosine_one=0.55, bm25_scale=5.0, exact_match=0.6,
-                     floor=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
+                     floor=0.2, strong=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
 # Bedrock (Titan Text Embeddings v2, Cohere embed): not measured here; conservative like OpenAI's.
 BEDROCK = Calibration(cosine_zero=0.15, cosine_one=0.6, bm25_scale=5.0, exact_match=0.6,
-                      floor=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
+                      floor=0.2, strong=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
 # Anything else (a test's fake embedder, a model not listed): relevance is reported but no floor
 # applies, since nothing says where this model puts unrelated text.
 UNKNOWN = Calibration(cosine_zero=0.1, cosine_one=0.7, bm25_scale=5.0, exact_match=0.6,
-                      floor=0.0, docs_floor=0.0, related_floor=0.0, calibrated=False)
+                      floor=0.0, strong=0.0, docs_floor=0.0, related_floor=0.0, calibrated=False)
+
+
+@dataclass(frozen=True)
+class Background:
+    """What this store gives the query besides its answer: the cosines of the vector leg's
+    candidates (its k nearest chunks in the searched scope), best first. Both hosts return them
+    (SQLite's exact k-NN or ANN locally, OpenSearch's k-NN on AWS), so relevance reads the same."""
+
+    cosines: tuple[float, ...]
+
+    @classmethod
+    def of(cls, cosines: list[float], k: int) -> Background:
+        return cls(tuple(sorted(cosines, reverse=True)[:k]))
+
+    def as_json(self) -> list[float]:
+        return [round(c, 5) for c in self.cosines]
+
+
+def match_of(relevance: float, strong: float) -> Match:
+    """A result's `match`: strong at or above the strong threshold, else weak (what passed the floor)."""
+    return "strong" if relevance >= strong - 1e-9 else "weak"
 
 
 def calibration_for(embedder_id: str) -> Calibration:
