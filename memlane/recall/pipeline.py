@@ -149,11 +149,13 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
     records, code = _candidate_chunks(svc, r, legs)
     text_scores = None
     terms = rel.query_terms(text)
-    if r.weights.code_text_evidence and code:
+    if r.weights.text_evidence:
+        text_scores = {c.chunk_id: code_text_share(c.score, terms, calibration) for c in legs.text}
+    elif r.weights.code_text_evidence and code:
         text_scores = {c.chunk_id: code_text_share(c.score, terms, calibration) for c in legs.text if c.chunk_id in code}
     background = rel.Background.of([c.score for c in legs.vector], r.k) if r.legs != "bm25" else None
     fused = fuse_scores(legs, now, r.weights, text_scores, code, terms)
-    _set_relevance(r, fused, calibration, records)
+    _set_relevance(r, fused, calibration, records, background)
     groups = group_by_document(fused, r.max_chunks_per_document)
     names = ["fusion"]
     for stage in r.stages:
@@ -204,10 +206,11 @@ def _candidate_chunks(svc: Services, r: Retrieval, legs: LegResults) -> tuple[di
     return records, code
 
 
-def _set_relevance(r: Retrieval, fused: list[ScoredChunk], c: rel.Calibration, records: dict[str, Chunk]) -> None:
+def _set_relevance(r: Retrieval, fused: list[ScoredChunk], c: rel.Calibration, records: dict[str, Chunk],
+                   background: rel.Background | None) -> None:
     terms = rel.query_terms(r.query)
     for sc in fused:
-        sc.relevance = rel.relevance(sc.vector_score, sc.evidence, terms, False, c, code=sc.code)
+        sc.relevance = rel.relevance(sc.vector_score, sc.evidence, terms, False, c, code=sc.code, background=background)
     # Exact matches (a distinctive term, or every content word): only the chunks the text leg found
     # that are not already as relevant as an exact match would make them.
     if r.legs == "vector" or not r.exact:

@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "fd07be99d96be850641e5ef318628e5dc34775d8ba69890eefafcf1d4df7db28"
+OPENAPI_SHA256 = "0923fbc991f126bbf8a1cec2d7cd032a7dffedded75061701db1c9c3ec0cccaf"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 
@@ -121,6 +121,7 @@ class ContextIn(TypedDict):
     projects: NotRequired["list[str] | None"]
     docsets: NotRequired["list[str] | None"]
     min_relevance: NotRequired["float | None"]
+    strict: NotRequired["bool"]
     profile: NotRequired["bool"]
     profile_subject: NotRequired["str | None"]
 
@@ -136,6 +137,7 @@ class ContextOut(TypedDict):
     truncated: "bool"
     dropped: "int"
     floor: "float | None"
+    strong: "float | None"
     docs_floor: "float | None"
     stages: "list[str]"
     profile: "bool"
@@ -153,6 +155,7 @@ class ContextPiece(TypedDict):
     docset_id: "str | None"
     score: "float"
     relevance: "float"
+    match: "Literal[\"strong\", \"weak\"]"
     created_at: "str"
     source_changed_at: "str | None"
     content: "str"
@@ -682,6 +685,7 @@ class RecallIn(TypedDict):
     filters: NotRequired["RecallFiltersIn | None"]
     include_versions: NotRequired["bool"]
     min_relevance: NotRequired["float | None"]
+    strict: NotRequired["bool"]
     as_of: NotRequired["str | None"]
 
 
@@ -691,6 +695,7 @@ class RecallOut(TypedDict):
     total: "int"
     query_time_ms: "float"
     floor: "float | None"
+    strong: "float | None"
     stages: "list[str]"
     rerank: "dict[str, Any] | None"
 
@@ -714,6 +719,7 @@ class RecalledDocument(TypedDict):
     summary: "str | None"
     score: "float"
     relevance: "float | None"
+    match: "Literal[\"strong\", \"weak\"] | None"
     source_url: "str | None"
     content_type: "ContentType"
     created_at: "str"
@@ -771,6 +777,7 @@ class RelatedDocument(TypedDict):
     summary: "str | None"
     score: "float"
     relevance: "float | None"
+    match: "Literal[\"strong\", \"weak\"] | None"
     content_type: "ContentType"
     project_id: "str"
     created_at: "str"
