@@ -116,6 +116,10 @@ class Retrieval:
     # Exact matches count as evidence (off when a whole document is the query: related memories,
     # where some word of a long text is always in some memory).
     exact: bool = True
+    # When nothing reaches the floor, a clear best match is kept anyway (memlane.recall.relevance,
+    # `clear_margin`): the floor decides how sure an answer is, not whether a stored answer may be seen.
+    # Off for a caller that asks for strict abstention (`min_relevance`, `strict`).
+    keep_clear_best: bool = False
 
 
 @dataclass
@@ -163,8 +167,11 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
         if changed(before, groups):  # the answer's `stages` names what changed the ranking
             names.append(stage.name)
     kept = [g for g in groups if g.relevance >= r.floor]
+    if not kept and r.keep_clear_best:
+        kept = clear_best(groups, calibration)
+    shown = {g.document_id for g in kept}
     return Retrieved(
-        chunks=[c for c in fused if c.relevance >= r.floor],
+        chunks=[c for c in fused if c.relevance >= r.floor or c.document_id in shown],
         documents=kept,
         stages=names,
         floor=r.floor,
@@ -172,6 +179,18 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
         calibration=calibration,
         background=background,
     )
+
+
+def clear_best(groups: list[ScoredDocument], c: rel.Calibration) -> list[ScoredDocument]:
+    """The first document alone, when its best cosine stands at least `clear_margin` above every other
+    document's (a clear best match below the floor); else nothing."""
+    if not groups or c.clear_margin <= 0:
+        return []
+    cosine = [max((ch.vector_score for ch in g.chunks), default=0.0) for g in groups]
+    best = cosine[0]
+    if best <= 0 or any(best - other < c.clear_margin for other in cosine[1:]):
+        return []
+    return groups[:1]
 
 
 def code_text_share(bm25: float, terms: int, c: rel.Calibration) -> float:

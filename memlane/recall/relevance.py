@@ -89,6 +89,9 @@ class Calibration:
     # and 1 (0 and 0: no elevation part).
     elevation_zero: float = 0.0
     elevation_one: float = 0.0
+    # When nothing reaches the floor, the best match is still returned (weak) when its cosine stands at
+    # least this far above every other document's: a clear best match is never hidden (0: never).
+    clear_margin: float = 0.0
 
 
 # MiniLM (the embedded default, every variant): measured, BENCHMARKS.md "Relevance floor"
@@ -110,7 +113,7 @@ class Calibration:
 # cosines run higher than a question's).
 MINILM = Calibration(cosine_zero=0.3, cosine_one=0.7, bm25_scale=5.0, exact_match=0.6,
                      floor=0.24, strong=0.65, docs_floor=0.0, related_floor=0.5, calibrated=True,
-                     code=CosineScale(0.15, 0.55), elevation_zero=0.1, elevation_one=0.5)
+                     code=CosineScale(0.15, 0.55), elevation_zero=0.1, elevation_one=0.5, clear_margin=0.08)
 # OpenAI text-embedding-3-* puts unrelated text lower than MiniLM (around 0.0-0.2) and paraphrases
 # lower too (0.4-0.6); not measured here, so the floors are lower than MiniLM's (they return more).
 OPENAI = Calibration(cosine_zero=0.15, cosine_one=0.55, bm25_scale=5.0, exact_match=0.6,

@@ -167,6 +167,7 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn, floor: float | None 
         floor=floor_for(svc, body) if floor is None else floor,
         max_chunks_per_document=svc.settings.max_chunks_per_document,
         exact=exact,
+        keep_clear_best=floor is None and body.min_relevance is None and not body.strict,
     ))
     return Ranking(
         [

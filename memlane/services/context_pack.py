@@ -83,10 +83,12 @@ def build_context(svc: Services, who: Principal, body: ContextIn, docsets: Docse
         found = retrieve(svc, Retrieval(
             query=body.query, scope=scope, k=memory_candidates(svc, RANKED_LIKE_RECALL_LIMIT),
             weights=svc.settings.fusion, stages=memory_stages(svc, body.query), floor=floor,
-            max_chunks_per_document=svc.settings.max_chunks_per_document, query_vector=query_vector))
+            max_chunks_per_document=svc.settings.max_chunks_per_document, query_vector=query_vector,
+            keep_clear_best=body.min_relevance is None and not body.strict))
         stages = found.stages
+        kept = {c.chunk_id for c in found.chunks}
         candidates += [_Candidate(c, "memory", g.score, match_of(g.relevance, calibration.strong))
-                       for g in found.documents for c in g.chunks if c.relevance >= floor]
+                       for g in found.documents for c in g.chunks if c.chunk_id in kept]
     if wanted_docsets:
         weights: FusionWeights = docsets.crawl.settings.fusion if docsets is not None else svc.settings.fusion
         scope = SearchScope(organization_id=org, project_ids=tuple(d.project_id for d in wanted_docsets),
