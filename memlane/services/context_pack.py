@@ -99,7 +99,7 @@ def build_context(svc: Services, who: Principal, body: ContextIn, docsets: Docse
         candidates += _documentation(docs_found.chunks, candidates, floor, calibration.strong, body)
     docset_of_project = {d.project_id: d.id for d in wanted_docsets}
     # strongest evidence first: strong pieces by score, then weak ones
-    candidates.sort(key=lambda c: (c.match != "strong", -c.rank, -c.scored.score, c.scored.chunk_id))
+    candidates.sort(key=lambda c: (-c.rank, -c.scored.score, c.scored.chunk_id))
 
     chunks = {c.id: c for c in svc.metadata.get_chunks_by_id(org, [c.scored.chunk_id for c in candidates])}
     documents = {d.id: d for d in svc.metadata.get_documents(org, list({c.scored.document_id for c in candidates}))}
