@@ -11,7 +11,7 @@ at each budget:
 - personal notes: the share of answerable questions whose answering note is in the pack, and the share
   whose answering note is the pack's first piece.
 
-Prints one JSON line per reading and, with --write, the section of BENCHMARKS.md.
+Prints one JSON line per run (BENCHMARKS.md records them by hand, with the build each ran on).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.common import machine, write_section
+from bench.common import machine
 from bench.eval.cache import EmbeddingCache, cache_dir
 from bench.eval.locomo import load_conversations, shared_eval_dir
 from bench.eval.server import Api, running_server
@@ -67,14 +67,14 @@ def personal_notes(api: Api, path: Path) -> dict[str, Any]:
     pid = api.project(notes.PROJECT)
     doc_of = dict(zip((n.id for n in note_list), api.save_all([{**n.memory(), "project_id": pid} for n in note_list]),
                       strict=True))
-    answerable = [q for q in questions if q.answer]
+    answerable = [(q.query, doc_of[q.answer]) for q in questions if q.answer]
     inside = {b: 0 for b in BUDGETS}
     first = {b: 0 for b in BUDGETS}
-    for q in answerable:
+    for query, answer in answerable:
         for b in BUDGETS:
-            packed = pack_ids(api, q.query, pid, b)
-            inside[b] += doc_of[q.answer] in packed
-            first[b] += bool(packed) and packed[0] == doc_of[q.answer]
+            packed = pack_ids(api, query, pid, b)
+            inside[b] += answer in packed
+            first[b] += bool(packed) and packed[0] == answer
     n = len(answerable)
     return {"questions": n, **{f"in_pack@{b}": inside[b] / n for b in BUDGETS},
             **{f"first@{b}": first[b] / n for b in BUDGETS}}

@@ -59,78 +59,93 @@ class Query:
 
 def _save(api: Api, args: argparse.Namespace) -> tuple[list[Query], list[str]]:
     """Every workload saved; the queries to ask and every project id."""
-    queries: list[Query] = []
-    projects: list[str] = []
     conversations = load_conversations(Path(args.memory))
+    queries, projects = _conversations(api, conversations)
+    fq, fpid = _facts(api, conversations)
+    cq, code_projects = _code(api, args.code_sample)
+    nq, npid, own_nonsense = _notes(api, args.notes, [q.question for c in conversations for q in c.questions])
+    from bench.calibrate_floor import nonsense_queries as floor_nonsense
+
+    nonsense = list(dict.fromkeys([*abstention.nonsense_queries(), *floor_nonsense(), *own_nonsense]))
+    workload_of = {**dict.fromkeys(projects, "conversations"), fpid: "facts", npid: "notes",
+                   **dict.fromkeys(code_projects, "code")}
+    queries += fq + cq + nq
+    queries += [Query(w, "nonsense", "nonsense", text, pid) for pid, w in workload_of.items() for text in nonsense]
+    return queries, list(workload_of)
+
+
+def _conversations(api: Api, conversations: list[Any]) -> tuple[list[Query], list[str]]:
     saved = []
     for conv in conversations:
         pid = api.project(f"locomo {conv.sample_id}")
         ids = api.save_all(turn_bodies(conv, pid, signal=True))
         saved.append((conv, pid, dict(zip((t.dia_id for t in conv.turns), ids, strict=True))))
-        projects.append(pid)
         print(f"{conv.sample_id} saved", file=sys.stderr, flush=True)
+    queries = []
     for i, (conv, pid, doc_of) in enumerate(saved):
         other = saved[(i + 1) % len(saved)][1]
         for q in conv.questions:
             cat = CATEGORIES[q.category]
             queries.append(Query("conversations", "answerable", cat, q.question, pid, [[doc_of[e]] for e in q.evidence]))
             queries.append(Query("conversations", "unanswerable", cat, q.question, other))
-    # facts: one project, shuffled as the suite shuffles them
+    return queries, [pid for _, pid, _ in saved]
+
+
+def _facts(api: Api, conversations: list[Any]) -> tuple[list[Query], str]:
+    """One project, shuffled as the suite shuffles them."""
     fact_list = facts.shuffled_facts(conversations)
     fpid = api.project(facts.PROJECT)
-    projects.append(fpid)
     fids = api.save_all([{**f.memory(), "project_id": fpid} for f in fact_list])
     citing: dict[tuple[str, str], list[str]] = defaultdict(list)
     for fact, doc in zip(fact_list, fids, strict=True):
         for turn in fact.evidence:
             citing[(fact.sample_id, turn)].append(doc)
+    queries = []
     for conv in conversations:
         for q in conv.questions:
             targets = facts.evidence_targets(q.evidence, conv.sample_id, citing)
             if targets:
                 queries.append(Query("facts", "answerable", CATEGORIES[q.category], q.question, fpid, targets))
     print("facts saved", file=sys.stderr, flush=True)
-    # code: two projects by top-level module
-    functions = sample_functions(stdlib_dir(), args.code_sample)
+    return queries, fpid
+
+
+def _code(api: Api, sample: int) -> tuple[list[Query], list[str]]:
+    """Two projects by top-level module; each question also asked of the other half."""
+    functions = sample_functions(stdlib_dir(), sample)
     parts = {}
     for part in ("a", "b"):
         mine = [f for f in functions if f.part == part]
         pid = api.project(f"stdlib code {part}")
-        projects.append(pid)
         parts[part] = (pid, mine, api.save_all([{**f.memory(), "project_id": pid} for f in mine]))
+    queries = []
     for part, (pid, mine, ids) in parts.items():
         other = parts["b" if part == "a" else "a"][0]
         for f, doc in zip(mine, ids, strict=True):
             queries.append(Query("code", "answerable", "", f.query, pid, [[doc]]))
             queries.append(Query("code", "unanswerable", "", f.query, other))
     print("code saved", file=sys.stderr, flush=True)
-    # personal notes
-    note_list, questions = notes.load_notes(args.notes)
+    return queries, [parts["a"][0], parts["b"][0]]
+
+
+def _notes(api: Api, path: str, locomo: list[str]) -> tuple[list[Query], str, list[str]]:
+    """The personal notes, their questions, and LoCoMo questions asked of them (another person's life)."""
+    note_list, questions = notes.load_notes(path)
     npid = api.project(notes.PROJECT)
-    projects.append(npid)
     nids = api.save_all([{**n.memory(), "project_id": npid} for n in note_list])
     doc_of_note = dict(zip((n.id for n in note_list), nids, strict=True))
-    nonsense_notes = []
-    for q in questions:
-        if q.answer:
-            queries.append(Query("notes", "answerable", q.kind, q.query, npid, [[doc_of_note[q.answer]]]))
-        elif q.kind == "unanswerable":
-            queries.append(Query("notes", "unanswerable", q.kind, q.query, npid))
+    queries, own_nonsense = [], []
+    for nq in questions:
+        if nq.answer:
+            queries.append(Query("notes", "answerable", nq.kind, nq.query, npid, [[doc_of_note[nq.answer]]]))
+        elif nq.kind == "unanswerable":
+            queries.append(Query("notes", "unanswerable", nq.kind, nq.query, npid))
         else:
-            nonsense_notes.append(q.query)
-    locomo = [q.question for c in conversations for q in c.questions]
+            own_nonsense.append(nq.query)
     for text in random.Random(SEED).sample(locomo, min(LOCOMO_ASKED_OF_NOTES, len(locomo))):
         queries.append(Query("notes", "unanswerable", "another person", text, npid))
     print("notes saved", file=sys.stderr, flush=True)
-    from bench.calibrate_floor import nonsense_queries as floor_nonsense
-
-    nonsense = list(dict.fromkeys([*abstention.nonsense_queries(), *floor_nonsense(), *nonsense_notes]))
-    names = {pid: w for w, pid in [("conversations", p) for p in projects[:5]] + [("facts", fpid), ("notes", npid)]
-             + [("code", parts["a"][0]), ("code", parts["b"][0])]}
-    for pid in projects:
-        for text in nonsense:
-            queries.append(Query(names[pid], "nonsense", "nonsense", text, pid))
-    return queries, projects
+    return queries, npid, own_nonsense
 
 
 def record_query(svc: Any, org_id: str, q: Query) -> dict[str, Any]:

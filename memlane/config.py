@@ -91,8 +91,6 @@ class Settings(BaseModel):
     # relevance's text part reaches 1 − 1/e (memlane.recall.relevance, bm25_scale); 0 gives the spec's
     # batch maximum alone (MEMLANE_FUSION_TEXT_REFERENCE).
     fusion_text_reference: float = 5.0
-    # Every chunk's text share by its own BM25 evidence (measured, not kept: BENCHMARKS.md, issue 35).
-    fusion_text_evidence: bool = False
     # Identifier words (memlane.ingest.identifiers): a code chunk is indexed for the text leg with the
     # words of its identifiers (`getUserName` → get user name), and a query naming an identifier also
     # searches for its words. Off by default: on the recall suite it moved code MRR@10 +0.004 but lost
@@ -146,8 +144,7 @@ class Settings(BaseModel):
                              code_text_evidence=self.fusion_code_text_evidence,
                              complete_legs=self.fusion_complete_legs,
                              identifier_words=self.index_identifier_words,
-                             text_reference=self.fusion_text_reference,
-                             text_evidence=self.fusion_text_evidence)
+                             text_reference=self.fusion_text_reference)
 
     @property
     def neighbours(self) -> NeighbourWeights:
@@ -198,9 +195,6 @@ class Settings(BaseModel):
         if env.get("MEMLANE_FUSION_CODE_TEXT_EVIDENCE"):
             values["fusion_code_text_evidence"] = (
                 env["MEMLANE_FUSION_CODE_TEXT_EVIDENCE"].lower() not in ("0", "false", "no", "off"))
-        if env.get("MEMLANE_FUSION_TEXT_EVIDENCE"):
-            values["fusion_text_evidence"] = (
-                env["MEMLANE_FUSION_TEXT_EVIDENCE"].lower() not in ("0", "false", "no", "off"))
         if env.get("MEMLANE_FUSION_COMPLETE_LEGS"):
             values["fusion_complete_legs"] = (
                 env["MEMLANE_FUSION_COMPLETE_LEGS"].lower() not in ("0", "false", "no", "off"))

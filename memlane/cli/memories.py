@@ -116,7 +116,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     if not remote_url() and existing_data_dir(args) is None:
         return no_data_dir(args)
     with open_client(args) as client:
-        strict = {"strict": True} if getattr(args, "strict", False) else {}
+        strict: dict[str, Any] = {"strict": True} if getattr(args, "strict", False) else {}
         out = client.recall(args.query, limit=args.limit, project_id=project_id(client, args.project), **strict)
     if args.json:
         print(json.dumps(out, indent=2))

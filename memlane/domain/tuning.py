@@ -38,8 +38,6 @@ class FusionWeights:
     # A batch whose best keyword match is one incidental word of the query then gives it a share as weak
     # as its evidence, not the full `text` weight. 0: the spec's formula (the batch maximum alone).
     text_reference: float = 0.0
-    # Every chunk's text share is its own BM25 evidence, as a code chunk's is with `code_text_evidence`.
-    text_evidence: bool = False
 
     def __post_init__(self) -> None:
         for name in ("vector", "text", "recency", "support", "text_reference"):

@@ -153,9 +153,7 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
     records, code = _candidate_chunks(svc, r, legs)
     text_scores = None
     terms = rel.query_terms(text)
-    if r.weights.text_evidence:
-        text_scores = {c.chunk_id: code_text_share(c.score, terms, calibration) for c in legs.text}
-    elif r.weights.code_text_evidence and code:
+    if r.weights.code_text_evidence and code:
         text_scores = {c.chunk_id: code_text_share(c.score, terms, calibration) for c in legs.text if c.chunk_id in code}
     background = rel.Background.of([c.score for c in legs.vector], r.k) if r.legs != "bm25" else None
     fused = fuse_scores(legs, now, r.weights, text_scores, code, terms)
