@@ -162,12 +162,7 @@ def report(data: dict[str, Any], asked: list[Asked], floor: float, strong: float
         "| floor | " + " | ".join(answerable) + " | " + " | ".join(f"{g}: nothing" for g in others) + " |",
         "| ---: | " + " | ".join("---:" for _ in answerable) + " | " + " | ".join("---:" for _ in others) + " |",
     ]
-    for f in FLOORS:
-        cells = [answerable_at(groups[g], f, strong) for g in answerable]
-        un = [unanswerable_at(groups[g], f, strong) for g in others]
-        mark = " **(chosen)**" if abs(f - floor) < 1e-9 else ""
-        lines.append(f"| {f:.2f}{mark} | " + " | ".join(f"{x['recall@10']:.3f} / {x['nothing']:.3f}" for x in cells)
-                     + " | " + " | ".join(f"{x['nothing']:.3f}" for x in un) + " |")
+    lines += _table(groups, answerable, others, FLOORS, floor, lambda f: (f, strong), "recall@10", "nothing")
     lines += [
         "",
         f"What each strong threshold gives (floor fixed at {floor:.2f}): the share of each workload's answerable "
@@ -176,15 +171,27 @@ def report(data: dict[str, Any], asked: list[Asked], floor: float, strong: float
         "| strong | " + " | ".join(answerable) + " | " + " | ".join(f"{g}: strong" for g in others) + " |",
         "| ---: | " + " | ".join("---:" for _ in answerable) + " | " + " | ".join("---:" for _ in others) + " |",
     ]
-    for s in STRONGS:
-        cells = [answerable_at(groups[g], floor, s) for g in answerable]
-        un = [unanswerable_at(groups[g], floor, s) for g in others]
-        mark = " **(chosen)**" if abs(s - strong) < 1e-9 else ""
-        lines.append(f"| {s:.2f}{mark} | " + " | ".join(f"{x['first_strong']:.3f}" for x in cells)
-                     + " | " + " | ".join(f"{x['strong']:.3f}" for x in un) + " |")
+    lines += _table(groups, answerable, others, STRONGS, strong, lambda s: (floor, s), "first_strong", "strong")
     sizes = ", ".join(f"{g} {len(groups[g])}" for g in sorted(groups))
     lines += ["", f"Questions per group: {sizes}."]
     return "\n".join(lines) + "\n"
+
+
+def _table(groups: dict[str, list[Asked]], answerable: list[str], others: list[str], values: list[float],
+           chosen: float, at: Any, answer_figure: str, other_figure: str) -> list[str]:
+    """One row per value: `at(value)` gives the (floor, strong) it is read at."""
+    rows = []
+    for v in values:
+        floor, strong = at(v)
+        cells = [answerable_at(groups[g], floor, strong) for g in answerable]
+        un = [unanswerable_at(groups[g], floor, strong) for g in others]
+        mark = " **(chosen)**" if abs(v - chosen) < 1e-9 else ""
+        if answer_figure == "recall@10":
+            shown = [f"{x['recall@10']:.3f} / {x['nothing']:.3f}" for x in cells]
+        else:
+            shown = [f"{x[answer_figure]:.3f}" for x in cells]
+        rows.append(f"| {v:.2f}{mark} | " + " | ".join(shown) + " | " + " | ".join(f"{x[other_figure]:.3f}" for x in un) + " |")
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:

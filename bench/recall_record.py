@@ -24,19 +24,15 @@ import logging
 import os
 import random
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from bench.common import free_port
-from bench.eval.cache import CachedEmbedder, EmbeddingCache, cache_dir
+from bench.eval.cache import EmbeddingCache, cache_dir
 from bench.eval.locomo import CATEGORIES, load_conversations, shared_eval_dir
-from bench.eval.server import Api
+from bench.eval.server import Api, running_server
 from bench.eval.workloads import abstention, facts, notes
 from bench.eval.workloads.code import sample_functions, stdlib_dir
 from bench.eval.workloads.conversations import turn_bodies
@@ -174,37 +170,19 @@ def record_query(svc: Any, org_id: str, q: Query) -> dict[str, Any]:
 
 
 def record(args: argparse.Namespace) -> dict[str, Any]:
-    from memlane.adapters.local.embedder import MiniLMEmbedder
-    from memlane.config import Settings
-    from memlane.local.server import LocalServer
-    from memlane.services.keys import create_key
-
     cache = EmbeddingCache(cache_dir(args.cache_dir) / "embeddings.sqlite3")
-    with tempfile.TemporaryDirectory(prefix="memlane-record-") as tmp:
-        settings = Settings.from_env(data_dir=Path(args.data_dir) if args.data_dir else Path(tmp) / "data",
-                                     embedder="local")
-        embedder = CachedEmbedder(MiniLMEmbedder(window=settings.embedder_window), cache)
-        server = LocalServer(settings, host="127.0.0.1", port=free_port(), embedder=embedder)
-        server.prepare()
-        server.start_in_thread()
-        svc = server.stack.services
-        key, _, org = create_key(server.stack.metadata, "record", "record", rate_limit_per_minute=10_000_000)
-        try:
-            with httpx.Client(base_url=f"http://127.0.0.1:{server.port}",
-                              headers={"Authorization": f"Bearer {key}"}, timeout=300) as client:
-                api = Api(client, settings, embedder)
-                queries, _ = _save(api, args)
-            t0 = time.monotonic()
-            rows = []
-            for i, q in enumerate(queries):
-                rows.append(record_query(svc, org.id, q))
-                if i % 500 == 0:
-                    print(f"{i}/{len(queries)} asked", file=sys.stderr, flush=True)
-            out = {"embedder": svc.embedder.id, "queries": rows, "seconds": round(time.monotonic() - t0, 1),
-                   "load_average": os.getloadavg()[1], "fusion": repr(svc.settings.fusion)}
-        finally:
-            server.shutdown()
-            cache.close()
+    with running_server(cache, data_dir=Path(args.data_dir) if args.data_dir else None) as api:
+        queries, _ = _save(api, args)
+        svc = api.services
+        t0 = time.monotonic()
+        rows = []
+        for i, q in enumerate(queries):
+            rows.append(record_query(svc, api.organization_id, q))
+            if i % 500 == 0:
+                print(f"{i}/{len(queries)} asked", file=sys.stderr, flush=True)
+        out = {"embedder": svc.embedder.id, "queries": rows, "seconds": round(time.monotonic() - t0, 1),
+               "load_average": os.getloadavg()[1], "fusion": repr(svc.settings.fusion)}
+    cache.close()
     return out
 
 

@@ -28,6 +28,8 @@ class Api:
     memory_fields: frozenset[str] = frozenset()
     recall_fields: frozenset[str] = frozenset()
     recall_ms: list[float] = field(default_factory=list)
+    services: Any = None  # the server's services, in this process (bench.recall_record asks the pipeline itself)
+    organization_id: str = ""  # the organization of the key the client holds
 
     @property
     def conversation_signal(self) -> bool:
@@ -150,7 +152,7 @@ def running_server(
         )
         server.prepare()
         server.start_in_thread()
-        key, _, _ = create_key(server.stack.metadata, "eval", "eval", rate_limit_per_minute=10_000_000)
+        key, _, org = create_key(server.stack.metadata, "eval", "eval", rate_limit_per_minute=10_000_000)
         try:
             with httpx.Client(
                 base_url=f"http://127.0.0.1:{server.port}", headers={"Authorization": f"Bearer {key}"}, timeout=300
@@ -162,6 +164,8 @@ def running_server(
                     embedder,
                     schema_properties(openapi, "MemoryIn"),
                     schema_properties(openapi, "RecallIn"),
+                    services=server.stack.services,
+                    organization_id=org.id,
                 )
         finally:
             server.shutdown()
