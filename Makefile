@@ -1,25 +1,31 @@
 # A newcomer needs two targets: `make run` and `make test`. Everything else is a guessable extra.
+# `make run ARGS="--allow-private-network"` passes ARGS on to `memlane serve` (PORT and HOST too).
+# What `make run` prints starts with memlane's own lines: the steps say what they do in one line each,
+# and pip, npm and Vite speak only when something fails.
 PYTHON ?= python3.11
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 7432
+ARGS   ?=
 
 .PHONY: run test setup ocr lint synth layers bench bench-scale bench-nlp bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-conversations eval-facts eval-code \
 	eval-docs eval-notes eval-abstention eval-floor eval-floor-locomo context-pack-eval test-numeric clean extension integrations-env clients-test \
 	extension-build extension-test chromium \
-	web web-test bench-web screenshots types
+	web web-test bench-web bench-page-weight screenshots types docs
 
 # jsii (behind aws-cdk-lib) warns on every run under Node 20; the warning is not actionable here.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
+# pip -qq: its warnings (and setuptools' from the build backend) stay out of the way; errors still show.
 $(STAMP): pyproject.toml clients/python/pyproject.toml
+	@echo "memlane: installing memlane and its Python packages into $(VENV) (once; up to ten minutes)"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e ./clients/python
-	$(BIN)/pip install --quiet -e '.[dev]'
+	@$(BIN)/pip install -qq --upgrade pip
+	@$(BIN)/pip install -qq torch==2.13.0
+	@$(BIN)/pip install -qq -e ./clients/python
+	@$(BIN)/pip install -qq -e '.[dev]'
 	@touch $(STAMP)
 
 setup: $(STAMP) ocr
@@ -32,11 +38,13 @@ WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/index.ht
                web/tsconfig.json web/package.json $(wildcard clients/typescript/src/*.ts)
 
 $(WEB_MODULES): web/package-lock.json
-	cd web && npm ci --no-audit --no-fund --prefer-offline --loglevel=error
+	@echo "memlane: installing the web app's packages (npm ci, once)"
+	@cd web && npm ci --no-audit --no-fund --prefer-offline --loglevel=error --silent
 	@touch $(WEB_MODULES)
 
 $(WEB_DIST): $(WEB_MODULES) $(WEB_SOURCES)
-	cd web && npm run --silent build
+	@echo "memlane: building the web app (web/dist)"
+	@cd web && npm run --silent build -- --logLevel warn
 
 web: $(WEB_DIST)
 
@@ -55,12 +63,18 @@ $(TYPES_MODULES): clients/typescript/package-lock.json
 types: $(STAMP) $(TYPES_MODULES)
 	$(BIN)/python -m codegen
 
-# The README's pictures of the app, taken by its end-to-end tests.
+# The documentation's pictures of the app (docs/screenshots, shown in docs/web-app.md), taken by its
+# end-to-end tests.
 screenshots: $(STAMP) $(WEB_DIST) chromium
 	MEMLANE_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest tests/web -q -k "sideways"
 
+# The documentation site (mkdocs.yml, docs/) into site/; --strict fails on a broken link or anchor and
+# on a page missing from the navigation (tests/docs/test_site.py builds it the same way in make test).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 run: $(STAMP) $(WEB_DIST) ocr
-	$(BIN)/memlane serve --host $(HOST) --port $(PORT)
+	@$(BIN)/memlane serve --host $(HOST) --port $(PORT) $(ARGS)
 
 test: $(STAMP) ocr lint test-numeric extension-test extension-build chromium $(WEB_DIST) web-test $(TYPES_MODULES) integrations-env
 	$(BIN)/python -m pytest
@@ -92,14 +106,15 @@ $(INTEG_STAMP): clients/python/requirements-integrations.txt clients/python/pypr
 integrations-env: $(INTEG_STAMP)
 
 # The clients alone: the Python client (unit, and against a loopback server), the TypeScript client
-# and the AI SDK tools (node --test), LangChain and LlamaIndex, and every README example.
+# and the AI SDK tools (node --test), LangChain and LlamaIndex, and every client example of README.md and docs/.
 clients-test: $(STAMP) $(TYPES_MODULES) integrations-env
 	$(BIN)/python -m pytest tests/unit/test_memlane_client.py tests/unit/test_generated_clients.py \
 		tests/integration/clients -q
 
 # OCR of images and scanned PDFs on this machine (the embedded default): Debian's Tesseract.
 ocr:
-	@command -v tesseract >/dev/null || (apt-get update -qq && apt-get install -y -qq tesseract-ocr)
+	@command -v tesseract >/dev/null || (echo "memlane: installing Tesseract for OCR (apt-get, once)" && \
+		apt-get update -qq && apt-get install -y -qq tesseract-ocr >/dev/null)
 
 # The browser extension (extension/, WXT): `make extension` writes the Chrome and Firefox zips to
 # extension/.output/; `extension-build` the unpacked Chrome build the end-to-end tests load.
@@ -174,6 +189,11 @@ bench-rerank: $(STAMP)
 SCALE_ROOT ?= /var/tmp/memlane-scale
 bench-scale: $(STAMP)
 	$(BIN)/python -m bench.scale all --root $(SCALE_ROOT) --sizes 100000,1000000,3000000
+
+# A memory page's transfer size from the local server, without and with compression, in headless
+# Chromium; writes the page weight section of BENCHMARKS.md.
+bench-page-weight: $(STAMP) $(WEB_DIST) chromium
+	$(BIN)/python -m bench.page_weight --write BENCHMARKS.md
 
 # The web app's figures (first load, typing to results, JavaScript size) at 10,000 memories, in
 # headless Chromium against a local server; writes the web app section of BENCHMARKS.md.

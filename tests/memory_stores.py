@@ -222,6 +222,14 @@ class MemoryMetadataStore:
         with self._lock:
             self._docs[(doc.organization_id, doc.id)] = doc.model_copy(deep=True)
 
+    def add_document(self, doc: Document) -> Document | None:
+        with self._lock:
+            existing = self.find_document_by_hash(doc.organization_id, doc.project_id, doc.content_hash)
+            if existing is not None:
+                return existing
+            self.put_document(doc)
+            return None
+
     def get_document(self, org_id: str, document_id: str) -> Document | None:
         with self._lock:
             found = self._docs.get((org_id, document_id))
@@ -304,12 +312,13 @@ class MemoryMetadataStore:
             return max(indexes) + 1 if indexes else 0
 
     def conversation_documents(
-        self, org_id: str, project_id: str, conversation_id: str, now: datetime
+        self, org_id: str, project_id: str, conversation_id: str, now: datetime, *, pending: bool = False
     ) -> list[Document]:
+        statuses = {DocumentStatus.READY} | ({DocumentStatus.QUEUED, DocumentStatus.PROCESSING} if pending else set())
         with self._lock:
             docs = [
                 d.model_copy(deep=True) for d in self._project_docs(org_id, project_id)
-                if d.conversation_id == conversation_id and d.status == DocumentStatus.READY
+                if d.conversation_id == conversation_id and d.status in statuses
                 and d.superseded_by is None and not d.is_expired(now)
             ]
         return sorted(docs, key=conversation_order)

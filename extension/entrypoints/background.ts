@@ -10,18 +10,22 @@ import {
   type DocumentOut,
   type MemoryOut,
   normalizeBaseUrl,
+  probeOrigin,
   type ProjectList,
   type RecallIn,
   type RecallOut,
   testConnection,
 } from '@/lib/api';
 import { servesWebApp } from '@/lib/app';
+import { Badge, FAILED_HOLD_MS, failedView, SAVED_HOLD_MS, savedView } from '@/lib/badge';
+import type { PageRead } from '@/lib/extract';
 import { platformFor } from '@/lib/extract/platforms';
 import type { Extracted } from '@/lib/extract/types';
-import { linkExtract, memoryBody, type SaveChoices, selectionExtract } from '@/lib/memory';
-import { EXTRACT_MESSAGE, type Replies, type Reply, type Request } from '@/lib/messages';
-import { Outbox, type OutboxItem, type Outcome } from '@/lib/outbox';
-import { idbOutbox, loadSettings, saveSettings, type Settings } from '@/lib/stores';
+import { linkExtract, memoryBody, type SaveChoices, selectionExtract, wantedOf } from '@/lib/memory';
+import { EXTRACT_MESSAGE, type Preview, type ProjectsView, type Replies, type Request } from '@/lib/messages';
+import { Outbox, type OutboxItem, type Outcome, type Receipt } from '@/lib/outbox';
+import { applyEdits, type Delivery, duplicateNote } from '@/lib/resave';
+import { idbOutbox, loadSettings, type ProjectsSeen, saveSettings, type Settings } from '@/lib/stores';
 
 const MENU_ID = 'save-to-memory';
 const COMMAND = 'save-page';
@@ -36,31 +40,60 @@ function permissionPattern(url: string): string {
   return `${new URL(url).origin}/*`;
 }
 
+function extensionOrigin(): string {
+  return new URL(browser.runtime.getURL('/')).origin;
+}
+
 async function connection(settings?: Settings): Promise<Connection> {
   const s = settings ?? (await loadSettings());
-  if (!s.apiKey) throw new ApiError('auth', 'no API key yet: open the extension options and enter your memlane URL and key');
+  if (!s.apiKey) throw new ApiError('setup', 'no API key yet: open the extension options and enter your memlane URL and key');
   const granted = await browser.permissions.contains({ origins: [permissionPattern(s.url)] });
   if (!granted) {
-    throw new ApiError('auth', `the extension may not reach ${new URL(s.url).origin}: open the options and save to allow it`);
+    throw new ApiError('setup', `the extension may not reach ${new URL(s.url).origin}: open the options and save to allow it`);
   }
-  return { url: s.url, apiKey: s.apiKey };
+  return { url: s.url, apiKey: s.apiKey, origin: extensionOrigin() };
 }
 
 // --------------------------------------------------------------------------------- outbox
 
-async function sendItem(item: OutboxItem, attempts: number): Promise<MemoryOut> {
-  return call<MemoryOut>(await connection(), 'POST', '/v3/memory', { body: item.body, idempotencyKey: item.id, attempts });
+const badge = new Badge(browser.action);
+
+/** POST /v3/memory; a duplicate that brings a typed title or tags gets them (lib/resave.ts). */
+async function sendItem(item: OutboxItem, attempts: number): Promise<Delivery> {
+  const conn = await connection();
+  const memory = await call<MemoryOut>(conn, 'POST', '/v3/memory', { body: item.body, idempotencyKey: item.id, attempts });
+  if (!memory.duplicate) await countInProjectsSeen(conn.url, memory.project_id);
+  return applyEdits(memory, item.wanted, (id, patch) =>
+    call<DocumentOut>(conn, 'PATCH', `/v3/documents/${encodeURIComponent(id)}`, { body: patch, attempts }),
+  );
+}
+
+/** A new memory counts in the project list kept for the popup, until memlane lists it again. */
+async function countInProjectsSeen(url: string, projectId: string): Promise<void> {
+  const seen = (await loadSettings()).projectsSeen;
+  if (seen?.url !== url || !seen.projects.some((p) => p.id === projectId)) return;
+  const projects = seen.projects.map((p) => (p.id === projectId ? { ...p, memory_count: p.memory_count + 1 } : p));
+  await saveSettings({ projectsSeen: { ...seen, projects } });
 }
 
 async function scheduleRetry(when: number | null, pending: number): Promise<void> {
   if (when === null) await browser.alarms.clear(RETRY_ALARM);
   else await browser.alarms.create(RETRY_ALARM, { when: Math.max(when, Date.now() + 1000) });
-  await browser.action.setBadgeBackgroundColor({ color: '#b45309' });
-  await browser.action.setBadgeText({ text: pending ? String(pending) : '' });
-  await browser.action.setTitle({ title: pending ? `memlane: ${pending} save(s) waiting to be sent` : 'memlane' });
+  await badge.waiting(pending);
 }
 
-const outbox = new Outbox(idbOutbox, sendItem, scheduleRetry);
+function describeReceipts(receipts: Receipt[]): string {
+  const each = receipts.map((r) => {
+    const note = duplicateNote(r);
+    return `"${r.title}"${note ? ` (${note})` : ''}`;
+  });
+  return `memlane: sent ${receipts.length} save(s) that waited: ${each.join('; ')}`;
+}
+
+const outbox = new Outbox(idbOutbox, sendItem, {
+  scheduled: scheduleRetry,
+  delivered: (receipts) => badge.flash(savedView(describeReceipts(receipts)), SAVED_HOLD_MS),
+});
 
 /** After any call memlane answered: it is reachable, so whatever waits goes now. */
 function reachable<T>(value: T): T {
@@ -74,13 +107,15 @@ function isWebPage(url: string | undefined): url is string {
   return !!url && /^https?:\/\//.test(url);
 }
 
-async function extractFromTab(tabId: number): Promise<Extracted> {
+/** The tab's page and its selection: from the platform's content script, else the injected extractor. */
+async function readTab(tabId: number): Promise<PageRead> {
   const tab = await browser.tabs.get(tabId);
   if (!isWebPage(tab.url)) throw new Error('memlane saves web pages (http and https) only');
   if (platformFor(tab.url)) {
     try {
       const reply = (await browser.tabs.sendMessage(tabId, { type: EXTRACT_MESSAGE }, { frameId: 0 })) as
-        | Reply<'preview'>
+        | { ok: true; value: PageRead }
+        | { ok: false; error: string }
         | undefined;
       if (reply?.ok) return reply.value;
       if (reply && !reply.ok) throw new Error(reply.error);
@@ -90,9 +125,20 @@ async function extractFromTab(tabId: number): Promise<Extracted> {
     }
   }
   const [injection] = await browser.scripting.executeScript({ target: { tabId, frameIds: [0] }, files: ['/extract-page.js'] });
-  const result = injection?.result as Extracted | undefined;
-  if (!result?.content?.trim()) throw new Error('this page has no text to save');
+  const result = injection?.result as PageRead | undefined;
+  if (!result?.page?.content?.trim()) throw new Error('this page has no text to save');
   return result;
+}
+
+async function extractFromTab(tabId: number): Promise<Extracted> {
+  return (await readTab(tabId)).page;
+}
+
+/** The popup's offer: the page, and the selection as a memory of its own (never a version of the page). */
+async function preview(tabId: number): Promise<Preview> {
+  const [{ page, selection }, tab] = await Promise.all([readTab(tabId), browser.tabs.get(tabId)]);
+  if (!selection.trim() || !tab.url) return { page, selection: null };
+  return { page, selection: selectionExtract(tab.url, tab.title || page.title, selection) };
 }
 
 async function readSelection(tabId: number, frameId: number, fallback: string): Promise<string> {
@@ -130,7 +176,9 @@ async function readLinkText(tabId: number, frameId: number, href: string): Promi
 
 async function save(extracted: Extracted, choices: SaveChoices): Promise<Outcome> {
   if (choices.projectId) await saveSettings({ lastProjectId: choices.projectId });
-  return outbox.submit(memoryBody(extracted, choices));
+  const outcome = await outbox.submit(memoryBody(extracted, choices), wantedOf(choices));
+  await announce(outcome);
+  return outcome;
 }
 
 async function quickChoices(): Promise<SaveChoices> {
@@ -138,17 +186,14 @@ async function quickChoices(): Promise<SaveChoices> {
   return lastProjectId ? { projectId: lastProjectId } : {};
 }
 
-/** The toolbar badge says how a save from the menu or the shortcut went (there is no popup then). */
+/** The toolbar badge says how a save went, for a few seconds (from the menu or the shortcut there
+ * is no popup to say it). */
 async function announce(outcome: Outcome): Promise<void> {
   if (outcome.state === 'saved') {
-    await browser.action.setBadgeBackgroundColor({ color: '#15803d' });
-    await browser.action.setBadgeText({ text: '✓' });
-    await browser.action.setTitle({ title: `memlane: saved "${outcome.memory.title}"` });
-    setTimeout(() => void outbox.status().then((s) => scheduleRetry(s.nextAttemptAt, s.pending)), 4000);
+    const note = duplicateNote({ duplicate: !!outcome.memory.duplicate, ...outcome });
+    await badge.flash(savedView(`memlane: saved "${outcome.memory.title}"${note ? ` (${note})` : ''}`), SAVED_HOLD_MS);
   } else if (outcome.state === 'failed') {
-    await browser.action.setBadgeBackgroundColor({ color: '#b91c1c' });
-    await browser.action.setBadgeText({ text: '!' });
-    await browser.action.setTitle({ title: `memlane: not saved: ${outcome.error}` });
+    await badge.flash(failedView(`memlane: not saved: ${outcome.error}`), FAILED_HOLD_MS);
   }
   // queued: the outbox already shows the number waiting
 }
@@ -175,9 +220,7 @@ async function onContextMenuClicked(info: Browser.contextMenus.OnClickData, tab?
     } else {
       extracted = await extractFromTab(tab.id);
     }
-    const outcome = await save(extracted, await quickChoices());
-    await announce(outcome);
-    return outcome;
+    return await save(extracted, await quickChoices());
   } catch (err) {
     return failed(err);
   }
@@ -189,9 +232,7 @@ async function onCommand(command: string, tab?: Browser.tabs.Tab): Promise<Outco
   try {
     const target = tab?.id !== undefined ? tab : (await browser.tabs.query({ active: true, lastFocusedWindow: true }))[0];
     if (target?.id === undefined) throw new Error('no active tab');
-    const outcome = await save(await extractFromTab(target.id), await quickChoices());
-    await announce(outcome);
-    return outcome;
+    return await save(await extractFromTab(target.id), await quickChoices());
   } catch (err) {
     return failed(err);
   }
@@ -216,21 +257,46 @@ async function describeSettings(settings?: Settings): Promise<Replies['settings-
     url: s.url,
     hasKey: !!s.apiKey,
     keyHint: s.apiKey ? `${s.apiKey.slice(0, 8)}…` : '',
-    origin: new URL(browser.runtime.getURL('/')).origin,
+    origin: extensionOrigin(),
     lastProjectId: s.lastProjectId,
   };
+}
+
+/** memlane's projects, kept for the next popup; when memlane cannot be used (down, the key or this
+ * extension's origin refused) the list last seen from the same URL, with why. The origin is
+ * checked too: memlane answers GETs to an origin it refuses, so the list alone looks healthy. */
+async function projectsView(): Promise<ProjectsView> {
+  const settings = await loadSettings();
+  try {
+    const conn = await connection(settings);
+    const [list] = await Promise.all([
+      call<ProjectList>(conn, 'GET', '/v3/projects', { attempts: 2 }),
+      probeOrigin(conn).catch((err: unknown) => {
+        if (err instanceof ApiError && err.kind === 'origin') throw err; // anything else: the list says it
+      }),
+    ]);
+    const seen: ProjectsSeen = {
+      url: settings.url,
+      at: Date.now(),
+      projects: list.projects.map(({ id, name, memory_count, is_default }) => ({ id, name, memory_count, is_default })),
+    };
+    await saveSettings({ projectsSeen: seen });
+    return reachable({ projects: seen.projects, live: true });
+  } catch (err) {
+    const seen = settings.projectsSeen?.url === settings.url ? settings.projectsSeen : undefined;
+    const problem = err instanceof ApiError ? { kind: err.kind, message: err.message } : { kind: 'server' as const, message: String((err as Error)?.message ?? err) };
+    return { projects: seen?.projects ?? [], live: false, seenAt: seen?.at, problem };
+  }
 }
 
 async function handle(request: Request): Promise<Replies[Request['type']]> {
   switch (request.type) {
     case 'preview':
-      return extractFromTab(request.tabId);
+      return preview(request.tabId);
     case 'save':
       return save(request.extracted, request.choices);
-    case 'projects': {
-      const out = await call<ProjectList>(await connection(), 'GET', '/v3/projects', { attempts: 2 });
-      return reachable(out.projects);
-    }
+    case 'projects':
+      return projectsView();
     case 'recall': {
       const body: RecallIn = { query: request.query, limit: 8 };
       if (request.projectId) body.project_id = request.projectId;
@@ -263,7 +329,7 @@ async function handle(request: Request): Promise<Replies[Request['type']]> {
       const saved = await loadSettings();
       const url = request.url ? normalizeBaseUrl(request.url) : saved.url;
       const conn = await connection({ ...saved, url, apiKey: request.apiKey?.trim() || saved.apiKey });
-      return reachable(await testConnection(conn, new URL(browser.runtime.getURL('/')).origin));
+      return reachable(await testConnection(conn));
     }
   }
 }
@@ -297,5 +363,5 @@ export default defineBackground(() => {
   globalThis.addEventListener?.('online', () => void outbox.flush(true).catch(() => undefined));
   // The handlers the browser calls, reachable from the service worker's console and the end-to-end
   // tests (a native context menu or shortcut cannot be clicked from a test).
-  (globalThis as Record<string, unknown>).memlane = { onContextMenuClicked, onCommand, outbox };
+  (globalThis as Record<string, unknown>).memlane = { onContextMenuClicked, onCommand, outbox, badge };
 });

@@ -2,8 +2,8 @@
  * there: the default extraction (lib/extract/generic.ts), or the platform's. Its return value is
  * the result of scripting.executeScript. */
 import { defineUnlistedScript } from 'wxt/utils/define-unlisted-script';
-import { extractWith, platformFor } from '@/lib/extract';
+import { platformFor, readPage } from '@/lib/extract';
 
 export default defineUnlistedScript(() =>
-  extractWith(platformFor(location.href), document, window.getSelection()?.toString() ?? ''),
+  readPage(platformFor(location.href), document, window.getSelection()?.toString() ?? ''),
 );

@@ -1,7 +1,7 @@
 /** The content-script side of extraction: answer the service worker's "extract" request with this
  * page's content. Content scripts never see settings or the API key; they only read the page. */
 import { browser } from 'wxt/browser';
-import { extractWith, type Platform } from './extract';
+import { type Platform, readPage } from './extract';
 import { EXTRACT_MESSAGE } from './messages';
 
 export function answerExtractRequests(platform: Platform): void {
@@ -12,7 +12,7 @@ export function answerExtractRequests(platform: Platform): void {
   browser.runtime.onMessage.addListener((message: unknown, sender, sendResponse) => {
     if ((message as { type?: string })?.type !== EXTRACT_MESSAGE || sender.id !== browser.runtime.id || sender.tab) return;
     try {
-      sendResponse({ ok: true, value: extractWith(platform, document, window.getSelection()?.toString() ?? '') });
+      sendResponse({ ok: true, value: readPage(platform, document, window.getSelection()?.toString() ?? '') });
     } catch (err) {
       sendResponse({ ok: false, error: `could not read this page: ${(err as Error).message}` });
     }

@@ -1,10 +1,32 @@
 /** What the popup and the options page ask the service worker. The worker makes every API call
  * and holds the key; pages get answers, never the key. */
 import { browser } from 'wxt/browser';
-import type { DocumentOut, Project, RecalledDocument, WhoAmI } from './api';
+import type { DocumentOut, ErrorKind, RecalledDocument, WhoAmI } from './api';
 import type { Extracted } from './extract/types';
 import type { SaveChoices } from './memory';
-import type { Outcome, OutboxStatus } from './outbox';
+import type { Outcome, OutboxStatus, Receipt } from './outbox';
+import type { ProjectsSeen } from './stores';
+
+/** What the popup may save from a tab: the page, and the selection as a memory of its own. */
+export interface Preview {
+  page: Extracted;
+  selection: Extracted | null;
+}
+
+/** Why memlane could not be used just now, as the popup says it. */
+export interface Problem {
+  kind: ErrorKind;
+  message: string;
+}
+
+/** The projects to offer: memlane's own (`live`), else the list last seen from it (`seenAt`), with
+ * what kept memlane from answering. */
+export interface ProjectsView {
+  projects: ProjectsSeen['projects'];
+  live: boolean;
+  seenAt?: number;
+  problem?: Problem;
+}
 
 export type Request =
   | { type: 'preview'; tabId: number }
@@ -21,15 +43,15 @@ export type Request =
   | { type: 'whoami'; url?: string; apiKey?: string };
 
 export interface Replies {
-  preview: Extracted;
+  preview: Preview;
   save: Outcome;
-  projects: Project[];
+  projects: ProjectsView;
   recall: RecalledDocument[];
   document: DocumentOut;
   /** `<memlane URL>` when it serves the web app (so memories open there), else null. */
   'app-url': string | null;
   'outbox-status': OutboxStatus;
-  'outbox-flush': { sent: number; pending: number };
+  'outbox-flush': { sent: number; pending: number; delivered: Receipt[] };
   'outbox-discard': null;
   'settings-get': SettingsView;
   'settings-set': SettingsView;

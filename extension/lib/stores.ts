@@ -3,13 +3,24 @@
  * origin (and process) and cannot, unlike chrome.storage.local, which Firefox exposes to content
  * scripts. So the API key and the queued saves never reach a page or a content script. */
 import { createStore, del, get, set, values } from 'idb-keyval';
+import type { Project } from './api';
 import type { ItemStore, OutboxItem } from './outbox';
+
+/** The project list as memlane last gave it (names and counts), for the popup to offer while
+ * memlane cannot be reached: a save made then still goes to the project the user picks. */
+export interface ProjectsSeen {
+  /** The memlane URL the list came from: another server's projects are not offered. */
+  url: string;
+  at: number;
+  projects: Pick<Project, 'id' | 'name' | 'memory_count' | 'is_default'>[];
+}
 
 export interface Settings {
   url: string;
   apiKey: string;
   /** The project the popup last saved to: the context menu and the shortcut save there too. */
   lastProjectId?: string;
+  projectsSeen?: ProjectsSeen;
 }
 
 export const DEFAULT_URL = 'http://127.0.0.1:7432';
@@ -23,7 +34,8 @@ const outboxStore = () => (outboxDb ??= createStore('memlane-outbox', 'items'));
 
 export async function loadSettings(): Promise<Settings> {
   const saved = (await get<Partial<Settings>>('settings', settingsStore())) ?? {};
-  return { url: saved.url || DEFAULT_URL, apiKey: saved.apiKey ?? '', lastProjectId: saved.lastProjectId };
+  return { url: saved.url || DEFAULT_URL, apiKey: saved.apiKey ?? '', lastProjectId: saved.lastProjectId,
+    projectsSeen: saved.projectsSeen };
 }
 
 export async function saveSettings(update: Partial<Settings>): Promise<Settings> {

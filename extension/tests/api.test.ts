@@ -84,15 +84,44 @@ describe('calling memlane', () => {
     expect(normalizeBaseUrl(' http://127.0.0.1:7432/ ')).toBe('http://127.0.0.1:7432');
     expect(() => normalizeBaseUrl('ftp://x')).toThrow('http:// or https://');
   });
+
+  it('says in words what is wrong with a URL that is not one', () => {
+    expect(() => normalizeBaseUrl('127.0.0.1 7432')).toThrow(
+      /^the memlane URL "127.0.0.1 7432" is not a web address: enter it as http:\/\/127.0.0.1:7432 or https:\/\/…$/,
+    );
+    expect(() => normalizeBaseUrl('  ')).toThrow(/^the memlane URL is empty/);
+  });
+
+  it('names a server that answers with a page instead of memlane, and keeps what waits for it', async () => {
+    const page = new Response('<!DOCTYPE html><html><title>Error response</title><p>Error code: 404</p></html>', {
+      status: 404,
+      headers: { 'Content-Type': 'text/html' },
+    });
+    const err = (await call(conn, 'GET', '/v3/whoami', scripted([page])).catch((e) => e)) as ApiError;
+    expect([err.kind, err.status, err.keep]).toEqual(['setup', 404, true]);
+    expect(err.message).toBe(
+      "http://127.0.0.1:7432 does not answer as memlane: GET /v3/whoami gave HTTP 404 with a page that is not memlane's. Check the memlane URL in the options.",
+    );
+    expect(err.message).not.toContain('<');
+  });
+
+  it("turns memlane's refusal of this extension's origin into the command that allows it, for every call", async () => {
+    const ORIGIN = 'chrome-extension://abcdefghijklmnopabcdefghijklmnop';
+    const f = scripted([json(403, { error: `origin not allowed: ${ORIGIN}` })]);
+    const err = (await call({ ...conn, origin: ORIGIN }, 'POST', '/v3/memory', { body: {}, ...f }).catch((e) => e)) as ApiError;
+    expect([err.kind, err.keep]).toEqual(['origin', true]);
+    expect(err.message).toBe(`memlane refuses requests from this extension (${ORIGIN}). Start it with: memlane serve --allow-origin ${ORIGIN}`);
+  });
 });
 
 describe('testing the connection', () => {
   const ORIGIN = 'chrome-extension://abcdefghijklmnopabcdefghijklmnop';
+  const ext = { ...conn, origin: ORIGIN };
   const WHO = { user_id: 'u', organization_id: 'o', organization_name: 'Home', key_id: 'k', can_manage_keys: false };
 
   it('sends a search as quick search does (a POST, which carries the Origin) after the key check', async () => {
     const s = scripted([json(200, WHO), json(200, { results: [], total: 0, query_time_ms: 1 })]);
-    expect(await testConnection(conn, ORIGIN, s)).toEqual(WHO);
+    expect(await testConnection(ext, s)).toEqual(WHO);
     expect(s.requests.map((r) => `${r.init.method} ${r.url}`)).toEqual([
       'GET http://127.0.0.1:7432/v3/whoami',
       'POST http://127.0.0.1:7432/v3/recall',
@@ -102,15 +131,22 @@ describe('testing the connection', () => {
 
   it('on an origin refusal, names the exact command that allows this extension', async () => {
     const s = scripted([json(200, WHO), json(403, { error: `origin not allowed: ${ORIGIN}` })]);
-    const failure = testConnection(conn, ORIGIN, s);
+    const failure = testConnection(ext, s);
     await expect(failure).rejects.toBeInstanceOf(ApiError);
-    await expect(testConnection(conn, ORIGIN, scripted([json(403, { error: `origin not allowed: ${ORIGIN}` })]))).rejects.toThrow(
+    await expect(testConnection(ext, scripted([json(403, { error: `origin not allowed: ${ORIGIN}` })]))).rejects.toThrow(
       `memlane refuses requests from this extension (${ORIGIN}). Start it with: memlane serve --allow-origin ${ORIGIN}`,
     );
   });
 
   it('reports a refused key as it is, without the origin command', async () => {
     const s = scripted([json(401, { error: 'invalid or revoked API key' })]);
-    await expect(testConnection(conn, ORIGIN, s)).rejects.toThrow(/^invalid or revoked API key$/);
+    await expect(testConnection(ext, s)).rejects.toThrow(/^invalid or revoked API key$/);
+  });
+
+  it('does not call a server that answers every path with a page "Connected"', async () => {
+    const s = scripted([new Response('<html>my app</html>', { status: 200, headers: { 'Content-Type': 'text/html' } })]);
+    await expect(testConnection(ext, s)).rejects.toThrow(
+      "http://127.0.0.1:7432 does not answer as memlane: GET /v3/whoami gave a page that is not memlane's. Check the memlane URL in the options.",
+    );
   });
 });

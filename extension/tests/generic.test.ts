@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extractWith } from '@/lib/extract';
+import { extractWith, readPage } from '@/lib/extract';
 import { extractGeneric } from '@/lib/extract/generic';
 import { canonicalUrl, capped, MAX_CONTENT_CHARS } from '@/lib/extract/types';
 import { html, page } from './fixtures';
@@ -22,10 +22,19 @@ describe('default extraction', () => {
     expect(e.metadata).toMatchObject({ extractor: 'readability', author: 'Priya Raman', site_name: 'The Daily Orbit', published_at: '2026-05-20T07:45:00Z' });
   });
 
-  it('saves the selection on a page that is not an article, else its visible text', () => {
+  it('keeps the page and the selection apart, on articles and other pages alike', () => {
     const url = 'http://127.0.0.1:8000/notes-board.html';
-    const withSelection = extractGeneric(page('notes-board.html', url), 'Wind limit for the pad is 35 km/h at 60 metres.');
-    expect(withSelection).toMatchObject({ content: 'Wind limit for the pad is 35 km/h at 60 metres.', contentType: 'text', metadata: { extractor: 'selection' } });
+    const selection = 'Wind limit for the pad is 35 km/h at 60 metres.';
+    const board = readPage(null, page('notes-board.html', url), selection);
+    expect(board.selection).toBe(selection);
+    expect(board.page.metadata.extractor).toBe('body-text');
+    expect(board.page.content).toContain('Fuel loaded: 98.5 percent');
+    const article = readPage(null, page('news-article.html', ARTICLE), 'record speed');
+    expect([article.page.metadata.extractor, article.selection]).toEqual(['readability', 'record speed']);
+  });
+
+  it("saves a page that is not an article as its visible text", () => {
+    const url = 'http://127.0.0.1:8000/notes-board.html';
     const body = extractGeneric(page('notes-board.html', url));
     expect(body.metadata.extractor).toBe('body-text');
     expect(body.title).toBe('Launch checklist board');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { linkExtract, memoryBody, parseTags, selectionExtract, selectionUrl } from '@/lib/memory';
+import { linkExtract, memoryBody, parseTags, selectionExtract, selectionTitle, selectionUrl, wantedOf } from '@/lib/memory';
 import type { Extracted } from '@/lib/extract/types';
 
 const page: Extracted = {
@@ -42,7 +42,27 @@ describe('the memory body', () => {
       'https://a.example/p#:~:text=one%20two%20three%20four,seven%20eight%20nine%20ten%2Deleven',
     );
     const e = selectionExtract('https://news.example/sail?utm_source=x', 'Solar sail', '  record speed \n');
-    expect(e).toMatchObject({ content: 'record speed', contentType: 'text', title: 'Solar sail', metadata: { kind: 'selection', page_url: 'https://news.example/sail' } });
+    expect(e).toMatchObject({
+      content: 'record speed',
+      contentType: 'text',
+      title: 'record speed',
+      metadata: { kind: 'selection', page_url: 'https://news.example/sail', page_title: 'Solar sail' },
+    });
+  });
+
+  it("titles a selection with its first words, apart from its page's title", () => {
+    expect(selectionTitle('  Wind limit for the pad\nis 35 km/h. ')).toBe('Wind limit for the pad is 35 km/h.');
+    const long = 'The craft, built by a university team in Delft, unfurled its sail over the Pacific last Tuesday.';
+    expect(selectionTitle(long)).toBe('The craft, built by a university team in Delft, unfurled its…');
+    expect(selectionTitle('a'.repeat(80))).toBe(`${'a'.repeat(60)}…`);
+    expect(selectionExtract('https://a.example/p', 'Page', long).title).toBe(selectionTitle(long));
+  });
+
+  it('keeps what the user typed, to apply to a memory memlane already holds', () => {
+    expect(wantedOf({ projectId: 'p' })).toBeUndefined();
+    expect(wantedOf({ title: '  ', tags: [] })).toBeUndefined();
+    expect(wantedOf({ title: ' Mine ', tags: ['a'] })).toEqual({ title: 'Mine', tags: ['a'] });
+    expect(wantedOf({ tags: ['a'] })).toEqual({ tags: ['a'] });
   });
 
   it('saves a link as the link', () => {

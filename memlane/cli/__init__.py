@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
-from memlane.cli.common import err
+from memlane.cli.common import FileArgumentError, err
 from memlane.cli.parser import build_parser
 from memlane.domain.errors import ConfigurationError
 
@@ -47,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         return SIGPIPE_EXIT
     except ConfigurationError as exc:  # a setting memlane cannot use, named, before anything ran
         return err(exc.message, 2)
+    except FileArgumentError as exc:  # `--file missing.md`: one line, not a traceback
+        return err(str(exc), 2)
 
 
 def _stdout_to_devnull() -> None:

@@ -55,6 +55,11 @@ def is_loopback_origin(origin: str) -> bool:
             and not parts.path and not parts.query and not parts.username)
 
 
+def is_extension_origin(origin: str) -> bool:
+    """A browser extension's whole origin (chrome-extension://<id>, moz-extension://<uuid>)."""
+    return _EXTENSION_ORIGIN.fullmatch(origin) is not None
+
+
 def _web_origin(value: str) -> str | None:
     try:
         parts = urlsplit(value)
@@ -76,7 +81,7 @@ def parse_origins(values: Iterable[str], source: str = "--allow-origin") -> froz
             if not item:
                 continue
             candidate = item.rstrip("/").lower()
-            origin = candidate if _EXTENSION_ORIGIN.fullmatch(candidate) else _web_origin(candidate)
+            origin = candidate if is_extension_origin(candidate) else _web_origin(candidate)
             if origin is None:
                 raise InvalidInputError(source, f"{item!r} is not an origin; use chrome-extension://<id>, "
                                                 "moz-extension://<uuid> or http(s)://host[:port]")

@@ -4,6 +4,7 @@ same logic as the Lambda authorizer, then build the REST proxy event and call th
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -12,7 +13,7 @@ from memlane.api.auth import authorizer_context, is_loopback_host, public_base_u
 from memlane.api.errors import error_body
 from memlane.api.events import build_event
 from memlane.domain.errors import AuthenticationError
-from memlane.domain.origins import OriginPolicy, header
+from memlane.domain.origins import ALLOWED_ORIGINS_ENV, OriginPolicy, header, is_extension_origin
 from memlane.domain.principal import Principal
 from memlane.local.responses import GatewayResponse
 from memlane.ports import MetadataStore, Services
@@ -20,6 +21,11 @@ from memlane.services.keys import authenticate, ensure_organization, key_from_he
 
 if TYPE_CHECKING:
     from memlane.local.webapp import WebApp
+
+log = logging.getLogger(__name__)
+
+# Refused extension origins already named in the log (a few at most: one per installed build).
+MAX_EXTENSIONS_TOLD = 100
 
 
 class LocalGateway:
@@ -34,6 +40,7 @@ class LocalGateway:
         self.services = services
         # Browser origins: the Vidurai seed's allow-list plus --allow-origin, unless --allow-all-origins.
         self.origins = OriginPolicy(allow_all=allow_all_origins, extra=frozenset(allowed_origins))
+        self._extensions_told: set[str] = set()
         # --no-auth: a request without a key acts as the local default organization (loopback only).
         self.no_auth_principal = local_principal(services.metadata) if no_auth else None
 
@@ -102,12 +109,23 @@ class LocalGateway:
         """403 before anything runs: a browser origin off the allow-list, or (with --no-auth) a
         keyless request naming a non-loopback Host, which is what a DNS-rebinding page sends."""
         if origin is not None and not self.origins.allows(origin):
+            self._tell_how_to_allow(origin)
             return _json_error(403, f"origin not allowed: {origin}")
         if self.no_auth_principal is not None and key_from_headers(headers) is None:
             host = header(headers, "host") or ""
             if not is_loopback_host(host):
                 return _json_error(403, f"host not allowed without an API key: {host}")
         return None
+
+    def _tell_how_to_allow(self, origin: str) -> None:
+        """The person running `memlane serve` learns, once per extension, the setting that lets it
+        in; a web page's origin is refused without a word (it is the attack the check stops)."""
+        if not is_extension_origin(origin) or origin in self._extensions_told:
+            return
+        if len(self._extensions_told) < MAX_EXTENSIONS_TOLD:
+            self._extensions_told.add(origin)
+        log.warning("refused a request from the browser extension %s: to let it in, start memlane with "
+                    "--allow-origin %s (or add it to %s)", origin, origin, ALLOWED_ORIGINS_ENV)
 
     def _preflight(self, origin: str | None, headers: Mapping[str, str]) -> GatewayResponse:
         return GatewayResponse(

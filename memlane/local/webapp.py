@@ -136,6 +136,7 @@ class WebApp:
         return candidate
 
     def _file(self, file: Path, method: str, *, cache: str) -> GatewayResponse:
+        stat = file.stat()
         data = file.read_bytes()
         content_type = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
         if content_type.startswith("text/") or content_type in ("application/javascript", "image/svg+xml"):
@@ -144,7 +145,7 @@ class WebApp:
         if method == "HEAD":
             out["Content-Length"] = str(len(data))
             data = b""
-        return GatewayResponse(200, out, data)
+        return GatewayResponse(200, out, data, cache_key=f"{file}:{stat.st_mtime_ns}:{stat.st_size}:{method}")
 
     def _redeem(self, headers: Mapping[str, str], body: bytes) -> GatewayResponse:
         no_store = {"Content-Type": "application/json", "Cache-Control": "no-store", **SECURITY_HEADERS}
@@ -169,7 +170,8 @@ class WebApp:
             return GatewayResponse(400, no_store, error_body("code: is required (the code in the sign-in link)").encode())
         secret = self.sign_in.redeem(code)
         if secret is None:
+            # Said to a person on the sign-in page: what happened and what to do, no field name.
             return GatewayResponse(401, no_store, error_body(
-                "code: this sign-in link was already used or has expired; restart `make run` for a new "
-                "one, or paste the API key").encode())
+                "This sign-in link was already used or has expired. Restart `make run` for a new one, or "
+                "paste the API key it printed.").encode())
         return GatewayResponse(200, no_store, json.dumps({"key": secret}).encode())

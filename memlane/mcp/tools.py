@@ -99,6 +99,13 @@ class ContextPackArgs(_Args):
     profile_subject: str | None = None
 
 
+class ConversationArgs(_Args):
+    conversation_id: str  # checked by POST /v3/conversations (its 400 names the field), as are the messages
+    messages: list[dict[str, Any]]
+    project: str | None = None
+    subject: str | None = None
+
+
 class ProfileArgs(_Args):
     project: str | None = None
     subject: str | None = Field(default=None, min_length=1, max_length=200)
@@ -147,6 +154,7 @@ class MemlaneTools:
             "docs_status": (DocsStatusArgs, self.docs_status),
             "get_project_context": (ContextArgs, self.project_context),
             "search_memories": (SearchMemoriesArgs, self.search_memories),
+            "save_conversation": (ConversationArgs, self.save_conversation),
             "context_pack": (ContextPackArgs, self.context_pack),
             "profile": (ProfileArgs, self.profile),
         }
@@ -280,6 +288,19 @@ class MemlaneTools:
     def search_memories(self, args: SearchMemoriesArgs) -> ToolOutput:
         memories = self._vidurai("search_memories", _drop_none(args.model_dump()))
         return ToolOutput(fmt.memories_text(args.project, memories), {"result": memories})
+
+    # ----------------------------------------------------------------------------------- conversations
+
+    def save_conversation(self, args: ConversationArgs) -> ToolOutput:
+        body = _drop_none({"conversation_id": args.conversation_id, "messages": args.messages,
+                           "subject": args.subject, "project_id": self._project_id(args.project, create=True)})
+        out = self.backend.request("POST", "/v3/conversations", body)
+        extraction = out["extraction"]
+        facts = (f"facts are being drawn (extraction {extraction.get('id')})" if extraction["status"] == "queued"
+                 else f"no facts drawn: {extraction.get('reason') or extraction['status']}")
+        text = (f"Conversation {fmt.q(out['conversation_id'])}: {out['saved']} new messages saved, "
+                f"{out['duplicates']} already saved (nothing stored for them); {facts}.")
+        return ToolOutput(text, out)
 
     # ----------------------------------------------------------------------------------- context pack
 

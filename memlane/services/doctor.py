@@ -18,6 +18,7 @@ from memlane.documents.writer import WriteRequest, pieces_of
 from memlane.documents.writing import write_in_request
 from memlane.domain.models import DocumentStatus, IngestJob
 from memlane.ports import Inventory, Services, StoredDocument
+from memlane.services.doctor_resends import ResentCopy, find_resent_copies, remove_resent_copies
 
 # Workflow staging (work/…) and queued payloads (raw/…) outlive nothing: once the document is
 # ready or failed they are leftovers. Stored content (content/…) and originals (media/…: an image,
@@ -35,6 +36,8 @@ class DoctorReport:
     cache_orphans: list[str] = field(default_factory=list)  # cached results naming deleted documents
     unrepairable: list[str] = field(default_factory=list)  # index orphans of an unknown organization
     wrong_modes: list[str] = field(default_factory=list)  # data-directory paths others may read (local)
+    # messages stored again when a chat client re-sent their conversation (memlane.services.doctor_resends)
+    conversation_duplicates: list[str] = field(default_factory=list)
     repaired: bool = False
 
     @property
@@ -48,6 +51,7 @@ class DoctorReport:
                 self.blob_orphans,
                 self.cache_orphans,
                 self.wrong_modes,
+                self.conversation_duplicates,
             )
         )
 
@@ -59,6 +63,7 @@ class DoctorReport:
             "blob_orphans": len(self.blob_orphans),
             "cache_orphans": len(self.cache_orphans),
             "wrong_modes": len(self.wrong_modes),
+            "conversation_duplicates": len(self.conversation_duplicates),
             "total": self.total,
             "repaired": self.repaired,
         }
@@ -69,11 +74,14 @@ class _Findings:
     report: DoctorReport
     docs: dict[str, StoredDocument]
     index_orphan_orgs: dict[str, str]  # orphan document id → the organization it is indexed under
+    resent: list[ResentCopy] = field(default_factory=list)
 
 
 def examine(svc: Services, inventory: Inventory, repair: bool = False) -> DoctorReport:
     """Compare the stores; with `repair`, fix what was found and report what was found."""
     found = _compare(inventory)
+    found.resent = find_resent_copies(svc, inventory.organizations())
+    found.report.conversation_duplicates = [c.copy.id for c in found.resent]
     if repair and found.report.total:
         _repair(svc, inventory, found)
         found.report.repaired = True
@@ -112,6 +120,7 @@ def _compare(inventory: Inventory) -> _Findings:
 
 def _repair(svc: Services, inventory: Inventory, found: _Findings) -> None:
     report = found.report
+    remove_resent_copies(svc, found.resent)  # first: what the checks below found of them is gone with them
     for doc_id, org_id in found.index_orphan_orgs.items():
         svc.index.delete_document(org_id, doc_id)
     for doc_id in report.missing_from_index:

@@ -78,6 +78,11 @@ class Staged:
     job: IngestJob | None = None  # its safety net, when staged with protect=True
 
 
+def duplicate_answer(doc: Document) -> Staged:
+    """A save answered by a document already stored (its duplicate): nothing is stored."""
+    return Staged(_out(doc, duplicate=True))
+
+
 def settle(svc: Services, doc: Document, outcome: WriteOutcome) -> MemoryOut:
     """The answer for a document written in the request (raises what failed it for good)."""
     if outcome.document is not None:
@@ -225,25 +230,45 @@ def stage_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool 
         message_index=message_index,
         **fields,
     )
+    return _store_new(svc, doc, media_save, inline=inline, protect_write=protect_write)
+
+
+def _store_new(svc: Services, doc: Document, media_save: MediaSave | None, *, inline: bool | None,
+               protect_write: bool) -> Staged:
+    """The new document stored as `queued`, to be written in the request (small) or by the job
+    worker, unless a save of the same content racing this one stored it first: then that one is
+    the answer, as any duplicate's, and nothing of this one is left behind."""
     if media_save is not None:
         svc.blobs.put(media_save.media.blob_key, media_save.original)  # before the document names it
     deferred = media_save is not None and media_save.deferred  # the job reads the original first
     if inline is None:
         inline = len(doc.content) <= svc.settings.inline_max_chars
-    if inline and not deferred:
-        # Summarized before it is first stored, so the write that follows stores it once more
-        # (ready), not twice. A summarizer that is down leaves it to the writer's retry.
-        try:
-            doc = apply_summary(doc, svc.summarizer.summarize(doc.title, doc.content, doc.content_type,
-                                                              doc.metadata.get("language")))
-        except TransientError as exc:
-            log.warning("summary of %s deferred: %s", doc.id, exc.message)
-    job = protect(svc, doc) if protect_write and inline and not deferred else None
-    md.put_document(doc)
-    if deferred or not inline:
+    writes_now = inline and not deferred
+    if writes_now:
+        doc = _summarized(svc, doc)
+    job = protect(svc, doc) if protect_write and writes_now else None
+    if (winner := svc.metadata.add_document(doc)) is not None:
+        if job is not None:
+            svc.queue.complete(job.id)
+        if media_save is not None:
+            svc.blobs.delete(media_save.media.blob_key)
+        svc.metrics.count(observability.MEMORY_DUPLICATE)
+        return Staged(_out(winner, duplicate=True))
+    if not writes_now:
         enqueue(svc, doc)
         return Staged(_out(doc))
     return Staged(document=doc, job=job)
+
+
+def _summarized(svc: Services, doc: Document) -> Document:
+    """Summarized before it is first stored, so the write that follows stores it once more (ready),
+    not twice. A summarizer that is down leaves it to the writer's retry."""
+    try:
+        return apply_summary(doc, svc.summarizer.summarize(doc.title, doc.content, doc.content_type,
+                                                           doc.metadata.get("language")))
+    except TransientError as exc:
+        log.warning("summary of %s deferred: %s", doc.id, exc.message)
+        return doc
 
 
 def get_document(

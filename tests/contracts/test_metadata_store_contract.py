@@ -10,6 +10,7 @@ Not part of the contract (callers do not rely on them, so the adapters may diffe
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -295,6 +296,49 @@ def test_a_duplicate_is_found_by_content_hash_unless_it_failed_or_changed(store:
     assert store.find_document_by_hash(A, "proj-a", "h3").id == "doc-2"
 
 
+def test_adding_a_document_stores_it_unless_its_content_is_already_live_in_the_project(store: Any) -> None:
+    # Given a document with content h1
+    assert store.add_document(document(A, "doc-1", content_hash="h1")) is None
+    # When another document with that content is added to the same project, it is not stored and
+    # the first one is returned; another project, or another organization, keeps its own
+    assert store.add_document(document(A, "doc-2", content_hash="h1")).id == "doc-1"
+    assert store.get_document(A, "doc-2") is None
+    assert store.add_document(document(A, "doc-3", "proj-b", content_hash="h1")) is None
+    assert store.add_document(document(B, "doc-4", content_hash="h1")) is None
+    # and a failed one does not stand for its content: the retry is stored, and then stands for it
+    store.set_status(A, "doc-1", DocumentStatus.FAILED, "boom")
+    assert store.add_document(document(A, "doc-5", content_hash="h1")) is None
+    assert store.find_document_by_hash(A, "proj-a", "h1").id == "doc-5"
+    # and neither does a deleted one
+    store.delete_document(A, "doc-5")
+    assert store.add_document(document(A, "doc-6", content_hash="h1")) is None
+    assert store.find_document_by_hash(A, "proj-a", "h1").id == "doc-6"
+
+
+@pytest.fixture(params=ADAPTERS)
+def racing_store(request: pytest.FixtureRequest) -> Any:
+    """The store with DynamoDB's atomic writes (moto alone does not serialise concurrent calls)."""
+    if request.param == "aws":
+        blobs = S3BlobStore(request.getfixturevalue("bucket"), client=request.getfixturevalue("s3"))
+        return DynamoMetadataStore(request.getfixturevalue("table"),
+                                   client=request.getfixturevalue("atomic_dynamodb"), blob_store=blobs)
+    if request.param == "sqlite":
+        return SqliteMetadataStore(request.getfixturevalue("sqlite_db"))
+    return MemoryMetadataStore()
+
+
+def test_of_concurrent_adds_of_one_content_exactly_one_is_stored(racing_store: Any) -> None:
+    # Given eight saves of the same content racing each other (a conversation re-sent at once)
+    contenders = [document(A, f"doc-{n}", content_hash="same") for n in range(8)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(racing_store.add_document, contenders))
+    # Then one was stored and every other got that one back
+    stored = [d.id for d, answer in zip(contenders, answers, strict=True) if answer is None]
+    assert len(stored) == 1
+    assert {answer.id for answer in answers if answer is not None} == set(stored)
+    assert [d.id for d in racing_store.list_documents(A, "proj-a")] == stored
+
+
 def test_deleting_a_document_leaves_nothing_findable(store: Any) -> None:
     doc = document(A, "doc-1", content_hash="h1")
     store.put_document(doc)
@@ -479,9 +523,14 @@ def test_a_conversation_reads_in_message_order_and_neighbours_stay_inside_it(sto
 
     # Then the conversation reads in message order, visible messages only
     assert ids(store.conversation_documents(A, "proj-a", "chat", NOW)) == ["m0", "m1", "m2", "m3", "m4"]
+    # and, for a save comparing a re-sent conversation, with the messages still being written too
+    # (a failed one never: saving it again retries it)
+    store.put_document(document(A, "failed", conversation_id="chat", message_index=5, status=DocumentStatus.FAILED))
+    assert ids(store.conversation_documents(A, "proj-a", "chat", NOW, pending=True)) == [
+        "m0", "m1", "queued", "m2", "m3", "m4"]
     assert ids(store.conversation_documents(B, "proj-a", "chat", NOW)) == ["theirs"]
     # and the next message goes after the highest index of any status (9 is another project's)
-    assert store.next_message_index(A, "proj-a", "chat") == 5
+    assert store.next_message_index(A, "proj-a", "chat") == 6
     assert store.next_message_index(A, "proj-a", "new") == 0
     # and neighbours are the nearest messages of the same conversation, nearest first; a plain note
     # has none, whatever was saved a second before or after it

@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import re
 import shutil
 import ssl
 import threading
@@ -21,6 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest_helpers import free_port
+from playwright.sync_api import expect
 
 from memlane.config import Settings
 from memlane.local.server import LocalServer
@@ -210,6 +212,30 @@ class Browser:
     def call(self, expression: str, arg=None):
         return self.worker().evaluate(expression, arg)
 
+    def save_from_popup(self, tab_id: int, *, title: str | None = None, project: str | None = None,
+                        tags: str = "", auto_forget: bool = False, shot=None) -> str:
+        """Opens the popup for the tab, fills it in like a user, clicks Save; returns the memory id."""
+        popup = self.popup(tab_id)
+        expect(popup.locator("#save")).to_be_enabled()
+        if title is not None:
+            popup.fill("#title", title)
+        if project:
+            popup.select_option("#project", label=project)
+        if tags:
+            popup.fill("#tags", tags)
+        if auto_forget:
+            popup.check("#auto-forget")
+        popup.click("#save")
+        popup.wait_for_selector("#save-status.ok")
+        memory_id = popup.get_attribute("#save-status", "data-memory-id")
+        # "Saved ✓" links to the memory in the web app
+        expect(popup.locator("#saved-link")).to_have_attribute("href", re.compile(rf"/memories/{memory_id}$"))
+        if shot:
+            shot(popup)
+        popup.close()
+        assert memory_id
+        return memory_id
+
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory, pages: Pages, memlane: Memlane) -> Iterator[Browser]:
@@ -284,7 +310,7 @@ def _screenshot(page, name: str) -> None:
 
 @pytest.fixture(scope="session")
 def screenshot():
-    """README pictures: written to docs/screenshots/ when MEMLANE_SCREENSHOTS=1."""
+    """The pictures docs/extension.md shows: written to docs/screenshots/ when MEMLANE_SCREENSHOTS=1."""
     return _screenshot
 
 

@@ -21,29 +21,6 @@ ISSUE_URL = "https://github.com/acme/rocket/issues/42"
 POST_URL = "https://x.com/ada/status/1790000000000000002"
 
 
-def save_from_popup(browser, tab_id: int, *, project: str | None = None, tags: str = "",
-                    auto_forget: bool = False, shot=None) -> str:
-    """Opens the popup for the tab, fills it in like a user, clicks Save; returns the memory id."""
-    popup = browser.popup(tab_id)
-    expect(popup.locator("#save")).to_be_enabled()
-    if project:
-        popup.select_option("#project", label=project)
-    if tags:
-        popup.fill("#tags", tags)
-    if auto_forget:
-        popup.check("#auto-forget")
-    popup.click("#save")
-    popup.wait_for_selector("#save-status.ok")
-    memory_id = popup.get_attribute("#save-status", "data-memory-id")
-    # "Saved ✓" links to the memory in the web app
-    expect(popup.locator("#saved-link")).to_have_attribute("href", re.compile(rf"/memories/{memory_id}$"))
-    if shot:
-        shot(popup)
-    popup.close()
-    assert memory_id
-    return memory_id
-
-
 def test_options_test_connection_shows_whoami(configured, extension_origin, screenshot):
     # Given the extension set up on the options page
     page = configured.options()
@@ -69,7 +46,7 @@ def test_save_full_page(configured, pages, memlane, screenshot):
     assert popup.inner_text("#page-info").startswith("Article · ")
     popup.close()
 
-    memory_id = save_from_popup(configured, tab_id, shot=lambda popup: screenshot(popup, "popup-save.png"))
+    memory_id = configured.save_from_popup(tab_id, shot=lambda popup: screenshot(popup, "popup-save.png"))
 
     doc = memlane.document(memory_id)
     assert doc["title"] == "Solar sail reaches record speed on its first orbit"
@@ -89,7 +66,7 @@ def test_save_full_page(configured, pages, memlane, screenshot):
         p.textContent = 'Update: the sail has now completed its second orbit.';
         document.querySelector('.story-body').append(p);
     }""")
-    second_id = save_from_popup(configured, tab_id)
+    second_id = configured.save_from_popup(tab_id)
     assert second_id != memory_id
     second = memlane.document(second_id)
     assert "completed its second orbit" in second["content"]
@@ -164,7 +141,7 @@ def test_x_extraction(configured, memlane):
     popup = configured.popup(tab_id)
     assert popup.inner_text("#page-info").startswith("X post with 2 more in the thread")
     popup.close()
-    memory_id = save_from_popup(configured, tab_id)
+    memory_id = configured.save_from_popup(tab_id)
 
     doc = memlane.document(memory_id)
     assert doc["content_type"] == "tweet" and doc["source_url"] == POST_URL
@@ -183,7 +160,7 @@ def test_x_extraction(configured, memlane):
 def test_github_extraction(configured, memlane):
     """§13 Browser Extension 4: on GitHub, the README or issue body with formatting preserved."""
     page, tab_id = configured.open(README_URL)
-    readme = memlane.document(save_from_popup(configured, tab_id))
+    readme = memlane.document(configured.save_from_popup(tab_id))
     assert readme["title"] == "acme/rocket: README" and readme["content_type"] == "markdown"
     assert readme["source_url"] == README_URL
     assert "## Install\n\n```shell\npip install acme-rocket\nrocket plan --orbit LEO\n```" in readme["content"]
@@ -192,7 +169,7 @@ def test_github_extraction(configured, memlane):
     page.close()
 
     page, tab_id = configured.open(ISSUE_URL)
-    issue = memlane.document(save_from_popup(configured, tab_id))
+    issue = memlane.document(configured.save_from_popup(tab_id))
     assert issue["title"] == "Planner crashes when the orbit is GEO · acme/rocket#42"
     assert "### Steps to reproduce\n\n1. Run `rocket plan --orbit GEO`" in issue["content"]
     assert "ZeroDivisionError: division by zero\n```" in issue["content"]
@@ -211,7 +188,7 @@ def test_project_selection(configured, pages, memlane):
     assert "Research (0 memories)" in options and any(o.startswith("Default") for o in options)
     popup.close()
 
-    memory_id = save_from_popup(configured, tab_id, project="Research (0 memories)", tags="space, sails")
+    memory_id = configured.save_from_popup(tab_id, project="Research (0 memories)", tags="space, sails")
 
     doc = memlane.document(memory_id)
     assert doc["project_id"] == research["id"]
@@ -231,7 +208,7 @@ def test_project_selection(configured, pages, memlane):
 def test_auto_forget_sets_forget_after_30_days_ahead(configured, pages, memlane):
     page, tab_id = configured.open(pages.loopback(BOARD) + "?view=compact")
     before = datetime.now(UTC)
-    memory_id = save_from_popup(configured, tab_id, auto_forget=True)
+    memory_id = configured.save_from_popup(tab_id, auto_forget=True)
     after = datetime.now(UTC)
     forget_after = datetime.fromisoformat(memlane.document(memory_id)["forget_after"])
     assert before + timedelta(days=30) - timedelta(seconds=1) <= forget_after <= after + timedelta(days=30)
@@ -241,7 +218,7 @@ def test_auto_forget_sets_forget_after_30_days_ahead(configured, pages, memlane)
 def test_quick_search_returns_a_saved_page(configured, pages, memlane, screenshot):
     # Given the article saved (or saved already: memlane answers with the same memory)
     page, tab_id = configured.open(pages.loopback(NEWS))
-    memory_id = save_from_popup(configured, tab_id)
+    memory_id = configured.save_from_popup(tab_id)
     popup = configured.popup(tab_id)
     # When the user searches, in words the article does not use
     popup.fill("#query", "spacecraft pushed by sunlight")
@@ -293,7 +270,8 @@ def test_a_server_that_does_not_allow_the_extension_refuses_it_and_the_save_wait
         popup.click("#save")
         popup.wait_for_selector("#save-status.warn")
         assert popup.inner_text("#outbox-text") == (
-            f"1 save waiting to be sent. Last try: origin not allowed: {extension_origin}")
+            f"1 save waiting to be sent. Last try: memlane refuses requests from this extension ({extension_origin})."
+            f" Start it with: memlane serve --allow-origin {extension_origin}")
         with other_memlane.api() as api:
             assert api.post("/v3/recall", json={"query": ""}).json()["results"] == []
         # When the server is restarted with the extension's origin allowed, Then the kept save arrives
@@ -301,7 +279,8 @@ def test_a_server_that_does_not_allow_the_extension_refuses_it_and_the_save_wait
         other_memlane.allowed_origins = frozenset({extension_origin})
         other_memlane.start()
         popup.click("#retry")
-        popup.wait_for_selector("#outbox", state="hidden")
+        expect(popup.locator("#sent-list li")).to_have_text('Sent ✓ "Launch checklist board"')
+        expect(popup.locator("#outbox-text")).to_have_text("")
         popup.close()
         docs = other_memlane.documents(pages.loopback(BOARD) + "?refused=1")
         assert len(docs) == 1 and "Refused note" in docs[0]["content"]
@@ -340,7 +319,9 @@ def test_a_save_made_while_memlane_is_down_arrives_once_it_is_back(configured, p
 
     # When memlane is back and the user retries (the alarm would do it within a minute)
     popup.click("#retry")
-    popup.wait_for_selector("#outbox", state="hidden")
+    # Then the popup says it went, once
+    expect(popup.locator("#sent-list li")).to_have_text('Sent ✓ "Launch checklist board"')
+    expect(popup.locator("#outbox-text")).to_have_text("")
     popup.close()
 
     # Then memlane has it, exactly once, and nothing waits any more

@@ -17,6 +17,7 @@ from conftest_helpers import free_port
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 MEMLANE = [sys.executable, "-m", "memlane.cli"]
+EXTENSION_ORIGIN = "chrome-extension://ibjigdcepmcfoplhobofpgjnoibiglci"
 
 
 def run(
@@ -137,6 +138,12 @@ def test_serve_prints_url_and_key_and_queued_work_survives_a_kill(tmp_path, mini
             assert doc["chunk_count"] == 1 and len(doc["chunks"]) == 1  # processed exactly once
         res = client.post("/v3/recall", json={"query": "ferry harbour log", "limit": 20}).json()
         assert sorted(r["document_id"] for r in res["results"]) == sorted(ids)
+        # The browser extension, not yet allowed: refused, and the person running serve is told the setting
+        refused = client.post("/v3/recall", json={"query": "ferry"}, headers={"Origin": EXTENSION_ORIGIN})
+        assert refused.status_code == 403
     finally:
         proc2.terminate()
         proc2.wait(20)
+    output = proc2.stdout.read()
+    assert (f"refused a request from the browser extension {EXTENSION_ORIGIN}: to let it in, start memlane "
+            f"with --allow-origin {EXTENSION_ORIGIN} (or add it to MEMLANE_ALLOWED_ORIGINS)") in output

@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "0923fbc991f126bbf8a1cec2d7cd032a7dffedded75061701db1c9c3ec0cccaf"
+OPENAPI_SHA256 = "00c23a3bcc1def3d47844e6f8983c88ee68da285fc8fd28d8affb58fc0a8b922"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 

@@ -1280,7 +1280,7 @@ export interface components {
             conversation_id: string;
             /**
              * Messages
-             * @description In the order they were said, at most 100 a request.
+             * @description In the order they were said, at most 100 a request. A chat client may send the whole history each turn: messages that repeat the conversation's stored ones from its first, in order (same role, speaker and text), are answered as duplicates and only the rest is stored.
              */
             messages: components["schemas"]["MessageIn"][];
             /**
@@ -1707,7 +1707,7 @@ export interface components {
         ExtractionState: {
             /**
              * Status
-             * @description off: no LLM, or extract=false; refused: the monthly token budget is spent; queued, running, done, failed: the extraction job.
+             * @description off: no LLM, extract=false, or no new message; refused: the monthly token budget is spent; queued, running, done, failed: the extraction job.
              * @enum {string}
              */
             status: "off" | "refused" | "queued" | "running" | "done" | "failed";
@@ -2141,7 +2141,7 @@ export interface components {
             time?: string | null;
             /**
              * Message Index
-             * @description Its position in the conversation; default after the previous one.
+             * @description Its position in the conversation; default after the previous one. At a stored position: the same text is a duplicate, other text a new version.
              */
             message_index?: number | null;
         };
@@ -2838,7 +2838,7 @@ export interface components {
             status: components["schemas"]["DocumentStatus"];
             /**
              * Duplicate
-             * @description The same text was already saved in this project: that memory stands for it.
+             * @description Already saved (the conversation's history sent again, or the same text at its message_index): that memory stands for it and nothing new is stored.
              * @default false
              */
             duplicate?: boolean;

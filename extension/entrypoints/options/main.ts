@@ -2,13 +2,10 @@
  * "Test connection" (GET /v3/whoami), and this extension's origin for the server's allow-list. */
 import { browser } from 'wxt/browser';
 import { ask, type SettingsView } from '@/lib/messages';
-
-const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+import { byId as $, setStatus as setText, showMessage } from '@/lib/pages';
 
 function setStatus(text: string, tone: '' | 'ok' | 'bad' = ''): void {
-  const el = $('status');
-  el.textContent = text;
-  el.className = tone;
+  setText($('status'), text, tone);
 }
 
 function isLoopback(url: URL): boolean {
@@ -28,9 +25,9 @@ function show(view: SettingsView): void {
 function requestAccess(raw: string): Promise<boolean> {
   let url: URL;
   try {
-    url = new URL(raw);
+    url = new URL(raw.trim());
   } catch {
-    return Promise.resolve(true); // the worker reports the bad URL
+    return Promise.resolve(true); // the worker reports the bad URL, in words
   }
   if (isLoopback(url)) return Promise.resolve(true);
   return browser.permissions.request({ origins: [`${url.origin}/*`] });
@@ -61,20 +58,8 @@ async function onTest(): Promise<void> {
     const who = await ask({ type: 'whoami', url, apiKey: $<HTMLInputElement>('api-key').value });
     setStatus(`Connected: organization "${who.organization_name}" (${who.organization_id}), key ${who.key_id}.`, 'ok');
   } catch (err) {
-    const message = (err as Error).message;
-    const allow = /Start it with: (memlane serve --allow-origin \S+)$/.exec(message);
-    if (!allow) {
-      setStatus(`Connection failed: ${message}`, 'bad');
-      return;
-    }
-    // The server refuses this extension's origin: the command that allows it, ready to copy.
-    setStatus(`Connection failed: ${message.slice(0, allow.index).trim()} Start memlane with:`, 'bad');
-    const pre = document.createElement('pre');
-    const code = document.createElement('code');
-    code.id = 'allow-command';
-    code.textContent = allow[1];
-    pre.append(code);
-    $('status').append(pre);
+    // A server that refuses this extension's origin: the command that allows it, ready to copy.
+    showMessage($('status'), `Connection failed: ${(err as Error).message}`, 'bad');
   }
 }
 

@@ -1,5 +1,6 @@
 /** The default extraction (spec §7.3): the article (Mozilla Readability, as Firefox's Reader View),
- * else the user's selection, else the page's visible text. */
+ * else the page's visible text. The user's selection is not the page: it is saved as a memory of
+ * its own (lib/memory.ts, selectionExtract). */
 import { Readability, isProbablyReaderable } from '@mozilla/readability';
 import { htmlToMarkdown } from './markdown';
 import { canonicalUrl, capped, type Extracted, metaContent, tidy } from './types';
@@ -39,25 +40,14 @@ export function visibleText(doc: Document): string {
   return tidy(copy.textContent ?? '');
 }
 
-export function extractGeneric(doc: Document, selection = ''): Extracted {
+export function extractGeneric(doc: Document): Extracted {
   const found = article(doc);
   if (found) return capped(found);
-  const sourceUrl = canonicalUrl(doc.URL);
-  const title = pageTitle(doc);
-  if (selection.trim()) {
-    return capped({
-      title,
-      content: selection.trim(),
-      contentType: 'text',
-      sourceUrl,
-      metadata: { source: 'web', extractor: 'selection' },
-    });
-  }
   return capped({
-    title,
+    title: pageTitle(doc),
     content: visibleText(doc),
     contentType: 'text',
-    sourceUrl,
+    sourceUrl: canonicalUrl(doc.URL),
     metadata: { source: 'web', extractor: 'body-text' },
   });
 }

@@ -18,9 +18,20 @@ const EXTRACTORS: Record<Platform, (doc: Document) => Extracted | null> = {
   gdocs: extractGdocs,
 };
 
-export function extractWith(platform: Platform | null, doc: Document, selection = ''): Extracted {
+export function extractWith(platform: Platform | null, doc: Document): Extracted {
   const found = platform ? EXTRACTORS[platform](doc) : null;
-  return found ?? extractGeneric(doc, selection);
+  return found ?? extractGeneric(doc);
+}
+
+/** What the popup is offered for a tab: the page, and the text selected on it ('' when none),
+ * which is saved apart from the page when the user chooses it. */
+export interface PageRead {
+  page: Extracted;
+  selection: string;
+}
+
+export function readPage(platform: Platform | null, doc: Document, selection: string): PageRead {
+  return { page: extractWith(platform, doc), selection };
 }
 
 export type { Extracted } from './types';

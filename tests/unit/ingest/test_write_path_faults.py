@@ -565,8 +565,9 @@ def test_the_faults_harness_reaches_every_store_of_a_versioned_save(tmp_path):
     # The clean run of a new version touches every store the write path owns, in this order
     calls, _ = _clean_run(tmp_path, next(c for c in CALLERS if c.name == "save-new-version"))
     firsts = list(dict.fromkeys(calls))
-    assert firsts == ["metadata.put_document", "embedder.embed_documents", "metadata.put_chunks",
-                      "index.upsert", "index.set_superseded", "cache.bump_generation"], json.dumps(calls)
+    assert firsts == ["metadata.add_document", "embedder.embed_documents", "metadata.put_chunks",
+                      "index.upsert", "metadata.put_document", "index.set_superseded", "cache.bump_generation"], \
+        json.dumps(calls)
     # and a document needing several embedding batches keeps and then clears its progress
     calls, _ = _clean_run(tmp_path, next(c for c in CALLERS if c.name == "worker-long-document"))
     assert "blobs.put" in calls and calls[-1] == "blobs.delete_prefix"

@@ -83,3 +83,17 @@ def test_serve_reports_a_bad_origin_and_exits(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MEMLANE_ALLOWED_ORIGINS", f"{CHROME},https://*.example")
     assert main(["serve", "--data-dir", str(tmp_path / "d")]) == 2
     assert "MEMLANE_ALLOWED_ORIGINS: 'https://*.example' is not an origin" in capsys.readouterr().err
+
+
+def test_a_refused_extension_is_told_the_setting_that_lets_it_in_once(stack, caplog):
+    # Given a server that does not (yet) allow the extension
+    key, _, _ = create_key(stack.metadata, "acme")
+    gw = LocalGateway(MemlaneApi(stack.services), stack.services)
+    # When the extension saves twice, and a web page tries too
+    with caplog.at_level("WARNING", logger="memlane.local.gateway"):
+        for origin in (CHROME, CHROME, "https://evil.example"):
+            assert post_memory(gw, key, origin)[0] == 403
+    # Then the log names the extension's origin and the setting, once; the web page is not named
+    told = [r.getMessage() for r in caplog.records if r.name == "memlane.local.gateway"]
+    assert told == [f"refused a request from the browser extension {CHROME}: to let it in, start memlane with "
+                    f"--allow-origin {CHROME} (or add it to MEMLANE_ALLOWED_ORIGINS)"]

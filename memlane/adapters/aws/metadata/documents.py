@@ -33,7 +33,7 @@ from memlane.adapters.aws.dynamo_codec import (
 )
 from memlane.adapters.aws.dynamo_table import _key
 from memlane.adapters.aws.metadata.projects import DynamoProjectStore
-from memlane.domain.errors import PayloadTooLargeError
+from memlane.domain.errors import ConflictError, PayloadTooLargeError, TransientError
 from memlane.domain.models import Document, DocumentStatus
 from memlane.ports import (
     BlobStore,
@@ -49,10 +49,21 @@ INLINE_CONTENT_LIMIT_BYTES = 100_000
 CONTENT_BYTES = "content_bytes"
 # Values in one filter expression before the check moves to Python (expressions stop at 4 KB).
 MAX_EXPRESSION_VALUES = 50
+# Looks at a content hash before add_document gives up: each lost race means another save stored it.
+ADD_ATTEMPTS = 3
 
 
 def content_key(org_id: str, document_id: str) -> str:
     return f"content/{org_id}/{document_id}.txt"
+
+
+def _claim_condition(hash_claim: str | None) -> dict[str, Any]:
+    if hash_claim is None:
+        return {}
+    if not hash_claim:
+        return {"ConditionExpression": "attribute_not_exists(pk)"}
+    return {"ConditionExpression": "document_id = :claimed",
+            "ExpressionAttributeValues": {":claimed": {"S": hash_claim}}}
 
 
 class DynamoDocumentStore(DynamoProjectStore):
@@ -99,6 +110,32 @@ class DynamoDocumentStore(DynamoProjectStore):
         return DocumentStats(total=total, created_since=recent, content_bytes=size, apart_total=apart_total)
 
     def put_document(self, doc: Document) -> None:
+        self._write_document(doc)
+
+    def add_document(self, doc: Document) -> Document | None:
+        """The content-hash item is the claim: written in the same transaction as the document, on
+        condition that it is absent or still names the document it named when looked up (one that
+        failed, was deleted, or changed content since). A save that loses the race looks again and
+        finds the winner."""
+        if not doc.content_hash:
+            self.put_document(doc)
+            return None
+        hash_key = ks.hash_pk(doc.organization_id, doc.project_id, doc.content_hash)
+        for _ in range(ADD_ATTEMPTS):
+            existing = self.find_document_by_hash(doc.organization_id, doc.project_id, doc.content_hash)
+            if existing is not None:
+                return existing
+            pointer = self._get(hash_key, ks.SK_HASH, projection="document_id")
+            try:
+                self._write_document(doc, hash_claim=pointer["document_id"]["S"] if pointer else "")
+                return None
+            except ConflictError:
+                continue  # another save took the hash meanwhile: it is found on the next look
+        raise TransientError(f"document {doc.id}: its content hash kept changing hands; retry the save")
+
+    def _write_document(self, doc: Document, hash_claim: str | None = None) -> None:
+        """`hash_claim`: None writes the content-hash item whatever it holds; "" only where there is
+        none; a document id only while it still names that document."""
         pk = ks.doc_pk(doc.organization_id, doc.id)
         previous = self._get(pk, ks.SK_DOC, projection="content_hash, project_id, content_key")
 
@@ -121,28 +158,7 @@ class DynamoDocumentStore(DynamoProjectStore):
             item[ks.GSI2_PK] = ks.forget_gsi_pk(ks.forget_shard(doc.id))
             item[ks.GSI2_SK] = f"{to_iso(doc.forget_after)}#{doc.id}"
 
-        encoded = doc.content.encode("utf-8")
-        item[CONTENT_BYTES] = len(encoded)  # storage used, summed without reading the content
-        if len(encoded) > INLINE_CONTENT_LIMIT_BYTES:
-            if self.blob_store is None:
-                raise PayloadTooLargeError(
-                    f"content of document {doc.id} is {len(encoded)} bytes; storing more than "
-                    f"{INLINE_CONTENT_LIMIT_BYTES} needs a blob store"
-                )
-            key = content_key(doc.organization_id, doc.id)
-            stored = deserialize(previous) if previous is not None else {}
-            # A status or summary update of a large document leaves its content as it is: the blob
-            # is rewritten only when the content changed (the hash is the cleaned text's SHA-256).
-            unchanged = (
-                bool(doc.content_hash)
-                and stored.get("content_key") == key
-                and (stored.get("content_hash") == doc.content_hash)
-            )
-            if not unchanged:
-                self.blob_store.put(key, encoded)  # the blob first, so an item never points at nothing
-            item["content_key"] = key
-        else:
-            item["content"] = doc.content
+        item.update(self._content_attributes(doc, previous))
 
         operations: list[dict[str, Any]] = [{"Put": {"TableName": self.table_name, "Item": serialize(item)}}]
         if doc.content_hash:
@@ -152,7 +168,8 @@ class DynamoDocumentStore(DynamoProjectStore):
                 "entity": "content_hash",
                 "document_id": doc.id,
             }
-            operations.append({"Put": {"TableName": self.table_name, "Item": serialize(hash_item)}})
+            operations.append({"Put": {"TableName": self.table_name, "Item": serialize(hash_item),
+                                       **_claim_condition(hash_claim)}})
         self._transact(operations, conflict=f"document {doc.id} could not be written")
 
         if previous is not None:
@@ -162,6 +179,30 @@ class DynamoDocumentStore(DynamoProjectStore):
                 self._delete_hash_item(doc.organization_id, old_project, old_hash, doc.id)
             if old.get("content_key") and "content_key" not in item and self.blob_store is not None:
                 self.blob_store.delete(old["content_key"])
+
+    def _content_attributes(self, doc: Document, previous: dict[str, Any] | None) -> dict[str, Any]:
+        """The content inline, or (too large for an item) in the blob store under `content_key`."""
+        encoded = doc.content.encode("utf-8")
+        size = {CONTENT_BYTES: len(encoded)}  # storage used, summed without reading the content
+        if len(encoded) <= INLINE_CONTENT_LIMIT_BYTES:
+            return {**size, "content": doc.content}
+        if self.blob_store is None:
+            raise PayloadTooLargeError(
+                f"content of document {doc.id} is {len(encoded)} bytes; storing more than "
+                f"{INLINE_CONTENT_LIMIT_BYTES} needs a blob store"
+            )
+        key = content_key(doc.organization_id, doc.id)
+        stored = deserialize(previous) if previous is not None else {}
+        # A status or summary update of a large document leaves its content as it is: the blob
+        # is rewritten only when the content changed (the hash is the cleaned text's SHA-256).
+        unchanged = (
+            bool(doc.content_hash)
+            and stored.get("content_key") == key
+            and (stored.get("content_hash") == doc.content_hash)
+        )
+        if not unchanged:
+            self.blob_store.put(key, encoded)  # the blob first, so an item never points at nothing
+        return {**size, "content_key": key}
 
     def _delete_hash_item(self, org_id: str, project_id: str, content_hash: str, document_id: str) -> None:
         """Removes the dedupe entry only while it still names this document: another document
@@ -402,7 +443,7 @@ class DynamoDocumentStore(DynamoProjectStore):
         return int(items[0]["message_index"]["N"]) + 1
 
     def conversation_documents(
-        self, org_id: str, project_id: str, conversation_id: str, now: datetime
+        self, org_id: str, project_id: str, conversation_id: str, now: datetime, *, pending: bool = False
     ) -> list[Document]:
         """One Query of GSI3 (projected whole), in its sort key's order; what is not visible is
         left out here (a filter expression would cost the same read)."""
@@ -411,13 +452,10 @@ class DynamoDocumentStore(DynamoProjectStore):
             KeyConditionExpression="gsi3pk = :pk",
             ExpressionAttributeValues={":pk": {"S": ks.conversation_gsi_pk(org_id, project_id, conversation_id)}},
         )
-        out = []
-        for item in items:
-            doc = self._document_from_item(item)
-            if (doc is not None and doc.status == DocumentStatus.READY and doc.superseded_by is None
-                    and not doc.is_expired(now)):
-                out.append(doc)
-        return out
+        shown = {DocumentStatus.READY} | ({DocumentStatus.QUEUED, DocumentStatus.PROCESSING} if pending else set())
+        docs = (self._document_from_item(item) for item in items)
+        return [doc for doc in docs
+                if doc is not None and doc.status in shown and doc.superseded_by is None and not doc.is_expired(now)]
 
     def conversation_around(
         self, org_id: str, document_ids: Sequence[str], window: int, now: datetime

@@ -119,6 +119,16 @@ class SqliteDocumentStore(SqliteTables):
                 [(doc.id, doc.organization_id, t.lower()) for t in doc.tags],
             )
 
+    def add_document(self, doc: Document) -> Document | None:
+        # BEGIN IMMEDIATE: the lookup and the insert under one write lock, so a racing save of the
+        # same content waits for this one and then finds it
+        with self.db.transaction():
+            existing = self.find_document_by_hash(doc.organization_id, doc.project_id, doc.content_hash)
+            if existing is not None and doc.content_hash:
+                return existing
+            self.put_document(doc)
+        return None
+
     def get_document(self, org_id: str, document_id: str) -> Document | None:
         row = (
             self.db.connection()
@@ -220,11 +230,12 @@ class SqliteDocumentStore(SqliteTables):
         return 0 if row[0] is None else int(row[0]) + 1
 
     def conversation_documents(
-        self, org_id: str, project_id: str, conversation_id: str, now: datetime
+        self, org_id: str, project_id: str, conversation_id: str, now: datetime, *, pending: bool = False
     ) -> list[Document]:
+        status = "status != 'failed'" if pending else "status = 'ready'"
         rows = self.db.connection().execute(
             f"SELECT {DOC_COLUMNS} FROM documents WHERE organization_id = ? AND project_id = ?"
-            " AND conversation_id = ? AND status = 'ready' AND superseded_by IS NULL"
+            f" AND conversation_id = ? AND {status} AND superseded_by IS NULL"
             " AND (forget_after IS NULL OR forget_after > ?)",
             (org_id, project_id, conversation_id, iso(now)),
         ).fetchall()
