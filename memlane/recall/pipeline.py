@@ -180,13 +180,13 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
 
 
 def clear_best(groups: list[ScoredDocument], c: rel.Calibration) -> list[ScoredDocument]:
-    """The first document alone, when its best cosine stands at least `clear_margin` above every other
-    document's (a clear best match below the floor); else nothing."""
+    """The first document alone, when its best cosine reaches `clear_cosine` and stands at least
+    `clear_margin` above every other document's (a clear best match below the floor); else nothing."""
     if not groups or c.clear_margin <= 0:
         return []
     cosine = [max((ch.vector_score for ch in g.chunks), default=0.0) for g in groups]
     best = cosine[0]
-    if best <= 0 or any(best - other < c.clear_margin for other in cosine[1:]):
+    if best < max(c.clear_cosine, 1e-9) or any(best - other < c.clear_margin for other in cosine[1:]):
         return []
     return groups[:1]
 

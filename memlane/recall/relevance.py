@@ -90,8 +90,11 @@ class Calibration:
     elevation_zero: float = 0.0
     elevation_one: float = 0.0
     # When nothing reaches the floor, the best match is still returned (weak) when its cosine stands at
-    # least this far above every other document's: a clear best match is never hidden (0: never).
+    # least `clear_margin` above every other document's and reaches `clear_cosine` (above the band where
+    # the model puts unrelated text: the best of a few unrelated memories for nonsense is no match): a
+    # clear best match is never hidden (clear_margin 0: never).
     clear_margin: float = 0.0
+    clear_cosine: float = 0.0
 
 
 # MiniLM (the embedded default, every variant): measured, BENCHMARKS.md "Relevance floor"
@@ -113,7 +116,8 @@ class Calibration:
 # cosines run higher than a question's).
 MINILM = Calibration(cosine_zero=0.3, cosine_one=0.7, bm25_scale=5.0, exact_match=0.6,
                      floor=0.24, strong=0.65, docs_floor=0.0, related_floor=0.5, calibrated=True,
-                     code=CosineScale(0.15, 0.55), elevation_zero=0.1, elevation_one=0.5, clear_margin=0.08)
+                     code=CosineScale(0.15, 0.55), elevation_zero=0.1, elevation_one=0.5, clear_margin=0.08,
+                     clear_cosine=0.25)
 # OpenAI text-embedding-3-* puts unrelated text lower than MiniLM (around 0.0-0.2) and paraphrases
 # lower too (0.4-0.6); not measured here, so the floors are lower than MiniLM's (they return more).
 OPENAI = Calibration(cosine_zero=0.15, cosine_one=0.55, bm25_scale=5.0, exact_match=0.6,
@@ -154,7 +158,9 @@ class Background:
         return [round(c, 5) for c in self.cosines]
 
 
-MIN_BACKGROUND = 3  # candidates below which a store has no "rest" for a result to stand above
+# Candidates below which a store has no "rest" for a result to stand above: the median of a handful is
+# noise (`memlane check`'s six memories: a nonsense query's best stood 0.2 above the median of six).
+MIN_BACKGROUND = 10
 
 
 def elevation_part(cosine: float, background: Background | None, c: Calibration) -> float:

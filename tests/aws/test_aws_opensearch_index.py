@@ -777,14 +777,14 @@ def test_relevance_reads_the_same_background_on_opensearch_as_locally(fake: Fake
     from memlane.recall import relevance as rel
 
     index = OpenSearchIndex(fake, ALIAS, 2)
-    cosines = [0.5, 0.14, 0.12, 0.11, 0.1]
+    cosines = [0.5, 0.16, 0.15, 0.14, 0.13, 0.12, 0.12, 0.11, 0.1, 0.08]
     fake.msearch_responses = [
         {"responses": [leg(*(hit(f"doc-{i}", 0, knn_score_from_cosine(c)) for i, c in enumerate(cosines)))]},
     ]
-    results = index.search(scope(), "", [1.0, 0.0], 5)
-    background = rel.Background.of([c.score for c in results.vector], 5)
-    local = rel.Background.of(cosines, 5)
-    assert background.median == pytest.approx(local.median, abs=1e-9) and local.median == pytest.approx(0.12)
+    results = index.search(scope(), "", [1.0, 0.0], 10)
+    background = rel.Background.of([c.score for c in results.vector], 10)
+    local = rel.Background.of(cosines, 10)
+    assert background.median == pytest.approx(local.median, abs=1e-9) and local.median == pytest.approx(0.125)
     got = [rel.relevance(c.score, 0.0, 3, False, rel.MINILM, background=background) for c in results.vector]
     want = [rel.relevance(c, 0.0, 3, False, rel.MINILM, background=local) for c in cosines]
     assert got == pytest.approx(want, abs=1e-9)

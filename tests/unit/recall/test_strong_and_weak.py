@@ -95,10 +95,12 @@ def test_a_flat_spread_of_weak_matches_is_below_the_floor() -> None:
 
 
 def test_elevation_needs_a_rest_of_the_store_to_stand_above() -> None:
-    assert rel.Background((0.5, 0.1)).median is None
-    assert rel.elevation_part(0.5, rel.Background((0.5, 0.1)), C) == 0.0
-    assert rel.Background((0.5, 0.2, 0.1)).median == pytest.approx(0.2)
-    assert rel.elevation_part(0.5, rel.Background((0.5, 0.2, 0.1)), C) == pytest.approx((0.3 - 0.1) / 0.4)
+    # a handful of candidates has no median that means "the rest of the store"
+    few = rel.Background((0.5, 0.2, 0.1, 0.1, 0.1, 0.05))
+    assert few.median is None and rel.elevation_part(0.5, few, C) == 0.0
+    ten = rel.Background((0.5, 0.3, 0.25, 0.22, 0.2, 0.2, 0.15, 0.12, 0.1, 0.05))
+    assert ten.median == pytest.approx(0.2)
+    assert rel.elevation_part(0.5, ten, C) == pytest.approx((0.3 - 0.1) / 0.4)
     assert rel.elevation_part(0.9, None, C) == 0.0
     # an embedder without a measured scale reads no elevation
     assert rel.elevation_part(0.9, rel.Background((0.9, 0.0, 0.0)), rel.UNKNOWN) == 0.0
