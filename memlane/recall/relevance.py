@@ -47,7 +47,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from memlane.domain.english import drop_possessives
 from memlane.domain.requests import Match
@@ -145,9 +145,10 @@ class Background:
     def of(cls, cosines: list[float], k: int) -> Background:
         return cls(tuple(sorted(cosines, reverse=True)[:k]))
 
-    @property
+    @cached_property
     def median(self) -> float | None:
-        """The typical candidate's cosine; None with fewer than MIN_BACKGROUND candidates."""
+        """The typical candidate's cosine; None with fewer than MIN_BACKGROUND candidates (read once per
+        recall, for every candidate)."""
         n = len(self.cosines)
         if n < MIN_BACKGROUND:
             return None
