@@ -137,3 +137,25 @@ def test_mcp_recall_labels_weak_results_and_says_when_nothing_is_strong() -> Non
     assert both.startswith('Found 2 memories for "wifi" (1 of them possibly related; low confidence)')
     first, second = both.split("---")
     assert "low confidence" not in first.split("\n", 2)[2] and "possibly related; low confidence;" in second
+
+
+def test_the_pack_leaves_out_documentation_that_is_no_evidence_for_the_question() -> None:
+    # issue 35 item 6: a question about a reading list was padded with unrelated doc snippets
+    from memlane.domain.requests import ContextIn
+    from memlane.recall.fusion import ScoredChunk
+    from memlane.services.context_pack import _Candidate, _documentation
+
+    def chunk(cid: str, relevance: float) -> ScoredChunk:
+        return ScoredChunk(cid, "d-" + cid, 0, 0.5, 0.5, 0.0, 0.0, relevance=relevance)
+
+    docs = [chunk("on-topic", 0.9), chunk("weak", 0.3), chunk("unrelated", 0.05)]
+    strong_memory = [_Candidate(chunk("memory", 0.8), "memory", 0.8, "strong")]
+    weak_memory = [_Candidate(chunk("memory", 0.3), "memory", 0.3, "weak")]
+    body = ContextIn(query="which books are on my reading list?")
+    kept = lambda memories, b=body: [c.scored.chunk_id for c in _documentation(docs, memories, C.floor, C.strong, b)]  # noqa: E731
+    # below the memories' floor: never packed; a weak snippet: only when no strong memory answers
+    assert kept(strong_memory) == ["on-topic"]
+    assert kept(weak_memory) == ["on-topic", "weak"]
+    assert kept(weak_memory, ContextIn(query="x", strict=True)) == ["on-topic"]
+    # the caller's own floor is the floor of both kinds: nothing else is cut
+    assert kept(strong_memory, ContextIn(query="x", min_relevance=0)) == ["on-topic", "weak", "unrelated"]
