@@ -20,7 +20,7 @@ import sys
 
 from memlane.cli.common import FileArgumentError, err
 from memlane.cli.parser import build_parser
-from memlane.domain.errors import ConfigurationError
+from memlane.domain.errors import ConfigurationError, DamagedStoreError
 
 __all__ = ["build_parser", "main"]
 
@@ -49,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         return err(exc.message, 2)
     except FileArgumentError as exc:  # `--file missing.md`: one line, not a traceback
         return err(str(exc), 2)
+    except DamagedStoreError as exc:  # the data directory's database, and how to recover it
+        return err(exc.message, 2)
 
 
 def _stdout_to_devnull() -> None:

@@ -8,7 +8,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memlane.domain.facts import Decision
-from memlane.domain.fields import NonBlankStr, OptionalTrimmedNonBlankStr, TrimmedNonBlankStr
+from memlane.domain.fields import (
+    MAX_SAFE_INT,
+    Instant,
+    NonBlankStr,
+    OptionalTrimmedNonBlankStr,
+    TrimmedNonBlankStr,
+)
 from memlane.domain.models import DocumentStatus
 from memlane.domain.requests import MAX_CONTENT_CHARS, MAX_CONVERSATION_ID_CHARS, UUIDStr
 
@@ -26,9 +32,9 @@ class MessageIn(_Request):
         default=None, description="Who sent it, as chat APIs say it. Give role, speaker or both.")
     speaker: OptionalTrimmedNonBlankStr = Field(default=None, min_length=1, max_length=200,
                                                 description="The speaker's name (\"Caroline\").")
-    time: datetime | None = Field(default=None, description="When it was said (ISO 8601).")
+    time: Instant | None = Field(default=None, description="When it was said (ISO 8601).")
     message_index: int | None = Field(
-        default=None, ge=0, description="Its position in the conversation; default after the previous one. At a "
+        default=None, ge=0, le=MAX_SAFE_INT, description="Its position in the conversation; default after the previous one. At a "
                                         "stored position: the same text is a duplicate, other text a new version.")
 
     @field_validator("time")

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from memlane.documents.cache import invalidate_project
 from memlane.documents.contextual import carriers
-from memlane.documents.keys import raw_key, work_prefix
+from memlane.documents.keys import document_keys
 from memlane.documents.writer import DocumentWriter
 from memlane.domain.models import Document
 from memlane.ports import Services
@@ -30,8 +30,11 @@ def remove_document(svc: Services, doc: Document) -> None:
     # without it, so its words leave the index with it.
     carrying = carriers(svc.metadata, svc.settings.context, org, [doc.id], svc.clock.now())
     svc.index.delete_document(org, doc.id)
-    svc.blobs.delete(raw_key(org, doc.id))
-    svc.blobs.delete_prefix(work_prefix(org, doc.id))
+    files = document_keys(org, doc.id)  # the original (media), stored text, payload and staging
+    for key in files.keys:
+        svc.blobs.delete(key)
+    for prefix in files.prefixes:
+        svc.blobs.delete_prefix(prefix)
     svc.metadata.delete_document(org, doc.id)
     if svc.cache is not None:
         svc.cache.purge_document(doc.id)

@@ -71,7 +71,7 @@ def make_chunks(doc: Document, pieces: Sequence[TextChunk]) -> list[Chunk]:
             title=doc.title,
             content_type=doc.content_type,
             source_url=doc.source_url,
-            tags=doc.tags,
+            tags=doc.labels,
             created_at=doc.created_at,
             forget_after=doc.forget_after,
             superseded=doc.superseded_by is not None,
@@ -88,14 +88,13 @@ def embedding_text(chunk: Chunk) -> str:
 
 
 def apply_summary(doc: Document, summary: Summary) -> Document:
-    """User metadata wins; extracted metadata fills the gaps. Tags the user gave are kept as
-    given; without any, the extracted keywords become the tags (never empty)."""
-    extracted = dict(summary.metadata)
-    keywords = extracted.pop("tags", []) or []
-    merged = {**extracted, **doc.metadata}
-    if not merged.get("tags"):
-        merged["tags"] = list(keywords)
-    merged.setdefault("keywords", list(keywords))
+    """User metadata wins; generated metadata fills the gaps. Tags are only what the user gave;
+    the generated keyphrases are `keyphrases` (a summarizer that still says `tags` for them, an
+    older one or an LLM's answer, is read as keyphrases) and never become tags."""
+    generated = dict(summary.metadata)
+    phrases = generated.pop("keyphrases", None) or generated.pop("tags", None) or []
+    generated.pop("tags", None)
+    merged = {**generated, **doc.metadata, "keyphrases": [str(p) for p in phrases]}
     return doc.model_copy(update={"summary": summary.summary or doc.summary, "metadata": merged})
 
 
@@ -245,8 +244,7 @@ class DocumentWriter:
         return begun, previous
 
     def summarize(self, doc: Document) -> Summary:
-        language = doc.metadata.get("language")
-        return self.svc.summarizer.summarize(doc.title, doc.content, doc.content_type, language)
+        return self.svc.summarizer.summarize(doc.title, doc.content, doc.content_type, doc.language)
 
     def cut(self, doc: Document, pieces: Sequence[TextChunk] | None = None) -> list[Chunk]:
         if pieces is None:

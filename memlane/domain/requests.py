@@ -23,7 +23,7 @@ rename here changes one line there (`make types`), not the apps.
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
@@ -37,8 +37,17 @@ from pydantic import (
     model_validator,
 )
 
-from memlane.domain.facts import KINDS, RESERVED_KEY, Decision, Kind
-from memlane.domain.fields import NonBlankStr, OptionalTrimmedNonBlankStr, TrimmedNonBlankStr
+from memlane.domain.chunking_plan import CHUNKING_KEY, plan_problem
+from memlane.domain.client_metadata import MAX_METADATA_BYTES, check_client_metadata
+from memlane.domain.facts import KINDS, Decision, Kind
+from memlane.domain.fields import (
+    MAX_SAFE_INT,
+    Instant,
+    InstantOrDay,
+    NonBlankStr,
+    OptionalTrimmedNonBlankStr,
+    TrimmedNonBlankStr,
+)
 from memlane.domain.models import ContentType, DocumentStatus
 
 MAX_CONTENT_CHARS = 500_000
@@ -83,13 +92,16 @@ class MemoryIn(_Request):
     project_id: UUIDStr | None = Field(
         default=None, description="Defaults to the organization's default project."
     )
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description=f"Yours to use, at most {MAX_METADATA_BYTES // 1024} KB as JSON; `memlane` is reserved. "
+                    "salience (Vidurai's CRITICAL…NOISE), tags and chunking are read by memlane.")
     tags: list[str] | None = Field(
         default=None,
         description=f"Tags to file the memory under (at most {MAX_TAGS}, each at most 100 characters); merged "
                     "with metadata.tags, duplicates dropped. Recall filters by them.")
     updates_memory_id: UUIDStr | None = None
-    forget_after: datetime | None = Field(default=None, description="ISO 8601, in the future.")
+    forget_after: Instant | None = Field(default=None, description="ISO 8601, in the future.")
     conversation_id: OptionalTrimmedNonBlankStr = Field(
         default=None, min_length=1, max_length=MAX_CONVERSATION_ID_CHARS,
         description=(
@@ -99,7 +111,7 @@ class MemoryIn(_Request):
         ),
     )
     message_index: int | None = Field(
-        default=None, ge=0,
+        default=None, ge=0, le=MAX_SAFE_INT,
         description=(
             "The message's position in its conversation (0 first). Omitted: after the conversation's "
             "last saved message (in a bulk save, in item order). Needs conversation_id."
@@ -146,11 +158,21 @@ class MemoryIn(_Request):
         # "In the future" is checked by the service, against the injected clock.
         return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
 
+    @model_validator(mode="after")
+    def _metadata_rules(self) -> MemoryIn:
+        check_client_metadata(self.metadata)  # the `memlane` key refused, 64 KB at most
+        chunking = plan_problem(self.metadata.get(CHUNKING_KEY))
+        if chunking is not None:
+            where = f"metadata.{CHUNKING_KEY}" + (f".{chunking[0]}" if chunking[0] else "")
+            raise ValueError(f"{where}: {chunking[1]}")
+        language = self.metadata.get("language")
+        if language is not None and not (isinstance(language, str) and len(language) <= 100):
+            raise ValueError("metadata.language: must be a string of at most 100 characters (\"python\", \"en\")")
+        return self
+
     @field_validator("metadata")
     @classmethod
     def _tags(cls, v: dict[str, Any]) -> dict[str, Any]:
-        if RESERVED_KEY in v:
-            raise ValueError(f"metadata.{RESERVED_KEY}: set by memlane (a message's or a fact's links), not by a client")
         tags = v.get("tags")
         if tags is None:
             return v
@@ -182,8 +204,14 @@ class MemoryOut(BaseModel):
 
 class RecallFiltersIn(_Request):
     content_type: list[ContentType] | None = None
-    created_after: datetime | date | None = None
-    tags: list[Annotated[str, Field(max_length=100)]] | None = Field(default=None, max_length=MAX_TAGS)
+    created_after: InstantOrDay | None = None
+    tags: list[Annotated[str, Field(max_length=100)]] | None = Field(
+        default=None, max_length=MAX_TAGS,
+        description="Only memories that carry any of these tags (the tags a person or client gave).")
+    keyphrases: list[Annotated[str, Field(max_length=100)]] | None = Field(
+        default=None, max_length=MAX_TAGS,
+        description="Only memories with any of these generated keyphrases (metadata.keyphrases). With `tags`, a "
+                    "memory matches either.")
     kind: list[Kind] | None = Field(default=None, max_length=len(KINDS),
                                     description="Only memories of these kinds: memory, message, fact.")
 
@@ -204,7 +232,7 @@ class RecallIn(_Request):
         default=False,
         description="Strict abstention: only strong matches; no result at all when none is strong (default: "
                     "weak matches are returned too, marked `match: \"weak\"`, so a stored answer is never hidden).")
-    as_of: datetime | None = Field(
+    as_of: Instant | None = Field(
         default=None, description="Recall as memlane knew things then: memories saved by that time, each in "
                                   "the version that was current then (a fact since updated comes back as it was).")
 
@@ -436,7 +464,7 @@ class DocumentPatchIn(_Request):
 
     title: OptionalTrimmedNonBlankStr = Field(default=None, min_length=1, max_length=500)
     tags: list[str] | None = Field(default=None, description=f"Replaces the tags (at most {MAX_TAGS}).")
-    forget_after: datetime | None = Field(default=None, description="ISO 8601, in the future; null clears it.")
+    forget_after: Instant | None = Field(default=None, description="ISO 8601, in the future; null clears it.")
 
     @field_validator("tags")
     @classmethod

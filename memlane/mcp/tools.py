@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from memlane.domain.quoting import json_data
+from memlane.domain.quoting import for_assistant, for_assistant_data, json_data
 from memlane.mcp import formatting as fmt
 from memlane.mcp.backend import ApiError, Backend
 
@@ -167,11 +167,14 @@ class MemlaneTools:
         try:
             args = model.model_validate(arguments or {})
         except ValidationError as exc:
-            raise ToolError(f"{name}: invalid arguments: {describe_argument_errors(exc)}") from exc
+            raise ToolError(for_assistant(f"{name}: invalid arguments: {describe_argument_errors(exc)}")) from exc
         try:
-            return handler(args)
+            out = handler(args)
         except ApiError as exc:
-            raise ToolError(f"{name}: {exc.message}") from exc
+            raise ToolError(for_assistant(f"{name}: {exc.message}")) from exc
+        # Whatever a tool shows, text or structured, reaches the assistant without the characters
+        # that act rather than read (memlane.domain.quoting.for_assistant).
+        return ToolOutput(for_assistant(out.text), for_assistant_data(out.structured))
 
     # ----------------------------------------------------------------------------------- projects
 
@@ -183,8 +186,11 @@ class MemlaneTools:
         if name is None or not name.strip():
             return None
         wanted = name.strip()
+        shown = for_assistant(wanted).lower()
         for p in self._projects():
-            if wanted in (p["id"], p["slug"]) or p["name"].lower() == wanted.lower():
+            # a name as stored, or as an answer showed it (without the characters for_assistant removes)
+            if wanted in (p["id"], p["slug"]) or p["name"].lower() in (wanted.lower(), shown) \
+                    or for_assistant(p["name"]).lower() == shown:
                 return p["id"]
         if not create:
             raise ToolError(f"no project named {fmt.q(wanted)}; listProjects shows the available ones")

@@ -82,6 +82,7 @@ def recall_filters(body: RecallIn) -> RecallFilters:
         content_types=tuple(f.content_type or ()),
         created_after=after,
         tags=tuple(f.tags or ()),
+        keyphrases=tuple(f.keyphrases or ()),
         include_superseded=versions,
         kinds=kinds,
     )

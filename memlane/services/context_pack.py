@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Literal
 from memlane.domain.errors import NotFoundError
 from memlane.domain.models import Chunk, Document
 from memlane.domain.principal import Principal
-from memlane.domain.quoting import quote_block, quoted
+from memlane.domain.quoting import for_assistant, for_assistant_data, quote_block, quoted
 from memlane.domain.requests import ContextIn, ContextOut, ContextPiece, Match
 from memlane.domain.tuning import FusionWeights
 from memlane.ingest.chunking import estimate_tokens
@@ -246,6 +246,11 @@ def _cut(text: str, room_chars: int) -> str:
 
 
 def _pack(body: ContextIn, pieces: list[ContextPiece], preamble: str = "") -> ContextOut:
+    # The pack is pasted into an assistant's context: stored text without the characters that act
+    # rather than read (memlane.domain.quoting.for_assistant), before anything is measured.
+    pieces = [ContextPiece.model_validate(for_assistant_data(p.model_dump())) for p in pieces]
+    preamble = for_assistant(preamble)
+    body = body.model_copy(update={"query": for_assistant(body.query)})
     unit = body.budget_unit
     header = f"{NOTICE}\nQuery: {' '.join(body.query.split())}\n\n"
     if preamble:  # the profile, first; cut to half the budget at most so the pieces keep room

@@ -38,6 +38,8 @@ class DoctorReport:
     wrong_modes: list[str] = field(default_factory=list)  # data-directory paths others may read (local)
     # messages stored again when a chat client re-sent their conversation (memlane.services.doctor_resends)
     conversation_duplicates: list[str] = field(default_factory=list)
+    damaged_snapshot: list[str] = field(default_factory=list)  # the saved vector index fails its checks (local)
+    search_snapshot: str | None = None  # the line about the saved vector index (local)
     repaired: bool = False
 
     @property
@@ -52,11 +54,12 @@ class DoctorReport:
                 self.cache_orphans,
                 self.wrong_modes,
                 self.conversation_duplicates,
+                self.damaged_snapshot,
             )
         )
 
     def as_dict(self) -> dict:
-        return {
+        out: dict = {
             "index_orphans": len(self.index_orphans),
             "missing_from_index": len(self.missing_from_index),
             "chunk_orphans": len(self.chunk_orphans),
@@ -64,9 +67,10 @@ class DoctorReport:
             "cache_orphans": len(self.cache_orphans),
             "wrong_modes": len(self.wrong_modes),
             "conversation_duplicates": len(self.conversation_duplicates),
-            "total": self.total,
-            "repaired": self.repaired,
         }
+        if self.search_snapshot is not None:
+            out["search_snapshot"] = self.search_snapshot
+        return {**out, "total": self.total, "repaired": self.repaired}
 
 
 @dataclass
@@ -112,6 +116,7 @@ def _compare(inventory: Inventory) -> _Findings:
         blob.key
         for blob in inventory.blobs()
         if blob.document_id not in docs
+        or docs[blob.document_id].organization_id != blob.organization_id  # a key of no document of its own
         or (blob.kind in _TRANSIENT_KINDS and docs[blob.document_id].status in _FINISHED)
     )
     report.cache_orphans = sorted(inventory.cached_documents() - docs.keys())

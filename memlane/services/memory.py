@@ -14,6 +14,7 @@ from memlane.documents.writer import WriteOutcome, WriteRequest, apply_summary
 from memlane.documents.writing import enqueue, protect, write_in_request, write_protected
 from memlane.domain.errors import InvalidInputError, NotFoundError, TransientError
 from memlane.domain.facts import RESERVED_KEY, decisions_of, facts_of, kind_of, sources_of, subject_of
+from memlane.domain.fields import MAX_SAFE_INT
 from memlane.domain.models import ContentType, Document, DocumentStatus, IngestJob, new_id
 from memlane.domain.principal import Principal
 from memlane.domain.requests import (
@@ -128,6 +129,22 @@ class SaveBatch:
         return self.answers
 
 
+def _place_in_conversation(svc: Services, who: Principal, project_id: str, body: MemoryIn,
+                           previous: Document | None) -> tuple[str | None, int | None]:
+    """(conversation_id, message_index) of a save: as given; a new version of a message keeps the
+    message's place; with no index, after the conversation's last message (a bulk save stages
+    its items in order), which must stay a position a client can read exactly."""
+    conversation_id, message_index = body.conversation_id, body.message_index
+    if conversation_id is None and previous is not None and body.updates_memory_id:
+        conversation_id, message_index = previous.conversation_id, previous.message_index
+    if conversation_id is not None and message_index is None:
+        message_index = svc.metadata.next_message_index(who.organization_id, project_id, conversation_id)
+        if message_index > MAX_SAFE_INT:
+            raise InvalidInputError("message_index", f"the conversation's last message is at {MAX_SAFE_INT}, the "
+                                                     "largest position; give this message a smaller one")
+    return conversation_id, message_index
+
+
 def stage_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool | None = None,
                  protect_write: bool = False, own: dict[str, Any] | None = None) -> Staged:
     """Everything of a save up to the write: validation, extraction (or reading media), dedupe,
@@ -207,13 +224,7 @@ def stage_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool 
         assert media_save is not None
         fields = dict(title=media_save.title, content=media_save.text, content_type=media_save.content_type,
                       content_hash=media_save.content_hash, media=media_save.media)
-    conversation_id, message_index = body.conversation_id, body.message_index
-    if conversation_id is None and previous is not None and body.updates_memory_id:
-        # a new version of a message keeps the message's place in its conversation
-        conversation_id, message_index = previous.conversation_id, previous.message_index
-    if conversation_id is not None and message_index is None:
-        # after the conversation's last message (a bulk save stages its items in order)
-        message_index = md.next_message_index(who.organization_id, project.id, conversation_id)
+    conversation_id, message_index = _place_in_conversation(svc, who, project.id, body, previous)
     doc = Document(
         id=document_id,
         organization_id=who.organization_id,
@@ -265,7 +276,7 @@ def _summarized(svc: Services, doc: Document) -> Document:
     not twice. A summarizer that is down leaves it to the writer's retry."""
     try:
         return apply_summary(doc, svc.summarizer.summarize(doc.title, doc.content, doc.content_type,
-                                                           doc.metadata.get("language")))
+                                                           doc.language))
     except TransientError as exc:
         log.warning("summary of %s deferred: %s", doc.id, exc.message)
         return doc

@@ -250,14 +250,14 @@ def test_upsert_bulk_indexes_with_deterministic_ids(fake: FakeOpenSearch) -> Non
     assert fake.named("indices.create")[0]["body"]["mappings"]["_meta"]["embedder"] == EMBEDDER
     (bulk,) = fake.named("bulk")
     body = bulk["body"]
-    assert body[0] == {"index": {"_index": ALIAS, "_id": chunk_id_for("doc-1", 0)}}
+    assert body[0] == {"index": {"_index": ALIAS, "_id": f"org-a:{chunk_id_for('doc-1', 0)}"}}
     assert body[1] == {
         "chunk_id": chunk_id_for("doc-1", 0),
         "document_id": "doc-1",
         "organization_id": "org-a",
         "project_id": "proj-a",
         "chunk_index": 0,
-        "text": "Retries use exponential backoff (0).",
+        "text": "Retries use exponential backoff (0).\naws",  # the body, then the tags: a tag word finds it
         "title": "Resilience",
         "heading_path": ["Guide", "Retries"],
         "content_type": "markdown",
@@ -267,7 +267,7 @@ def test_upsert_bulk_indexes_with_deterministic_ids(fake: FakeOpenSearch) -> Non
         "vector": pytest.approx([0.6, 0.8]),
         "source_url": "https://docs.example.com/retries",
     }
-    assert body[2] == {"index": {"_index": ALIAS, "_id": chunk_id_for("doc-1", 1)}}
+    assert body[2] == {"index": {"_index": ALIAS, "_id": f"org-a:{chunk_id_for('doc-1', 1)}"}}
     assert body[3]["forget_after"] == "2025-03-31T12:00:00.000000+00:00"
     assert "source_url" not in body[3]
     assert body[3]["vector"] == pytest.approx([0.0, 1.0])
@@ -561,7 +561,9 @@ def test_serverless_upsert_replaces_copies_without_custom_ids(fake: FakeOpenSear
     index.upsert(EMBEDDER, [IndexedChunk(chunk, [1.0, 0.0])])
 
     (search,) = fake.named("search")
-    assert search["body"]["query"] == {"terms": {"chunk_id": [chunk.id]}}
+    # the organization's own copies only: another organization's chunk of that id is never touched
+    assert search["body"]["query"] == {"bool": {"should": [{"bool": {"filter": [
+        {"term": {"organization_id": "org-a"}}, {"terms": {"chunk_id": [chunk.id]}}]}}], "minimum_should_match": 1}}
     delete_bulk, index_bulk = fake.named("bulk")
     assert delete_bulk["body"] == [{"delete": {"_index": ALIAS, "_id": "server-generated-1"}}]
     assert index_bulk["body"][0] == {"index": {"_index": ALIAS}}  # no _id on Serverless
@@ -644,13 +646,16 @@ def test_a_code_chunks_identifier_words_are_indexed_in_its_body(fake: FakeOpenSe
     index.upsert(EMBEDDER, [IndexedChunk(code, [1.0, 0.0], identifiers="read user name get display name")])
     source = fake.named("bulk")[0]["body"][1]
     # in the body field (`text`, searched at body weight), after the chunk's own text
-    assert source["text"] == (
-        "def read_user_name(acct): return acct.getDisplayName()\nread user name get display name"
+    assert source["text"] == (  # then the chunk's tags (make_chunk's "aws")
+        "def read_user_name(acct): return acct.getDisplayName()\nread user name get display name\naws"
     )
     assert "identifiers" not in source and "context" not in source
-    # a chunk without identifier words is indexed as written
+    # a chunk without identifier words is indexed as written, then its tags
     index.upsert(EMBEDDER, [IndexedChunk(make_chunk("doc-2", 0), [1.0, 0.0])])
-    assert fake.named("bulk")[1]["body"][1]["text"] == "Retries use exponential backoff (0)."
+    assert fake.named("bulk")[1]["body"][1]["text"] == "Retries use exponential backoff (0).\naws"
+    # and one without tags (its keyphrases are filter labels only: they are the content's own words)
+    index.upsert(EMBEDDER, [IndexedChunk(make_chunk("doc-3", 0, tags=["keyphrase:backoff"]), [1.0, 0.0])])
+    assert fake.named("bulk")[2]["body"][1]["text"] == "Retries use exponential backoff (0)."
 
 
 def test_as_of_bounds_created_at_inside_both_legs(fake: FakeOpenSearch) -> None:

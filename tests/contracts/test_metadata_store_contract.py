@@ -10,6 +10,7 @@ Not part of the contract (callers do not rely on them, so the adapters may diffe
 
 from __future__ import annotations
 
+import contextlib
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -20,7 +21,7 @@ from memory_stores import MemoryMetadataStore
 from memlane.adapters.aws.blob_store import S3BlobStore
 from memlane.adapters.aws.metadata_store import DynamoMetadataStore
 from memlane.adapters.local.metadata_store import SqliteMetadataStore
-from memlane.domain.errors import ConflictError
+from memlane.domain.errors import ConflictError, IdTakenError
 from memlane.domain.models import (
     ApiKey,
     Chunk,
@@ -262,6 +263,34 @@ def test_no_read_returns_and_no_write_touches_another_organizations_document(sto
     assert [c.content for c in store.get_chunks(A, "doc-a")] == [c.content for c in chunks_of(mine, 2)]
     assert store.find_document_by_hash(A, "proj-a", mine.content_hash) == mine
     assert store.get_document(B, "doc-b") == theirs
+
+
+def test_a_document_id_another_organization_holds_is_refused_and_its_records_kept(store: Any) -> None:
+    """Issue 34, finding 1: an import that named another organization's document id replaced that
+    document (SQLite's `documents.id` is the primary key alone). The store's own write refuses it."""
+    org(store, A), org(store, B, slug="b")
+    project(store, A, "proj-a"), project(store, B, "proj-b")
+    mine = document(A, "doc-shared")
+    store.put_document(mine)
+    store.put_chunks(A, mine.id, chunks_of(mine, 2))
+    # When org B writes a document, then chunk records, under that id
+    forged = document(B, "doc-shared", "proj-b", content="Forged text.", content_hash="hash-forged")
+    with pytest.raises(IdTakenError):
+        store.put_document(forged)
+    with contextlib.suppress(IdTakenError):  # refused, or kept under B's own key: never over A's
+        store.put_chunks(B, "doc-shared", chunks_of(forged, 2, label="forged"))
+    # Then A's document and its chunk records are as they were, and B holds no document
+    assert store.get_document(A, "doc-shared") == mine
+    assert [c.content for c in store.get_chunks(A, "doc-shared")] == [c.content for c in chunks_of(mine, 2)]
+    assert store.find_document_by_hash(A, "proj-a", mine.content_hash) == mine
+    assert store.get_document(B, "doc-shared") is None and store.list_documents(B, "proj-b") == []
+    # and A's own writes of its id stay upserts
+    store.put_document(mine.model_copy(update={"title": "Retitled"}))
+    assert store.get_document(A, "doc-shared").title == "Retitled"
+    # and once A deleted it, the id is nobody's
+    assert store.delete_document(A, "doc-shared") is True
+    store.put_document(forged)
+    assert store.get_document(B, "doc-shared") == forged
 
 
 def test_status_moves_through_processing_to_ready_or_failed_with_a_reason(store: Any) -> None:

@@ -17,10 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from fakes import HashEmbedder
 
-import memlane.cli.common as common
-import memlane.cli.transfer as transfer
 from memlane.cli import main
 from memlane.cli.docs import Progress
 from memlane.cli.quiet import OWN_RECORDS_ONLY, quiet_third_party
@@ -38,16 +35,8 @@ def data_dir(cli_data_dir) -> Path:
 
 
 @pytest.fixture
-def hashing(monkeypatch):
+def hashing(cli_hashing):
     """The local runtime with the hashing embedder (no model to load)."""
-    real = common.local_runtime
-
-    def runtime(args, **options):
-        options.setdefault("embedder", HashEmbedder())
-        return real(args, **options)
-
-    monkeypatch.setattr(common, "local_runtime", runtime)
-    monkeypatch.setattr(transfer, "local_runtime", runtime)
 
 
 def closed_port() -> int:

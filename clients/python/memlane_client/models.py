@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "00c23a3bcc1def3d47844e6f8983c88ee68da285fc8fd28d8affb58fc0a8b922"
+OPENAPI_SHA256 = "b57e0a2b16813954eabe974f135dbd8c5d42da9b2c2b86c2cfcabd834c11e592"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 
@@ -673,6 +673,7 @@ class RecallFiltersIn(TypedDict):
     content_type: NotRequired["list[ContentType] | None"]
     created_after: NotRequired["str | None"]
     tags: NotRequired["list[str] | None"]
+    keyphrases: NotRequired["list[str] | None"]
     kind: NotRequired["list[Literal[\"memory\", \"message\", \"fact\"]] | None"]
 
 

@@ -201,7 +201,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Chunk (~1800 chars, line boundaries), embed, upsert items */
+        /**
+         * Chunk (~1800 chars, line boundaries), embed, upsert items
+         * @description Up to 1,000 items. Against the key's rate limit it counts once per 25 items or per 100 KB of body, whichever is more.
+         */
         post: operations["ingest_ingest_post"];
         delete?: never;
         options?: never;
@@ -517,7 +520,7 @@ export interface paths {
         put?: never;
         /**
          * Save a conversation's messages; draw facts from them when an LLM is configured
-         * @description Every message is saved as a memory of the conversation (kind `message`). With an LLM configured, facts are extracted off the request path (`extraction.status` queued; GET /v3/extractions/{id} follows it), each reconciled with the facts already known (new, update, duplicate, contradiction) and stored as a memory of kind `fact`. Without one, `extraction.status` is `off` and says why: no fact is invented. With an `Idempotency-Key` header, a retry of the same request is answered with the first answer (no message saved twice, no second extraction queued); the key with another body is a 409.
+         * @description Every message is saved as a memory of the conversation (kind `message`). With an LLM configured, facts are extracted off the request path (`extraction.status` queued; GET /v3/extractions/{id} follows it), each reconciled with the facts already known (new, update, duplicate, contradiction) and stored as a memory of kind `fact`. Without one, `extraction.status` is `off` and says why: no fact is invented. With an `Idempotency-Key` header, a retry of the same request is answered with the first answer (no message saved twice, no second extraction queued); the key with another body is a 409. Against the key's rate limit it counts once per 25 messages or per 100 KB of body, whichever is more.
          */
         post: operations["save_conversation_v3_conversations_post"];
         delete?: never;
@@ -682,7 +685,7 @@ export interface paths {
         put?: never;
         /**
          * Save up to 100 memories, each answered on its own
-         * @description Each item is a POST /v3/memory body and counts as one request against the key's rate limit. Items are written together (their chunks embedded in shared batches); one item's error does not stop the others.
+         * @description Each item is a POST /v3/memory body and counts as one request against the key's rate limit (and the body as one per 100 KB, whichever is more: memlane.api.weights). Items are written together (their chunks embedded in shared batches); one item's error does not stop the others.
          */
         post: operations["save_memories_v3_memories_post"];
         delete?: never;
@@ -922,7 +925,10 @@ export interface components {
                  * @description Defaults to the organization's default project.
                  */
                 project_id?: string | null;
-                /** Metadata */
+                /**
+                 * Metadata
+                 * @description Yours to use, at most 64 KB as JSON; `memlane` is reserved. salience (Vidurai's CRITICAL…NOISE), tags and chunking are read by memlane.
+                 */
                 metadata?: {
                     [key: string]: unknown;
                 };
@@ -1923,7 +1929,7 @@ export interface components {
             source?: string | null;
             /**
              * Metadata
-             * @description repoId, path and lang are filterable; the rest is kept.
+             * @description repoId, path and lang are filterable; the rest is kept (at most 64 KB as JSON; `memlane` is reserved).
              */
             metadata?: {
                 [key: string]: unknown;
@@ -2046,7 +2052,10 @@ export interface components {
              * @description Defaults to the organization's default project.
              */
             project_id?: string | null;
-            /** Metadata */
+            /**
+             * Metadata
+             * @description Yours to use, at most 64 KB as JSON; `memlane` is reserved. salience (Vidurai's CRITICAL…NOISE), tags and chunking are read by memlane.
+             */
             metadata?: {
                 [key: string]: unknown;
             };
@@ -2390,8 +2399,16 @@ export interface components {
             content_type?: components["schemas"]["ContentType"][] | null;
             /** Created After */
             created_after?: string | null;
-            /** Tags */
+            /**
+             * Tags
+             * @description Only memories that carry any of these tags (the tags a person or client gave).
+             */
             tags?: string[] | null;
+            /**
+             * Keyphrases
+             * @description Only memories with any of these generated keyphrases (metadata.keyphrases). With `tags`, a memory matches either.
+             */
+            keyphrases?: string[] | null;
             /**
              * Kind
              * @description Only memories of these kinds: memory, message, fact.

@@ -32,9 +32,22 @@ KEYWORD_FIELDS = (
 )
 
 
+# How a chunk's document is named in the index (`_meta.chunk_ids`): by organization and chunk id, so
+# one organization's write can never land on another's chunk. Indices created before say nothing:
+# their documents are named by the chunk id alone, and each write first checks that no other
+# organization holds those ids; a new index behind the alias is named the new way.
+CHUNK_IDS = "chunk_ids"
+PER_ORGANIZATION = "per-organization"
+
+
+def chunk_doc_id(org_id: str, chunk_id: str) -> str:
+    """A chunk's `_id` in an index whose chunk ids are per organization."""
+    return f"{org_id}:{chunk_id}"
+
+
 def index_body(dimension: int, embedder_id: str | None = None, *, serverless: bool = False) -> dict[str, Any]:
     """Settings and mappings of a memlane chunk index."""
-    meta: dict[str, Any] = {"memlane_schema": 1, "dimension": dimension}
+    meta: dict[str, Any] = {"memlane_schema": 1, "dimension": dimension, CHUNK_IDS: PER_ORGANIZATION}
     if embedder_id:
         meta["embedder"] = embedder_id
     properties: dict[str, Any] = {

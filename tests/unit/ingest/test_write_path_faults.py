@@ -42,7 +42,7 @@ from memlane.services import doctor
 from memlane.services.bulk import save_memories
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
-from memlane.services.transfer import export_project, import_lines
+from memlane.services.transfer import export_project, import_lines, reminted_id
 
 # Long enough for three chunks, so a rewrite must drop old rows and a retry must not duplicate.
 TEXT = "\n\n".join(
@@ -183,12 +183,12 @@ def _drained(world: World, doc_id: str | None) -> str:
 
 
 # Cut into small chunks (the document's own chunking), so it needs two embedding batches.
-LONG_TEXT = "\n\n".join(f"Bed {i}. The greenhouse heater keeps the seedlings of tray {i} warm." for i in range(90))
+LONG_TEXT = "\n\n".join(f"Bed {i}. The greenhouse heater keeps the seedlings of tray {i} warm." for i in range(640))
 
 
 def _long_worker_setup(world: World) -> None:
     body = MemoryIn(content=LONG_TEXT, title="Greenhouse beds",
-                    metadata={"chunking": {"max_tokens": 32, "overlap_tokens": 0}})
+                    metadata={"chunking": {"max_tokens": 128, "overlap_tokens": 0}})
     out = save_memory(world.stack.services, world.who, body, inline=False)
     world.extra["doc"] = out.id
 
@@ -331,7 +331,8 @@ def _import_setup(world: World) -> None:
     source = make_world(world.extra["tmp"], "export-source")
     out = save_memory(source.stack.services, source.who, MemoryIn(content=TEXT, title="Greenhouse"), inline=True)
     world.extra["lines"] = list(export_project(source.stack.services, source.who, source.project))
-    world.extra["doc"] = out.id
+    # another data directory, another organization: the document takes an id of its own (issue 34)
+    world.extra["doc"] = reminted_id(world.who.organization_id, out.id)
     source.stack.close()
 
 

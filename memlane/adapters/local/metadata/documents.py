@@ -13,6 +13,7 @@ from datetime import datetime
 
 from memlane.adapters.local.metadata.base import SqliteTables, placeholders
 from memlane.adapters.local.sqlite_db import iso, parse_iso, parse_iso_required
+from memlane.domain.errors import IdTakenError
 from memlane.domain.models import ContentType, Document, DocumentStatus, MediaInfo, conversation_order
 from memlane.ports import (
     DocumentPage,
@@ -82,7 +83,12 @@ class SqliteDocumentStore(SqliteTables):
                              apart_total=row["apart"])
 
     def put_document(self, doc: Document) -> None:
+        """An upsert by id within the organization; an id another organization holds is refused
+        (IdTakenError) and its document left as it was: `documents.id` is the primary key alone."""
         with self.db.transaction() as conn:
+            holder = conn.execute("SELECT organization_id FROM documents WHERE id = ?", (doc.id,)).fetchone()
+            if holder is not None and holder["organization_id"] != doc.organization_id:
+                raise IdTakenError(f"document id {doc.id} is not available")
             conn.execute(
                 f"INSERT OR REPLACE INTO documents ({DOC_COLUMNS}) VALUES ({placeholders(25)})",
                 (
@@ -116,7 +122,7 @@ class SqliteDocumentStore(SqliteTables):
             conn.execute("DELETE FROM document_tags WHERE document_id = ?", (doc.id,))
             conn.executemany(
                 "INSERT OR IGNORE INTO document_tags (document_id, organization_id, tag) VALUES (?,?,?)",
-                [(doc.id, doc.organization_id, t.lower()) for t in doc.tags],
+                [(doc.id, doc.organization_id, label) for label in doc.labels],
             )
 
     def add_document(self, doc: Document) -> Document | None:
@@ -210,12 +216,13 @@ class SqliteDocumentStore(SqliteTables):
         if filters.created_after is not None:
             sql.append(" AND created_at > ?")  # strictly after, as on DynamoDB and OpenSearch
             args.append(iso(filters.created_after))
-        if filters.tags:
+        labels = filters.labels()
+        if labels:
             sql.append(
                 " AND id IN (SELECT document_id FROM document_tags WHERE organization_id = ?"
-                f" AND tag IN ({placeholders(len(filters.tags))}))"
+                f" AND tag IN ({placeholders(len(labels))}))"
             )
-            args.extend([org_id, *(t.lower() for t in filters.tags)])
+            args.extend([org_id, *labels])
         sql.append(" ORDER BY created_at DESC, id LIMIT ?")
         args.append(limit)
         rows = self.db.connection().execute("".join(sql), args).fetchall()
