@@ -784,3 +784,23 @@ def test_fill_errors_are_handled_as_the_legs_are(fake: FakeOpenSearch) -> None:
     for _ in range(2):
         with pytest.raises(DependencyUnavailableError):
             index.search(scope(), "backoff", [1.0, 0.0], 2)
+
+
+def test_relevance_reads_the_same_background_on_opensearch_as_locally(fake: FakeOpenSearch) -> None:
+    # issue 35: relevance's elevation part reads the median of the vector leg's cosines; OpenSearch's k-NN
+    # scores are turned back into cosines, so the background and every relevance equal the local ones
+    from memlane.recall import relevance as rel
+
+    index = OpenSearchIndex(fake, ALIAS, 2)
+    cosines = [0.5, 0.16, 0.15, 0.14, 0.13, 0.12, 0.12, 0.11, 0.1, 0.08]
+    fake.msearch_responses = [
+        {"responses": [leg(*(hit(f"doc-{i}", 0, knn_score_from_cosine(c)) for i, c in enumerate(cosines)))]},
+    ]
+    results = index.search(scope(), "", [1.0, 0.0], 10)
+    background = rel.Background.of([c.score for c in results.vector], 10)
+    local = rel.Background.of(cosines, 10)
+    assert background.median == pytest.approx(local.median, abs=1e-9) and local.median == pytest.approx(0.125)
+    got = [rel.relevance(c.score, 0.0, 3, False, rel.MINILM, background=background) for c in results.vector]
+    want = [rel.relevance(c, 0.0, 3, False, rel.MINILM, background=local) for c in cosines]
+    assert got == pytest.approx(want, abs=1e-9)
+    assert got[0] >= rel.MINILM.strong > max(got[1:])  # the clear winner, strong at a cosine of 0.5
