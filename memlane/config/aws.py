@@ -40,6 +40,7 @@ ENV_WEBAPP_URL = "MEMLANE_WEBAPP_URL"
 ENV_BEDROCK_MODEL_ID = "MEMLANE_BEDROCK_MODEL_ID"
 ENV_USAGE_PLAN_ID = "MEMLANE_USAGE_PLAN_ID"
 ENV_USAGE_PLAN_NAME = "MEMLANE_USAGE_PLAN_NAME"
+ENV_STAGE = "MEMLANE_STAGE"
 ENV_RERANK_MODEL_ID = "MEMLANE_RERANK_MODEL_ID"
 ENV_RERANK_TOP_N = "MEMLANE_RERANK_TOP_N"
 ENV_RERANK_WEIGHT = "MEMLANE_RERANK_WEIGHT"
@@ -97,6 +98,8 @@ class AwsSettings(FunctionSettings):
                                   doc="API Gateway's per-key usage plan, where the keys function registers keys")
     usage_plan_name: str = variable(ENV_USAGE_PLAN_NAME, "", section=_STACK,
                                     doc="the same plan by name, for the API function (its id is looked up)")
+    stage: str = variable(ENV_STAGE, "", section=_STACK,
+                          doc="the stage (`dev`, `prod`, …): the tag on the API keys the stack's functions create")
     connections_key: str = variable(ENV_CONNECTIONS_KEY, "", section=_STACK,
                                     doc="the KMS key sealing connection tokens")
     connections_secret: str = variable(ENV_CONNECTIONS_SECRET, "", section=_STACK,

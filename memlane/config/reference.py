@@ -61,7 +61,6 @@ OUTROS = {
 }
 # Set by the stack for Powertools and the Lambda runtime, which read them; memlane's code does not.
 STACK_FOR_OTHERS = (
-    ("`MEMLANE_STAGE`", "the stage (`dev`, `prod`, …)"),
     ("`POWERTOOLS_SERVICE_NAME`, `LOG_LEVEL`", "Powertools' service name and log level"),
 )
 DEVELOPMENT = """\

@@ -79,6 +79,13 @@ class Settings(PublicAddress):
         "MEMLANE_FUSION_COMPLETE_LEGS", RECALL_FUSION.complete_legs, section=Section.RANKING,
         doc="each search leg scores the other leg's candidates, so every candidate has its real cosine and "
             "BM25 (`0`: each leg's own top 50 only, a missing score counting 0)")
+    # The text share's divisor (memlane.domain.tuning.FusionWeights.text_reference).
+    fusion_text_reference: float = variable(
+        "MEMLANE_FUSION_TEXT_REFERENCE", RECALL_FUSION.text_reference, ge=0, unit="BM25 per query word",
+        section=Section.RANKING,
+        doc="the word share's divisor: the batch's best BM25, never less than this per query word, so one "
+            "incidental shared word cannot outvote meaning (`0`: the batch maximum alone, as the formula is "
+            "written)")
     # A code chunk's text share by its own BM25 evidence, not over the batch maximum
     # (memlane.domain.tuning.FusionWeights.code_text_evidence).
     fusion_code_text_evidence: bool = variable(
@@ -207,7 +214,7 @@ class Settings(PublicAddress):
         return dataclasses.replace(
             RECALL_FUSION, vector=self.weight_vector, text=self.weight_text, recency=self.weight_recency,
             code_text_evidence=self.fusion_code_text_evidence, complete_legs=self.fusion_complete_legs,
-            identifier_words=self.index_identifier_words)
+            identifier_words=self.index_identifier_words, text_reference=self.fusion_text_reference)
 
     @property
     def neighbours(self) -> NeighbourWeights:

@@ -37,9 +37,14 @@ class FusionWeights:
     # Documentation retrieval keeps each leg's own top k (memlane.domain.tuning.DOCSET_FUSION): its
     # weights and page support were chosen with them, and completed legs cost it (BENCHMARKS.md).
     complete_legs: bool = True
+    # The text share's divisor is the batch's best BM25, but never less than this much BM25 per query
+    # word: what a keyword match of the whole query scores (memlane.recall.fusion.normalize_by_max).
+    # A batch whose best keyword match is one incidental word of the query then gives it a share as weak
+    # as its evidence, not the full `text` weight. 0: the spec's formula (the batch maximum alone).
+    text_reference: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("vector", "text", "recency", "support"):
+        for name in ("vector", "text", "recency", "support", "text_reference"):
             if getattr(self, name) < 0:
                 raise ValueError(f"fusion weight {name} must be ≥ 0")
         if self.recency_days <= 0:
@@ -49,8 +54,10 @@ class FusionWeights:
 
 
 # Memory recall's fusion (Settings.fusion: /v3/recall, the context pack's memories, related): the
-# spec's weights, with a code chunk's text share by its own evidence and each leg completed.
-RECALL_FUSION = FusionWeights(code_text_evidence=True, complete_legs=True)
+# spec's weights, with a code chunk's text share by its own evidence, each leg completed, and the text
+# share's divisor never below 5 BM25 per query word (the BM25 per query word at which relevance's text
+# part reaches 1 − 1/e: memlane.recall.relevance, bm25_scale).
+RECALL_FUSION = FusionWeights(code_text_evidence=True, complete_legs=True, text_reference=5.0)
 # Documentation's (DocsetSettings.fusion: /retrieve, the context pack's documentation): top candidates'
 # cosines sit in a narrow band while max-normalised BM25 spans 0-1, so at the memory weights the
 # keyword leg decides most orderings; 0.8/0.2 measured best on the docs eval (BENCHMARKS.md, docsets).

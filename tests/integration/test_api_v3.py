@@ -563,3 +563,5 @@ def test_related_memories_have_their_own_floor(server):
     assert related[:1] == [tenancy]
     assert ids["Sourdough"] not in related and ids["Bike"] not in related
     assert all(0.5 <= d["relevance"] <= 1 for d in body["related"])
+    # each marked by the same strong threshold as recall
+    assert all(d["match"] == ("strong" if d["relevance"] >= MINILM.strong else "weak") for d in body["related"])

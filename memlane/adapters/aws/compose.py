@@ -293,8 +293,8 @@ def build_key_registry(aws: AwsSettings | None = None) -> ApiGatewayKeyRegistry:
 
     aws = aws or aws_settings()
     if not aws.usage_plan_id and aws.usage_plan_name:
-        return ApiGatewayKeyRegistry(None, aws.table, usage_plan_name=aws.usage_plan_name)
-    return ApiGatewayKeyRegistry(aws.require("usage_plan_id"), aws.table)
+        return ApiGatewayKeyRegistry(None, aws.table, usage_plan_name=aws.usage_plan_name, stage=aws.stage)
+    return ApiGatewayKeyRegistry(aws.require("usage_plan_id"), aws.table, stage=aws.stage)
 
 
 # --------------------------------------------------------------------------- documentation sets

@@ -119,8 +119,10 @@ def recall_description() -> str:
     that Settings gives a server unless its environment says otherwise."""
     fusion, neighbours, bm25_scale = RECALL_FUSION, NeighbourWeights(), MINILM.bm25_scale
     places = {1: "one place", 2: "two places", 3: "three places"}.get(neighbours.window, f"{neighbours.window} places")
+    divisor = (f"max(max BM25 of the batch, {fusion.text_reference:g} · query words)" if fusion.text_reference
+               else "max BM25 of the batch")
     return (
-        f"Chunks ranked by {fusion.vector:g} · cosine + {fusion.text:g} · BM25 / max BM25 of the batch + "
+        f"Chunks ranked by {fusion.vector:g} · cosine + {fusion.text:g} · BM25 / {divisor} + "
         f"{fusion.recency:g} · exp(−age_days / {fusion.recency_days:g}) "
         f"(a chunk of a code memory: {fusion.text:g} · (1 − exp(−BM25 per query word / {bm25_scale:g})) instead of "
         "the batch share, unless MEMLANE_FUSION_CODE_TEXT_EVIDENCE=0), grouped by document (best chunk first). "
