@@ -173,6 +173,82 @@ def test_without_an_ocr_engine_an_image_gets_a_422_that_says_what_to_configure(t
         stack.close()
 
 
+def text_and_scan_pdf(line: str, scanned: list[str]) -> bytes:
+    """A PDF whose first page has a text layer (`line`) and whose second is a picture of text."""
+    from pypdf import PdfReader, PdfWriter
+
+    stream = b"BT /F1 18 Tf 50 700 Td (" + line.encode("latin-1") + b") Tj ET"
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+               b"/Resources << /Font << /F1 5 0 R >> >> >>",
+               b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    text_page = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for i, body in enumerate(objects, 1):
+        offsets.append(len(text_page))
+        text_page += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(text_page)
+    text_page += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    text_page += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    text_page += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    scan = io.BytesIO()
+    Image.open(io.BytesIO(render(scanned))).save(scan, "PDF")
+    writer = PdfWriter()
+    for part in (bytes(text_page), scan.getvalue()):
+        for page in PdfReader(io.BytesIO(part)).pages:
+            writer.add_page(page)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def test_without_an_ocr_engine_a_scan_is_saved_as_the_text_of_its_other_pages(tmp_path) -> None:
+    # Given no OCR engine, and a PDF of one typed page and one scanned page
+    stack = build_local(Settings(data_dir=tmp_path / "none"), embedder=HashEmbedder(),
+                        summarizer=LocalSummarizer(), media_readers=(None, None))
+    org, _ = ensure_organization(stack.metadata, "acme")
+    who = Principal(organization_id=org.id, key_id="k")
+    pdf = b64(text_and_scan_pdf("Harbour lease terms and the rent", ["Signed by both parties"]))
+    try:
+        # When it is saved
+        out = save_memory(stack.services, who, MemoryIn(content=pdf, content_type="pdf"))
+        # Then the typed page is what is stored, as a PDF's text, and no original is kept for OCR
+        doc = get_document(stack.services, who, out.id)
+        assert out.status == DocumentStatus.READY and doc.content_type == ContentType.PDF
+        assert doc.content == "Harbour lease terms and the rent" and doc.media is None
+        assert doc.title == "Harbour lease terms and the rent" and doc.metadata["pages"] == 2
+        assert stack.services.blobs.keys("media/") == []
+        # and the same PDF again is that document (deduplicated by the text it was saved as)
+        again = save_memory(stack.services, who, MemoryIn(content=pdf, content_type="pdf", title="Lease"))
+        assert again.duplicate and again.id == out.id
+        # while a PDF of scanned pages only is refused with what to configure, and nothing is stored
+        scan = io.BytesIO()
+        Image.open(io.BytesIO(render(["Rent: 950 per month"]))).save(scan, "PDF")
+        with pytest.raises(UnprocessableError, match="tesseract-ocr.*OPENAI_API_KEY"):
+            save_memory(stack.services, who, MemoryIn(content=b64(scan.getvalue()), content_type="pdf"))
+        assert stack.services.blobs.keys("media/") == []
+    finally:
+        stack.close()
+
+
+@needs_tesseract
+def test_a_scan_keeps_its_given_title_and_a_message_of_it_is_deduplicated_by_its_bytes(stack, who) -> None:
+    # Given a PDF of one typed page and one scanned page, saved with a title, as a conversation's message
+    pdf = b64(text_and_scan_pdf("Harbour lease terms", ["Signed by both parties"]))
+    out = save_memory(stack.services, who, MemoryIn(content=pdf, content_type="pdf", title="The lease",
+                                                    conversation_id="c1", metadata={"tags": ["lease"]}))
+    # Then both pages are its text, the original is kept, and its title and the PDF's facts are kept
+    doc = get_document(stack.services, who, out.id)
+    assert out.status == DocumentStatus.READY and doc.title == "The lease"
+    assert doc.content.startswith("Harbour lease terms\n\n") and "Signed" in doc.content
+    assert doc.media.kind == "pdf" and doc.media.pages == 2 and doc.metadata["pages"] == 2
+    assert doc.metadata["tags"] == ["lease"] and doc.conversation_id == "c1" and doc.message_index == 0
+    # and the same bytes again, in another conversation, are that document: media is deduplicated by its bytes
+    again = save_memory(stack.services, who, MemoryIn(content=pdf, content_type="pdf", conversation_id="c2"))
+    assert again.duplicate and again.id == out.id
+
+
 # --------------------------------------------------------------------------- OpenAI (scripted transport)
 
 
