@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import io
 import re
 from collections.abc import Sequence
@@ -135,6 +136,12 @@ def decode_media(content: str, declared: ContentType | None) -> MediaPayload | N
     if len(data) > MAX_MEDIA_BYTES:
         raise InvalidInputError("content", f"is {len(data)} bytes of media; at most {MAX_MEDIA_BYTES} are accepted")
     return MediaPayload(data=data, mime=mime, kind=kind)
+
+
+def original_hash(data: bytes) -> str:
+    """Media is deduplicated by its bytes: the same photo saved twice is one document, whichever
+    engine read it and however its OCR came out."""
+    return hashlib.sha256(data).hexdigest()
 
 
 def content_type_for(payload: MediaPayload, declared: ContentType | None) -> ContentType:

@@ -19,6 +19,7 @@ import pytest
 from fakes import FixedClock, HashEmbedder
 from PIL import Image, ImageDraw, ImageFont
 
+from bench.nlp import tiny_pdf
 from memlane.adapters.openai.media import OpenAITranscriber, OpenAIVisionReader, transcript_from_verbose_json
 from memlane.config import Settings
 from memlane.domain.errors import InvalidInputError, UnprocessableError
@@ -177,25 +178,10 @@ def text_and_scan_pdf(line: str, scanned: list[str]) -> bytes:
     """A PDF whose first page has a text layer (`line`) and whose second is a picture of text."""
     from pypdf import PdfReader, PdfWriter
 
-    stream = b"BT /F1 18 Tf 50 700 Td (" + line.encode("latin-1") + b") Tj ET"
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-               b"/Resources << /Font << /F1 5 0 R >> >> >>",
-               b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
-    text_page = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objects, 1):
-        offsets.append(len(text_page))
-        text_page += b"%d 0 obj\n" % i + body + b"\nendobj\n"
-    xref = len(text_page)
-    text_page += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    text_page += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    text_page += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
     scan = io.BytesIO()
     Image.open(io.BytesIO(render(scanned))).save(scan, "PDF")
     writer = PdfWriter()
-    for part in (bytes(text_page), scan.getvalue()):
+    for part in (tiny_pdf([line]), scan.getvalue()):
         for page in PdfReader(io.BytesIO(part)).pages:
             writer.add_page(page)
     out = io.BytesIO()
