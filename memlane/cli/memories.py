@@ -47,6 +47,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     q.add_argument("query", help="what to look for, in your own words")
     q.add_argument("--project", "-p", help="search only this project (name or id; default: every project)")
     q.add_argument("--limit", "-n", type=int, default=5, help="most results to show (default 5)")
+    q.add_argument("--strict", action="store_true",
+                   help="only strong matches: nothing when none is strong (default: weak matches too, marked)")
     q.add_argument("--json", action="store_true", help="print the API's answer as JSON")
     org_option(q)
     data_dir_option(q)
@@ -126,18 +128,27 @@ def cmd_recall(args: argparse.Namespace) -> int:
     if not remote_url() and existing_data_dir(args) is None:
         return no_data_dir(args)
     with open_client(args) as client:
-        out = client.recall(args.query, limit=args.limit, project_id=existing_project_id(client, args.project))
+        strict: dict[str, Any] = {"strict": True} if getattr(args, "strict", False) else {}
+        out = client.recall(args.query, limit=args.limit, project_id=existing_project_id(client, args.project),
+                            **strict)
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    if not out["results"]:
+    results = out["results"]
+    if not results:
         print("no memories found")
-    for i, r in enumerate(out["results"], 1):
-        print(f"[{i}] {r['title']}  (score {r['score']:.3f})  {r['document_id']}")
+    elif all(r.get("match") == "weak" for r in results):
+        print("no strong match; possibly related (low confidence):")
+    dim = sys.stdout.isatty()
+    for i, r in enumerate(results, 1):
+        weak = r.get("match") == "weak"
+        lines = [f"[{i}] {r['title']}  (score {r['score']:.3f}{'; weak match' if weak else ''})  {r['document_id']}"]
         if r["chunks"]:
             text = " ".join(r["chunks"][0]["content"].split())
-            print(f"    {text[:300]}{'…' if len(text) > 300 else ''}")
+            lines.append(f"    {text[:300]}{'…' if len(text) > 300 else ''}")
         if r.get("source_url"):
-            print(f"    source: {r['source_url']}")
+            lines.append(f"    source: {r['source_url']}")
+        for line in lines:
+            print(f"\033[2m{line}\033[0m" if weak and dim else line)
     print(f"({plural(out['total'], 'result')} in {out['query_time_ms']:.0f} ms)")
     return 0

@@ -6,7 +6,6 @@ disagree about what exists."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 from memlane.documents.cache import invalidate_project
@@ -15,8 +14,6 @@ from memlane.documents.keys import document_keys
 from memlane.documents.writer import DocumentWriter
 from memlane.domain.models import Document
 from memlane.ports import Services
-
-log = logging.getLogger(__name__)
 
 
 def remove_document(svc: Services, doc: Document) -> None:
@@ -47,10 +44,8 @@ def remove_document(svc: Services, doc: Document) -> None:
         if nxt is None:
             svc.index.set_superseded(org, prev.id, False)
     if carrying:
-        try:
-            DocumentWriter(svc).rebuild(org, sorted(carrying))
-        except Exception:  # noqa: BLE001 - the document is gone; its neighbours are rebuilt on their next write
-            log.warning("could not rebuild the context of the memories around %s", doc.id, exc_info=True)
+        # the document is gone either way: a failure is logged and counted, not raised
+        DocumentWriter(svc).rebuild_or_report(org, sorted(carrying), f"the memories around the removed {doc.id}")
     invalidate_project(svc.cache, org, doc.project_id)
 
 

@@ -205,7 +205,13 @@ class MemoryOut(BaseModel):
 class RecallFiltersIn(_Request):
     content_type: list[ContentType] | None = None
     created_after: InstantOrDay | None = None
-    tags: list[Annotated[str, Field(max_length=100)]] | None = Field(default=None, max_length=MAX_TAGS)
+    tags: list[Annotated[str, Field(max_length=100)]] | None = Field(
+        default=None, max_length=MAX_TAGS,
+        description="Only memories that carry any of these tags (the tags a person or client gave).")
+    keyphrases: list[Annotated[str, Field(max_length=100)]] | None = Field(
+        default=None, max_length=MAX_TAGS,
+        description="Only memories with any of these generated keyphrases (metadata.keyphrases). With `tags`, a "
+                    "memory matches either.")
     kind: list[Kind] | None = Field(default=None, max_length=len(KINDS),
                                     description="Only memories of these kinds: memory, message, fact.")
 
@@ -219,8 +225,13 @@ class RecallIn(_Request):
     include_versions: bool = Field(default=False, description="Also return superseded versions.")
     min_relevance: float | None = Field(
         default=None, ge=0.0, le=1.0,
-        description="Drop results whose relevance is below this (0-1); default the embedder's calibrated "
-                    "floor; 0 returns everything the search legs found.")
+        description="Strict abstention at your own floor: drop results whose relevance is below this (0-1) and "
+                    "nothing else; 0 returns everything the search legs found. Default: the calibrated floors, "
+                    "strong and weak results both returned, each marked (`match`).")
+    strict: bool = Field(
+        default=False,
+        description="Strict abstention: only strong matches; no result at all when none is strong (default: "
+                    "weak matches are returned too, marked `match: \"weak\"`, so a stored answer is never hidden).")
     as_of: Instant | None = Field(
         default=None, description="Recall as memlane knew things then: memories saved by that time, each in "
                                   "the version that was current then (a fact since updated comes back as it was).")
@@ -236,8 +247,13 @@ class RecallIn(_Request):
         return min(v, MAX_LIMIT)
 
 
-RELEVANCE_DOC = ("0-1, from raw evidence (cosine, unnormalised BM25, exact rare terms): what the floor compares; "
-                 "null when the query is empty")
+RELEVANCE_DOC = ("0-1, from raw evidence (cosine, unnormalised BM25, exact rare terms) and from how far the result "
+                 "stands above the store's other candidates for this query: what the floors compare; null when the "
+                 "query is empty")
+Match = Literal["strong", "weak"]
+MATCH_DOC = ("How sure memlane is of this result: \"strong\" (relevance at or above the strong threshold) or "
+             "\"weak\" (between the floor and the strong threshold: possibly related, low confidence); null when "
+             "the query is empty.")
 
 
 class RecalledChunk(BaseModel):
@@ -257,6 +273,7 @@ class RecalledDocument(BaseModel):
     summary: str | None
     score: float = Field(description="The spec's fused score (it can exceed 1); orders the results.")
     relevance: float | None = Field(default=None, description=RELEVANCE_DOC)
+    match: Match | None = Field(default=None, description=MATCH_DOC)
     source_url: str | None
     content_type: ContentType
     created_at: datetime
@@ -273,7 +290,10 @@ class RecallOut(BaseModel):
     results: list[RecalledDocument]
     total: int
     query_time_ms: float
-    floor: float | None = Field(default=None, description="The relevance floor that applied (null: empty query).")
+    floor: float | None = Field(default=None, description="The relevance floor that applied: nothing below it is "
+                                                          "returned (null: empty query).")
+    strong: float | None = Field(default=None, description="The strong threshold: a result at or above it is "
+                                                           "`match: \"strong\"`, below it `\"weak\"` (null: empty query).")
     stages: list[str] = Field(default_factory=list, description="What ranked the results, in order: \"fusion\" (the spec's score), \"neighbours\" when "
                                   "messages of one conversation lifted each other, \"rerank\"; \"recent\" for an empty query.")
     # The optional rerank stage (AWS, off by default): {"model", "status": "applied" | "skipped",
@@ -493,6 +513,7 @@ class RelatedDocument(BaseModel):
     summary: str | None
     score: float
     relevance: float | None = Field(default=None, description="0-1, from raw evidence: what the floor compares.")
+    match: Match | None = Field(default=None, description=MATCH_DOC)
     content_type: ContentType
     project_id: str
     created_at: datetime
@@ -592,8 +613,10 @@ class ContextIn(_Request):
         default=None, max_length=100, description="Docsets to draw from; default all; [] for none.")
     min_relevance: float | None = Field(
         default=None, ge=0.0, le=1.0,
-        description="Leave out pieces whose relevance is below this (0-1); default the calibrated floors "
-                    "(memories and documentation have their own).")
+        description="Strict abstention at your own floor: leave out pieces whose relevance is below this (0-1); "
+                    "default the calibrated floors (memories and documentation have their own), weak memories "
+                    "included and marked.")
+    strict: bool = Field(default=False, description="Only strong memories (no weak ones, marked or not).")
     profile: bool = Field(default=False, description="Put the profile (GET /v3/profile: stable facts and recent "
                                                      "context) first, inside the budget.")
     profile_subject: OptionalTrimmedNonBlankStr = Field(
@@ -612,6 +635,7 @@ class ContextPiece(BaseModel):
     docset_id: str | None = None
     score: float
     relevance: float = Field(default=0.0, description="0-1, from raw evidence: what the floor compares.")
+    match: Match = Field(default="strong", description=MATCH_DOC + " A weak piece is labelled in `text`.")
     created_at: datetime
     source_changed_at: datetime | None = None
     content: str
@@ -628,6 +652,7 @@ class ContextOut(BaseModel):
     truncated: bool = Field(description="Something relevant did not fit the budget.")
     dropped: int = Field(description="Relevant pieces left out for the budget.")
     floor: float | None = Field(default=None, description="The memories' relevance floor that applied.")
+    strong: float | None = Field(default=None, description="The memories' strong threshold.")
     docs_floor: float | None = Field(default=None, description="The documentation's relevance floor that applied.")
     stages: list[str] = Field(default_factory=list, description="What ranked the memories, in order.")
     profile: bool = Field(default=False, description="The profile is first in `text`.")

@@ -348,3 +348,49 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_elsewhere():
         lines.show(done, total)
     lines.end()
     assert plain.getvalue() == "0/1 page done\n1/4 pages done\n4/4 pages done\n"
+
+
+# --------------------------------------------------------------------------- weak matches (issue 35)
+
+
+class _Answering:
+    """A client whose recall answers with the given results (strong and weak), recording what it was asked."""
+
+    def __init__(self, results: list[dict]) -> None:
+        self.results = results
+        self.asked: list[dict] = []
+
+    def __enter__(self) -> _Answering:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def recall(self, query: str, **fields) -> dict:
+        self.asked.append({"query": query, **fields})
+        return {"results": self.results, "total": len(self.results), "query_time_ms": 3.0, "floor": 0.24, "strong": 0.65}
+
+
+def _result(title: str, match: str) -> dict:
+    return {"document_id": f"d-{title}", "title": title, "score": 0.5, "relevance": 0.4, "match": match,
+            "chunks": [{"content": f"{title} text"}]}
+
+
+@pytest.mark.parametrize("results, first_line", [
+    ([_result("Passport", "weak")], "no strong match; possibly related (low confidence):"),
+    ([_result("Router", "strong"), _result("Passport", "weak")], "[1] Router  (score 0.500)  d-Router"),
+])
+def test_recall_marks_weak_matches_and_says_when_nothing_is_strong(monkeypatch, capsys, results, first_line):
+    import memlane.cli.memories as memories
+
+    client = _Answering(results)
+    monkeypatch.setattr(memories, "remote_url", lambda: "http://127.0.0.1:1")
+    monkeypatch.setattr(memories, "open_client", lambda args: client)
+    monkeypatch.setattr(memories, "project_id", lambda c, p: None)
+    code, out, _ = run(capsys, "recall", "travel document")
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == first_line
+    assert any(line.startswith("[") and "Passport" in line and "; weak match)" in line for line in lines)
+    assert client.asked[0].get("strict") is None  # weak matches asked for by default
+    run(capsys, "recall", "travel document", "--strict")
+    assert client.asked[1]["strict"] is True

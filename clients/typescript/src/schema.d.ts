@@ -1147,9 +1147,15 @@ export interface components {
             docsets?: string[] | null;
             /**
              * Min Relevance
-             * @description Leave out pieces whose relevance is below this (0-1); default the calibrated floors (memories and documentation have their own).
+             * @description Strict abstention at your own floor: leave out pieces whose relevance is below this (0-1); default the calibrated floors (memories and documentation have their own), weak memories included and marked.
              */
             min_relevance?: number | null;
+            /**
+             * Strict
+             * @description Only strong memories (no weak ones, marked or not).
+             * @default false
+             */
+            strict?: boolean;
             /**
              * Profile
              * @description Put the profile (GET /v3/profile: stable facts and recent context) first, inside the budget.
@@ -1197,6 +1203,11 @@ export interface components {
              * @description The memories' relevance floor that applied.
              */
             floor?: number | null;
+            /**
+             * Strong
+             * @description The memories' strong threshold.
+             */
+            strong?: number | null;
             /**
              * Docs Floor
              * @description The documentation's relevance floor that applied.
@@ -1246,6 +1257,13 @@ export interface components {
              * @default 0
              */
             relevance?: number;
+            /**
+             * Match
+             * @description How sure memlane is of this result: "strong" (relevance at or above the strong threshold) or "weak" (between the floor and the strong threshold: possibly related, low confidence); null when the query is empty. A weak piece is labelled in `text`.
+             * @default strong
+             * @enum {string}
+             */
+            match?: "strong" | "weak";
             /**
              * Created At
              * Format: date-time
@@ -2381,8 +2399,16 @@ export interface components {
             content_type?: components["schemas"]["ContentType"][] | null;
             /** Created After */
             created_after?: string | null;
-            /** Tags */
+            /**
+             * Tags
+             * @description Only memories that carry any of these tags (the tags a person or client gave).
+             */
             tags?: string[] | null;
+            /**
+             * Keyphrases
+             * @description Only memories with any of these generated keyphrases (metadata.keyphrases). With `tags`, a memory matches either.
+             */
+            keyphrases?: string[] | null;
             /**
              * Kind
              * @description Only memories of these kinds: memory, message, fact.
@@ -2416,9 +2442,15 @@ export interface components {
             include_versions?: boolean;
             /**
              * Min Relevance
-             * @description Drop results whose relevance is below this (0-1); default the embedder's calibrated floor; 0 returns everything the search legs found.
+             * @description Strict abstention at your own floor: drop results whose relevance is below this (0-1) and nothing else; 0 returns everything the search legs found. Default: the calibrated floors, strong and weak results both returned, each marked (`match`).
              */
             min_relevance?: number | null;
+            /**
+             * Strict
+             * @description Strict abstention: only strong matches; no result at all when none is strong (default: weak matches are returned too, marked `match: "weak"`, so a stored answer is never hidden).
+             * @default false
+             */
+            strict?: boolean;
             /**
              * As Of
              * @description Recall as memlane knew things then: memories saved by that time, each in the version that was current then (a fact since updated comes back as it was).
@@ -2435,9 +2467,14 @@ export interface components {
             query_time_ms: number;
             /**
              * Floor
-             * @description The relevance floor that applied (null: empty query).
+             * @description The relevance floor that applied: nothing below it is returned (null: empty query).
              */
             floor?: number | null;
+            /**
+             * Strong
+             * @description The strong threshold: a result at or above it is `match: "strong"`, below it `"weak"` (null: empty query).
+             */
+            strong?: number | null;
             /**
              * Stages
              * @description What ranked the results, in order: "fusion" (the spec's score), "neighbours" when messages of one conversation lifted each other, "rerank"; "recent" for an empty query.
@@ -2460,7 +2497,7 @@ export interface components {
             score: number;
             /**
              * Relevance
-             * @description 0-1, from raw evidence (cosine, unnormalised BM25, exact rare terms): what the floor compares; null when the query is empty
+             * @description 0-1, from raw evidence (cosine, unnormalised BM25, exact rare terms) and from how far the result stands above the store's other candidates for this query: what the floors compare; null when the query is empty
              */
             relevance?: number | null;
             /** Heading Path */
@@ -2488,9 +2525,14 @@ export interface components {
             score: number;
             /**
              * Relevance
-             * @description 0-1, from raw evidence (cosine, unnormalised BM25, exact rare terms): what the floor compares; null when the query is empty
+             * @description 0-1, from raw evidence (cosine, unnormalised BM25, exact rare terms) and from how far the result stands above the store's other candidates for this query: what the floors compare; null when the query is empty
              */
             relevance?: number | null;
+            /**
+             * Match
+             * @description How sure memlane is of this result: "strong" (relevance at or above the strong threshold) or "weak" (between the floor and the strong threshold: possibly related, low confidence); null when the query is empty.
+             */
+            match?: ("strong" | "weak") | null;
             /** Source Url */
             source_url: string | null;
             content_type: components["schemas"]["ContentType"];
@@ -2620,6 +2662,11 @@ export interface components {
              * @description 0-1, from raw evidence: what the floor compares.
              */
             relevance?: number | null;
+            /**
+             * Match
+             * @description How sure memlane is of this result: "strong" (relevance at or above the strong threshold) or "weak" (between the floor and the strong threshold: possibly related, low confidence); null when the query is empty.
+             */
+            match?: ("strong" | "weak") | null;
             content_type: components["schemas"]["ContentType"];
             /** Project Id */
             project_id: string;

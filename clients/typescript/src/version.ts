@@ -2,4 +2,4 @@
 /** The version of memlane's API (its OpenAPI document's info.version) this client was generated from. */
 export const API_VERSION = "0.1.0"
 /** SHA-256 of that OpenAPI document. */
-export const OPENAPI_SHA256 = "7d43c092efe22a4958ff7054fa2bcf8ac50fda612a680abc02bee385c205a1dc"
+export const OPENAPI_SHA256 = "b57e0a2b16813954eabe974f135dbd8c5d42da9b2c2b86c2cfcabd834c11e592"

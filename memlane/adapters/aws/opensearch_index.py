@@ -25,7 +25,9 @@ Decisions, each for a reason:
   so a deleted document disappears at once. The organization is part of `_id` so that no write can
   land on another organization's chunk; an index created before (its `_meta` has no `chunk_ids`)
   keeps `_id` = chunk id, and a write there is refused when another organization holds one of its
-  ids (IdTakenError); a new index behind the alias is named the new way.
+  ids (IdTakenError); a new index behind the alias is named the new way. Every request names the
+  alias or its index in its path (`<alias>/_bulk`, never `/_bulk`): the functions' IAM grants and the
+  domain's access policy name those paths only.
 * **Older versions stay indexed, flagged.** `set_superseded` marks a document's chunks
   `superseded` (a partial update); both legs leave them out unless the scope asks for versions,
   as the local index does. Tags are indexed lower-cased: the tag filter ignores case.
@@ -241,7 +243,7 @@ class OpenSearchIndex:
             for item in batch:
                 body.append({"index": self._action(item.chunk)})
                 body.append(chunk_source(item))
-            self._check_bulk(self._call(self.client.bulk, body=body))
+            self._check_bulk(self._call(self.client.bulk, body=body, index=self.alias))
 
     def _action(self, chunk: Chunk) -> dict[str, Any]:
         """A chunk's bulk action: its `_id` names the organization (none on Serverless, the chunk
@@ -312,7 +314,7 @@ class OpenSearchIndex:
             for _id in ids[start : start + BULK_BATCH]:
                 body.append({"update": {"_index": self.alias, "_id": _id}})
                 body.append({"doc": {"superseded": superseded}})
-            self._check_bulk(self._call(self.client.bulk, body=body, **refresh))
+            self._check_bulk(self._call(self.client.bulk, body=body, index=self.alias, **refresh))
 
     def _map_superseded(self) -> None:
         """Indices created before versions were indexed have no `superseded` field, and the mapping
@@ -365,7 +367,7 @@ class OpenSearchIndex:
                 body = [
                     {"delete": {"_index": self.alias, "_id": _id}} for _id in ids[start : start + BULK_BATCH]
                 ]
-                self._check_bulk(self._call(self.client.bulk, body=body))
+                self._check_bulk(self._call(self.client.bulk, body=body, index=self.alias))
         except os_errors.NotFoundError:
             return  # no index yet: nothing to delete
 

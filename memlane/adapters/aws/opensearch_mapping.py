@@ -14,6 +14,8 @@ from memlane.ports import IndexedChunk
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
 SPACE_TYPE = "innerproduct"
+# Replicas follow the domain: none on one data node, one from two up (index.auto_expand_replicas).
+AUTO_EXPAND_REPLICAS = "0-1"
 TEXT_ANALYZER = "english"
 VECTOR_FIELD = "vector"  # the chunk's unit vector (knn_vector), kept in _source
 TEXT_FIELDS = ("text^1", "title^2", "heading_path^1.5")
@@ -76,6 +78,10 @@ def index_body(dimension: int, embedder_id: str | None = None, *, serverless: bo
         # A memlane index is small (chunks of one deployment): one shard avoids scoring skew
         # between shards and per-shard HNSW graphs. Serverless manages shards itself.
         settings["index"]["number_of_shards"] = 1
+        # A replica on another node when there is one: none on the default single-node domain (one
+        # replica there could never be assigned, and the domain would stay yellow), one from two
+        # data nodes up. Serverless manages replicas itself.
+        settings["index"]["auto_expand_replicas"] = AUTO_EXPAND_REPLICAS
     return {
         "settings": settings,
         "mappings": {"dynamic": "strict", "_meta": meta, "properties": properties},

@@ -712,8 +712,8 @@ class SqliteSearchIndex:
                 self._save_ann(m)
 
     def _tagged_documents(self, scope: SearchScope) -> set[str] | None:
-        """The tag filter, resolved against the document tags in the same database."""
-        tags = scope.filters.tags
+        """The tag and keyphrase filter, resolved against the documents' labels in the same database."""
+        tags = scope.filters.labels()
         if not tags:
             return None
         rows = (
@@ -721,7 +721,7 @@ class SqliteSearchIndex:
             .execute(
                 f"SELECT DISTINCT document_id FROM document_tags WHERE organization_id = ? AND tag IN "
                 f"({','.join('?' * len(tags))})",
-                (scope.organization_id, *(t.lower() for t in tags)),
+                (scope.organization_id, *tags),
             )
             .fetchall()
         )

@@ -152,10 +152,10 @@ class DynamoDocumentStore(DynamoProjectStore):
             **model_attributes(doc, exclude=("content",)),
             ID_CLAIMED: True,
         }
-        if doc.tags:
-            # a list attribute that filter expressions can test; lower-cased, because the tag
-            # filter ignores case (as the SQLite store's does)
-            item["tags"] = list(dict.fromkeys(t.lower() for t in doc.tags))
+        if doc.labels:
+            # a list attribute that filter expressions can test: the tags and prefixed keyphrases,
+            # lower-cased, because the filter ignores case (as the SQLite store's does)
+            item["tags"] = doc.labels
         if doc.conversation_id is not None:
             item[ks.GSI3_PK] = ks.conversation_gsi_pk(doc.organization_id, doc.project_id, doc.conversation_id)
             item[ks.GSI3_SK] = ks.conversation_gsi_sk(doc.message_index or 0, to_iso(doc.created_at), doc.id)
@@ -365,7 +365,7 @@ class DynamoDocumentStore(DynamoProjectStore):
         matches, then merged)."""
         if limit <= 0:
             return []
-        tags = tuple(dict.fromkeys(t.lower() for t in filters.tags))
+        tags = filters.labels()
         content_types = tuple(dict.fromkeys(ct.value for ct in filters.content_types))
         names = {"#status": "status"}
         values: dict[str, Any] = {
@@ -409,7 +409,7 @@ class DynamoDocumentStore(DynamoProjectStore):
                 for item in page.get("Items", []):
                     doc = self._document_from_item(item)
                     if doc is None or (
-                        wanted_tags and not wanted_tags.intersection(t.lower() for t in doc.tags)
+                        wanted_tags and not wanted_tags.intersection(doc.labels)
                     ):
                         continue
                     found.append(doc)

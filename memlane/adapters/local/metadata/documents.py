@@ -122,7 +122,7 @@ class SqliteDocumentStore(SqliteTables):
             conn.execute("DELETE FROM document_tags WHERE document_id = ?", (doc.id,))
             conn.executemany(
                 "INSERT OR IGNORE INTO document_tags (document_id, organization_id, tag) VALUES (?,?,?)",
-                [(doc.id, doc.organization_id, t.lower()) for t in doc.tags],
+                [(doc.id, doc.organization_id, label) for label in doc.labels],
             )
 
     def add_document(self, doc: Document) -> Document | None:
@@ -216,12 +216,13 @@ class SqliteDocumentStore(SqliteTables):
         if filters.created_after is not None:
             sql.append(" AND created_at > ?")  # strictly after, as on DynamoDB and OpenSearch
             args.append(iso(filters.created_after))
-        if filters.tags:
+        labels = filters.labels()
+        if labels:
             sql.append(
                 " AND id IN (SELECT document_id FROM document_tags WHERE organization_id = ?"
-                f" AND tag IN ({placeholders(len(filters.tags))}))"
+                f" AND tag IN ({placeholders(len(labels))}))"
             )
-            args.extend([org_id, *(t.lower() for t in filters.tags)])
+            args.extend([org_id, *labels])
         sql.append(" ORDER BY created_at DESC, id LIMIT ?")
         args.append(limit)
         rows = self.db.connection().execute("".join(sql), args).fetchall()
