@@ -26,7 +26,7 @@ from memlane.domain.errors import InvalidInputError, UnprocessableError
 from memlane.domain.models import ContentType, DocumentStatus, MediaInfo
 from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn, RecallIn
-from memlane.ingest.media import decode_media, sniff, time_range
+from memlane.ingest.media import MAX_MEDIA_BYTES, MediaPayload, decode_media, sniff, time_range
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import LocalStack, build_local
 from memlane.local.worker import IngestWorker
@@ -101,6 +101,53 @@ def test_media_is_recognised_by_its_bytes_and_text_stays_text() -> None:
     # and an image type that is something else is refused naming the field
     with pytest.raises(InvalidInputError, match="content: is audio/mpeg, not an image"):
         decode_media(b64(b"ID3\x04\x00" + b"\x00" * 200), ContentType.IMAGE)
+
+
+@pytest.mark.parametrize(("head", "expected"), [
+    (b"\x89PNG\r\n\x1a\n" + b"\x00" * 8, ("image/png", "image")),
+    (b"\xff\xd8\xff\xe0", ("image/jpeg", "image")),
+    (b"GIF87a", ("image/gif", "image")), (b"GIF89a", ("image/gif", "image")),
+    (b"II*\x00", ("image/tiff", "image")), (b"MM\x00*", ("image/tiff", "image")),
+    (b"RIFF\x10\x00\x00\x00WEBPVP8 ", ("image/webp", "image")),
+    (b"%PDF-1.7", ("application/pdf", "pdf")),
+    (b"RIFF\x10\x00\x00\x00WAVEfmt ", ("audio/wav", "audio")),
+    (b"fLaC", ("audio/flac", "audio")), (b"OggS", ("audio/ogg", "audio")),
+    (b"ID3\x04", ("audio/mpeg", "audio")), (b"\xff\xfb\x90", ("audio/mpeg", "audio")),
+    (b"\x00\x00\x00\x20ftypM4A \x00", ("audio/mp4", "audio")),
+    (b"\x00\x00\x00\x20ftypM4B \x00", ("audio/mp4", "audio")),
+    (b"\x00\x00\x00\x14ftypqt  \x00", ("video/quicktime", "video")),
+    (b"\x00\x00\x00\x18ftypisom", ("video/mp4", "video")), (b"\x00\x00\x00\x18ftyp", ("video/mp4", "video")),
+    (b"\x1a\x45\xdf\xa3\x01", ("video/webm", "video")),
+    # and what is none of them: RIFF of another kind, a lone 0xFF, a 0xFF whose next byte is no
+    # frame sync, text, nothing
+    (b"RIFF\x10\x00\x00\x00AVI ", None), (b"\xff", None), (b"\xff\xd0", None), (b"Meeting notes", None),
+    (b"", None),
+])
+def test_each_signature_names_its_mime_type_and_kind(head, expected) -> None:
+    assert sniff(head) == expected
+
+
+def test_what_content_type_and_bytes_a_save_may_carry() -> None:
+    png, mp3 = render(["x"]), b"ID3\x04\x00" + b"\x00" * 200
+    # a declared text type is never media; a data URL must decode and be media
+    assert decode_media(b64(png), ContentType.MARKDOWN) is None
+    with pytest.raises(InvalidInputError, match="content: is a data URL whose base64 does not decode"):
+        decode_media("data:image/png;base64,@@@@", None)
+    with pytest.raises(InvalidInputError, match="content: is not a recognised file"):
+        decode_media("data:text/plain;base64," + b64(b"plain words, not media"), None)
+    # base64 that is no media: text, unless it is long and declared an image
+    assert decode_media(b64(b"just some words here"), ContentType.AUDIO) is None
+    with pytest.raises(InvalidInputError, match="content: is not a recognised image"):
+        decode_media(b64(b"x" * 100), ContentType.IMAGE)
+    # a PDF is left to extraction; an image saved as a recording is refused naming the right type
+    assert decode_media(b64(b"%PDF-1.4\n" + b"x" * 100), None) is None
+    with pytest.raises(InvalidInputError, match="content: is image/png, not a recording; save it with content_type image"):
+        decode_media(b64(png), ContentType.VIDEO)
+    assert decode_media(b64(mp3), ContentType.VIDEO) == MediaPayload(mp3, "audio/mpeg", "audio")
+    # and media past the size a request can carry is refused with both sizes
+    big = b"ID3\x04" + b"\x00" * (MAX_MEDIA_BYTES + 1)
+    with pytest.raises(InvalidInputError, match=f"is {len(big)} bytes of media; at most {MAX_MEDIA_BYTES}"):
+        decode_media(b64(big), None)
 
 
 # --------------------------------------------------------------------------- OCR, locally
