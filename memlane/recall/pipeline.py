@@ -33,6 +33,7 @@ from memlane.ingest.identifiers import query_identifier_words
 from memlane.ports import DocumentStore, LegResults, SearchScope, Services
 from memlane.recall import relevance as rel
 from memlane.recall.fusion import ScoredChunk, ScoredDocument, fuse_scores, group_by_document
+from memlane.recall.names import named_terms, names_all
 from memlane.recall.neighbours import add_neighbour_context, changed
 from memlane.recall.rerank import RerankPipelineStage, RerankStage
 
@@ -228,11 +229,18 @@ def _set_relevance(r: Retrieval, fused: list[ScoredChunk], c: rel.Calibration, r
     terms = rel.query_terms(r.query)
     for sc in fused:
         sc.relevance = rel.relevance(sc.vector_score, sc.evidence, terms, False, c, code=sc.code, background=background)
-    # Exact matches (a distinctive term, or every content word): only the chunks the text leg found
-    # that are not already as relevant as an exact match would make them.
+    # Exact matches and names are read in the chunk's text: only where the text leg ran on a question
+    # (a whole document as the query names everything).
     if r.legs == "vector" or not r.exact:
         return
-    distinctive, words = rel.distinctive_terms(r.query), rel.content_words(r.query)
+    _set_exact(r.query, fused, c, records)
+    _hold_unnamed(r.query, fused, c, records)
+
+
+def _set_exact(query: str, fused: list[ScoredChunk], c: rel.Calibration, records: dict[str, Chunk]) -> None:
+    """Exact matches (a distinctive term, or every content word): only the chunks the text leg found
+    that are not already as relevant as an exact match would make them."""
+    distinctive, words = rel.distinctive_terms(query), rel.content_words(query)
     if not (distinctive or words):
         return
     for sc in fused:
@@ -242,3 +250,21 @@ def _set_relevance(r: Retrieval, fused: list[ScoredChunk], c: rel.Calibration, r
         if ch is not None and rel.exact_match(f"{ch.title}\n{ch.content}", distinctive, words):
             sc.exact = True
             sc.relevance = max(sc.relevance, c.exact_match)
+
+
+def _hold_unnamed(query: str, fused: list[ScoredChunk], c: rel.Calibration, records: dict[str, Chunk]) -> None:
+    """A chunk of prose lacking a name the question gives is at most `named_cap` (memlane.recall.names).
+    One the text leg did not find holds no word of the question, so no name either; one it found is
+    read. Code is left alone: it spells what it handles as identifiers (`_tkinter`), which a question
+    in prose names as words ("Tcl")."""
+    names = named_terms(query)
+    if not names:
+        return
+    cap = c.named_cap
+    for sc in fused:
+        if sc.code:
+            continue
+        ch = records.get(sc.chunk_id) if sc.bm25 > 0 else None
+        sc.named = ch is not None and names_all(f"{ch.title}\n{ch.content}", names)
+        if not sc.named:
+            sc.relevance = min(sc.relevance, cap)

@@ -30,7 +30,9 @@ text is always in some memory.
   no "rest of the store" to stand above.
 
 relevance = max(vector part, text part, exact part, elevation part): each is evidence on its own; none
-is averaged away by the absence of another (a keyword-only match has no cosine to speak of).
+is averaged away by the absence of another (a keyword-only match has no cosine to speak of). A chunk
+that lacks a name the question gives (memlane.recall.names: "Aylin", "Spotify", "3PL") is then held at
+`named_cap`, just below the strong threshold: close in meaning, possibly related, not the answer.
 
 Two thresholds read it (memlane.recall.pipeline, memlane.recall.service): at or above `strong` a
 result is a strong match; between `floor` and `strong` a weak one (returned, marked "weak": the
@@ -95,6 +97,17 @@ class Calibration:
     # clear best match is never hidden (clear_margin 0: never).
     clear_margin: float = 0.0
     clear_cosine: float = 0.0
+
+    @property
+    def named_cap(self) -> float:
+        """The most a chunk that lacks a name the question gives can be (memlane.recall.names): just
+        below the strong threshold, so it is shown as a weak match, never as the answer; never below
+        the floor, so the rule changes no result's place and hides nothing."""
+        return max(self.floor, self.strong - NAMED_MARGIN)
+
+
+# How far below the strong threshold a chunk lacking a name of the question is held (Calibration.named_cap).
+NAMED_MARGIN = 0.01
 
 
 # MiniLM (the embedded default, every variant): measured, BENCHMARKS.md "Relevance floor"
