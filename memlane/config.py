@@ -91,9 +91,6 @@ class Settings(BaseModel):
     # relevance's text part reaches 1 − 1/e (memlane.recall.relevance, bm25_scale); 0 gives the spec's
     # batch maximum alone (MEMLANE_FUSION_TEXT_REFERENCE).
     fusion_text_reference: float = 5.0
-    # The part of that divisor below which a word match counts for nothing in the fusion
-    # (memlane.domain.tuning.FusionWeights.text_allowance; MEMLANE_FUSION_TEXT_ALLOWANCE).
-    fusion_text_allowance: float = 0.0
     # Identifier words (memlane.ingest.identifiers): a code chunk is indexed for the text leg with the
     # words of its identifiers (`getUserName` → get user name), and a query naming an identifier also
     # searches for its words. Off by default: on the recall suite it moved code MRR@10 +0.004 but lost
@@ -147,8 +144,7 @@ class Settings(BaseModel):
                              code_text_evidence=self.fusion_code_text_evidence,
                              complete_legs=self.fusion_complete_legs,
                              identifier_words=self.index_identifier_words,
-                             text_reference=self.fusion_text_reference,
-                             text_allowance=self.fusion_text_allowance)
+                             text_reference=self.fusion_text_reference)
 
     @property
     def neighbours(self) -> NeighbourWeights:
@@ -177,7 +173,6 @@ class Settings(BaseModel):
             ("weight_text", "MEMLANE_WEIGHT_TEXT"),
             ("weight_recency", "MEMLANE_WEIGHT_RECENCY"),
             ("fusion_text_reference", "MEMLANE_FUSION_TEXT_REFERENCE"),
-            ("fusion_text_allowance", "MEMLANE_FUSION_TEXT_ALLOWANCE"),
             ("recall_neighbour_weight", "MEMLANE_RECALL_NEIGHBOUR_WEIGHT"),
             ("recall_neighbour_max_gap_seconds", "MEMLANE_RECALL_NEIGHBOUR_MAX_GAP_SECONDS"),
             ("context_text_weight", "MEMLANE_CONTEXT_TEXT_WEIGHT"),

@@ -38,16 +38,11 @@ class FusionWeights:
     # A batch whose best keyword match is one incidental word of the query then gives it a share as weak
     # as its evidence, not the full `text` weight. 0: the spec's formula (the batch maximum alone).
     text_reference: float = 0.0
-    # The share of that divisor a prose chunk's BM25 must pass before it counts: the text share is
-    # (bm25 − allowance × divisor) / (divisor − allowance × divisor), never below 0. 0: no allowance.
-    text_allowance: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("vector", "text", "recency", "support", "text_reference"):
             if getattr(self, name) < 0:
                 raise ValueError(f"fusion weight {name} must be ≥ 0")
-        if not 0 <= self.text_allowance < 1:
-            raise ValueError("fusion text_allowance must be ≥ 0 and < 1")
         if self.recency_days <= 0:
             raise ValueError("recency_days must be > 0")
         if self.support_chunks < 0:

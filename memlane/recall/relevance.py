@@ -110,25 +110,19 @@ class Calibration:
 NAMED_MARGIN = 0.01
 
 
-# MiniLM (the embedded default, every variant): measured, BENCHMARKS.md "Relevance floor"
-# (`python -m bench.calibrate_floor`: every candidate's evidence recorded, each floor applied as recall
-# applies it). The floor is the highest where answerable recall@10 loses at most 0.02: conversations
-# 0.764 → 0.745 at 0.29 (0.739 at 0.30), the suite's code workload 0.973 → 0.960; there 81 % of
-# conversation questions asked of another conversation and 99 % of nonsense queries get nothing.
-# (0.25 until a possessive's `s` stopped counting as a query word, memlane.domain.english; 0.26 until
-# each leg scored the other's candidates, memlane.ports.SearchIndex.search: the ranking without a floor
-# gained 0.020 and candidates found by one leg gained the other's evidence, so the same 0.02 allows a
-# higher floor.)
-# Recalibrated when BM25's statistics became the searched scope's (issue 22; the text evidence read
-# here is the organization's, memlane.ports.Candidate.evidence): the ranking without a floor gained
-# (conversations 0.727 → 0.744), so the same 0.02 allows less; at the former 0.28, conversations keep
-# 0.715 (0.709 before) with the same 79 % abstaining, a loss of 0.029 by the rule. Code: a prose question meets the code that answers it ~0.1 lower than a note that does (the
-# 10th/25th percentiles of the answers' cosines: 0.31/0.39 for code, 0.41/0.49 for conversation turns),
-# so code's scale is prose's moved down by 0.15: at the floor, code's recall@10 loses 0.003 instead of
-# about 0.1. Related memories: 0.5, where related recall@10 loses 0.005 (a whole memory as the query:
-# cosines run higher than a question's).
+# MiniLM (the embedded default, every variant): measured on every workload at once (BENCHMARKS.md, "Recall:
+# the floor and the strong threshold"; `make eval-floor`: bench.recall_record, then bench.calibrate_relevance).
+# The floor is the highest at which no workload answers more than 5 % of its answerable questions with
+# nothing: 0.22 (the personal notes 5.0 % there, 6.2 % at 0.24, once a note's vector stopped repeating its
+# first line: memlane.documents.embedded_text); the strong threshold the lowest (in steps of 0.05) at which
+# questions the store cannot answer (LoCoMo asked of another conversation or of the notes, the notes' own
+# unanswerable questions) get a strong result at most 25 % of the time and nonsense at most 1 %: 0.65.
+# Code: a prose question meets the code that answers it ~0.1 lower than a note that does (the 10th/25th
+# percentiles of the answers' cosines: 0.31/0.39 for code, 0.41/0.49 for conversation turns), so code's
+# scale is prose's moved down by 0.15. Related memories: 0.5, where related recall@10 loses 0.005 (a
+# whole memory as the query: cosines run higher than a question's).
 MINILM = Calibration(cosine_zero=0.3, cosine_one=0.7, bm25_scale=5.0, exact_match=0.6,
-                     floor=0.24, strong=0.65, docs_floor=0.0, related_floor=0.5, calibrated=True,
+                     floor=0.22, strong=0.65, docs_floor=0.0, related_floor=0.5, calibrated=True,
                      code=CosineScale(0.15, 0.55), elevation_zero=0.1, elevation_one=0.5, clear_margin=0.08,
                      clear_cosine=0.25)
 # OpenAI text-embedding-3-* puts unrelated text lower than MiniLM (around 0.0-0.2) and paraphrases

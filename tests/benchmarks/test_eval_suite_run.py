@@ -67,8 +67,18 @@ def test_the_suite_runs_every_workload_writes_its_sections_and_reruns_from_the_c
     _locomo(data)
     _stdlib(stdlib)
     _docs(docs, queries)
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text("\n".join(json.dumps(x) for x in (
+        {"type": "note", "id": "n1", "title": None, "content": "Home wifi password tulpe-Regen-4471.", "tags": []},
+        {"type": "note", "id": "n2", "title": "Passport", "content": "Valid until 2 Sept 2026.", "tags": []},
+        {"type": "question", "id": "q1", "query": "tulpe-Regen-4471", "answer": "n1", "kind": "keyword"},
+        {"type": "question", "id": "q2", "query": "wifi password", "answer": "n1", "kind": "overlap"},
+        {"type": "question", "id": "q3", "query": "when does my travel document run out?", "answer": "n2",
+         "kind": "paraphrase"},
+        {"type": "question", "id": "u1", "query": "Spotify password", "answer": None, "kind": "unanswerable"},
+        {"type": "question", "id": "x1", "query": "volcano teaspoon", "answer": None, "kind": "nonsense"})) + "\n")
     argv = ["--memory", str(data), "--stdlib", str(stdlib), "--docs-dir", str(docs), "--queries", str(queries),
-            "--skip-crawl", "--cache-dir", str(cache), "--write", str(bench)]
+            "--notes", str(notes), "--skip-crawl", "--cache-dir", str(cache), "--write", str(bench)]
     # When the suite runs
     assert main(argv) == 0
     first = capsys.readouterr()
@@ -87,9 +97,10 @@ def test_the_suite_runs_every_workload_writes_its_sections_and_reruns_from_the_c
     abstention = json.loads((cache / "results" / "abstention.json").read_text())
     # each conversation's questions of the other's project, each code question of the other half, each
     # docs question of the facts' project, and the fifty nonsense queries of every project (two
-    # conversations, the facts, two code halves, the docs)
-    assert len(abstention["records"]) == 4 + 2 + 2 + 50 * 6
+    # conversations, the facts, two code halves, the docs, the notes: the notes file is the test's own, not
+    # the shared one, which is there or not depending on where the repository is checked out)
+    assert len(abstention["records"]) == 4 + 2 + 2 + 50 * 7
     # And a second run embeds nothing: the server and the baselines read every vector from the cache
     assert main(argv) == 0
     second = capsys.readouterr().err
-    assert second.count(" 0 computed)") == 5, second
+    assert second.count(" 0 computed)") == 6, second
