@@ -87,10 +87,14 @@ def relevances(data: dict[str, Any], notes_file: Path | None = None) -> list[Ask
                 own.add(item["query"])
     out = []
     for q in data["queries"]:
-        background = rel.Background(tuple(q["background"])) if q.get("background") else None
+        best = tuple((doc, max((ch[0] for ch in chunks), default=0.0)) for doc, _, chunks in q["documents"])
+        background = rel.Background(tuple(q["background"]), best) if q.get("background") else None
         docs = []
         for doc, _score, chunks in q["documents"]:
-            each = [(rel.relevance(ch[0], ch[1], q["terms"], bool(ch[2]), c, code=bool(ch[3]), background=background),
+            # a title holding every word of the question is at least strong: above any threshold tried
+            each = [(1.0 if len(ch) > 6 and ch[6] else
+                     rel.relevance(ch[0], ch[1], q["terms"], bool(ch[2]), c, code=bool(ch[3]), background=background,
+                                   document_id=doc),
                      len(ch) < 6 or bool(ch[5])) for ch in chunks]
             docs.append((doc, max((x for x, _ in each), default=0.0), max((x for x, n in each if n), default=0.0)))
         out.append(Asked(_group(q, own), q["targets"], docs))

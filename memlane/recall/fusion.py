@@ -55,6 +55,7 @@ class ScoredChunk:
     # holds every name the question gives (memlane.recall.names; set by memlane.recall.pipeline: True
     # where the question names nothing)
     named: bool = True
+    titled: bool = False  # its title holds every content word of the question (memlane.recall.relevance)
 
 
 @dataclass

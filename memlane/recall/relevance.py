@@ -26,8 +26,17 @@ text is always in some memory.
   to any one question), rescaled from `elevation_zero` → 0 to `elevation_one` → 1. A clear winner is
   relevant even at a low absolute cosine (a person's paraphrase of their own note sits at 0.3-0.45,
   the rest of their notes near 0.1); a flat distribution of weak matches (nonsense, a question about
-  something never saved) is not. Read only with at least MIN_BACKGROUND candidates: with fewer there is
-  no "rest of the store" to stand above.
+  something never saved) is not. The median is read only with at least MIN_BACKGROUND candidates: with
+  fewer there is no "rest of the store", and a chunk stands above the best chunk of any *other*
+  document instead (a stricter reference: the runner-up is never below the median), and only when its
+  own cosine reaches `clear_cosine`, above the band where the model puts unrelated text (three memories
+  and a nonsense query: the least unrelated one can stand 0.1-0.2 above the others). A person's first
+  memories are a small store: "what medication does my pet take daily?" of a note about a cat's pill
+  (cosine 0.55) and two unrelated ones (0.13, 0.09) is a clear answer, and now says so.
+- a title that holds every content word of the query (`titled`): the memory's own name is what was
+  asked ("checklist" of a memory titled Checklist, "wifi password" of "Home wifi password"); relevance
+  is then at least `strong`. A title names one memory, where a tag files many (memlane.recall.pipeline
+  `filed_under`: an exact match, not a strong one).
 
 relevance = max(vector part, text part, exact part, elevation part): each is evidence on its own; none
 is averaged away by the absence of another (a keyword-only match has no cosine to speak of). A chunk
@@ -141,16 +150,29 @@ UNKNOWN = Calibration(cosine_zero=0.1, cosine_one=0.7, bm25_scale=5.0, exact_mat
 @dataclass(frozen=True)
 class Background:
     """What this store gives the query besides its answer: the cosines of the vector leg's
-    candidates (its k nearest chunks in the searched scope), best first. Both hosts return them
-    (SQLite's exact k-NN or ANN locally, OpenSearch's k-NN on AWS: memlane.ports.SearchIndex.search),
-    so relevance reads the same everywhere; nothing is stored per store, and a recall pays a sort of
-    at most 2k numbers."""
+    candidates (its k nearest chunks in the searched scope), best first, and each candidate
+    document's best cosine. Both hosts return them (SQLite's exact k-NN or ANN locally, OpenSearch's
+    k-NN on AWS: memlane.ports.SearchIndex.search), so relevance reads the same everywhere; nothing is
+    stored per store, and a recall pays a sort of at most 2k numbers."""
 
     cosines: tuple[float, ...]
+    documents: tuple[tuple[str, float], ...] = ()  # (document id, its best candidate's cosine)
 
     @classmethod
-    def of(cls, cosines: list[float], k: int) -> Background:
-        return cls(tuple(sorted(cosines, reverse=True)[:k]))
+    def of(cls, candidates: list[tuple[str, float]], k: int) -> Background:
+        """From the vector leg's (document id, cosine) pairs."""
+        best: dict[str, float] = {}
+        for document_id, cosine in candidates:
+            best[document_id] = max(cosine, best.get(document_id, cosine))
+        return cls(tuple(sorted((c for _, c in candidates), reverse=True)[:k]), tuple(best.items()))
+
+    def reference(self, document_id: str | None) -> float | None:
+        """What a chunk of `document_id` must stand above: the median candidate, or, with fewer than
+        MIN_BACKGROUND candidates, the best chunk of another document (None: no other document)."""
+        if self.median is not None:
+            return self.median
+        others = [c for d, c in self.documents if d != document_id]
+        return max(others) if others and document_id is not None else None
 
     @cached_property
     def median(self) -> float | None:
@@ -171,12 +193,15 @@ class Background:
 MIN_BACKGROUND = 10
 
 
-def elevation_part(cosine: float, background: Background | None, c: Calibration) -> float:
-    """How far a chunk stands above what this store gives the query, in [0, 1]."""
-    median = background.median if background is not None else None
-    if median is None or c.elevation_one <= c.elevation_zero:
+def elevation_part(cosine: float, background: Background | None, c: Calibration,
+                   document_id: str | None = None) -> float:
+    """How far a chunk (of `document_id`) stands above what this store gives the query, in [0, 1]."""
+    if background is None or c.elevation_one <= c.elevation_zero:
         return 0.0
-    return min(1.0, max(0.0, (cosine - median - c.elevation_zero) / (c.elevation_one - c.elevation_zero)))
+    reference = background.reference(document_id)
+    if reference is None or (background.median is None and cosine < c.clear_cosine):
+        return 0.0
+    return min(1.0, max(0.0, (cosine - reference - c.elevation_zero) / (c.elevation_one - c.elevation_zero)))
 
 
 def match_of(relevance: float, strong: float) -> Match:
@@ -264,7 +289,12 @@ def text_part(bm25: float, terms: int, c: Calibration) -> float:
     return 1.0 - math.exp(-(bm25 / max(1, terms)) / c.bm25_scale)
 
 
+def titled(title: str, words: list[str]) -> bool:
+    """Whether a title holds every content word of the query (`words`: `content_words`)."""
+    return bool(words) and bool(title) and all(contains_term(title, w) for w in words)
+
+
 def relevance(cosine: float, bm25: float, terms: int, exact: bool, c: Calibration, *, code: bool = False,
-              background: Background | None = None) -> float:
+              background: Background | None = None, document_id: str | None = None) -> float:
     return max(vector_part(cosine, c, code), text_part(bm25, terms, c), c.exact_match if exact else 0.0,
-               elevation_part(cosine, background, c))
+               elevation_part(cosine, background, c, document_id))

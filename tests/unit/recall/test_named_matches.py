@@ -36,7 +36,7 @@ class _Index:
 
 class _Chunks:
     def get_chunks_by_id(self, org_id, chunk_ids):  # noqa: ANN001, ANN201
-        return [SimpleNamespace(id=c, title=TEXTS.get(c, ("", ""))[0], content=TEXTS.get(c, ("", ""))[1],
+        return [SimpleNamespace(id=c, tags=[], title=TEXTS.get(c, ("", ""))[0], content=TEXTS.get(c, ("", ""))[1],
                                 content_type=ContentType.CODE if c == "code" else ContentType.TEXT)
                 for c in chunk_ids]
 
