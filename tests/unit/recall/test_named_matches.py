@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import pytest
+from fakes import ChunkRecords, FixedLegs
 
-from memlane.domain.models import ContentType
 from memlane.domain.tuning import FusionWeights
 from memlane.ports import Candidate, LegResults, RecallFilters, SearchScope
 from memlane.recall import relevance as rel
@@ -26,24 +26,10 @@ TEXTS = {
 }
 
 
-class _Index:
-    def __init__(self, legs: LegResults) -> None:
-        self.legs = legs
-
-    def search(self, scope, text, vector, k, *, complete=True):  # noqa: ANN001, ANN201
-        return self.legs
-
-
-class _Chunks:
-    def get_chunks_by_id(self, org_id, chunk_ids):  # noqa: ANN001, ANN201
-        return [SimpleNamespace(id=c, tags=[], title=TEXTS.get(c, ("", ""))[0], content=TEXTS.get(c, ("", ""))[1],
-                                content_type=ContentType.CODE if c == "code" else ContentType.TEXT)
-                for c in chunk_ids]
-
-
 def _retrieve(legs: LegResults, query: str, floor: float = 0.0):  # noqa: ANN202
     svc = SimpleNamespace(embedder=SimpleNamespace(id="local/all-MiniLM-L6-v2/384", embed_query=lambda q: [1.0]),
-                          index=_Index(legs), clock=SimpleNamespace(now=lambda: NOW), metadata=_Chunks())
+                          index=FixedLegs(legs), clock=SimpleNamespace(now=lambda: NOW),
+                          metadata=ChunkRecords(TEXTS, code=frozenset({"code"})))
     scope = SearchScope(organization_id="o", project_ids=("p",), filters=RecallFilters(), now=NOW)
     return retrieve(svc, Retrieval(query=query, scope=scope, k=50, weights=FusionWeights(), floor=floor))  # type: ignore[arg-type]
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import pytest
+from fakes import ChunkRecords, FixedLegs
 
 from memlane.config import Settings
 from memlane.domain.tuning import FusionWeights
@@ -21,24 +22,10 @@ C = rel.MINILM
 FLAT = [0.14, 0.13, 0.12, 0.12, 0.11, 0.1, 0.1, 0.09, 0.09, 0.08, 0.07, 0.05]
 
 
-class _Index:
-    def __init__(self, legs: LegResults) -> None:
-        self.legs = legs
-
-    def search(self, scope, text, vector, k, *, complete=True):  # noqa: ANN001, ANN201
-        return self.legs
-
-
-class _Chunks:
-    def get_chunks_by_id(self, org_id, chunk_ids):  # noqa: ANN001, ANN201
-        from memlane.domain.models import ContentType
-
-        return [SimpleNamespace(id=c, title="t", content="", tags=[], content_type=ContentType.TEXT) for c in chunk_ids]
-
-
 def _retrieve(legs: LegResults, query: str, weights: FusionWeights, floor: float = 0.0, keep_clear_best: bool = False):  # noqa: ANN202
     svc = SimpleNamespace(embedder=SimpleNamespace(id="local/all-MiniLM-L6-v2/384", embed_query=lambda q: [1.0]),
-                          index=_Index(legs), clock=SimpleNamespace(now=lambda: NOW), metadata=_Chunks())
+                          index=FixedLegs(legs), clock=SimpleNamespace(now=lambda: NOW),
+                          metadata=ChunkRecords(default=("t", "")))
     scope = SearchScope(organization_id="o", project_ids=("p",), filters=RecallFilters(), now=NOW)
     return retrieve(svc, Retrieval(query=query, scope=scope, k=50, weights=weights, floor=floor,  # type: ignore[arg-type]
                                    keep_clear_best=keep_clear_best))
@@ -185,13 +172,8 @@ def test_among_a_few_memories_a_chunk_stands_above_other_documents_not_its_own()
     assert rel.elevation_part(0.55, rel.Background.of([("a", 0.55)], 50), C, "a") == 0.0
 
 
-class _Titled(_Chunks):
-    def get_chunks_by_id(self, org_id, chunk_ids):  # noqa: ANN001, ANN201
-        from memlane.domain.models import ContentType
-
-        titles = {"check": "Checklist", "wifi": "Home wifi password", "other": "Netflix password"}
-        return [SimpleNamespace(id=c, title=titles[c], content="- contrast\n- labels", tags=[],
-                                content_type=ContentType.TEXT) for c in chunk_ids]
+TITLED = ChunkRecords({c: (t, "- contrast\n- labels") for c, t in
+                      (("check", "Checklist"), ("wifi", "Home wifi password"), ("other", "Netflix password"))})
 
 
 @pytest.mark.parametrize("query, strong", [
@@ -204,7 +186,7 @@ def test_a_title_holding_every_word_asked_is_a_strong_match(query, strong) -> No
     legs = LegResults(vector=[Candidate(c, f"d-{c}", 0, 0.2, NOW) for c in ("check", "wifi", "other")],
                       text=[Candidate(c, f"d-{c}", 0, 0.3, NOW) for c in ("check", "wifi", "other")])
     svc = SimpleNamespace(embedder=SimpleNamespace(id="local/all-MiniLM-L6-v2/384", embed_query=lambda q: [1.0]),
-                          index=_Index(legs), clock=SimpleNamespace(now=lambda: NOW), metadata=_Titled())
+                          index=FixedLegs(legs), clock=SimpleNamespace(now=lambda: NOW), metadata=TITLED)
     scope = SearchScope(organization_id="o", project_ids=("p",), filters=RecallFilters(), now=NOW)
     found = retrieve(svc, Retrieval(query=query, scope=scope, k=50, weights=FusionWeights(), floor=C.floor))  # type: ignore[arg-type]
     # Then only a memory whose title holds every content word of the question is strong
