@@ -28,18 +28,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from memlane.domain.requests import RecallIn
 from memlane.domain.tuning import FusionWeights
 from memlane.ports import DocsetShelf, SearchScope, Services
 from memlane.recall.pipeline import Legs, Retrieval, memory_stages
 from memlane.recall.relevance import Calibration, calibration_for
 
-# /retrieve's request defaults (memlane.docsets.schemas.RetrieveIn): the context pack's documentation is
-# ranked as /retrieve ranks a default request.
+# /retrieve's request defaults (memlane.docsets.schemas.RetrieveIn reads them here): the context pack's
+# documentation is ranked as /retrieve ranks a default request.
 DOCS_TOP_K = 5
 DOCS_CHUNKS_PER_PAGE = 3
-# /v3/recall's default limit (memlane.domain.requests.RecallIn): the context pack's memories are ranked
-# with the candidates recall uses for it.
-RECALL_LIMIT = 10
+# /v3/recall's default limit: the context pack's memories are ranked with the candidates recall uses for it.
+RECALL_LIMIT: int = RecallIn.model_fields["limit"].default
 
 Floor = Literal["floor", "related_floor", "docs_floor"]
 Source = Literal["memories", "documentation"]
