@@ -151,15 +151,14 @@ def record_query(svc: Any, org_id: str, q: Query) -> dict[str, Any]:
     evidence, and the query's candidate cosines."""
     from memlane.ports import RecallFilters, SearchScope
     from memlane.recall import relevance as rel
-    from memlane.recall.pipeline import Retrieval, memory_candidates, memory_stages, retrieve
+    from memlane.recall.pipeline import retrieve
+    from memlane.recall.recipes import MEMORY_RECALL
 
     scope = SearchScope(organization_id=org_id, project_ids=(q.project_id,), filters=RecallFilters(), now=svc.clock.now())
     # exact_match above 1: every chunk the text leg found is checked for an exact term (as calibrate_floor does)
     probe = replace(rel.calibration_for(svc.embedder.id), exact_match=2.0)
-    found = retrieve(svc, Retrieval(query=q.query, scope=scope, k=memory_candidates(svc, LIMIT),
-                                    weights=svc.settings.fusion, stages=memory_stages(svc), floor=0.0,
-                                    max_chunks_per_document=svc.settings.max_chunks_per_document,
-                                    calibration=probe))
+    found = retrieve(svc, replace(MEMORY_RECALL.retrieval(svc, q.query, scope, results=LIMIT, min_relevance=0.0),
+                                  calibration=probe))
     return {
         "workload": q.workload, "group": q.group, "category": q.category, "query": q.query,
         "project": q.project_id, "targets": q.targets, "terms": rel.query_terms(q.query),

@@ -2,7 +2,8 @@
 
 Every ranked read calls `retrieve`: recall (/v3/recall, MCP recall), the context pack, related
 memories, raged collections and documentation retrieval (/retrieve). Each caller keeps its own scope,
-grouping and output; what it asks for is a `Retrieval`:
+grouping and output; what it asks for is a `Retrieval`, which its recipe builds (memlane.recall.recipes:
+each way memlane retrieves, named once, with its candidate count, legs, fusion, stages and floor):
 
 1. candidates: the query embedded once (or a vector the caller already has), both search legs under
    the caller's scope and filters (`legs` can keep one: raged's semantic strategy, /retrieve's
@@ -93,12 +94,6 @@ def memory_stages(svc: Services, query: str | None = None) -> list[Stage]:
 
 def _chunk_texts(svc: Services, organization_id: str, chunk_ids: Sequence[str]) -> dict[str, str]:
     return {c.id: c.content for c in svc.metadata.get_chunks_by_id(organization_id, list(chunk_ids))}
-
-
-def memory_candidates(svc: Services, limit: int) -> int:
-    """Candidates per leg for a memory query that shows `limit` documents (recall and the context
-    pack use the same count, so they rank alike)."""
-    return max(svc.settings.candidate_k, limit * 5)
 
 
 @dataclass(frozen=True)
