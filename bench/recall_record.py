@@ -5,7 +5,9 @@ Every workload of the recall suite that asks memories (conversations, facts, cod
 saved into one local server (the suite's embedding cache; with --data-dir a rerun reuses the saved
 memories), then every question is asked through recall's own pipeline (memlane.recall.pipeline, in
 the server's process, no floor) and what relevance reads is written down: per document in rank order,
-its best chunks' evidence (cosine, BM25 as relevance reads it, exact match, code), and per query the
+its best chunks' evidence (cosine, BM25 as relevance reads it, exact match, code, BM25 over the project, whether
+it holds every name the question gives: memlane.recall.names, whether its title holds every word of
+the question: memlane.recall.relevance `titled`), and per query the
 candidates' cosines (what the store gives this query: the shape relevance reads).
 
 Groups:
@@ -162,7 +164,7 @@ def record_query(svc: Any, org_id: str, q: Query) -> dict[str, Any]:
         "project": q.project_id, "targets": q.targets, "terms": rel.query_terms(q.query),
         "background": found.background.as_json() if found.background is not None else None,
         "documents": [[g.document_id, round(g.score, 5),
-                       [[round(c.vector_score, 5), round(c.evidence, 4), c.exact, c.code, round(c.bm25, 4)]
+                       [[round(c.vector_score, 5), round(c.evidence, 4), c.exact, c.code, round(c.bm25, 4), c.named, c.titled]
                         for c in g.chunks]]
                       for g in found.documents],
     }
