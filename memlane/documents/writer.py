@@ -34,6 +34,7 @@ from functools import partial
 from memlane import observability
 from memlane.documents.cache import invalidate_project
 from memlane.documents.contextual import NO_CONTEXT, Context, carriers, contexts, eligible
+from memlane.documents.embedded_text import embedding_text
 from memlane.documents.progress import EmbeddingProgress, embedding_key
 from memlane.domain.errors import MemlaneError, TransientError
 from memlane.domain.facts import kind_of
@@ -80,12 +81,6 @@ def make_chunks(doc: Document, pieces: Sequence[TextChunk]) -> list[Chunk]:
         )
         for i, p in enumerate(pieces)
     ]
-
-
-def embedding_text(chunk: Chunk) -> str:
-    """What the embedder sees: the title and section path give a chunk its topic even when the
-    body never names it (a paragraph under "Sorting HOW TO › Key functions")."""
-    return chunk.indexed_text()
 
 
 def apply_summary(doc: Document, summary: Summary) -> Document:
@@ -459,7 +454,7 @@ class DocumentWriter:
         stale |= {d for d, i in mine.items() if now_seen.get(d, NO_CONTEXT) != i.context}
         # a version hidden by one of these leaves the context of the memories around it
         replaced = [i.document.updates_memory_id for i in items if i.document.updates_memory_id]
-        stale |= carriers(self.svc.metadata, w, org, replaced, now) - set(mine)
+        stale |= carriers(self.svc.metadata, w, org, replaced, now, passing=set(mine)) - set(mine)
         return sorted(stale)
 
     def rebuild_or_report(self, org_id: str, document_ids: Sequence[str] | Callable[[], Sequence[str]],

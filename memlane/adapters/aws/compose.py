@@ -27,6 +27,7 @@ from memlane.adapters.aws.metadata_store import DynamoMetadataStore
 from memlane.adapters.aws.metrics import PowertoolsMetrics
 from memlane.adapters.aws.ratelimit import DynamoRateLimiter
 from memlane.adapters.aws.textract import TextractReader
+from memlane.adapters.idempotency import PowertoolsIdempotency
 from memlane.config import Settings
 from memlane.config.aws import ENV_CONNECTIONS_SECRET as ENV_CONNECTIONS_SECRET  # infra sets it
 from memlane.config.aws import ENV_RERANK_MODEL_ID, AwsSettings
@@ -227,7 +228,7 @@ def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | No
         clock=clock or SystemClock(),
         cache=DynamoCache(aws.table),
         rate_limiter=DynamoRateLimiter(aws.table),
-        idempotency=build_idempotency_layer(aws),
+        idempotency=PowertoolsIdempotency(lambda: build_idempotency_layer(aws)),
         metrics=PowertoolsMetrics(namespace=aws.metrics_namespace),
         # Keys created through POST /v3/keys join the usage plan, as the admin function's do (the
         # API function knows the plan by name; built on the first key created).
