@@ -590,7 +590,7 @@ class MemorySearchIndex:
         with self._lock:
             return len(self._rows)
 
-    def holdings(self, document_id: str) -> IndexHoldings:
+    def holdings(self, document_id: str, org_id: str | None = None) -> IndexHoldings:
         with self._lock:
             rows = sum(1 for r in self._rows.values() if r.chunk.document_id == document_id)
             return IndexHoldings(text=rows, vector=rows)

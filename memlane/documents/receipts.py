@@ -63,7 +63,7 @@ def verify_removed(svc: Services, docs: Sequence[Document]) -> list[StoreCheck]:
         note("metadata", doc.id, (record is not None) + len(svc.metadata.get_chunks(org, doc.id))
              + len(svc.metadata.get_chunks_by_id(org, chunk_ids)))
         note("content", doc.id, sum(svc.blobs.versions(prefix) for prefix in _blob_prefixes(doc)))
-        held = svc.index.holdings(doc.id)
+        held = svc.index.holdings(doc.id, org)
         note("text index", doc.id, held.text)
         note("vector index", doc.id, held.vector)
         if svc.cache is not None:

@@ -121,7 +121,8 @@ class SearchIndex(Protocol):
         ...
 
     def document_ids(self, org_id: str | None = None) -> set[str]: ...
-    def holdings(self, document_id: str) -> IndexHoldings:
-        """Read from the index itself (any organization: a document id is unique), not from what
-        memlane believes it wrote."""
+    def holdings(self, document_id: str, org_id: str | None = None) -> IndexHoldings:
+        """Read from the index itself, not from what memlane believes it wrote: in any organization (a
+        document id is unique), or in `org_id`'s part of the index where the host keeps organizations
+        apart (S3 Vectors: an index per organization, so a receipt reads one, not every one)."""
         ...
