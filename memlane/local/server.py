@@ -24,6 +24,7 @@ from memlane.local import index_rules
 from memlane.local.gateway import LocalGateway
 from memlane.local.runtime import LocalRuntime, first_start_key
 from memlane.local.webapp import WebApp, default_build_dir
+from memlane.ports import SearchIndex
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,8 @@ class LocalServer:
 
     def __init__(self, settings: Settings, host: str = "127.0.0.1", port: int = 7432, embedder=None, *,
                  no_auth: bool = False, allow_all_origins: bool = False, allow_private_network: bool = False,
-                 docset_settings: DocsetSettings | None = None, allowed_origins: Iterable[str] = ()) -> None:
+                 docset_settings: DocsetSettings | None = None, allowed_origins: Iterable[str] = (),
+                 search_index: SearchIndex | None = None) -> None:
         if no_auth and not is_loopback_host(host):
             # Without keys, anyone who can reach the socket owns the data: loopback only.
             raise InvalidInputError("--no-auth", f"refusing to serve without authentication on {host!r}; "
@@ -110,7 +112,8 @@ class LocalServer:
         self.port = port
         shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
         self.runtime = LocalRuntime(settings, embedder=embedder, allow_private_network=allow_private_network,
-                                    docset_settings=docset_settings, public_url=f"http://{shown}:{port}")
+                                    docset_settings=docset_settings, public_url=f"http://{shown}:{port}",
+                                    search_index=search_index)
         self.stack = self.runtime.stack
         self.worker = self.runtime.worker
         self.docsets = self.runtime.docsets
