@@ -9,7 +9,7 @@ PORT   ?= 7432
 .PHONY: run test setup ocr lint synth layers bench bench-scale bench-nlp bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-conversations eval-facts eval-code \
 	eval-docs eval-abstention eval-floor test-numeric clean extension integrations-env clients-test \
 	extension-build extension-test chromium \
-	web web-test bench-web screenshots types
+	web web-test bench-web screenshots types docs
 
 # jsii (behind aws-cdk-lib) warns on every run under Node 20; the warning is not actionable here.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
@@ -55,9 +55,15 @@ $(TYPES_MODULES): clients/typescript/package-lock.json
 types: $(STAMP) $(TYPES_MODULES)
 	$(BIN)/python -m codegen
 
-# The README's pictures of the app, taken by its end-to-end tests.
+# The documentation's pictures of the app (docs/screenshots, shown in docs/web-app.md), taken by its
+# end-to-end tests.
 screenshots: $(STAMP) $(WEB_DIST) chromium
 	MEMLANE_SCREENSHOTS=docs/screenshots $(BIN)/python -m pytest tests/web -q -k "sideways"
+
+# The documentation site (mkdocs.yml, docs/) into site/; --strict fails on a broken link or anchor and
+# on a page missing from the navigation (tests/docs/test_site.py builds it the same way in make test).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 run: $(STAMP) $(WEB_DIST) ocr
 	$(BIN)/memlane serve --host $(HOST) --port $(PORT)
@@ -92,7 +98,7 @@ $(INTEG_STAMP): clients/python/requirements-integrations.txt clients/python/pypr
 integrations-env: $(INTEG_STAMP)
 
 # The clients alone: the Python client (unit, and against a loopback server), the TypeScript client
-# and the AI SDK tools (node --test), LangChain and LlamaIndex, and every README example.
+# and the AI SDK tools (node --test), LangChain and LlamaIndex, and every client example of README.md and docs/.
 clients-test: $(STAMP) $(TYPES_MODULES) integrations-env
 	$(BIN)/python -m pytest tests/unit/test_memlane_client.py tests/unit/test_generated_clients.py \
 		tests/integration/clients -q

@@ -1,4 +1,4 @@
-"""Where the OAuth clients registered with each provider come from (README: Connections).
+"""Where the OAuth clients registered with each provider come from (docs/connections.md).
 
 Locally: environment variables, read once where the server is composed —
 

@@ -94,7 +94,7 @@ def start_connection(svc: Services, who: Principal, body: ConnectionIn) -> Conne
     app = ports.apps.app(body.provider.value)
     if spec is None or app is None:
         raise InvalidInputError("provider", f"{body.provider.value} is not set up on this server: its OAuth client id "
-                                            "and secret are missing (README: Connections)")
+                                            "and secret are missing (docs/connections.md: where they go)")
     project = resolve_project(svc, who, body.project_id)
     now = svc.clock.now()
     conn = Connection(organization_id=who.organization_id, provider=body.provider, project_id=project.id,

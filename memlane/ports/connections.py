@@ -59,7 +59,7 @@ class SyncDispatcher(Protocol):
 
 @dataclass(frozen=True)
 class OAuthApp:
-    """An OAuth client registered with a provider (README: Connections). The endpoint overrides
+    """An OAuth client registered with a provider (docs/connections.md). The endpoint overrides
     serve GitHub Enterprise Server and the tests' fake servers."""
 
     client_id: str

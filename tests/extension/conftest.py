@@ -310,7 +310,7 @@ def _screenshot(page, name: str) -> None:
 
 @pytest.fixture(scope="session")
 def screenshot():
-    """README pictures: written to docs/screenshots/ when MEMLANE_SCREENSHOTS=1."""
+    """The pictures docs/extension.md shows: written to docs/screenshots/ when MEMLANE_SCREENSHOTS=1."""
     return _screenshot
 
 

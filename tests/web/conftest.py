@@ -25,7 +25,7 @@ from memlane.services.keys import hash_key
 ROOT = Path(__file__).resolve().parents[2]
 WEB_DIST = ROOT / "web" / "dist"
 AXE_SOURCE = ROOT / "web" / "node_modules" / "axe-core" / "axe.min.js"
-SCREENSHOT_DIR_ENV = "MEMLANE_SCREENSHOTS"  # e.g. docs/screenshots: where the README's images go
+SCREENSHOT_DIR_ENV = "MEMLANE_SCREENSHOTS"  # e.g. docs/screenshots: the pictures docs/web-app.md shows
 KEY_STORAGE = "memlane.apiKey"  # web/src/auth.ts
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -110,7 +110,7 @@ def axe_source() -> str:
 
 @pytest.fixture
 def screenshot(tmp_path):
-    """shot(page, name): saves a screenshot; into MEMLANE_SCREENSHOTS too when set (the README's images)."""
+    """shot(page, name): saves a screenshot; into MEMLANE_SCREENSHOTS too when set (the pictures docs/web-app.md shows)."""
     return lambda page, name: _screenshot(page, name, tmp_path)
 
 

@@ -6,12 +6,14 @@ isolation (another key's connection is a 404), field-naming 400s and the OpenAPI
 from __future__ import annotations
 
 import json
+import re
 import time
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
 from conftest_helpers import free_port
+from docs_pages import ROOT
 from fake_github import FakeGitHub
 from fake_provider import CLIENT_ID, CLIENT_SECRET
 from fakes import HashEmbedder
@@ -170,6 +172,8 @@ def test_bad_requests_are_400s_naming_the_field(server, body, field):
 def test_a_provider_without_an_oauth_app_is_a_clear_400_and_routes_need_a_key(server):
     answer = server["a"].post("/v3/connections", json={"provider": "notion"})
     assert answer.status_code == 400 and "not set up on this server" in answer.json()["error"]
+    page = re.search(r"\((docs/[\w-]+\.md)", answer.json()["error"])  # it names the page that says what to do
+    assert page and "## Setting up the providers" in (ROOT / page[1]).read_text(encoding="utf-8")
     assert httpx.get(server["url"] + "/v3/connections").status_code == 401
     missing = httpx.get(server["url"] + "/oauth/callback", params={"code": "x"})
     assert missing.status_code == 400 and missing.json()["error"] == "state: is required"
