@@ -460,6 +460,8 @@ class _Row:
 class MemorySearchIndex:
     """Exact k-NN (cosine) and a plain BM25 over chunks, with the scope applied in both legs."""
 
+    backend = "memory"
+
     def __init__(self, dimension: int | None = None) -> None:
         self.dimension = dimension
         self._lock = threading.Lock()

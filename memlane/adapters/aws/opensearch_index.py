@@ -106,6 +106,10 @@ class OpenSearchIndex:
         self._context_mapped = False
         self._kind_mapped = False
 
+    @property
+    def backend(self) -> str:
+        return "opensearch-serverless" if self.serverless else "opensearch"
+
     # ----------------------------------------------------------------- plumbing
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:

@@ -78,6 +78,8 @@ class IndexMissing(Exception):
 class S3VectorsIndex:
     """SearchIndex over a boto3 `s3vectors` client and one vector bucket."""
 
+    backend = "s3vectors"
+
     def __init__(self, client: Any, bucket: str, dimension: int, *, alias: str = DEFAULT_ALIAS,
                  embedder_id: str | None = None, context_boost: float | None = None,
                  max_top_k: int = lay.MAX_TOP_K) -> None:

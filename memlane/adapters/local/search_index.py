@@ -79,6 +79,8 @@ def _minutes(rows: int) -> str:
 
 
 class SqliteSearchIndex:
+    backend = "embedded"
+
     def __init__(
         self,
         db: SqliteDatabase,
