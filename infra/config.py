@@ -52,9 +52,17 @@ DEFAULT_CONTEXT: dict[str, Any] = {
     # The Bedrock model that draws facts from conversations (POST /v3/conversations): a model id usable
     # with the Converse API, or "" (off: conversations are saved, no fact is extracted, answers say so).
     "llm_model": c.DEFAULT_LLM_MODEL,
+    # "full": an alarm on every function and queue, a dashboard, every memlane metric; "lean": the
+    # alarms that say data is not being written or served, no dashboard, only the metric an alarm reads
+    # (docs/deploy.md, "Cost": the saving line by line).
+    "observability": "full",
 }
+# `-c searchBackend=…` is read as `search_backend` (docs/deploy.md names it so; the rest of the context
+# is snake_case). cdk.json always holds search_backend's default, so the alias, when given, wins.
+CONTEXT_ALIASES = {"searchBackend": "search_backend"}
 
-SEARCH_BACKENDS = ("managed", "serverless")
+SEARCH_BACKENDS = ("managed", "serverless", "s3vectors")
+OBSERVABILITY = ("full", "lean")
 LLM_MODEL_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.\-]*(:[0-9a-z.\-]+)*$")
 EMBEDDING_PROVIDERS = ("bedrock", "openai")
 STANDBY_REPLICAS = ("auto", "ENABLED", "DISABLED")
@@ -127,6 +135,7 @@ class DeploymentConfig:
     rerank_top_n: int = c.DEFAULT_RERANK_TOP_N
     llm_model: str = c.DEFAULT_LLM_MODEL  # "" = no fact extraction
     public_url: str = ""  # a custom domain for /mcp tokens, OAuth callbacks and webhooks; "" = the API's own URL
+    observability: str = "full"  # "full" | "lean"
 
     @property
     def stack_name(self) -> str:
@@ -145,7 +154,7 @@ class DeploymentConfig:
         """`get` is `node.try_get_context`; missing keys fall back to DEFAULT_CONTEXT."""
 
         def value(key: str) -> Any:
-            found = get(key)
+            found = _aliased(get, key)
             return DEFAULT_CONTEXT.get(key) if found is None else found
 
         stage = str(value("stage"))
@@ -208,11 +217,20 @@ class DeploymentConfig:
             rerank_model=_rerank_model(value("rerank_model")),
             rerank_top_n=_rerank_top_n(value("rerank_top_n")),
             llm_model=_llm_model(value("llm_model")),
+            observability=_choice("observability", value("observability"), OBSERVABILITY),
         )
 
     @classmethod
     def from_mapping(cls, context: Mapping[str, Any]) -> DeploymentConfig:
         return cls.from_context(context.get)
+
+
+def _aliased(get: Callable[[str], Any], key: str) -> Any:
+    """The context value of `key`, or of its camelCase alias (CONTEXT_ALIASES) when that is given: an
+    alias given with `-c` wins over the snake_case default in cdk.json."""
+    alias = next((a for a, k in CONTEXT_ALIASES.items() if k == key), None)
+    given = get(alias) if alias else None
+    return get(key) if given is None else given
 
 
 def _rerank_model(raw: Any) -> str:

@@ -16,7 +16,7 @@ from s3vectors_fake import FakeS3Vectors, client_error
 from memlane.adapters.aws import s3vectors_layout as lay
 from memlane.adapters.aws._boto import new_client
 from memlane.adapters.aws.s3vectors_index import S3VectorsIndex
-from memlane.domain.errors import DependencyUnavailableError, EmbedderMismatchError
+from memlane.domain.errors import DependencyUnavailableError, EmbedderMismatchError, MemlaneError
 from memlane.domain.models import Chunk, ContentType, chunk_id_for
 from memlane.ports import IndexedChunk, RecallFilters, SearchScope
 
@@ -189,20 +189,20 @@ def test_a_new_index_is_enhanced_with_the_four_text_keys_searchable_and_not_filt
         ("text", "en"), ("title", "en"), ("headings", "en"), ("context", "en")}
 
 
-def test_an_index_found_classic_or_without_text_keys_is_made_enhanced_and_given_them(aws):
-    # Given a vector bucket from before ENHANCED was the default, and an index created there without
-    # the text keys (by hand, or by an older memlane)
+def test_a_classic_index_is_made_enhanced_by_a_write_and_one_without_text_keys_is_refused(aws):
+    # Given a vector bucket from before ENHANCED was the default (its indexes are CLASSIC)
     fake = FakeS3Vectors(new_client("s3vectors"), default_mode="CLASSIC")
     fake.create_vector_bucket(vectorBucketName=BUCKET)
     index = S3VectorsIndex(fake, BUCKET, 4, embedder_id=EMBEDDER)
-    fake.create_index(vectorBucketName=BUCKET, indexName=index.index_for(A), dataType="float32", dimension=4,
-                      distanceMetric="cosine")
-    # When memlane writes and searches there
+    # When memlane writes there, the index it creates is switched to ENHANCED, and the text leg works
     index.upsert(EMBEDDER, [item("d", "backoff")])
-    # Then the index was switched and configured, and the text leg works
-    assert [op for op, _ in fake.calls if op in ("UpdateIndexMode", "UpdateMetadataConfiguration")] == [
-        "UpdateIndexMode", "UpdateMetadataConfiguration"]
+    assert [op for op, _ in fake.calls if op == "UpdateIndexMode"] == ["UpdateIndexMode"]
     assert [c.document_id for c in index.search(scope(), "backoff", None, 5).text] == ["d"]
+    # and an index made by hand without the text keys is refused with what to do, not written into
+    fake.create_index(vectorBucketName=BUCKET, indexName=index.index_for(B), dataType="float32", dimension=4,
+                      distanceMetric="cosine")
+    with pytest.raises(MemlaneError, match="not created by memlane.*memlane reindex --aws"):
+        index.upsert(EMBEDDER, [item("e", "backoff", org=B)])
 
 
 def test_a_search_before_any_write_finds_no_index_and_nothing(index):

@@ -46,6 +46,12 @@ VARIANTS: dict[str, dict[str, str]] = {
         "rerank_model": "cohere.rerank-v3-5:0",
         "rerank_top_n": "40",
     },
+    # Amazon S3 Vectors instead of OpenSearch, named as docs/deploy.md names it (the camelCase alias),
+    # with lean observability: the near-zero idle bill (issue 37).
+    "s3vectors": {
+        "searchBackend": "s3vectors",
+        "observability": "lean",
+    },
 }
 
 
@@ -109,6 +115,11 @@ def prod(synth_variant) -> Synth:
     return synth_variant("prod")
 
 
-@pytest.fixture(scope="session", params=["dev", "serverless", "prod"])
+@pytest.fixture(scope="session")
+def s3vectors(synth_variant) -> Synth:
+    return synth_variant("s3vectors")
+
+
+@pytest.fixture(scope="session", params=["dev", "serverless", "prod", "s3vectors"])
 def every_variant(request, synth_variant) -> Synth:
     return synth_variant(request.param)

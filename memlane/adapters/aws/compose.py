@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from memlane import observability
 from memlane.adapters.aws import dynamo_schema as schema
 from memlane.adapters.aws._boto import new_client
 from memlane.adapters.aws.blob_store import S3BlobStore
@@ -110,6 +111,7 @@ class AwsSettings(BaseModel):
     rerank_weight: float = DEFAULT_RERANK_WEIGHT
     extraction_queue_url: str = ""  # "" = no extraction queue (extraction off)
     llm_model_id: str = ""  # "" = no LLM: conversations are saved, no fact is extracted
+    metrics: Literal["all", "alarmed"] = "all"  # "alarmed": only what an alarm reads (lean observability)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> AwsSettings:
@@ -142,6 +144,7 @@ class AwsSettings(BaseModel):
             "rerank_weight": env.get(ENV_RERANK_WEIGHT),
             "extraction_queue_url": env.get(schema.ENV_EXTRACTION_QUEUE_URL),
             "llm_model_id": env.get(schema.ENV_LLM_MODEL_ID),
+            "metrics": env.get(observability.ENV_METRICS),
         }
         try:
             return cls.model_validate({k: v for k, v in values.items() if v})
@@ -320,7 +323,7 @@ def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | No
         cache=DynamoCache(aws.table),
         rate_limiter=DynamoRateLimiter(aws.table),
         idempotency=build_idempotency_layer(aws),
-        metrics=PowertoolsMetrics(),
+        metrics=PowertoolsMetrics(only=observability.LEAN_ALARMED if aws.metrics == "alarmed" else None),
         # Keys created through POST /v3/keys join the usage plan, as the admin function's do (the
         # API function knows the plan by name; built on the first key created).
         key_registry=Lazy(lambda: build_key_registry(aws), "ApiGatewayKeyRegistry"),

@@ -29,8 +29,9 @@ Decisions, each for a reason:
   service has no partial update) and `holdings` read the index itself that way.
 * **Index lifecycle**: an organization's index is created on its first write, with the four text keys
   searchable and non-filterable; the vector bucket's default mode (set to ENHANCED by the stack) makes
-  it ENHANCED, and an index found otherwise is switched (UpdateIndexMode) and given missing text keys
-  (UpdateMetadataConfiguration). Reads of an organization that never wrote find no index: no results.
+  it ENHANCED, and an index found otherwise by a write is switched (UpdateIndexMode). An index without
+  the text keys (not memlane's: they cannot be made non-filterable later) is refused. Reads of an
+  organization that never wrote find no index: no results.
 """
 
 from __future__ import annotations
@@ -141,21 +142,27 @@ class S3VectorsIndex:
         except ClientError as exc:
             if error_code(exc) != "ConflictException":  # another function created it first
                 raise
-        self._settle(name)
+        self._settle(name, fix=True)
         return name
 
-    def _settle(self, name: str) -> None:
-        """Checks an existing index: its dimension, its mode, its text keys (fixing the last two)."""
+    def _settle(self, name: str, *, fix: bool = False) -> None:
+        """Checks an existing index: its dimension, its text keys and (a writer, `fix`) its mode. The
+        text keys cannot be made non-filterable after creation, so an index without them was not
+        made by memlane: it is refused, not repaired."""
         index = self._call("get_index", indexName=name)["index"]
         if int(index.get("dimension", self.dimension)) != self.dimension:
             raise EmbedderMismatchError(f"the search index '{name}' holds {index['dimension']} dimensions; "
                                         f"this embedder has {self.dimension}; {REINDEX_HINT}")
+        config = index.get("metadataConfiguration", {})
+        missing = set(lay.TEXT_KEYS) - {c["metadataKey"] for c in config.get("textSearchConfigurations", [])}
+        if missing or not set(lay.TEXT_KEYS) <= set(config.get("nonFilterableMetadataKeys", [])):
+            raise MemlaneError(f"the S3 Vectors index '{name}' was not created by memlane (its text keys are not "
+                               f"searchable and non-filterable): delete it and run `memlane reindex --aws`")
         if index.get("indexMode", "ENHANCED") != "ENHANCED":
+            if not fix:
+                raise MemlaneError(f"the S3 Vectors index '{name}' is not ENHANCED: full-text search needs it "
+                                   "(the next save switches it; `aws s3vectors update-index-mode` does it now)")
             self._call("update_index_mode", indexName=name, indexMode="ENHANCED")
-        configured = {c["metadataKey"] for c in index.get("metadataConfiguration", {}).get("textSearchConfigurations", [])}
-        missing = [c for c in lay.metadata_configuration()["textSearchConfigurations"] if c["metadataKey"] not in configured]
-        if missing:
-            self._call("update_metadata_configuration", indexName=name, add={"textSearchConfigurations": missing})
         self._ready.add(name)
 
     def _existing(self, org_id: str) -> str | None:
