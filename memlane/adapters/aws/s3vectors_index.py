@@ -18,6 +18,9 @@ Decisions, each for a reason:
   narrowed by a `chunk_id` filter (skipped when the text leg returned fewer results than asked: it
   then returned every chunk holding a query word); a text candidate the vector leg did not return gets
   its cosine from GetVectors (its stored vector · the query vector).
+* **The two legs are sent at once**, and so are the two fills (threads: each is a round trip to the
+  service, as low as ~100 ms warm and under a second cold by AWS's account), so a recall waits for
+  two round trips, not four.
 * **topK is capped at 100** (the service's limit per request): each leg returns its best min(k, 100);
   a response split into pages (`nextToken`) is followed. Memory recall asks for max(50, limit × 5),
   so a limit above 20 gets 100 per leg; collections asking for 1,000 per leg get 100 (and the other
@@ -39,7 +42,8 @@ from __future__ import annotations
 import json
 import math
 import operator
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -92,6 +96,7 @@ class S3VectorsIndex:
         self.context_boost = lay.CONTEXT_BOOST if context_boost is None else context_boost
         self.max_top_k = max(1, min(max_top_k, lay.MAX_TOP_K))
         self._ready: set[str] = set()  # indexes known to exist, ENHANCED, with the text keys
+        self._pool: ThreadPoolExecutor | None = None  # the two legs' requests at once
 
     # ----------------------------------------------------------------- plumbing
 
@@ -265,8 +270,9 @@ class S3VectorsIndex:
         top = max(1, min(k, self.max_top_k))
         query = lay.normalize(query_vector) if query_vector is not None else None
         try:
-            found = self._text_leg(scope, name, flt, texts, top) if texts else []
-            vector = self._vector_leg(scope, name, flt, query, top) if query is not None else []
+            found, vector = self._together(
+                (lambda: self._text_leg(scope, name, flt, texts, top)) if texts else None,
+                (lambda: self._vector_leg(scope, name, flt, query, top)) if query is not None else None)
             text = [c for c in found if c.score > 0]
             if complete:
                 text, vector = self._fill(scope, name, flt, texts, query, text, vector,
@@ -309,16 +315,26 @@ class S3VectorsIndex:
         text_ids = {c.chunk_id for c in text}
         vector_ids = {c.chunk_id for c in vector}
         bm25_of = [] if text_complete or not texts else [c.chunk_id for c in vector if c.chunk_id not in text_ids]
-        if bm25_of:
-            narrowed = lay.narrowed(flt, bm25_of)
-            filled = self._text_leg(scope, name, narrowed, texts, len(bm25_of))
-            text = text + [c for c in filled if c.score > 0 and c.chunk_id in set(bm25_of)]
         cosines_of = [c for c in text if c.chunk_id not in vector_ids] if query is not None else []
-        if cosines_of and query is not None:
-            stored = self._stored_vectors(name, [c.chunk_id for c in cosines_of])
+        filled, stored = self._together(
+            (lambda: self._text_leg(scope, name, lay.narrowed(flt, bm25_of), texts, len(bm25_of))) if bm25_of else None,
+            (lambda: self._stored_vectors(name, [c.chunk_id for c in cosines_of])) if cosines_of else None)
+        if filled:
+            text = text + [c for c in filled if c.score > 0 and c.chunk_id in set(bm25_of)]
+        if stored and query is not None:
             vector = vector + [replace(c, score=_cosine(stored[c.chunk_id], query), evidence=None)
                                for c in cosines_of if c.chunk_id in stored]
         return text, vector
+
+    def _together(self, first: Callable[[], Any] | None, second: Callable[[], Any] | None) -> tuple[Any, Any]:
+        """Two requests at once (each leg, then each fill, is a round trip of its own: ~100 ms warm);
+        a missing one gives []. An error of either is raised here."""
+        if first is None or second is None:
+            return (first() if first else []), (second() if second else [])
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="s3vectors")
+        pending = self._pool.submit(second)
+        return first(), pending.result()
 
     def _stored_vectors(self, name: str, keys: Sequence[str]) -> dict[str, list[float]]:
         found: dict[str, list[float]] = {}
