@@ -28,8 +28,8 @@ What is documented and modelled as such:
 What is a guess, and how it is modelled (docs/deploy.md repeats these):
 
 * The analyzer of a key with `language: en`: Unicode words, lower-cased, Lucene's English stop words
-  dropped, Porter stems (SQLite FTS5's `porter unicode61` tokenizer; AWS names a "language analyzer",
-  not its rules). BM25 is Lucene's: k1 1.2, b 0.75, idf ln(1 + (N − n + 0.5) / (n + 0.5)), N, n and
+  dropped, Porter stems (memlane's own FTS5 tokenizer, `porter unicode61`; AWS names a "language
+  analyzer", not its rules). BM25 is Lucene's: k1 1.2, b 0.75, idf ln(1 + (N − n + 0.5) / (n + 0.5)), N, n and
   avgdl over the vectors holding the key. Whose vectors count is `statistics`: "index" (every vector of
   the index, the default: what a per-index inverted index does), "scope" (the vectors the request's
   filter admits, the filter's clauses on `statistics_ignore` keys left out: a service counting per
@@ -47,7 +47,6 @@ import base64
 import hashlib
 import json
 import math
-import sqlite3
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -57,6 +56,8 @@ from typing import Any
 import numpy as np
 from botocore.exceptions import ClientError
 from botocore.validate import validate_parameters
+
+from memlane.adapters.local.bm25 import Fts5Tokenizer
 
 MAX_TOP_K = 100
 MAX_FILTERABLE_BYTES = 2048
@@ -79,34 +80,19 @@ def client_error(operation: str, code: str, message: str, status: int = 400) -> 
 
 
 class EnglishAnalyzer:
-    """Unicode words, lower-cased, stop words dropped, Porter stems (FTS5's tokenizer, per thread)."""
+    """Unicode words, lower-cased, stop words dropped, Porter stems: memlane's FTS5 tokenizer
+    (memlane.adapters.local.bm25.Fts5Tokenizer; a term is its stem's 64-bit key)."""
 
     def __init__(self) -> None:
-        self._local = threading.local()
-        self._cache: dict[str, list[str]] = {}
+        self._tokenizer = Fts5Tokenizer()
+        self._cache: dict[str, list[int]] = {}
 
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-            conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, content='', tokenize='porter unicode61 remove_diacritics 2')")
-            conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
-            self._local.conn = conn
-        return conn
-
-    def terms(self, text: str) -> list[str]:
+    def terms(self, text: str) -> list[int]:
         cached = self._cache.get(text)
         if cached is not None:
             return cached
         words = [w for w in _words(text) if w not in STOP_WORDS]
-        conn = self._conn()
-        conn.execute("BEGIN")
-        try:
-            conn.executemany("INSERT INTO t (rowid, x) VALUES (?, ?)", list(enumerate(words)))
-            found = conn.execute("SELECT doc, term FROM v ORDER BY doc, offset").fetchall()
-        finally:
-            conn.execute("ROLLBACK")
-        terms = [term for _, term in found]
+        terms = [t for found in self._tokenizer.word_terms(words) for t in found]
         if len(self._cache) > 100_000:
             self._cache.clear()
         self._cache[text] = terms
@@ -243,7 +229,7 @@ class Snapshot:
     keys: list[str]
     metadata: list[dict[str, Any]]
     unit: np.ndarray  # rows normalised (cosine)
-    terms: dict[str, list[Counter[str]]]  # text key -> per row term counts
+    terms: dict[str, list[Counter[int]]]  # text key -> per row term counts
     lengths: dict[str, np.ndarray]  # text key -> per row token count (0: no such key)
 
 
@@ -253,7 +239,7 @@ def _snapshot(vectors: list[dict[str, Any]], text_keys: Iterable[str], dimension
     data = np.array([v["data"]["float32"] for v in vectors], dtype=np.float32).reshape(len(vectors), dimension)
     norms = np.linalg.norm(data, axis=1, keepdims=True)
     unit = np.divide(data, norms, out=np.zeros_like(data), where=norms > 0)
-    terms: dict[str, list[Counter[str]]] = {}
+    terms: dict[str, list[Counter[int]]] = {}
     lengths: dict[str, np.ndarray] = {}
     for key in text_keys:
         analyzed = [ANALYZER.terms(str(m.get(key, ""))) if m.get(key) else [] for m in metadata]
@@ -606,10 +592,10 @@ class FakeS3Vectors:
         return out
 
 
-def _statistics(terms: list[str], key: str,
-                population: list[tuple[Snapshot, list[int]]]) -> tuple[int, float, Counter[str]]:
+def _statistics(terms: list[int], key: str,
+                population: list[tuple[Snapshot, list[int]]]) -> tuple[int, float, Counter[int]]:
     """N (rows holding the key), avgdl and each term's n, over `population`."""
-    docs, total, df = 0, 0.0, Counter[str]()
+    docs, total, df = 0, 0.0, Counter[int]()
     for shot, rows in population:
         if key not in shot.terms:
             continue
@@ -622,7 +608,7 @@ def _statistics(terms: list[str], key: str,
     return docs, (total / docs if docs else 0.0), df
 
 
-def _bm25(terms: list[str], key: str, snap: Snapshot, allowed: list[int],
+def _bm25(terms: list[int], key: str, snap: Snapshot, allowed: list[int],
           population: list[tuple[Snapshot, list[int]]]) -> dict[int, float]:
     """Lucene's BM25 of each allowed row that holds a query term in `key`, with N, n and avgdl over
     `population` (the rows holding the key)."""

@@ -7,6 +7,7 @@ organization too)."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -109,30 +110,32 @@ def _own(w: World, who: str, mark: int) -> None:
         assert {lay.ORGANIZATION: {"$eq": w.orgs[who]}} in request["filter"]["$and"]
 
 
+def ask(w: World, method: str, path: str, **kwargs: Any) -> Any:
+    """Organization A's request; its answer, after checking that every search it ran was A's own."""
+    mark = len(w.fake.calls)
+    with w.client("a") as a:
+        r = a.request(method, path, **kwargs)
+    assert r.status_code == 200, r.text
+    _own(w, "a", mark)
+    return r.json()
+
+
 def test_recall_answers_with_the_asking_organizations_memories_only(world):
     with world.client("b") as b:  # B's own recall finds B's louder memories (they are searchable)
         theirs = {r["document_id"] for r in b.post("/v3/recall", json={"query": "vault code 4711", "limit": 20,
                                                                          "min_relevance": 0}).json()["results"]}
         assert len(theirs & world.docs["b"]) >= 10
-    mark = len(world.fake.calls)
-    with world.client("a") as a:
-        r = a.post("/v3/recall", json={"query": "vault code 4711", "limit": 20, "min_relevance": 0})
-    assert r.status_code == 200, r.text
-    found = {d["document_id"] for d in r.json()["results"]}
-    assert found and found <= world.docs["a"]
-    assert "4711" in r.text and not found & world.docs["b"]
-    _own(world, "a", mark)
+    answer = ask(world, "POST", "/v3/recall", json={"query": "vault code 4711", "limit": 20, "min_relevance": 0})
+    found = {d["document_id"] for d in answer["results"]}
+    assert found and found <= world.docs["a"] and not found & world.docs["b"]
+    assert "4711" in json.dumps(answer["results"])
 
 
 def test_the_context_pack_holds_the_asking_organizations_pieces_only(world):
-    mark = len(world.fake.calls)
-    with world.client("a") as a:
-        r = a.post("/v3/context", json={"query": "vault code 4711", "min_relevance": 0, "budget": 50_000})
-    assert r.status_code == 200, r.text
-    pieces = r.json()["pieces"]
+    pieces = ask(world, "POST", "/v3/context", json={"query": "vault code 4711", "min_relevance": 0,
+                                                     "budget": 50_000})["pieces"]
     assert pieces and {p["document_id"] for p in pieces} <= world.docs["a"]
     assert {"memory", "docs"} <= {p["kind"] for p in pieces}  # both memories and the docset were searched
-    _own(world, "a", mark)
 
 
 def test_related_memories_are_the_asking_organizations_only(world):
@@ -140,32 +143,19 @@ def test_related_memories_are_the_asking_organizations_only(world):
         secret_id = next(d for d in world.docs["a"]
                          if a.get(f"/v3/documents/{d}").json().get("title") == "Vault"
                          and a.get(f"/v3/documents/{d}").json()["project_id"] == world.projects["a"])
-        mark = len(world.fake.calls)
-        r = a.get(f"/v3/documents/{secret_id}/related", params={"limit": 20})
-    assert r.status_code == 200, r.text
-    related = {d["document_id"] for d in r.json()["related"]}
-    assert related <= world.docs["a"] - {secret_id}
-    assert not related & world.docs["b"]
-    _own(world, "a", mark)
+    related = {d["document_id"] for d in ask(world, "GET", f"/v3/documents/{secret_id}/related",
+                                             params={"limit": 20})["related"]}
+    assert related <= world.docs["a"] - {secret_id} and not related & world.docs["b"]
 
 
 def test_a_docsets_retrieve_returns_the_asking_organizations_pages_only(world):
-    mark = len(world.fake.calls)
-    with world.client("a") as a:
-        r = a.post("/retrieve", json={"query": "vault code 4711", "topK": 20, "minRelevance": 0})
-    assert r.status_code == 200, r.text
-    results = r.json()["results"]
+    results = ask(world, "POST", "/retrieve", json={"query": "vault code 4711", "topK": 20,
+                                                     "minRelevance": 0})["results"]
     assert results and {x["pageId"] for x in results} <= world.docs["a"]
     assert all("4711" in x["content"] for x in results)
-    _own(world, "a", mark)
 
 
 def test_a_collections_query_returns_the_asking_organizations_items_only(world):
-    mark = len(world.fake.calls)
-    with world.client("a") as a:
-        r = a.post("/query", json={"collection": "vault", "query": "vault code 4711", "topK": 20,
-                                   "strategy": "hybrid"})
-    assert r.status_code == 200, r.text
-    ids = [x["id"] for x in r.json()["results"]]
-    assert ids == ["item-0:0"]  # A has one item; B's twelve louder ones never appear
-    _own(world, "a", mark)
+    answer = ask(world, "POST", "/query", json={"collection": "vault", "query": "vault code 4711", "topK": 20,
+                                                "strategy": "hybrid"})
+    assert [x["id"] for x in answer["results"]] == ["item-0:0"]  # A has one item; B's twelve louder ones never appear

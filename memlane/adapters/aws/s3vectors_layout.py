@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from memlane.adapters.aws.unit_vectors import normalize as normalize  # the adapter reads it as lay.normalize
 from memlane.domain.errors import MemlaneError
 from memlane.ports import Candidate, IndexedChunk, SearchScope
 
@@ -175,14 +176,6 @@ def chunk_metadata(item: IndexedChunk) -> dict[str, Any]:
 def put_vector(item: IndexedChunk, vector: Sequence[float]) -> dict[str, Any]:
     """One PutVectors entry: the chunk id as key, its unit vector, its metadata."""
     return {"key": item.chunk.id, "data": {"float32": [float(v) for v in vector]}, "metadata": chunk_metadata(item)}
-
-
-def normalize(vector: Sequence[float]) -> list[float]:
-    values = [float(v) for v in vector]
-    norm = math.sqrt(math.fsum(v * v for v in values))
-    if norm == 0.0 or not math.isfinite(norm):
-        return values
-    return [v / norm for v in values]
 
 
 # ----------------------------------------------------------------------------- the scope
