@@ -272,3 +272,35 @@ def test_the_fake_refuses_what_the_service_refuses(fake, index):
     with pytest.raises(ParamValidationError):  # the shape itself: botocore's model
         fake.query_vectors(vectorBucketName=BUCKET, indexName=name, topK=0, queryTexts=[{"text": "x" * 1025,
                                                                                           "metadataKey": "text"}])
+
+
+def test_the_fakes_three_modes_answer_as_the_api_reference_says(fake, index):
+    # Given two chunks near the query vector that never say the word, and two far ones that do
+    index.upsert(EMBEDDER, [item("near-1", "a note about queues", vector=NEAR),
+                            item("near-2", "retries and queues", vector=(0.9, 0.43, 0.0, 0.0)),
+                            item("far-1", "backoff backoff", vector=(0.1, 0.0, 0.995, 0.0)),
+                            item("far-2", "backoff", vector=(0.0, 1.0, 0.0, 0.0))])
+    where = {"vectorBucketName": BUCKET, "indexName": index.index_for(A)}
+    texts = [{"text": "backoff", "metadataKey": "text"}]
+    vector = {"float32": list(NEAR)}
+    # vector-only: by distance; returnScores adds nothing
+    only_vector = fake.query_vectors(**where, topK=2, queryVector=vector, returnDistance=True, returnScores=True)
+    assert [v["key"] for v in only_vector["vectors"]] == [chunk_id_for("near-1", 0), chunk_id_for("near-2", 0)]
+    assert only_vector["vectors"][0]["distance"] == pytest.approx(0.0, abs=1e-6) and "scores" not in only_vector["vectors"][0]
+    # full-text only: by BM25, the chunks holding the word and no other, with their bm25Scores, no fused
+    only_text = fake.query_vectors(**where, topK=5, queryTexts=texts, returnScores=True)["vectors"]
+    assert [v["key"] for v in only_text] == [chunk_id_for("far-1", 0), chunk_id_for("far-2", 0)]
+    assert all("fused" not in v["scores"] and v["scores"]["bm25Scores"][0]["metadataKey"] == "text" for v in only_text)
+    # hybrid: reciprocal rank fusion of both rankings; vectorDistance only where the vector search returned it
+    hybrid = fake.query_vectors(**where, topK=4, queryVector=vector, queryTexts=texts, returnScores=True)["vectors"]
+    fused = {v["key"]: v["scores"] for v in hybrid}
+    assert fused[chunk_id_for("far-1", 0)]["fused"] == pytest.approx(1 / 61 + 1 / 63, rel=1e-12)  # text 1st, vector 3rd
+    assert fused[chunk_id_for("near-1", 0)]["fused"] == pytest.approx(1 / 61, rel=1e-12)  # vector 1st, no word
+    assert "bm25Scores" in fused[chunk_id_for("far-2", 0)] and fused[chunk_id_for("near-1", 0)]["bm25Scores"] == []
+    assert fused[chunk_id_for("near-1", 0)]["vectorDistance"] == pytest.approx(0.0, abs=1e-6)
+    # with topK 2 each ranking holds two: far-1 is fused from its text rank alone and has no distance
+    narrow = {v["key"]: v["scores"] for v in fake.query_vectors(**where, topK=2, queryVector=vector, queryTexts=texts,
+                                                                  returnScores=True)["vectors"]}
+    assert set(narrow) == {chunk_id_for("near-1", 0), chunk_id_for("far-1", 0)}
+    assert "vectorDistance" not in narrow[chunk_id_for("far-1", 0)] and narrow[chunk_id_for("far-1", 0)]["fused"] == \
+        pytest.approx(1 / 61, rel=1e-12)
