@@ -1,25 +1,31 @@
 # A newcomer needs two targets: `make run` and `make test`. Everything else is a guessable extra.
+# `make run ARGS="--allow-private-network"` passes ARGS on to `memlane serve` (PORT and HOST too).
+# What `make run` prints starts with memlane's own lines: the steps say what they do in one line each,
+# and pip, npm and Vite speak only when something fails.
 PYTHON ?= python3.11
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 7432
+ARGS   ?=
 
-.PHONY: run test setup ocr lint synth layers bench bench-scale bench-nlp bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-conversations eval-facts eval-code \
-	eval-docs eval-abstention eval-floor test-numeric clean extension integrations-env clients-test \
+.PHONY: run test setup ocr lint synth layers bench bench-scale bench-nlp bench-entities bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-conversations eval-facts eval-code \
+	eval-docs eval-notes eval-abstention eval-floor eval-floor-locomo context-pack-eval test-numeric clean extension integrations-env clients-test \
 	extension-build extension-test chromium \
-	web web-test bench-web screenshots types docs
+	web web-test bench-web bench-page-weight screenshots types docs
 
 # jsii (behind aws-cdk-lib) warns on every run under Node 20; the warning is not actionable here.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
+# pip -qq: its warnings (and setuptools' from the build backend) stay out of the way; errors still show.
 $(STAMP): pyproject.toml clients/python/pyproject.toml
+	@echo "memlane: installing memlane and its Python packages into $(VENV) (once; up to ten minutes)"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e ./clients/python
-	$(BIN)/pip install --quiet -e '.[dev]'
+	@$(BIN)/pip install -qq --upgrade pip
+	@$(BIN)/pip install -qq torch==2.13.0
+	@$(BIN)/pip install -qq -e ./clients/python
+	@$(BIN)/pip install -qq -e '.[dev]'
 	@touch $(STAMP)
 
 setup: $(STAMP) ocr
@@ -32,11 +38,13 @@ WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/index.ht
                web/tsconfig.json web/package.json $(wildcard clients/typescript/src/*.ts)
 
 $(WEB_MODULES): web/package-lock.json
-	cd web && npm ci --no-audit --no-fund --prefer-offline --loglevel=error
+	@echo "memlane: installing the web app's packages (npm ci, once)"
+	@cd web && npm ci --no-audit --no-fund --prefer-offline --loglevel=error --silent
 	@touch $(WEB_MODULES)
 
 $(WEB_DIST): $(WEB_MODULES) $(WEB_SOURCES)
-	cd web && npm run --silent build
+	@echo "memlane: building the web app (web/dist)"
+	@cd web && npm run --silent build -- --logLevel warn
 
 web: $(WEB_DIST)
 
@@ -66,7 +74,7 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 run: $(STAMP) $(WEB_DIST) ocr
-	$(BIN)/memlane serve --host $(HOST) --port $(PORT)
+	@$(BIN)/memlane serve --host $(HOST) --port $(PORT) $(ARGS)
 
 test: $(STAMP) ocr lint test-numeric extension-test extension-build chromium $(WEB_DIST) web-test $(TYPES_MODULES) integrations-env
 	$(BIN)/python -m pytest
@@ -105,7 +113,8 @@ clients-test: $(STAMP) $(TYPES_MODULES) integrations-env
 
 # OCR of images and scanned PDFs on this machine (the embedded default): Debian's Tesseract.
 ocr:
-	@command -v tesseract >/dev/null || (apt-get update -qq && apt-get install -y -qq tesseract-ocr)
+	@command -v tesseract >/dev/null || (echo "memlane: installing Tesseract for OCR (apt-get, once)" && \
+		apt-get update -qq && apt-get install -y -qq tesseract-ocr >/dev/null)
 
 # The browser extension (extension/, WXT): `make extension` writes the Chrome and Firefox zips to
 # extension/.output/; `extension-build` the unpacked Chrome build the end-to-end tests load.
@@ -157,6 +166,11 @@ bench: $(STAMP)
 bench-nlp: $(STAMP)
 	$(BIN)/python -m bench.nlp --locomo $(SHARED)/eval/locomo-dev.json --write BENCHMARKS.md
 
+# The entity extractor against its labelled set (bench/data/entities_labelled.json): precision and recall
+# per kind, beside the figures measured before the extractor changed (bench/data/entities_before.json).
+bench-entities: $(STAMP)
+	$(BIN)/python -m bench.entities --baseline bench/data/entities_before.json --write BENCHMARKS.md
+
 # The local server under save pressure: recall and /health latency while two clients save long documents.
 bench-concurrency: $(STAMP)
 	$(BIN)/python -m bench.concurrency --write BENCHMARKS.md
@@ -181,6 +195,11 @@ SCALE_ROOT ?= /var/tmp/memlane-scale
 bench-scale: $(STAMP)
 	$(BIN)/python -m bench.scale all --root $(SCALE_ROOT) --sizes 100000,1000000,3000000
 
+# A memory page's transfer size from the local server, without and with compression, in headless
+# Chromium; writes the page weight section of BENCHMARKS.md.
+bench-page-weight: $(STAMP) $(WEB_DIST) chromium
+	$(BIN)/python -m bench.page_weight --write BENCHMARKS.md
+
 # The web app's figures (first load, typing to results, JavaScript size) at 10,000 memories, in
 # headless Chromium against a local server; writes the web app section of BENCHMARKS.md.
 bench-web: $(STAMP) $(WEB_DIST) chromium
@@ -189,12 +208,12 @@ bench-web: $(STAMP) $(WEB_DIST) chromium
 # The recall workload suite (bench/eval): conversations, facts and notes, code, documentation and
 # abstention, each beside plain BM25 and MiniLM baselines, through a local server on 127.0.0.1; writes
 # BENCHMARKS.md. Embeddings are cached between runs (bench/.cache, or MEMLANE_EVAL_EMBED_CACHE).
-# One workload alone: make eval-conversations | eval-facts | eval-code | eval-docs | eval-abstention.
+# One workload alone: make eval-conversations | eval-facts | eval-code | eval-docs | eval-notes | eval-abstention.
 # The relevance floor's calibration and the fusion's bound: make eval-floor.
 PYDOCS ?= /usr/share/doc/python3.11/html
 SHARED ?= ../shared
 EVAL := $(BIN)/python -m bench.eval --memory $(SHARED)/eval/locomo-dev.json --docs-dir $(PYDOCS) \
-	--queries $(SHARED)/eval/python-docs-queries.jsonl --write BENCHMARKS.md
+	--queries $(SHARED)/eval/python-docs-queries.jsonl --notes $(SHARED)/eval/personal-notes-dev.jsonl --write BENCHMARKS.md
 eval: $(STAMP)
 	@test -d $(PYDOCS) || (apt-get update -qq && apt-get install -y -qq python3.11-doc)
 	$(EVAL)
@@ -212,19 +231,38 @@ eval-docs: $(STAMP)
 	@test -d $(PYDOCS) || (apt-get update -qq && apt-get install -y -qq python3.11-doc)
 	$(EVAL) --workloads docs
 
+# One person's notes and their questions in their own words (issue 35): top-1, top-3, what comes back empty.
+eval-notes: $(STAMP)
+	$(EVAL) --workloads notes
+
 # Abstention asks the other workloads' questions of projects that do not hold their answers.
 eval-abstention: $(STAMP)
 	$(EVAL) --workloads conversations,code,abstention
 
-# The relevance floor: one recording of every candidate's evidence (LoCoMo dev and the suite's code), every
-# floor applied offline, the rule checked on each conversation held out; then, from the same recording,
-# the most recall@10 any fusion of the two legs can reach. Both write their sections of BENCHMARKS.md.
-FLOOR_RECORD ?= bench/.cache/floor.json
+# Recall's two thresholds (issue 35): one recording of every workload's candidates (conversations, facts, code,
+# personal notes; their unanswerable questions and nonsense), then the floor and the strong threshold chosen by
+# one rule with the curve of what each costs on each workload (BENCHMARKS.md, "the floor and the strong threshold").
+RELEVANCE_RECORD ?= bench/.cache/relevance.json
 eval-floor: $(STAMP)
+	@mkdir -p $(dir $(RELEVANCE_RECORD))
+	$(BIN)/python -m bench.recall_record --memory $(SHARED)/eval/locomo-dev.json \
+		--notes $(SHARED)/eval/personal-notes-dev.jsonl --out $(RELEVANCE_RECORD)
+	$(BIN)/python -m bench.calibrate_relevance --record $(RELEVANCE_RECORD) \
+		--notes $(SHARED)/eval/personal-notes-dev.jsonl --write BENCHMARKS.md
+
+# LoCoMo alone, as the floor was calibrated before issue 35 (its cross-conversation abstention, related memories'
+# floor), and from the same recording the most recall@10 any fusion of the two legs can reach.
+FLOOR_RECORD ?= bench/.cache/floor.json
+eval-floor-locomo: $(STAMP)
 	@rm -f $(FLOOR_RECORD) && mkdir -p $(dir $(FLOOR_RECORD))
 	$(BIN)/python -m bench.calibrate_floor --memory $(SHARED)/eval/locomo-dev.json --record $(FLOOR_RECORD) \
 		--write BENCHMARKS.md
 	$(BIN)/python -m bench.fusion_bound --record $(FLOOR_RECORD) --write BENCHMARKS.md
+
+# What the assistant receives: evidence inside the context pack at 1,000 and 2,000 tokens (LoCoMo dev, personal notes).
+context-pack-eval: $(STAMP)
+	$(BIN)/python -m bench.context_pack_eval --memory $(SHARED)/eval/locomo-dev.json \
+		--notes $(SHARED)/eval/personal-notes-dev.jsonl
 
 clean:
 	rm -rf $(VENV) $(INTEG) cdk.out .pytest_cache extension/node_modules extension/.output extension/.wxt

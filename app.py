@@ -50,10 +50,12 @@ def main(argv: list[str]) -> int:
     # Under the CDK CLI, CDK_OUTDIR names the output directory; run directly, write ./cdk.out.
     outdir = None if os.environ.get("CDK_OUTDIR") else str(Path(__file__).resolve().parent / "cdk.out")
     try:
-        app, _stack = build_app(context, outdir=outdir)
+        app, stack = build_app(context, outdir=outdir)
     except (ConfigError, LayerNotBuiltError) as exc:
         print(f"memlane: {exc}", file=sys.stderr)
         return 2
+    if stack.config.llm_model_note:
+        print(f"memlane: {stack.config.llm_model_note}", file=sys.stderr)
     assembly = app.synth()
     if outdir:
         stacks = ", ".join(s.stack_name for s in assembly.stacks)

@@ -48,6 +48,8 @@ def build_app(
             "These handler modules are not in the function asset yet, so invoking them would fail: "
             + ", ".join(missing),
         )
+    if config.llm_model_note:
+        Annotations.of(stack).add_info(config.llm_model_note)
     Tags.of(app).add("project", c.SERVICE_NAME)
     Tags.of(app).add("memlane:stage", config.stage)
     enable_aws_solutions_checks(app)

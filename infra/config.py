@@ -6,12 +6,15 @@ arrive as strings, so numbers and booleans are parsed here.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from infra import constants as c
+
+AUTO = "auto"  # llm_model: the default model as the deploying Region offers it (resolve_llm_model)
 
 # The defaults, also written verbatim into cdk.json's "context" (a test keeps the two equal).
 DEFAULT_CONTEXT: dict[str, Any] = {
@@ -50,8 +53,14 @@ DEFAULT_CONTEXT: dict[str, Any] = {
     "rerank_model": "",
     "rerank_top_n": c.DEFAULT_RERANK_TOP_N,
     # The Bedrock model that draws facts from conversations (POST /v3/conversations): a model id usable
-    # with the Converse API, or "" (off: conversations are saved, no fact is extracted, answers say so).
-    "llm_model": c.DEFAULT_LLM_MODEL,
+    # with the Converse API (an inference profile id included), "" (off: conversations are saved, no
+    # fact is extracted, answers say so), or "auto": Amazon Nova Micro as the deploying Region offers it
+    # (on demand, or through its geography's cross-Region inference profile; off where neither, with
+    # the reason printed at synth).
+    "llm_model": AUTO,
+    # The Region the stack is deployed to, when synth should not take the CDK CLI's (CDK_DEFAULT_REGION,
+    # else AWS_REGION or AWS_DEFAULT_REGION): it decides what `llm_model: auto` means.
+    "region": "",
     # "full": an alarm on every function and queue, a dashboard, every memlane metric; "lean": the
     # alarms that say data is not being written or served, no dashboard, only the metric an alarm reads
     # (docs/deploy.md, "Cost": the saving line by line).
@@ -63,6 +72,9 @@ CONTEXT_ALIASES = {"searchBackend": "search_backend"}
 
 SEARCH_BACKENDS = ("managed", "serverless", "s3vectors")
 OBSERVABILITY = ("full", "lean")
+REGION_PATTERN = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d+$")
+# Where the Region comes from when the context does not name it, in order (the CDK CLI sets the first).
+REGION_VARIABLES = ("CDK_DEFAULT_REGION", "AWS_REGION", "AWS_DEFAULT_REGION")
 LLM_MODEL_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.\-]*(:[0-9a-z.\-]+)*$")
 EMBEDDING_PROVIDERS = ("bedrock", "openai")
 STANDBY_REPLICAS = ("auto", "ENABLED", "DISABLED")
@@ -134,6 +146,11 @@ class DeploymentConfig:
     rerank_model: str = ""  # "" = no rerank stage
     rerank_top_n: int = c.DEFAULT_RERANK_TOP_N
     llm_model: str = c.DEFAULT_LLM_MODEL  # "" = no fact extraction
+    # The deploying Region when known at synth ("" otherwise), and what `llm_model: auto` chose and why
+    # (printed at synth); llm_model_for_region: the choice holds only in that Region (a deploy rule checks).
+    region: str = ""
+    llm_model_note: str = ""
+    llm_model_for_region: bool = False
     public_url: str = ""  # a custom domain for /mcp tokens, OAuth callbacks and webhooks; "" = the API's own URL
     observability: str = "full"  # "full" | "lean"
 
@@ -150,8 +167,9 @@ class DeploymentConfig:
         return round(self.api_rate_limit_per_minute / 60, 2)
 
     @classmethod
-    def from_context(cls, get: Callable[[str], Any]) -> DeploymentConfig:
-        """`get` is `node.try_get_context`; missing keys fall back to DEFAULT_CONTEXT."""
+    def from_context(cls, get: Callable[[str], Any], environ: Mapping[str, str] | None = None) -> DeploymentConfig:
+        """`get` is `node.try_get_context`; missing keys fall back to DEFAULT_CONTEXT. `environ` (the
+        process environment by default) gives the deploying Region when the context does not."""
 
         def value(key: str) -> Any:
             found = _aliased(get, key)
@@ -176,6 +194,8 @@ class DeploymentConfig:
                 f"log_retention_days={retention}: CloudWatch Logs accepts {LOG_RETENTION_CHOICES}"
             )
         layer_asset = get(c.CONTEXT_LAYER_ASSET)
+        region = _region(value("region"), os.environ if environ is None else environ)
+        llm_model, llm_note = resolve_llm_model(value("llm_model"), region)
         return cls(
             stage=stage,
             search_backend=_choice("search_backend", value("search_backend"), SEARCH_BACKENDS),
@@ -216,13 +236,16 @@ class DeploymentConfig:
             public_url=_public_url(value("public_url")),
             rerank_model=_rerank_model(value("rerank_model")),
             rerank_top_n=_rerank_top_n(value("rerank_top_n")),
-            llm_model=_llm_model(value("llm_model")),
+            llm_model=llm_model,
+            region=region,
+            llm_model_note=llm_note,
+            llm_model_for_region=str(value("llm_model")).strip() == AUTO and bool(llm_model),
             observability=_choice("observability", value("observability"), OBSERVABILITY),
         )
 
     @classmethod
-    def from_mapping(cls, context: Mapping[str, Any]) -> DeploymentConfig:
-        return cls.from_context(context.get)
+    def from_mapping(cls, context: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> DeploymentConfig:
+        return cls.from_context(context.get, {} if environ is None else environ)
 
 
 def _aliased(get: Callable[[str], Any], key: str) -> Any:
@@ -238,6 +261,35 @@ def _rerank_model(raw: Any) -> str:
     if text and text not in c.RERANK_MODELS:
         raise ConfigError(f"rerank_model={text!r}: choose one of {', '.join(c.RERANK_MODELS)}, or leave it empty (off)")
     return text
+
+
+def _region(raw: Any, environ: Mapping[str, str]) -> str:
+    text = str(raw or "").strip() or next((environ[v].strip() for v in REGION_VARIABLES if environ.get(v)), "")
+    if text and not REGION_PATTERN.match(text):
+        raise ConfigError(f"region={text!r}: an AWS Region code such as us-east-1")
+    return text
+
+
+def resolve_llm_model(raw: Any, region: str) -> tuple[str, str]:
+    """The LLM model id to deploy and, for `auto`, why. Amazon Nova Micro is invocable on demand in
+    us-east-1 only; elsewhere through its geography's cross-Region inference profile (`us.`, `eu.`,
+    `apac.`), from the Regions that profile serves; anywhere else there is no default: extraction is
+    off and the reason says what to choose."""
+    text = str(raw if raw is not None else "").strip()
+    if text != AUTO:
+        return _llm_model(text), ""
+    model = c.DEFAULT_LLM_MODEL
+    if not region:
+        return "", (f"llm_model=auto: the Region to deploy to is not known at synth (no -c region=, "
+                    f"{', '.join(REGION_VARIABLES)}), so fact extraction is off; name the Region or a model")
+    if region in c.LLM_ON_DEMAND_REGIONS:
+        return model, f"llm_model=auto: {model} on demand in {region}"
+    for geography, regions in c.INFERENCE_PROFILE_DESTINATIONS.items():
+        if region in regions:
+            profile = f"{geography}.{model}"
+            return profile, f"llm_model=auto: {model} through the {geography} inference profile {profile} in {region}"
+    return "", (f"llm_model=auto: {model} is not offered in {region} (on demand or through an inference "
+                f"profile), so fact extraction is off; choose a model offered there with -c llm_model=<id>")
 
 
 def _llm_model(raw: Any) -> str:

@@ -251,8 +251,17 @@ LAMBDA_SERVICE_ERRORS = (
     "Lambda.SdkClientException",
     "Lambda.TooManyRequestsException",
 )
-STATE_MACHINE_TIMEOUT_MINUTES = 60
 TASK_TIMEOUT_MARGIN_S = 30
+# An AWS SDK task (Transcribe's start and poll) that has not answered in this long has failed.
+SDK_TASK_TIMEOUT_S = 60
+# How long the workflow polls one Amazon Transcribe job (the Wait ⇄ GetTranscriptionJob loop): Transcribe
+# takes recordings of up to 4 hours and usually transcribes faster than real time; the rest is for jobs
+# queued behind the account's concurrent-job quota.
+TRANSCRIPTION_MAX_WAIT_S = 6 * 3600
+# The state machine's timeout is the longest path through its definition with every retrier used to
+# the end (infra/workflow_budget.py: Extract's hourly media-budget retries dominate: about three days)
+# plus this margin; it is computed at synth, never written down.
+STATE_MACHINE_TIMEOUT_MARGIN_S = 3600
 
 # --------------------------------------------------------------------------- API
 
@@ -318,6 +327,20 @@ RERANK_MODELS = ("amazon.rerank-v1:0", "cohere.rerank-v3-5:0")
 # text model on Bedrock's Converse API. Amazon Nova Micro costs $0.035 per million input tokens and
 # $0.14 per million output tokens (us-east-1, on-demand; docs/deploy.md works out a conversation).
 DEFAULT_LLM_MODEL = "amazon.nova-micro-v1:0"
+# Amazon Bedrock's system-defined (cross-Region) inference profiles: an id `<geography>.<model id>`
+# is invoked in the deploying Region and routed to one of its geography's destination Regions, so
+# the caller needs bedrock:InvokeModel on the profile and on the model in every destination
+# ("Supported Regions and models for inference profiles" in the Bedrock user guide; the destinations
+# of the Amazon Nova profiles, the widest of the text models memlane suggests). A `global.` profile
+# routes to any commercial Region: its model is granted Region-less, as AWS documents.
+INFERENCE_PROFILE_DESTINATIONS: dict[str, tuple[str, ...]] = {
+    "us": ("us-east-1", "us-east-2", "us-west-2"),
+    "eu": ("eu-central-1", "eu-north-1", "eu-west-1", "eu-west-3"),
+    "apac": ("ap-northeast-1", "ap-northeast-2", "ap-south-1", "ap-southeast-1", "ap-southeast-2"),
+}
+GLOBAL_INFERENCE_PROFILE = "global"
+# Where DEFAULT_LLM_MODEL (Amazon Nova Micro) is invocable on demand, without a profile.
+LLM_ON_DEMAND_REGIONS = ("us-east-1",)
 EXTRACTION_BATCH_SIZE = 1  # one conversation per invocation: its LLM calls may take a while
 EXTRACTION_MAX_CONCURRENCY = 5  # bounds Bedrock throughput and spend
 DEFAULT_RERANK_TOP_N = 30

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Aws, CfnOutput, Fn, Stack
+from aws_cdk import Aws, CfnOutput, CfnRule, CfnRuleAssertion, Fn, Stack
 from constructs import Construct
 
 from infra.config import DeploymentConfig
@@ -23,6 +23,7 @@ from infra.constructs.vector_search import VectorSearch
 from infra.constructs.webapp import WebApp
 from memlane import observability
 from memlane.adapters.aws import dynamo_schema as schema
+from memlane.connections.flow_binding import ENV_WEBAPP_URL
 
 FIRST_KEY_PAYLOAD = '{"action":"create","org":"default"}'
 
@@ -106,6 +107,9 @@ class MemlaneStack(Stack):
             app_dir=webapp_dir,
             access_log_bucket=self.storage.access_log_bucket,
         )
+        # A connection provider sends the browser back to the API's callback, which sends it on to
+        # the web app's confirmation page (where the member's key is): the distribution's URL.
+        self.api.api_function.add_environment(ENV_WEBAPP_URL, self.webapp.url)
         self.schedules = Schedules(
             self,
             "Schedules",
@@ -113,6 +117,7 @@ class MemlaneStack(Stack):
             factory=self.functions,
             storage=self.storage,
             search=self.search,
+            models=self.models,
             page_queue=self.crawl.pages.queue,
         )
         self.connections = Connections(
@@ -133,6 +138,13 @@ class MemlaneStack(Stack):
                                          storage=self.storage, search=self.search, models=self.models,
                                          ingest_queue=self.ingestion.ingest.queue)
             self.extraction.grant_api(self.api.api_function)
+            if config.llm_model_for_region:
+                # `llm_model: auto` chose the model for the Region synth was told about: refuse to
+                # deploy the template anywhere else, where that id may not be invocable.
+                CfnRule(self, "LlmModelRegion", assertions=[CfnRuleAssertion(
+                    assert_=Fn.condition_equals(Aws.REGION, config.region),
+                    assert_description=(f"This template chose the LLM {config.llm_model} for {config.region}: "
+                                        f"synthesize it again for the Region you deploy to"))])
         self.observability = Observability(
             self,
             "Observability",

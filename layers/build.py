@@ -7,7 +7,8 @@
 pip downloads manylinux wheels for the functions' architecture and CPython version (never sdists,
 so nothing is compiled on this machine) into layers/build/<layer>/python, the layout Lambda mounts
 at /opt/python. The result is then pruned: bytecode compiled by this machine's Python, test suites,
-console scripts, install RECORDs and the AWS SDK the Lambda runtime already provides. A manifest
+console scripts and install RECORDs. The AWS SDK stays: the layer ships its own pinned boto3 (see
+layers/deps/requirements.txt), not the one the Lambda runtime happens to have. A manifest
 (layers/build/<layer>.json) records architecture, Python version and the requirements' digest;
 synth refuses a layer whose manifest does not match the deployment.
 """
@@ -28,9 +29,6 @@ if str(REPO_ROOT) not in sys.path:
 from infra import constants as c  # noqa: E402
 from infra import packaging  # noqa: E402
 
-# The Lambda Python runtime ships the AWS SDK; aws-xray-sdk still declares botocore, which would add
-# ~25 MB for nothing.
-PROVIDED_BY_RUNTIME = ("boto3", "botocore", "s3transfer")
 # Installed as dependencies but never imported by memlane: opensearch-py 3.x declares its gRPC
 # transport (opensearch-protobufs → grpcio, protobuf: ~19 MB), while memlane talks to OpenSearch
 # over HTTPS with SigV4 (opensearchpy.RequestsHttpConnection). Removed by their install RECORD.
@@ -92,10 +90,6 @@ def prune(site: Path) -> int:
     before = packaging.directory_size(site)
     for name in UNUSED_DISTRIBUTIONS:
         remove_distribution(site, name)
-    for name in PROVIDED_BY_RUNTIME:
-        for path in (site / name, *site.glob(f"{name}-*.dist-info")):
-            if path.exists():
-                shutil.rmtree(path)
     if (site / "bin").is_dir():
         shutil.rmtree(site / "bin")  # console scripts (openai, httpx, pygmentize...)
     for path in sorted(site.rglob("*"), key=lambda p: len(p.parts), reverse=True):

@@ -86,6 +86,11 @@ class Settings(BaseModel):
     # Each leg scores the other's candidates (memlane.domain.tuning.FusionWeights.complete_legs);
     # MEMLANE_FUSION_COMPLETE_LEGS=0 gives each leg's own top k only, as before.
     fusion_complete_legs: bool = True
+    # The text share's divisor: the batch's best BM25, never less than this per query word
+    # (memlane.domain.tuning.FusionWeights.text_reference): 5, the BM25 per query word at which
+    # relevance's text part reaches 1 − 1/e (memlane.recall.relevance, bm25_scale); 0 gives the spec's
+    # batch maximum alone (MEMLANE_FUSION_TEXT_REFERENCE).
+    fusion_text_reference: float = 5.0
     # Identifier words (memlane.ingest.identifiers): a code chunk is indexed for the text leg with the
     # words of its identifiers (`getUserName` → get user name), and a query naming an identifier also
     # searches for its words. Off by default: on the recall suite it moved code MRR@10 +0.004 but lost
@@ -138,7 +143,8 @@ class Settings(BaseModel):
         return FusionWeights(vector=self.weight_vector, text=self.weight_text, recency=self.weight_recency,
                              code_text_evidence=self.fusion_code_text_evidence,
                              complete_legs=self.fusion_complete_legs,
-                             identifier_words=self.index_identifier_words)
+                             identifier_words=self.index_identifier_words,
+                             text_reference=self.fusion_text_reference)
 
     @property
     def neighbours(self) -> NeighbourWeights:
@@ -166,6 +172,7 @@ class Settings(BaseModel):
             ("weight_vector", "MEMLANE_WEIGHT_VECTOR"),
             ("weight_text", "MEMLANE_WEIGHT_TEXT"),
             ("weight_recency", "MEMLANE_WEIGHT_RECENCY"),
+            ("fusion_text_reference", "MEMLANE_FUSION_TEXT_REFERENCE"),
             ("recall_neighbour_weight", "MEMLANE_RECALL_NEIGHBOUR_WEIGHT"),
             ("recall_neighbour_max_gap_seconds", "MEMLANE_RECALL_NEIGHBOUR_MAX_GAP_SECONDS"),
             ("context_text_weight", "MEMLANE_CONTEXT_TEXT_WEIGHT"),

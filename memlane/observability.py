@@ -31,6 +31,10 @@ INGESTION_FAILED = "IngestionFailed"  # the workflow gave up on a document (Mark
 PAGES_CRAWLED = "PagesCrawled"
 PAGE_ERRORS = "PageErrors"
 DOCUMENTS_FORGOTTEN = "DocumentsForgotten"
+# The memories around a written or removed one could not be indexed again (memlane.documents.writer:
+# a model or a grant refused, the index down): they keep a context that is out of date, and on a
+# removal a forgotten memory's words stay in their entries until the next write next to them.
+CONTEXT_REBUILDS_FAILED = "ContextRebuildsFailed"
 LLM_CALLS = "LLMCalls"
 LLM_INPUT_TOKENS = "LLMInputTokens"
 LLM_OUTPUT_TOKENS = "LLMOutputTokens"
@@ -40,7 +44,7 @@ EXTRACTIONS_FAILED = "ExtractionsFailed"
 FORGET_SWEEPS = "ForgetSweeps"
 
 # What the alarms watch (a sum over the alarm period above zero is worth a look).
-ALARMED = (WRITES_FAILED, INGESTION_FAILED, PAGE_ERRORS)
+ALARMED = (WRITES_FAILED, INGESTION_FAILED, PAGE_ERRORS, CONTEXT_REBUILDS_FAILED)
 # With lean observability (the stack's `observability=lean`) one of them has an alarm, and the functions
 # publish only it (MEMLANE_METRICS=alarmed): CloudWatch bills each custom metric it receives.
 LEAN_ALARMED = (WRITES_FAILED,)

@@ -57,3 +57,19 @@ def cli_data_dir(tmp_path, monkeypatch):
     path = tmp_path / "data"
     monkeypatch.setenv("MEMLANE_DATA_DIR", str(path))
     return path
+
+
+@pytest.fixture
+def cli_hashing(monkeypatch):
+    """The CLI's local runtime with the hashing embedder (no model to load)."""
+    import memlane.cli.common as common
+    import memlane.cli.transfer as transfer
+
+    real = common.local_runtime
+
+    def runtime(args, **options):
+        options.setdefault("embedder", HashEmbedder())
+        return real(args, **options)
+
+    monkeypatch.setattr(common, "local_runtime", runtime)
+    monkeypatch.setattr(transfer, "local_runtime", runtime)

@@ -22,7 +22,7 @@ from memlane.ports import Services
 
 # The calls that write (or, for the embedder, that can fail in the middle of a write).
 WRITE_METHODS: dict[str, tuple[str, ...]] = {
-    "metadata": ("put_document", "set_status", "put_chunks"),
+    "metadata": ("add_document", "put_document", "set_status", "put_chunks"),
     "index": ("upsert", "delete_document", "set_superseded"),
     "blobs": ("put", "delete", "delete_prefix"),
     "cache": ("bump_generation", "purge_document"),

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memlane.domain.docsets import ClientSession, Docset, DocsetPage, PageCounts, PageStatus, new_page
-from memlane.domain.errors import ConflictError, EmbedderMismatchError
+from memlane.domain.errors import ConflictError, EmbedderMismatchError, IdTakenError
 from memlane.domain.models import (
     ApiKey,
     Chunk,
@@ -82,6 +82,7 @@ class MemoryMetadataStore:
         self._keys: dict[str, ApiKey] = {}
         self._projects: dict[tuple[str, str], Project] = {}
         self._docs: dict[tuple[str, str], Document] = {}
+        self._owners: dict[str, str] = {}  # document id -> the organization holding it (ids are global)
         self._chunks: dict[tuple[str, str], list[Chunk]] = {}
         self.forgotten: list[dict[str, Any]] = []
         self.receipts: dict[tuple[str, str], str] = {}
@@ -220,7 +221,17 @@ class MemoryMetadataStore:
 
     def put_document(self, doc: Document) -> None:
         with self._lock:
+            if self._owners.setdefault(doc.id, doc.organization_id) != doc.organization_id:
+                raise IdTakenError(f"document id {doc.id} is not available")
             self._docs[(doc.organization_id, doc.id)] = doc.model_copy(deep=True)
+
+    def add_document(self, doc: Document) -> Document | None:
+        with self._lock:
+            existing = self.find_document_by_hash(doc.organization_id, doc.project_id, doc.content_hash)
+            if existing is not None:
+                return existing
+            self.put_document(doc)
+            return None
 
     def get_document(self, org_id: str, document_id: str) -> Document | None:
         with self._lock:
@@ -265,6 +276,7 @@ class MemoryMetadataStore:
         with self._lock:
             if self._docs.pop((org_id, document_id), None) is None:
                 return False
+            self._owners.pop(document_id, None)
             self._chunks.pop((org_id, document_id), None)
             return True
 
@@ -304,12 +316,13 @@ class MemoryMetadataStore:
             return max(indexes) + 1 if indexes else 0
 
     def conversation_documents(
-        self, org_id: str, project_id: str, conversation_id: str, now: datetime
+        self, org_id: str, project_id: str, conversation_id: str, now: datetime, *, pending: bool = False
     ) -> list[Document]:
+        statuses = {DocumentStatus.READY} | ({DocumentStatus.QUEUED, DocumentStatus.PROCESSING} if pending else set())
         with self._lock:
             docs = [
                 d.model_copy(deep=True) for d in self._project_docs(org_id, project_id)
-                if d.conversation_id == conversation_id and d.status == DocumentStatus.READY
+                if d.conversation_id == conversation_id and d.status in statuses
                 and d.superseded_by is None and not d.is_expired(now)
             ]
         return sorted(docs, key=conversation_order)
@@ -381,6 +394,9 @@ class MemoryMetadataStore:
     def put_chunks(self, org_id: str, document_id: str, chunks: Sequence[Chunk]) -> None:
         """Replaces the document's chunk records (an earlier, longer version leaves nothing)."""
         with self._lock:
+            ids = {c.id for c in chunks}
+            if any(o != org_id and c.id in ids for (o, _), held in self._chunks.items() for c in held):
+                raise IdTakenError("a chunk id of this document is not available")
             self._chunks[(org_id, document_id)] = [c.model_copy(deep=True) for c in chunks]
 
     def get_chunks(self, org_id: str, document_id: str) -> list[Chunk]:
@@ -483,6 +499,9 @@ class MemorySearchIndex:
                     raise EmbedderMismatchError(
                         f"vector of dimension {len(item.vector)} for an index of dimension {self.dimension}"
                     )
+                held = self._rows.get(item.chunk.id)
+                if held is not None and held.chunk.organization_id != item.chunk.organization_id:
+                    raise IdTakenError(f"chunk id {item.chunk.id} is not available")
             self._embedder = embedder_id
             for item in items:
                 self._seq += 1

@@ -139,6 +139,7 @@ def write_report(args: argparse.Namespace) -> None:
         "conversations": ("memory", report.conversations_section),
         "facts": ("eval-facts", report.facts_section),
         "code": ("eval-code", report.code_section),
+        "notes": ("eval-notes", report.notes_section),
     }
     for workload, (section, render) in sections.items():
         if workload in results:
@@ -156,7 +157,8 @@ def write_report(args: argparse.Namespace) -> None:
         if memory_records:
             write_section(path, "eval-docs-memory", report.docs_memory_section(memory_records, info))
     if "abstention" in results:
-        answerable: dict[str, list[Record]] = {w: results[w][0] for w in ("conversations", "facts", "code", "docs") if w in results}
+        answerable: dict[str, list[Record]] = {w: results[w][0] for w in ("conversations", "facts", "code", "docs", "notes")
+                                               if w in results}
         write_section(path, "eval-abstention", report.abstention_section(answerable, *results["abstention"]))
     print(f"wrote the suite's sections of {path}", flush=True)
 
@@ -166,6 +168,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"comma-separated, from {', '.join(NAMES)} (default: all)")
     p.add_argument("--memory", metavar="FILE", default=str(DEFAULT_DATA.resolve()),
                    help="LoCoMo-style JSON (default: ../shared/eval/locomo-dev.json)")
+    p.add_argument("--notes", metavar="FILE", default=None,
+                   help="personal notes JSONL (default: ../shared/eval/personal-notes-dev.jsonl)")
     p.add_argument("--conversation", action="append", metavar="ID", help="only this conversation (repeatable)")
     p.add_argument("--stdlib", default=None, help="the Python sources to sample code from (default: this Python's)")
     p.add_argument("--code-sample", dest="code_sample", type=int, default=300, help="functions in the code sample")

@@ -402,6 +402,11 @@ def target_verdict(workload: str, records: Sequence[Record]) -> str:
             "met" if "not met" not in facts_targets(records) else "**not met**")
     if workload == "code":
         return "above both baselines: " + ("met" if "not met" not in code_targets(records) else "**not met**")
+    if workload == "notes":
+        text = notes_targets(records)
+        missed = text.count("not met")
+        return ("issue 35's eight lines: " + ("all met" if not missed else f"**{missed} not met**")
+                + " (its section)")
     return "reported"
 
 
@@ -415,10 +420,10 @@ def summary_section(results: dict[str, tuple[list[Record], dict[str, Any]]], com
         "",
         "| workload | questions | memlane recall@10 | at the default floor | sequence stages off | BM25 recall@10 "
         "| MiniLM recall@10 | recall@10 − best baseline [95 % CI] | memlane MRR@10 | best baseline MRR@10 "
-        "| MRR@10 − best baseline [95 % CI] | target (issue 22) |",
+        "| MRR@10 − best baseline [95 % CI] | target |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
-    for workload in ("conversations", "facts", "code", "docs"):
+    for workload in ("conversations", "facts", "code", "docs", "notes"):
         if workload not in results:
             continue
         records = [r for r in results[workload][0] if r.workload == workload]
@@ -429,7 +434,7 @@ def summary_section(results: dict[str, tuple[list[Record], dict[str, Any]]], com
         off = f"{s['stages-off']['recall@10']:.3f}" if s["stages-off"].n else "–"
         floored = (f"{s['memlane-floor']['recall@10']:.3f} ({s['memlane-floor']['recall@10'] - s['memlane']['recall@10']:+.3f})"
                    if s["memlane-floor"].n else "–")
-        label = {"docs": "docs as memories"}.get(workload, workload)
+        label = {"docs": "docs as memories", "notes": "personal notes (top-10)"}.get(workload, workload)
         lines.append(
             f"| {label} | {s['memlane'].n} | {s['memlane']['recall@10']:.3f} | {floored} | {off} | {s['bm25']['recall@10']:.3f} | "
             f"{s['minilm']['recall@10']:.3f} | {_against_best(records, 'recall@10')} | {s['memlane']['mrr@10']:.3f} | "
@@ -443,6 +448,8 @@ def summary_section(results: dict[str, tuple[list[Record], dict[str, Any]]], com
         "bench.eval.scoring.paired_interval). A target inside the interval is one these questions cannot "
         "tell met from missed.",
     ]
+    if "notes" in results:
+        lines += ["", notes_glance(results["notes"][0])]
     if "abstention" in results:
         unanswerable = results["abstention"][0]
         if has_relevance(unanswerable):
@@ -455,3 +462,145 @@ def summary_section(results: dict[str, tuple[list[Record], dict[str, Any]]], com
                 f"nothing {empty:.3f}; recall results carry no `relevance` in this build, so no floor applies.",
             ]
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- personal notes
+
+NOTES_KINDS = ("paraphrase", "overlap", "keyword")
+# Issue 35 (dev data).
+TARGET_NOTES_TOP1 = 0.80
+TARGET_NOTES_TOP3 = 0.92
+TARGET_NOTES_PARAPHRASE_TOP1 = 0.700
+TARGET_NOTES_FIRST_STRONG = 0.70
+TARGET_NOTES_NOTHING = 0.05
+TARGET_NOTES_UNANSWERABLE_STRONG = 0.25
+TARGET_NOTES_NONSENSE_NOTHING = 0.90
+
+
+def _share(rows: Sequence[Record], what: str) -> float:
+    from bench.eval.scoring import answered
+
+    return sum(1 for r in rows if answered(r) == what) / len(rows) if rows else 0.0
+
+
+def notes_table(records: Sequence[Record]) -> list[str]:
+    """Per kind and method: top-1, top-3, MRR@10 and the share answered with nothing."""
+    lines = [
+        "| kind | questions | method | top-1 | top-3 | MRR@10 | answered with nothing |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for kind in (None, *NOTES_KINDS):
+        for method in _methods(records):
+            rows = [r for r in records if r.method == method and r.targets and (kind is None or r.category == kind)]
+            s = summarize(rows)
+            if not s.n:
+                continue
+            nothing = f"{_share(rows, 'nothing'):.3f}" if method.startswith("memlane") else "–"
+            lines.append(f"| {kind or 'answerable'} | {s.n} | {METHOD_NAMES[method]} | {s['hit@1']:.3f} | "
+                         f"{s['hit@3']:.3f} | {s['mrr@10']:.3f} | {nothing} |")
+    return lines
+
+
+def notes_unanswerable_table(records: Sequence[Record]) -> list[str]:
+    lines = [
+        "| kind | questions | method | answered with nothing | weak matches only | a strong match |",
+        "| --- | ---: | --- | ---: | ---: | ---: |",
+    ]
+    for kind in ("unanswerable", "nonsense"):
+        for method in ("memlane", "memlane-floor"):
+            rows = [r for r in records if r.method == method and r.category == kind]
+            if rows:
+                lines.append(f"| {kind} | {len(rows)} | {METHOD_NAMES[method]} | {_share(rows, 'nothing'):.3f} | "
+                             f"{_share(rows, 'weak'):.3f} | {_share(rows, 'strong'):.3f} |")
+    return lines
+
+
+def notes_targets(records: Sequence[Record]) -> str:
+    from bench.eval.scoring import first_and_strong
+
+    method = "memlane-floor" if any(r.method == "memlane-floor" for r in records) else "memlane"
+    mine = [r for r in records if r.method == method]
+    ans = [r for r in mine if r.targets]
+    s = summarize(ans)
+    para = summarize(r for r in ans if r.category == "paraphrase")
+    behind = [k for k in NOTES_KINDS
+              if summarize(r for r in ans if r.category == k)["hit@1"]
+              < min(summarize(r for r in records if r.method == b and r.category == k)["hit@1"] for b in ("bm25", "minilm"))]
+    strong_first = sum(1 for r in ans if first_and_strong(r)) / len(ans) if ans else 0.0
+    nothing = _share(ans, "nothing")
+    unans = [r for r in mine if r.category == "unanswerable"]
+    nonsense = [r for r in mine if r.category == "nonsense"]
+    strong_unans = _share(unans, "strong")
+    top1, top3, ptop1 = s["hit@1"], s["hit@3"], para["hit@1"]
+    none_share, strong_share = _share(nonsense, "nothing"), _share(nonsense, "strong")
+    parts = [
+        f"top-1 ≥ {TARGET_NOTES_TOP1} {_verdict(top1 >= TARGET_NOTES_TOP1, f'{top1:.3f}')}",
+        f"top-3 ≥ {TARGET_NOTES_TOP3} {_verdict(top3 >= TARGET_NOTES_TOP3, f'{top3:.3f}')}",
+        f"paraphrase top-1 ≥ {TARGET_NOTES_PARAPHRASE_TOP1} "
+        f"{_verdict(ptop1 >= TARGET_NOTES_PARAPHRASE_TOP1 - 1e-9, f'{ptop1:.3f}')}",
+        f"no kind below both baselines on top-1 {_verdict(not behind, 'behind: ' + ', '.join(behind) if behind else 'none')}",
+        f"the answering note first and strong ≥ {TARGET_NOTES_FIRST_STRONG} "
+        f"{_verdict(strong_first >= TARGET_NOTES_FIRST_STRONG, f'{strong_first:.3f}')}",
+        f"answerable answered with nothing ≤ {TARGET_NOTES_NOTHING} {_verdict(nothing <= TARGET_NOTES_NOTHING, f'{nothing:.3f}')}",
+        f"unanswerable with a strong result ≤ {TARGET_NOTES_UNANSWERABLE_STRONG} "
+        f"{_verdict(strong_unans <= TARGET_NOTES_UNANSWERABLE_STRONG, f'{strong_unans:.3f}')}",
+        f"nonsense answered with nothing ≥ {TARGET_NOTES_NONSENSE_NOTHING} and never strong "
+        f"{_verdict(none_share >= TARGET_NOTES_NONSENSE_NOTHING and strong_share == 0, f'nothing {none_share:.3f}, strong {strong_share:.3f}')}",
+    ]
+    reading = "at the default settings" if method == "memlane-floor" else "without a floor (this server takes no `min_relevance`)"
+    return f"Targets (issue 35), {reading}: " + "; ".join(parts) + "."
+
+
+def notes_intervals(records: Sequence[Record]) -> str:
+    parts = []
+    for method, label in (("memlane", "without a floor"), ("memlane-floor", "at the default settings")):
+        if not any(r.method == method for r in records):
+            continue
+        rows = _read_as_memlane(records, method)
+        found = [(m, *against_best(rows, m)) for m in ("hit@1", "mrr@10")]
+        shown = [f"{m.replace('hit@1', 'top-1')} − {METHOD_SHORT[b]} {i}" for m, b, i in found if i]
+        if shown:
+            parts.append(f"{label}: {'; '.join(shown)}")
+    if not parts:
+        return ""
+    return ("memlane − the better baseline per answerable question, with a paired bootstrap's 95 % interval: "
+            + ". ".join(parts) + ".")
+
+
+def notes_section(records: list[Record], info: dict[str, Any]) -> str:
+    q = info.get("questions", {})
+    lines = [
+        "## Recall suite: personal notes (one person's notes, one project)",
+        "",
+        *_header(info, "make eval-notes"),
+        f"Data: `{Path(info.get('data', 'personal-notes-dev.jsonl')).name}`: {info['notes']} notes saved through "
+        f"`POST /v3/memory` in {info['save_seconds']:.0f} s (a title sent for the {info['titled']} that have one, "
+        f"`tags`), one project; {q.get('paraphrase', 0)} paraphrase, {q.get('overlap', 0)} overlap and "
+        f"{q.get('keyword', 0)} keyword questions, {q.get('unanswerable', 0)} unanswerable and "
+        f"{q.get('nonsense', 0)} nonsense, each through `POST /v3/recall` (limit 10) without a floor "
+        "(`min_relevance: 0`) and as a client asks (the default settings). top-1 / top-3: the answering note is "
+        "the first / among the first three documents.",
+        "",
+        *notes_table(records),
+        "",
+        *notes_unanswerable_table(records),
+        "",
+        notes_targets(records),
+    ]
+    intervals = notes_intervals(records)
+    if intervals:
+        lines += ["", intervals]
+    return "\n".join(lines)
+
+
+def notes_glance(records: Sequence[Record]) -> str:
+    """Personal notes in one line: top-1 / top-3 of each reading beside the baselines."""
+    def figures(method: str, rows: Sequence[Record] = records) -> str:
+        s = summarize(r for r in rows if r.method == method and r.targets)
+        return f"{s['hit@1']:.3f} / {s['hit@3']:.3f}" if s.n else "–"
+
+    para = [r for r in records if r.category == "paraphrase"]
+    return (f"Personal notes, top-1 / top-3 (paraphrase alone): memlane at the default settings "
+            f"{figures('memlane-floor')} ({figures('memlane-floor', para)}), without a floor {figures('memlane')} "
+            f"({figures('memlane', para)}); BM25 {figures('bm25')} ({figures('bm25', para)}), MiniLM {figures('minilm')} "
+            f"({figures('minilm', para)}). " + notes_targets(records))

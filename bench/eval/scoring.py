@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-KS = (5, 10)
+KS = (1, 3, 5, 10)
 FLOORS = tuple(round(0.05 * i, 2) for i in range(0, 20))
 FINE_FLOORS = tuple(round(0.01 * i, 2) for i in range(0, 100))  # where a default is read off the curve
 
@@ -32,6 +32,7 @@ class Record:
     targets: list[list[str]]
     relevance: list[float] | None = None
     scope: str = ""  # the project (or unit set) asked
+    match: list[str] | None = None  # each result's `match` ("strong" / "weak") when the server marks it
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -66,7 +67,7 @@ def above_floor(record: Record, floor: float) -> list[str]:
     return [rid for rid, rel in zip(record.ranked, record.relevance, strict=True) if rel >= floor]
 
 
-METRICS = ("recall@5", "recall@10", "hit@5", "hit@10", "mrr@10")
+METRICS = ("hit@1", "hit@3", "recall@5", "recall@10", "hit@5", "hit@10", "mrr@10")
 
 
 @dataclass
@@ -185,3 +186,20 @@ def paired_interval(
     means = diffs[rng.integers(0, len(diffs), size=(resamples, len(diffs)))].mean(axis=1)
     low, high = np.percentile(means, [2.5, 97.5])
     return Interval(float(diffs.mean()), float(low), float(high), len(diffs))
+
+
+def answered(record: Record) -> str:
+    """What a question got back, as a person reads it: "nothing", "weak" (only results marked weak)
+    or "strong" (at least one result marked strong; any result when the server marks none)."""
+    if not record.ranked:
+        return "nothing"
+    if record.match is not None and all(m == "weak" for m in record.match):
+        return "weak"
+    return "strong"
+
+
+def first_and_strong(record: Record) -> bool:
+    """The answering document is the first result and marked strong (unmarked counts as strong)."""
+    if not record.ranked or not record.targets or not any(record.ranked[0] in t for t in record.targets):
+        return False
+    return record.match is None or record.match[0] == "strong"

@@ -28,6 +28,8 @@ class Api:
     memory_fields: frozenset[str] = frozenset()
     recall_fields: frozenset[str] = frozenset()
     recall_ms: list[float] = field(default_factory=list)
+    services: Any = None  # the server's services, in this process (bench.recall_record asks the pipeline itself)
+    organization_id: str = ""  # the organization of the key the client holds
 
     @property
     def conversation_signal(self) -> bool:
@@ -93,6 +95,12 @@ class Api:
         """The ranked document ids and, when the server gives one, each result's relevance (with
         min_relevance 0 so that every result is seen and floors are applied offline; with
         `default_floor`, as a client sends it: the server's floor applies and later results move up)."""
+        ranked, relevance, _ = self.recall_with_match(query, project_id, default_floor=default_floor)
+        return ranked, relevance
+
+    def recall_with_match(self, query: str, project_id: str, *, default_floor: bool = False
+                          ) -> tuple[list[str], list[float] | None, list[str] | None]:
+        """`recall`, and each result's `match` ("strong" or "weak") when the server marks it."""
         body: dict[str, Any] = {"query": query, "project_id": project_id, "limit": LIMIT}
         if self.min_relevance and not default_floor:
             body["min_relevance"] = 0
@@ -104,9 +112,11 @@ class Api:
         results = r.json()["results"]
         ranked = [str(d["document_id"]) for d in results]
         relevance = [d.get("relevance") for d in results]
+        match = [d.get("match") for d in results]
+        marked = [str(m) for m in match] if results and all(isinstance(m, str) for m in match) else None
         if results and all(isinstance(v, int | float) for v in relevance):
-            return ranked, [float(v) for v in relevance]
-        return ranked, None
+            return ranked, [float(v) for v in relevance], marked
+        return ranked, None, marked
 
 
 def schema_properties(openapi: dict[str, Any], name: str) -> frozenset[str]:
@@ -145,7 +155,7 @@ def running_server(
         )
         server.prepare()
         server.start_in_thread()
-        key, _, _ = create_key(server.stack.metadata, "eval", "eval", rate_limit_per_minute=10_000_000)
+        key, _, org = create_key(server.stack.metadata, "eval", "eval", rate_limit_per_minute=10_000_000)
         try:
             with httpx.Client(
                 base_url=f"http://127.0.0.1:{server.port}", headers={"Authorization": f"Bearer {key}"}, timeout=300
@@ -157,6 +167,8 @@ def running_server(
                     embedder,
                     schema_properties(openapi, "MemoryIn"),
                     schema_properties(openapi, "RecallIn"),
+                    services=server.stack.services,
+                    organization_id=org.id,
                 )
         finally:
             server.shutdown()

@@ -30,6 +30,7 @@ from infra import constants as c
 from infra.config import DeploymentConfig
 from infra.constructs.embeddings import ModelAccess
 from infra.constructs.functions import FunctionFactory, function_role
+from infra.constructs.grants import grant_secret_value, grant_send
 from infra.constructs.queues import WorkQueue, work_queue
 from infra.constructs.schedules import Schedules
 from infra.constructs.search import Search
@@ -79,9 +80,9 @@ class Connections(Construct):
         models.grant_embed(self.sync_function)
         models.grant_summarize(self.sync_function)
         self.grant_seal(self.sync_function)  # a refreshed token is sealed again
-        self.clients.grant_read(self.sync_function)  # refreshing needs the OAuth client
-        self.sync.queue.grant_send_messages(self.sync_function)  # its continuation
-        ingest_queue.grant_send_messages(self.sync_function)  # the write path's safety net
+        grant_secret_value(self.clients, self.sync_function)  # refreshing needs the OAuth client
+        grant_send(self.sync.queue, self.sync_function)  # its continuation
+        grant_send(ingest_queue, self.sync_function)  # the write path's safety net
         self.sync_function.add_event_source(
             event_sources.SqsEventSource(
                 self.sync.queue,
@@ -96,7 +97,7 @@ class Connections(Construct):
             self, c.CONNECTION_SCHEDULE_FUNCTION, environment=self.environment
         )
         storage.grant_table_read(self.schedule_function, indexes=(schema.GSI1,))
-        self.sync.queue.grant_send_messages(self.schedule_function)
+        grant_send(self.sync.queue, self.schedule_function)
         self.schedule_dlq = schedules.add_schedule(
             "Connections",
             self.schedule_function,
@@ -115,5 +116,5 @@ class Connections(Construct):
         for name, value in self.environment.items():
             api_function.add_environment(name, value)
         self.grant_seal(api_function)
-        self.clients.grant_read(api_function)
-        self.sync.queue.grant_send_messages(api_function)
+        grant_secret_value(self.clients, api_function)
+        grant_send(self.sync.queue, api_function)

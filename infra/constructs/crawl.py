@@ -17,6 +17,7 @@ from constructs import Construct
 from infra import constants as c
 from infra.constructs.embeddings import ModelAccess
 from infra.constructs.functions import FunctionFactory, function_role
+from infra.constructs.grants import grant_send
 from infra.constructs.queues import WorkQueue, work_queue
 from infra.constructs.search import Search
 from infra.constructs.storage import Storage
@@ -46,7 +47,7 @@ class Crawl(Construct):
         search.grant_write(function_role(self.worker))
         models.grant_embed(self.worker)
         models.grant_summarize(self.worker)
-        self.pages.queue.grant_send_messages(self.worker)
+        grant_send(self.pages.queue, self.worker)
         self.worker.add_event_source(
             event_sources.SqsEventSource(
                 self.pages.queue,

@@ -13,7 +13,7 @@ supports no resource-level permissions, on '*'.
 
 from __future__ import annotations
 
-from aws_cdk import Stack
+from aws_cdk import Aws, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_secretsmanager as secretsmanager
@@ -21,8 +21,27 @@ from constructs import Construct
 
 from infra import constants as c
 from infra.config import DeploymentConfig
+from infra.constructs.grants import grant_secret_value
 from infra.nag import acknowledge
 from memlane.adapters.aws import dynamo_schema as schema
+
+
+def bedrock_model_arns(scope: Construct, model_id: str) -> list[str]:
+    """What `bedrock:InvokeModel` (and Converse) must be granted on to call `model_id`: a foundation
+    model id → that model in the deploying Region; a system-defined inference profile id
+    (`us.amazon.nova-micro-v1:0`) → the profile in this Region and account, and the model in every
+    Region the profile routes to (Bedrock picks one per request; infra/constants.py
+    INFERENCE_PROFILE_DESTINATIONS); a `global.` profile's model Region-less, as AWS documents."""
+    stack = Stack.of(scope)
+    geography, _, model = model_id.partition(".")
+    if geography not in (*c.INFERENCE_PROFILE_DESTINATIONS, c.GLOBAL_INFERENCE_PROFILE) or not model:
+        return [stack.format_arn(service="bedrock", account="", resource="foundation-model", resource_name=model_id)]
+    profile = stack.format_arn(service="bedrock", resource="inference-profile", resource_name=model_id)
+    if geography == c.GLOBAL_INFERENCE_PROFILE:
+        return [profile, f"arn:{Aws.PARTITION}:bedrock:::foundation-model/{model}"]
+    return [profile, *(f"arn:{Aws.PARTITION}:bedrock:{region}::foundation-model/{model}"
+                       for region in c.INFERENCE_PROFILE_DESTINATIONS[geography])]
+
 
 RERANK_REASON = (
     "bedrock:Rerank supports no resource-level permissions (the Service Authorization Reference lists no "
@@ -36,7 +55,7 @@ class ModelAccess(Construct):
         super().__init__(scope, construct_id)
         self.provider = config.embedding_provider
         self.environment: dict[str, str] = {schema.ENV_EMBEDDER: config.embedding_provider}
-        self.model_arn: str | None = None
+        self.model_arns: list[str] = []
         self.secret: secretsmanager.ISecret | None = None
         self.rerank_model = config.rerank_model
         self.rerank_top_n = config.rerank_top_n
@@ -46,12 +65,7 @@ class ModelAccess(Construct):
                 service="bedrock", account="", resource="foundation-model", resource_name=config.rerank_model
             )
         if self.provider == "bedrock":
-            self.model_arn = Stack.of(self).format_arn(
-                service="bedrock",
-                account="",
-                resource="foundation-model",
-                resource_name=config.bedrock_model_id,
-            )
+            self.model_arns = bedrock_model_arns(self, config.bedrock_model_id)
             self.environment[c.ENV_BEDROCK_MODEL_ID] = config.bedrock_model_id
         else:
             self.secret = secretsmanager.Secret.from_secret_name_v2(
@@ -61,17 +75,15 @@ class ModelAccess(Construct):
 
     def grant_embed(self, grantee: iam.IGrantable) -> None:
         """Embedding documents (ingestion) and queries (recall)."""
-        if self.model_arn is not None:
-            iam.Grant.add_to_principal(
-                grantee=grantee, actions=["bedrock:InvokeModel"], resource_arns=[self.model_arn]
-            )
+        if self.model_arns:
+            iam.Grant.add_to_principal(grantee=grantee, actions=["bedrock:InvokeModel"], resource_arns=self.model_arns)
         if self.secret is not None:
-            self.secret.grant_read(grantee)
+            grant_secret_value(self.secret, grantee)
 
     def grant_summarize(self, grantee: iam.IGrantable) -> None:
         """Summaries call a model only with OpenAI (gpt-4o-mini); otherwise they are extractive."""
         if self.secret is not None:
-            self.secret.grant_read(grantee)
+            grant_secret_value(self.secret, grantee)
 
     def grant_rerank(self, function: lambda_.Function) -> None:
         """The rerank stage of recall, when the stack turns it on: the model's id in the function's

@@ -25,6 +25,8 @@ ingest a document twice.
 from __future__ import annotations
 
 import inspect
+import math
+from typing import Any
 
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_iam as iam
@@ -43,6 +45,7 @@ from infra.constructs.queues import WorkQueue, work_queue
 from infra.constructs.search import Search
 from infra.constructs.storage import Storage
 from infra.nag import acknowledge, wildcard_resource_finding
+from infra.workflow_budget import worst_case_seconds
 from memlane.adapters.aws import dynamo_schema as schema
 from memlane.domain import errors as domain_errors
 
@@ -92,19 +95,29 @@ class Ingestion(Construct):
         for state_name, spec in c.INGESTION_STEPS:
             self.step_functions[state_name] = factory.create(self, spec)
         steps = self.step_functions
-        for function in steps.values():
-            storage.grant_table_read_write(function)
-        # Embed reads a message's conversation for its context; Write rebuilds its neighbours' entries
+        # Extract, Prepare and Write store documents; Embed only reads them (a message's conversation
+        # for its context) and notes a retry on the document's status; Write also rebuilds the
+        # entries of its neighbours (their conversation, GSI3)
+        for state_name in ("Extract", "Prepare", "Write"):
+            storage.grant_table_read_write(steps[state_name])
         for state_name in ("Embed", "Write"):
             storage.grant_table_read(steps[state_name], indexes=(schema.GSI3,))
+        storage.grant_table_status_update(steps["Embed"])
         # Prepare and Embed stage chunks and vectors in S3 (and Embed its progress); Write reads
         # them and clears the progress. Documents over 100 KB keep their content in S3, so every
-        # step that loads a document reads it.
-        for state_name in ("Prepare", "Embed", "Write"):
+        # step that loads a document reads it; Extract reads the media a save deferred and stores
+        # the text Textract read (content over 100 KB in S3 too).
+        for state_name in ("Extract", "Prepare", "Embed", "Write"):
             storage.grant_content_read(steps[state_name])
             storage.grant_content_write(steps[state_name])
-        storage.grant_content_delete(steps["Write"])
+        # Every step that stores a document may drop its S3 copy (its content shrank under 100 KB),
+        # and Write clears the execution's staged work.
+        for state_name in ("Extract", "Prepare", "Write"):
+            storage.grant_content_delete(steps[state_name])
         models.grant_embed(steps["Embed"])
+        # Write rebuilds the index entries of the memories next to what it wrote (their context
+        # changed): it embeds them again (memlane.documents.writer.DocumentWriter.rebuild).
+        models.grant_embed(steps["Write"])
         models.grant_summarize(steps["Prepare"])
         search.grant_write(function_role(steps["Write"]))
         grant_textract(steps["Extract"])
@@ -113,18 +126,25 @@ class Ingestion(Construct):
         storage.grant_table_read_write(self.transcribed_function)
         storage.grant_content_read(self.transcribed_function)
         storage.grant_content_write(self.transcribed_function)
+        storage.grant_content_delete(self.transcribed_function)
         self._storage = storage
 
+        # MarkFailed reads the document (content over 100 KB from S3) and records why it failed
         self.mark_failed_function = factory.create(self, c.MARK_FAILED_FUNCTION)
-        storage.grant_table_read_write(self.mark_failed_function)
+        storage.grant_table_get_item(self.mark_failed_function)
+        storage.grant_table_status_update(self.mark_failed_function)
         storage.grant_content_read(self.mark_failed_function)
 
+        definition = self._definition()
+        # The execution's timeout outlasts its longest retry chain, computed from the retriers of
+        # the definition itself (infra/workflow_budget.py; the test reads the synthesized one).
+        self.worst_case_s = worst_case_seconds(graph_json(definition), loop_allowance=c.TRANSCRIPTION_MAX_WAIT_S)
         self.state_machine = sfn.StateMachine(
             self,
             "StateMachine",
             state_machine_type=sfn.StateMachineType.STANDARD,
-            definition_body=sfn.DefinitionBody.from_chainable(self._definition()),
-            timeout=Duration.minutes(c.STATE_MACHINE_TIMEOUT_MINUTES),
+            definition_body=sfn.DefinitionBody.from_chainable(definition),
+            timeout=Duration.seconds(math.ceil(self.worst_case_s + c.STATE_MACHINE_TIMEOUT_MARGIN_S)),
             tracing_enabled=True,
             logs=sfn.LogOptions(
                 destination=logs.LogGroup(
@@ -216,6 +236,7 @@ class Ingestion(Construct):
         start = tasks.CallAwsService(
             self, "StartTranscription", service="transcribe", action="startTranscriptionJob",
             iam_action="transcribe:StartTranscriptionJob", iam_resources=[job_arn],
+            task_timeout=sfn.Timeout.duration(Duration.seconds(c.SDK_TASK_TIMEOUT_S)),
             parameters={
                 "TranscriptionJobName": sfn.JsonPath.string_at(f"{extract}.job_name"),
                 "Media": {"MediaFileUri": sfn.JsonPath.format("s3://{}/{}", bucket,
@@ -231,6 +252,7 @@ class Ingestion(Construct):
         poll = tasks.CallAwsService(
             self, "GetTranscription", service="transcribe", action="getTranscriptionJob",
             iam_action="transcribe:GetTranscriptionJob", iam_resources=[job_arn],
+            task_timeout=sfn.Timeout.duration(Duration.seconds(c.SDK_TASK_TIMEOUT_S)),
             parameters={"TranscriptionJobName": sfn.JsonPath.string_at(f"{extract}.job_name")},
             # Only the status: the job description is not needed, and the state stays small.
             result_selector={"status": sfn.JsonPath.string_at("$.TranscriptionJob.TranscriptionJobStatus")},
@@ -303,6 +325,13 @@ class Ingestion(Construct):
             max_attempts=c.STEP_RETRY_MAX_ATTEMPTS,
         )
         return task
+
+
+def graph_json(chainable: sfn.IChainable) -> dict[str, Any]:
+    """The definition a chain renders to (its states' own JSON), before any state machine holds it."""
+    start = chainable.start_state
+    states = sfn.State.find_reachable_states(start, include_error_handlers=True)
+    return {"StartAt": start.state_id, "States": {state.state_id: state.to_state_json() for state in states}}
 
 
 def grant_textract(grantee: iam.IGrantable) -> None:

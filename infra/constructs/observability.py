@@ -128,6 +128,8 @@ class Observability(Construct):
             (observability.INGESTION_FAILED, "The ingestion workflow gave up on documents", 1),
             (observability.PAGE_ERRORS, f"{c.PAGE_ERRORS_ALARM} or more documentation pages failed to "
              "fetch or write in 5 minutes (each is retried with backoff)", c.PAGE_ERRORS_ALARM),
+            (observability.CONTEXT_REBUILDS_FAILED, "Memories next to a written or removed one could not be "
+             "indexed again (a refused model or grant, the index down): see the function's error log", 1),
         ):
             if name in alarmed:
                 self._alarm(f"{name}Count", app_metric(name, label=False), description, action, threshold=threshold)

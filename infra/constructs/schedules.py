@@ -21,7 +21,9 @@ from constructs import Construct
 
 from infra import constants as c
 from infra.config import DeploymentConfig
+from infra.constructs.embeddings import ModelAccess
 from infra.constructs.functions import FunctionFactory, function_role
+from infra.constructs.grants import grant_send
 from infra.constructs.queues import dead_letter_queue
 from infra.constructs.search import Search
 from infra.constructs.storage import Storage
@@ -48,6 +50,7 @@ class Schedules(Construct):
         factory: FunctionFactory,
         storage: Storage,
         search: Search,
+        models: ModelAccess,
         page_queue: sqs.IQueue,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -66,12 +69,15 @@ class Schedules(Construct):
         storage.grant_content_read(self.forget_function)
         storage.grant_content_delete(self.forget_function)
         search.grant_write(function_role(self.forget_function))
+        # A forgotten conversation message leaves the context of the messages around it: they are
+        # embedded again without it (memlane.documents.lifecycle.remove_document).
+        models.grant_embed(self.forget_function)
 
         # The refresh re-queues pages in the table (every docset from GSI1) and sends them to the
         # page queue; fetching and indexing are the page worker's.
         self.refresh_function = factory.create(self, c.REFRESH_FUNCTION)
         storage.grant_table_read_write(self.refresh_function, indexes=(schema.GSI1,))
-        page_queue.grant_send_messages(self.refresh_function)
+        grant_send(page_queue, self.refresh_function)
 
         self.forget_dlq = self.add_schedule(
             "Forget",

@@ -37,16 +37,25 @@ from infra.constructs.vector_search import VectorSearch
 from infra.nag import acknowledge, wildcard_resource_finding
 from memlane.adapters.aws import dynamo_schema as schema
 
-READ_HTTP_ACTIONS = ("es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost")
-WRITE_HTTP_ACTIONS = (*READ_HTTP_ACTIONS, "es:ESHttpPut", "es:ESHttpDelete", "es:ESHttpPatch")
+# What memlane's OpenSearchIndex sends, on its own paths only (the alias, the `<alias>-v<n>` indices
+# behind it, `_alias/<alias>`): reads look indices and the alias up (GET, HEAD) and search (POST to
+# _search, _msearch, _count); writes also create the index, its alias and mapping (PUT) and send
+# _bulk, _delete_by_query and _refresh (POST). No DELETE and no PATCH: a function never deletes an
+# index (`memlane reindex` does, with the operator's credentials), and nothing reaches
+# _cluster/settings or another index.
+READ_HTTP_ACTIONS = ("es:ESHttpGet", "es:ESHttpHead")
+SEARCH_HTTP_ACTION = "es:ESHttpPost"
+SEARCH_ENDPOINTS = ("_search", "_msearch", "_count")
+WRITE_HTTP_ACTIONS = ("es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut")
 AOSS_READ_COLLECTION = ("aoss:DescribeCollectionItems",)
 AOSS_READ_INDEX = ("aoss:DescribeIndex", "aoss:ReadDocument")
 AOSS_WRITE_COLLECTION = (*AOSS_READ_COLLECTION, "aoss:CreateCollectionItems", "aoss:UpdateCollectionItems")
 AOSS_WRITE_INDEX = (*AOSS_READ_INDEX, "aoss:CreateIndex", "aoss:UpdateIndex", "aoss:WriteDocument")
 
 DOMAIN_PATHS_REASON = (
-    "OpenSearch HTTP permissions apply to request paths under the domain (index names, _search, "
-    "_bulk), so the resource is the domain ARN followed by '/*'; the domain serves only memlane."
+    "OpenSearch HTTP permissions apply to request paths under the domain: the grant names memlane's alias, "
+    "the versioned indices behind it (<alias>-v<n>, created by reindex) and the paths under them (_doc, "
+    "_search, _bulk, _mapping); nothing else in the domain."
 )
 
 
@@ -186,26 +195,34 @@ class ManagedSearch(OpenSearchEnvironment, Construct):
                 "projection of DynamoDB and can be rebuilt (memlane reindex).",
             )
 
+    def index_paths(self) -> list[str]:
+        """Every request path memlane's index adapter uses: the alias, its versioned indices and
+        whatever is under them, and the alias lookup."""
+        alias = c.SEARCH_INDEX_ALIAS
+        base = self.domain_arn
+        return [f"{base}/{alias}", f"{base}/{alias}/*", f"{base}/{alias}-v*", f"{base}/_alias/{alias}"]
+
     def grant_read(self, role: iam.IRole) -> None:
-        self._grant(role, READ_HTTP_ACTIONS)
+        alias = c.SEARCH_INDEX_ALIAS
+        self._grant(role, [(READ_HTTP_ACTIONS, self.index_paths()),
+                           ((SEARCH_HTTP_ACTION,), [f"{self.domain_arn}/{alias}/{e}" for e in SEARCH_ENDPOINTS])])
         self._readers.append(role)
 
     def grant_write(self, role: iam.IRole) -> None:
-        self._grant(role, WRITE_HTTP_ACTIONS)
+        self._grant(role, [(WRITE_HTTP_ACTIONS, self.index_paths())])
         self._writers.append(role)
 
-    def _grant(self, role: iam.IRole, actions: tuple[str, ...]) -> None:
-        paths = f"{self.domain_arn}/*"
-        iam.Grant.add_to_principal(
-            grantee=role, actions=list(actions), resource_arns=[self.domain_arn, paths]
-        )
-        # The domain's resource policy admits exactly the same principals for the same actions.
-        self.access_policy.add_statements(
-            iam.PolicyStatement(
-                principals=[iam.ArnPrincipal(role.role_arn)], actions=list(actions), resources=[paths]
+    def _grant(self, role: iam.IRole, grants: list[tuple[tuple[str, ...], list[str]]]) -> None:
+        for actions, resources in grants:
+            iam.Grant.add_to_principal(grantee=role, actions=list(actions), resource_arns=resources)
+            # The domain's resource policy admits exactly the same principals for the same actions.
+            self.access_policy.add_statements(
+                iam.PolicyStatement(principals=[iam.ArnPrincipal(role.role_arn)], actions=list(actions),
+                                    resources=resources)
             )
-        )
-        acknowledge(role, wildcard_resource_finding(self, paths), DOMAIN_PATHS_REASON)
+            for resource in resources:
+                if "*" in resource:
+                    acknowledge(role, wildcard_resource_finding(self, resource), DOMAIN_PATHS_REASON)
 
 
 class ServerlessSearch(OpenSearchEnvironment, Construct):

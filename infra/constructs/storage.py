@@ -20,12 +20,13 @@ from infra.nag import acknowledge, wildcard_resource_finding
 from memlane.adapters.aws import dynamo_schema as schema
 
 TABLE_READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query")
+# TransactWriteItems is authorized item by item (PutItem, UpdateItem, DeleteItem); memlane's
+# transactions hold no ConditionCheck item, so dynamodb:ConditionCheckItem is not granted.
 TABLE_WRITE_ACTIONS = (
     "dynamodb:PutItem",
     "dynamodb:UpdateItem",
     "dynamodb:DeleteItem",
     "dynamodb:BatchWriteItem",
-    "dynamodb:ConditionCheckItem",
 )
 OBJECT_KEYS_REASON = (
     "Object keys are derived per organization and document at run time ({org}/{document}/...), so "
@@ -120,6 +121,12 @@ class Storage(Construct):
         resources = [self.table.table_arn, *(self.index_arn(name) for name in indexes)]
         iam.Grant.add_to_principal(grantee=grantee, actions=list(TABLE_READ_ACTIONS), resource_arns=resources)
 
+    def grant_table_status_update(self, grantee: iam.IGrantable) -> None:
+        """Record a document's status (MetadataStore.set_status: one UpdateItem), nothing else written."""
+        iam.Grant.add_to_principal(
+            grantee=grantee, actions=["dynamodb:UpdateItem"], resource_arns=[self.table.table_arn]
+        )
+
     def grant_table_get_item(self, grantee: iam.IGrantable) -> None:
         """The authorizer looks one key up by its hash, nothing more."""
         iam.Grant.add_to_principal(
@@ -154,8 +161,12 @@ class Storage(Construct):
         self._object_grant(grantee, ["s3:PutObject"])
 
     def grant_content_delete(self, grantee: iam.IGrantable) -> None:
-        """Delete is first-class: the current object and its earlier versions (versioning is on)."""
-        self._object_grant(grantee, ["s3:DeleteObject", "s3:DeleteObjectVersion"])
+        """Delete is first-class, and a forget: memlane's S3BlobStore lists a key's versions and
+        delete markers and removes each by its version id (DeleteObjects with VersionId, which S3
+        authorizes as s3:DeleteObjectVersion), so no plain DeleteObject is ever sent. Granted to
+        every function whose code removes a document or rewrites one (the metadata store drops a
+        document's S3 copy when its content shrinks back under 100 KB)."""
+        self._object_grant(grantee, ["s3:DeleteObjectVersion"])
         iam.Grant.add_to_principal(
             grantee=grantee, actions=["s3:ListBucketVersions"], resource_arns=[self.content_bucket.bucket_arn]
         )

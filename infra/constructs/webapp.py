@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from aws_cdk import CfnOutput, Duration, RemovalPolicy, Stack
+from aws_cdk import Aws, CfnOutput, Duration, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudfront_origins as origins
@@ -137,6 +137,17 @@ def spa_rewrite_function_code(index_html: str) -> str:
     return code
 
 
+def api_origin_of(rest_api: apigw.RestApi, stage: str) -> origins.HttpOrigin:
+    """The REST API's stage as a CloudFront origin, built from the API's id and the stage's name.
+    Not `RestApiOrigin(rest_api)`: that reads `rest_api.url`, which depends on the stage's
+    deployment, which depends on every method, and so on the API function; the function's
+    environment names this distribution (MEMLANE_WEBAPP_URL: where a connection provider sends the
+    browser back to), so that would be a dependency cycle. The API resource alone has none."""
+    domain = Fn.join("", [rest_api.rest_api_id, ".execute-api.", Aws.REGION, ".", Aws.URL_SUFFIX])
+    return origins.HttpOrigin(domain, origin_path=f"/{stage}",
+                              protocol_policy=cloudfront.OriginProtocolPolicy.HTTPS_ONLY)
+
+
 class WebApp(Construct):
     def __init__(
         self,
@@ -199,7 +210,7 @@ class WebApp(Construct):
             ),
             runtime=cloudfront.FunctionRuntime.JS_2_0,
         )
-        api_origin = origins.RestApiOrigin(rest_api)
+        api_origin = api_origin_of(rest_api, config.stage)
         api_behavior = cloudfront.BehaviorOptions(
             origin=api_origin,
             viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,

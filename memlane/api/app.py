@@ -20,6 +20,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 )
 
 from memlane import __version__
+from memlane.api.auth import rate_limit_of
 from memlane.api.errors import describe_validation_errors, error_body, status_for
 from memlane.api.events import MAX_BODY_BYTES
 from memlane.api.resolver import ConcurrentRestResolver
@@ -33,9 +34,9 @@ from memlane.api.routes import (
     v3,
     v3_manage,
 )
+from memlane.api.weights import request_weight
 from memlane.domain.errors import InvalidInputError, MemlaneError, RateLimitedError
 from memlane.domain.json_input import JsonBoundsError, parse_json
-from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
 from memlane.ports import Services
 
 log = logging.getLogger(__name__)
@@ -223,23 +224,12 @@ def _refuse_unbounded_json(event: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-# Routes that count as more than one request against the rate limit: (method, path) → weight.
-REQUEST_WEIGHTS: dict[tuple[str, str], Callable[[dict[str, Any]], int]] = {
-    ("POST", "/v3/memories"): v3.bulk_request_weight,
-}
-
-
 def _rate_limit(svc: Services | None, event: dict[str, Any]):
     ctx = (event.get("requestContext") or {}).get("authorizer") or {}
     if svc is None or svc.rate_limiter is None or not ctx.get("key_id"):
         return None
-    try:
-        limit = int(ctx.get("rate_limit") or DEFAULT_RATE_LIMIT_PER_MINUTE)
-    except ValueError:
-        limit = DEFAULT_RATE_LIMIT_PER_MINUTE
-    weigh = REQUEST_WEIGHTS.get((str(event.get("httpMethod", "")).upper(), str(event.get("path", ""))))
-    weight = weigh(event) if weigh is not None else 1
-    return svc.rate_limiter.hit(ctx["key_id"], limit, svc.clock.now(), weight)
+    limit = rate_limit_of(ctx)
+    return svc.rate_limiter.hit(ctx["key_id"], limit, svc.clock.now(), request_weight(event, limit))
 
 
 def _too_large() -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler.router import Router
 
 from memlane.domain.errors import AuthenticationError
+from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
 from memlane.domain.principal import Principal
 
 MCP_PATH = "/mcp"
@@ -32,7 +33,18 @@ def principal_of(router: Router) -> Principal:
     if not org or not key:
         raise AuthenticationError("missing API key: send `Authorization: Bearer <key>` or `x-api-key: <key>`")
     return Principal(organization_id=org, key_id=key, user_id=ctx.get("user_id") or "api",
+                     rate_limit_per_minute=rate_limit_of(ctx),
                      can_manage_keys=str(ctx.get("can_manage_keys", "")).lower() == "true")
+
+
+def rate_limit_of(ctx: Mapping[str, Any]) -> int:
+    """The caller's requests a minute, as the authorizer wrote it (a string on API Gateway). The
+    rate limiter counts against it and a key the caller mints inherits it, so both read it here."""
+    try:
+        limit = int(str(ctx.get("rate_limit") or DEFAULT_RATE_LIMIT_PER_MINUTE))
+    except ValueError:
+        return DEFAULT_RATE_LIMIT_PER_MINUTE
+    return limit if limit > 0 else DEFAULT_RATE_LIMIT_PER_MINUTE
 
 
 def authorizer_context(p: Principal, via: str = VIA_KEY) -> dict[str, str]:

@@ -18,9 +18,9 @@ from __future__ import annotations
 import os
 import sys
 
-from memlane.cli.common import err
+from memlane.cli.common import FileArgumentError, err
 from memlane.cli.parser import build_parser
-from memlane.domain.errors import ConfigurationError
+from memlane.domain.errors import ConfigurationError, DamagedStoreError
 
 __all__ = ["build_parser", "main"]
 
@@ -46,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
         _stdout_to_devnull()
         return SIGPIPE_EXIT
     except ConfigurationError as exc:  # a setting memlane cannot use, named, before anything ran
+        return err(exc.message, 2)
+    except FileArgumentError as exc:  # `--file missing.md`: one line, not a traceback
+        return err(str(exc), 2)
+    except DamagedStoreError as exc:  # the data directory's database, and how to recover it
         return err(exc.message, 2)
 
 

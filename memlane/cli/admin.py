@@ -17,6 +17,7 @@ from memlane.cli.common import (
     local_runtime,
     no_data_dir,
     plural,
+    read_file_argument,
     settings_of,
     works_on_data_directory,
 )
@@ -28,30 +29,30 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 def cmd_serve(args: argparse.Namespace) -> int:
     from memlane.domain.errors import ConfigurationError, InvalidInputError
     from memlane.domain.origins import parse_origins
-    from memlane.local.server import LocalServer
+    from memlane.local.server import LocalServer, claim_port, refuse_no_auth_off_loopback
 
+    # Everything that can refuse the command is checked before the first line is printed.
     try:
         settings = settings_of(args)
-    except ConfigurationError as exc:
+        # --allow-origin, and MEMLANE_ALLOWED_ORIGINS (read with the other settings)
+        origins = parse_origins(args.allow_origin or []) | settings.allowed_origins
+        refuse_no_auth_off_loopback(args.host, args.no_auth)
+        sock = claim_port(args.host, args.port)
+    except (ConfigurationError, InvalidInputError) as exc:
         return err(exc.message, 2)
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     quiet_handlers(getattr(args, "verbose", False))
     print(f"memlane: data directory {settings.data_dir}", flush=True)
-    try:
-        allow_private = args.allow_private_network or os.environ.get("MEMLANE_ALLOW_PRIVATE_NETWORK") == "1"
-        # --allow-origin, and MEMLANE_ALLOWED_ORIGINS (read with the other settings)
-        origins = parse_origins(args.allow_origin or []) | settings.allowed_origins
-        server = LocalServer(
-            settings,
-            host=args.host,
-            port=args.port,
-            no_auth=args.no_auth,
-            allow_all_origins=args.allow_all_origins,
-            allow_private_network=allow_private,
-            allowed_origins=origins,
-        )
-    except InvalidInputError as exc:
-        return err(exc.message, 2)
+    allow_private = args.allow_private_network or os.environ.get("MEMLANE_ALLOW_PRIVATE_NETWORK") == "1"
+    server = LocalServer(
+        settings,
+        host=args.host,
+        port=args.port,
+        no_auth=args.no_auth,
+        allow_all_origins=args.allow_all_origins,
+        allow_private_network=allow_private,
+        allowed_origins=origins,
+    )
     if args.no_auth:
         print(
             "memlane: --no-auth: requests without a key act as the default organization (loopback only)",
@@ -87,7 +88,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     else:
         print("memlane: create an API key with `memlane keys create`", flush=True)
-    server.serve_forever()
+    server.serve_forever(sock)
     return 0
 
 
@@ -214,7 +215,11 @@ def cmd_invoke(args: argparse.Namespace) -> int:
         from functions.invoke import invoke
     except ModuleNotFoundError:
         return err("functions/ not found: run `memlane invoke` from a memlane checkout")
-    event = json.loads(sys.stdin.read() if args.event == "-" else Path(args.event).read_text())
+    raw = sys.stdin.buffer.read() if args.event == "-" else read_file_argument(args.event, "EVENT")
+    try:
+        event = json.loads(raw)
+    except ValueError as exc:
+        return err(f"the event is not JSON ({exc})", 2)
     # A handler prints its logs and metrics (CloudWatch EMF lines) to stdout, as Lambda expects;
     # here stdout carries only the result, so `memlane invoke ... | jq` works.
     with contextlib.redirect_stdout(sys.stderr):

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TextIO, cast
 
 from memlane_client import MemlaneClient, MemlaneError
 from memlane_client.errors import error_for, error_text
@@ -25,11 +25,55 @@ CLI_USER = "cli"
 
 Command = Callable[[argparse.Namespace], int]
 
+DATA_DIR_HELP = "data directory (default $MEMLANE_DATA_DIR, else ~/.memlane)"
+ORG_HELP = "organization (slug) of the data directory; default $MEMLANE_ORG, else the default organization"
+
+
+def data_dir_option(*parsers: argparse.ArgumentParser) -> None:
+    """`--data-dir` after a subcommand's name as well as before it (`memlane docs index URL --data-dir X`):
+    left out of the namespace unless given here, so the one given before the name stays."""
+    for parser in parsers:
+        parser.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS, metavar="DIR", help=DATA_DIR_HELP)
+
+
+def org_option(first: argparse.ArgumentParser, *subcommands: argparse.ArgumentParser,
+               help: str = ORG_HELP) -> None:  # noqa: A002 - argparse's word
+    """`--org` on a command (or a command group) and on each of its subcommands; given after a
+    subcommand's name, it wins."""
+    first.add_argument("--org", help=help)
+    for parser in subcommands:
+        parser.add_argument("--org", default=argparse.SUPPRESS, help=help)
+
 
 def settings_of(args: argparse.Namespace) -> Settings:
     return Settings.from_env(
         data_dir=Path(args.data_dir).expanduser() if getattr(args, "data_dir", None) else None
     )
+
+
+class FileArgumentError(Exception):
+    """A file named on the command line that cannot be read or written: `main` reports it in one
+    line and exits 2, before anything else happened."""
+
+
+def _why(exc: OSError) -> str:
+    return (exc.strerror or str(exc)).lower()
+
+
+def read_file_argument(path: str, option: str) -> bytes:
+    try:
+        return Path(path).expanduser().read_bytes()
+    except OSError as exc:
+        raise FileArgumentError(f"cannot read {path} ({option}): {_why(exc)}") from exc
+
+
+def open_file_argument(path: str, option: str, mode: str = "r") -> TextIO:
+    """A text file named on the command line, opened for reading (`r`) or writing (`w`), UTF-8."""
+    try:
+        return cast(TextIO, open(Path(path).expanduser(), mode, encoding="utf-8"))  # noqa: SIM115 - the caller closes it
+    except OSError as exc:
+        verb = "write" if "w" in mode else "read"
+        raise FileArgumentError(f"cannot {verb} {path} ({option}): {_why(exc)}") from exc
 
 
 def plural(count: int, noun: str, plural_form: str | None = None) -> str:

@@ -10,8 +10,10 @@ import sys
 from memlane.cli.common import (
     LocalClient,
     cli_principal,
+    data_dir_option,
     err,
     local_runtime,
+    org_option,
     plural,
     remote_url,
     reports_errors,
@@ -22,28 +24,27 @@ ORG_HELP = "organization (slug); default $MEMLANE_ORG, else the default organiza
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     cn = sub.add_parser("connect", help="connect a source to sync into memory (git: a local clone)")
-    cn.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
-    cn.add_argument("--org", help=ORG_HELP)
     cns = cn.add_subparsers(dest="source", required=True)
     cg = cns.add_parser("git", help="sync a local git clone's committed files (no network)")
-    cg.add_argument("path")
+    cg.add_argument("path", help="the clone's folder on this machine")
     cg.add_argument("--project", "-p", help="target project (created if new; default: the default project)")
     cg.add_argument("--repo-id", help="raged repoId (default: the clone's folder name)")
     cg.add_argument("--branch", help="branch or commit to sync (default: HEAD)")
     cg.add_argument("--no-sync", action="store_true", help="only create the connection; `memlane serve` syncs it")
-    cg.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    data_dir_option(cn, cg)
+    org_option(cn, cg, help=ORG_HELP)
     cn.set_defaults(func=cmd_connect)
 
     cl = sub.add_parser("connections", help="list, sync or delete connections (local data directory)")
-    cl.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
-    cl.add_argument("--org", help=ORG_HELP)
     cls = cl.add_subparsers(dest="connections_cmd", required=True)
-    cls.add_parser("list", help="list connections with their last sync")
+    cll = cls.add_parser("list", help="list connections with their last sync")
     csy = cls.add_parser("sync", help="sync one connection now")
-    csy.add_argument("connection_id")
+    csy.add_argument("connection_id", help="the connection's id, as `memlane connections list` shows it")
     cdl = cls.add_parser("delete", help="delete a connection")
-    cdl.add_argument("connection_id")
+    cdl.add_argument("connection_id", help="the connection's id, as `memlane connections list` shows it")
     cdl.add_argument("--remove-documents", action="store_true", help="also remove what it brought in")
+    data_dir_option(cl, cll, csy, cdl)
+    org_option(cl, cll, csy, cdl, help=ORG_HELP)
     cl.set_defaults(func=cmd_connections)
 
 

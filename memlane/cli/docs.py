@@ -22,10 +22,12 @@ from memlane_client import MemlaneClient, MemlaneError
 from memlane.cli.common import (
     LocalClient,
     cli_principal,
+    data_dir_option,
     err,
     existing_data_dir,
     local_runtime,
     no_data_dir,
+    org_option,
     plural,
     remote_url,
     reports_errors,
@@ -34,14 +36,13 @@ from memlane.cli.common import open_client as open_remote_or_local
 
 POLL_S = 0.5
 BAR_WIDTH = 28
-ORG_HELP = "organization (slug) of the data directory; default $MEMLANE_ORG, else the default organization"
 PRIVATE_ENV = "MEMLANE_ALLOW_PRIVATE_NETWORK"
+PRIVATE_HELP = ("without MEMLANE_API_URL: let the crawler fetch loopback and private addresses, for docs served on "
+                f"this machine or your network (also {PRIVATE_ENV}=1)")
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser("docs", help="documentation sets: index a site, list, status, refresh, delete")
-    d.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
-    d.add_argument("--org", help=ORG_HELP)
     ds = d.add_subparsers(dest="docs_cmd", required=True)
 
     i = ds.add_parser("index", help="crawl and index a documentation site, showing progress until ready")
@@ -50,13 +51,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     i.add_argument("--path", action="append", metavar="PREFIX", dest="paths",
                    help="crawl only under this path prefix (repeatable; default: the URL's directory)")
     i.add_argument("--max-pages", type=int, help="page cap for this docset (default 5000)")
-    i.add_argument("--allow-private-network", action="store_true",
-                   help="without MEMLANE_API_URL: let the crawler fetch loopback and private addresses "
-                        f"(also {PRIVATE_ENV}=1)")
+    i.add_argument("--allow-private-network", action="store_true", help=PRIVATE_HELP)
     i.add_argument("--no-wait", action="store_true", help="return once the crawl is queued (servers only)")
     i.set_defaults(func=cmd_docs)
 
-    ds.add_parser("list", help="list documentation sets").set_defaults(func=cmd_docs)
+    ls = ds.add_parser("list", help="list documentation sets")
+    ls.set_defaults(func=cmd_docs)
 
     s = ds.add_parser("status", help="a docset's progress, and why pages were skipped or failed")
     s.add_argument("docset", help="docset id, a unique prefix of it, or its name")
@@ -65,13 +65,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     r = ds.add_parser("refresh", help="fetch a docset's pages again (changed pages are re-indexed)")
     r.add_argument("docset", help="docset id, a unique prefix of it, or its name")
     r.add_argument("--full", action="store_true", help="re-embed every page, changed or not")
-    r.add_argument("--allow-private-network", action="store_true", help=argparse.SUPPRESS)
+    r.add_argument("--allow-private-network", action="store_true", help=PRIVATE_HELP)
     r.add_argument("--no-wait", action="store_true", help="return once the refresh is queued (servers only)")
     r.set_defaults(func=cmd_docs)
 
     x = ds.add_parser("delete", help="delete a docset with its pages and everything indexed from them")
     x.add_argument("docset", help="docset id, a unique prefix of it, or its name")
     x.set_defaults(func=cmd_docs)
+    data_dir_option(d, i, ls, s, r, x)
+    org_option(d, i, ls, s, r, x)
 
 
 # --------------------------------------------------------------------------- the client

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from memlane.cli.common import (
     WEB_APP_HINT,
     NoEmbedder,
+    data_dir_option,
     err,
     existing_data_dir,
     local_runtime,
@@ -30,36 +31,41 @@ def positive_int(value: str) -> int:
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     k = sub.add_parser("keys", help="manage API keys")
-    k.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
     ks = k.add_subparsers(dest="keys_cmd", required=True)
     kc = ks.add_parser("create", help="create a key (and the organization when new)")
-    kc.add_argument("--org", default="default")
-    kc.add_argument("--name", default="default")
+    kc.add_argument("--org", default="default", help="organization (slug) of the key, created when new "
+                                                       "(default: default)")
+    kc.add_argument("--name", default="default", help="a name to recognise the key by in `memlane keys list` "
+                                                       "and to revoke it by (default: default)")
     kc.add_argument("--manage-keys", action="store_true",
                     help="the key may list, create and revoke its organization's keys (web app settings)")
     kc.add_argument("--rate-limit", dest="rate_limit", type=positive_int, default=DEFAULT_RATE_LIMIT_PER_MINUTE,
                     help="requests per minute for this key "
                          f"(a bulk save counts each item; default {DEFAULT_RATE_LIMIT_PER_MINUTE})")
-    ks.add_parser("list", help="list keys")
-    kr = ks.add_parser("revoke", help="revoke a key by its id, its prefix, or any unique start of either")
-    kr.add_argument("key_id")
+    kl = ks.add_parser("list", help="list keys")
+    kr = ks.add_parser("revoke", help="revoke a key by its name, its id, its prefix, or a unique start of its id "
+                                      "or prefix")
+    kr.add_argument("key", metavar="KEY", help="the key's name, id or prefix, as `memlane keys list` shows them")
+    data_dir_option(k, kc, kl, kr)
     k.set_defaults(func=cmd_keys)
 
 
 def key_to_revoke(keys: list, wanted: str) -> str:
-    """The id of the one active key whose id or prefix is `wanted` or starts with it. Raises
-    NotFoundError (none) or InvalidInputError (several, listed)."""
+    """The id of the one active key whose id or prefix is `wanted`, else whose name is `wanted`,
+    else whose id or prefix starts with it. Raises NotFoundError (none) or InvalidInputError
+    (several, listed)."""
     from memlane.domain.errors import InvalidInputError, NotFoundError
 
     wanted = wanted.strip().removesuffix("…")
     active = [k for k in keys if not k.revoked_at]
-    exact = [k for k in active if wanted in (k.id, k.prefix)]
-    matches = exact or [k for k in active if wanted and (k.id.startswith(wanted) or k.prefix.startswith(wanted))]
+    matches = ([k for k in active if wanted in (k.id, k.prefix)]
+               or [k for k in active if k.name == wanted]
+               or [k for k in active if wanted and (k.id.startswith(wanted) or k.prefix.startswith(wanted))])
     if not matches:
         raise NotFoundError(f"no active key {wanted!r} (see `memlane keys list`)")
     if len(matches) > 1:
         listed = ", ".join(f"{k.id} ({k.prefix}…, {k.name})" for k in matches)
-        raise InvalidInputError("key_id", f"{wanted!r} matches {len(matches)} active keys: {listed}; give more of it")
+        raise InvalidInputError("key", f"{wanted!r} matches {len(matches)} active keys: {listed}; give its id")
     return str(matches[0].id)
 
 
@@ -92,7 +98,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
                     f"{'  manages keys' if k.can_manage_keys else ''}"
                 )
         elif args.keys_cmd == "revoke":
-            key_id = key_to_revoke(md.list_api_keys(), args.key_id)
+            key_id = key_to_revoke(md.list_api_keys(), args.key)
             revoke_key(md, key_id, datetime.now(UTC))
             print(f"revoked {key_id}")
     except MemlaneError as exc:  # CLI boundary: report, don't trace

@@ -11,22 +11,23 @@ import memlane.cli.docs as docs
 import memlane.cli.keys as keys
 import memlane.cli.memories as memories
 import memlane.cli.transfer as transfer
+from memlane.cli.common import DATA_DIR_HELP, data_dir_option, org_option
 from memlane.config import DEFAULT_PORT
-
-ORG_HELP = "organization (slug) of the data directory; default $MEMLANE_ORG, else the default organization"
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="memlane", description="Long-term memory and documentation recall.")
-    p.add_argument("--data-dir", help="data directory (default ~/.memlane or $MEMLANE_DATA_DIR)")
+    p.add_argument("--data-dir", metavar="DIR", help=DATA_DIR_HELP)
     p.add_argument("--verbose", "-v", action="store_true",
                    help="also show the libraries' messages (model loading progress, INFO logs)")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("serve", help="run the local server")
-    s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=DEFAULT_PORT)
-    s.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    s.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 for every interface)")
+    s.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"port to listen on (default {DEFAULT_PORT}; `make run PORT=…`)")
+    data_dir_option(s)
     s.add_argument(
         "--no-auth",
         action="store_true",
@@ -54,15 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=admin.cmd_serve)
 
     m = sub.add_parser("mcp", help="run the MCP server on stdio (MEMLANE_API_URL, or the data directory)")
-    m.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
-    m.add_argument("--org", help=ORG_HELP)
+    data_dir_option(m)
+    org_option(m)
     m.set_defaults(func=admin.cmd_mcp)
 
     keys.add_parsers(sub)
     memories.add_parsers(sub)
 
     x = sub.add_parser("reindex", help="re-embed everything with the current embedder")
-    x.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    data_dir_option(x)
     x.add_argument(
         "--aws",
         action="store_true",
@@ -72,14 +73,17 @@ def build_parser() -> argparse.ArgumentParser:
     x.set_defaults(func=admin.cmd_reindex)
 
     f = sub.add_parser("forget", help="remove documents whose forget_after has passed")
-    f.add_argument("--json", action="store_true")
-    f.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    f.add_argument("--json", action="store_true", help="print the report as JSON")
+    data_dir_option(f)
     f.set_defaults(func=admin.cmd_forget)
 
-    d = sub.add_parser("doctor", help="compare the stores and report (or --repair) orphans")
-    d.add_argument("--repair", action="store_true")
-    d.add_argument("--json", action="store_true")
-    d.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
+    d = sub.add_parser("doctor", help="compare the stores and report (or --repair) orphans and duplicate "
+                                      "conversation messages")
+    d.add_argument("--repair", action="store_true",
+                   help="fix what is found: remove orphans and re-sent conversation copies, re-index what is "
+                        "missing, make the data directory private")
+    d.add_argument("--json", action="store_true", help="print the report as JSON")
+    data_dir_option(d)
     d.add_argument(
         "--aws",
         action="store_true",

@@ -12,10 +12,13 @@ from collections.abc import Iterable
 from memlane.cli.common import (
     CLI_USER,
     cli_principal,
+    data_dir_option,
     err,
     existing_data_dir,
     local_runtime,
     no_data_dir,
+    open_file_argument,
+    org_option,
     plural,
     settings_of,
     works_on_data_directory,
@@ -34,17 +37,17 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--project", "-p", help="only this project (default: every project of the organization; "
                                            "documentation sets are indexed again, not exported)")
     e.add_argument("--out", "-o", help="file (default stdout)")
-    e.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
     e.add_argument("--aws", action="store_true", help="read the deployed stack (AWS env vars) instead")
-    e.add_argument("--org", help=ORG_HELP)
+    org_option(e, help=ORG_HELP)
+    data_dir_option(e)
     e.set_defaults(func=cmd_export)
 
     i = sub.add_parser("import", help="restore an export into a data directory or (--aws) a deployed stack")
-    i.add_argument("file")
+    i.add_argument("file", help="a file `memlane export` wrote (JSON lines)")
     i.add_argument("--project", "-p", help="target project (default: the exported project's name)")
-    i.add_argument("--data-dir", dest="data_dir", default=argparse.SUPPRESS)
     i.add_argument("--aws", action="store_true", help="write to the deployed stack (AWS env vars)")
-    i.add_argument("--org", help=ORG_HELP + " (created if new)")
+    org_option(i, help=ORG_HELP + " (created if new)")
+    data_dir_option(i)
     i.set_defaults(func=cmd_import)
 
 
@@ -93,7 +96,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             lines = export_organization(store.services, store.who)
         counts: dict[str, int] = {}
         with contextlib.ExitStack() as stack:
-            out = stack.enter_context(open(args.out, "w", encoding="utf-8")) if args.out else sys.stdout
+            out = stack.enter_context(open_file_argument(args.out, "--out", "w")) if args.out else sys.stdout
             for project, line in lines:
                 out.write(line + "\n")
                 counts[project.name] = counts.get(project.name, -1) + 1  # the header line counts no document
@@ -115,13 +118,15 @@ def cmd_import(args: argparse.Namespace) -> int:
     from memlane.domain.errors import MemlaneError
     from memlane.services.transfer import import_lines
 
-    store = Store(args)
-    try:
-        with open(args.file, encoding="utf-8") as f:
-            result = import_lines(store.services, store.who, f, project_name=args.project)
-    except MemlaneError as exc:
-        return err(exc.message)
-    finally:
-        store.close()
+    with open_file_argument(args.file, "FILE") as source:  # before the data directory is opened (or made)
+        store = Store(args)
+        try:
+            result = import_lines(store.services, store.who, source, project_name=args.project)
+        except MemlaneError as exc:
+            return err(exc.message)
+        except UnicodeDecodeError:
+            return err(f"{args.file} is not UTF-8 text: `memlane import` reads what `memlane export` wrote", 2)
+        finally:
+            store.close()
     print(json.dumps(result))
     return 0

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memlane.collections.router import Strategy
+from memlane.domain.client_metadata import MAX_METADATA_BYTES, check_client_metadata
 from memlane.domain.fields import NonBlankStr, TrimmedNonBlankStr
 
 DEFAULT_COLLECTION = "docs"
@@ -39,7 +40,9 @@ class IngestItem(_Schema):
     text: NonBlankStr = Field(min_length=1, max_length=MAX_ITEM_TEXT_CHARS)
     source: str | None = Field(default=None, max_length=2_000)
     metadata: dict[str, Any] = Field(
-        default_factory=dict, description="repoId, path and lang are filterable; the rest is kept."
+        default_factory=dict,
+        description=f"repoId, path and lang are filterable; the rest is kept (at most {MAX_METADATA_BYTES // 1024} KB "
+                    "as JSON; `memlane` is reserved)."
     )
 
     @model_validator(mode="after")
@@ -50,6 +53,7 @@ class IngestItem(_Schema):
             value = self.metadata.get(name)
             if value is not None and not isinstance(value, str):
                 raise ValueError(f"metadata.{name}: must be a string")
+        check_client_metadata(self.metadata)  # as on /v3: `memlane` refused, 64 KB at most
         return self
 
     @property

@@ -12,6 +12,7 @@ engine matches them case-sensitively; the exact check restores case sensitivity.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 import uuid
 from collections.abc import Iterable
@@ -33,6 +34,7 @@ from memlane.collections.models import (
 from memlane.collections.router import RoutingDecision, Strategy, route
 from memlane.documents.writer import WriteRequest
 from memlane.documents.writing import write_in_request
+from memlane.domain.answer_budget import MAX_ANSWER_BYTES, fit_answer, json_bytes
 from memlane.domain.collection_items import RAGED_KEY, filter_tags_for, item_tag
 from memlane.domain.errors import DependencyUnavailableError, NotFoundError
 from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus
@@ -42,6 +44,8 @@ from memlane.ingest.chunking import CHUNKING_KEY
 from memlane.ports import RecallFilters, SearchScope, Services
 from memlane.recall.pipeline import Retrieval, retrieve
 from memlane.services.projects import find_project_by_name
+
+log = logging.getLogger(__name__)
 
 # Semantic ranking is the fusion with only the vector leg weighted: the score is the cosine, as in raged.
 SEMANTIC_WEIGHTS = FusionWeights(vector=1.0, text=0.0, recency=0.0)
@@ -155,7 +159,11 @@ def query(svc: Services, who: Principal, body: QueryIn) -> QueryOut:
             hits = _metadata_hits(svc, who, project.id, body)
         else:
             hits = _ranked_hits(svc, who, project.id, body, decision.strategy)
-    return QueryOut(ok=True, results=[_result(h) for h in hits], routing=_routing(decision, started))
+    fitted = fit_answer([_result(h) for h in hits], _without_metadata, _result_bytes)
+    if fitted.metadata_omitted or fitted.left_out:
+        log.info("query answer fitted to %d bytes: %d results without metadata, %d left out",
+                 MAX_ANSWER_BYTES, fitted.metadata_omitted, fitted.left_out)
+    return QueryOut(ok=True, results=fitted.results, routing=_routing(decision, started))
 
 
 def _routing(decision: RoutingDecision, started: float) -> Routing:
@@ -184,6 +192,20 @@ def _result(hit: _Hit) -> QueryResult:
                "repoId": fields.get("repoId"), "path": fields.get("path"), "lang": fields.get("lang")}
     return QueryResult(id=f"{fields['baseId']}:{hit.chunk.chunk_index}", score=round(hit.score, 6),
                        source=fields["source"], text=hit.chunk.content, payload=payload)
+
+
+# The payload fields raged documents (plus baseId): what a result keeps when its answer is too big
+# to echo every item's metadata (memlane.domain.answer_budget).
+DOCUMENTED_PAYLOAD = ("text", "source", "chunkIndex", "baseId", "repoId", "path", "lang")
+
+
+def _without_metadata(result: QueryResult) -> QueryResult:
+    payload = {k: result.payload.get(k) for k in DOCUMENTED_PAYLOAD}
+    return result.model_copy(update={"payload": {**payload, "metadataOmitted": True}})
+
+
+def _result_bytes(result: QueryResult) -> int:
+    return json_bytes(result.model_dump(mode="json"))
 
 
 def _metadata_hits(svc: Services, who: Principal, project_id: str, body: QueryIn) -> list[_Hit]:

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memlane.documents.receipts import delete_with_receipt
+from memlane.domain.client_metadata import describe_metadata_problem
 from memlane.domain.connections import Connection, Item
+from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import Document, DocumentStatus
 from memlane.domain.requests import DeletionReceipt
 from memlane.ingest.pipeline import prepare
@@ -35,6 +37,9 @@ def build_document(conn: Connection, item: Item, replaces: str | None, now: date
     metadata["connection"] = {"id": conn.id, "provider": conn.provider.value, "item": item.external_id,
                               "version": item.version}
     metadata["tags"] = list(dict.fromkeys([*item.tags, f"connection:{conn.provider.value}"]))
+    problem = describe_metadata_problem("metadata", metadata)  # the rules of every write route
+    if problem is not None:
+        raise InvalidInputError(*problem)
     return Document(
         id=document_id_for(conn.id, item.external_id, replaces),
         organization_id=conn.organization_id,

@@ -8,7 +8,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memlane.domain.facts import Decision
-from memlane.domain.fields import NonBlankStr, OptionalTrimmedNonBlankStr, TrimmedNonBlankStr
+from memlane.domain.fields import (
+    MAX_SAFE_INT,
+    Instant,
+    NonBlankStr,
+    OptionalTrimmedNonBlankStr,
+    TrimmedNonBlankStr,
+)
 from memlane.domain.models import DocumentStatus
 from memlane.domain.requests import MAX_CONTENT_CHARS, MAX_CONVERSATION_ID_CHARS, UUIDStr
 
@@ -26,9 +32,10 @@ class MessageIn(_Request):
         default=None, description="Who sent it, as chat APIs say it. Give role, speaker or both.")
     speaker: OptionalTrimmedNonBlankStr = Field(default=None, min_length=1, max_length=200,
                                                 description="The speaker's name (\"Caroline\").")
-    time: datetime | None = Field(default=None, description="When it was said (ISO 8601).")
+    time: Instant | None = Field(default=None, description="When it was said (ISO 8601).")
     message_index: int | None = Field(
-        default=None, ge=0, description="Its position in the conversation; default after the previous one.")
+        default=None, ge=0, le=MAX_SAFE_INT, description="Its position in the conversation; default after the previous one. At a "
+                                        "stored position: the same text is a duplicate, other text a new version.")
 
     @field_validator("time")
     @classmethod
@@ -44,8 +51,11 @@ class MessageIn(_Request):
 
 class ConversationIn(_Request):
     conversation_id: TrimmedNonBlankStr = Field(min_length=1, max_length=MAX_CONVERSATION_ID_CHARS)
-    messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES,
-                                      description=f"In the order they were said, at most {MAX_MESSAGES} a request.")
+    messages: list[MessageIn] = Field(
+        min_length=1, max_length=MAX_MESSAGES,
+        description=f"In the order they were said, at most {MAX_MESSAGES} a request. A chat client may send the "
+                    "whole history each turn: messages that repeat the conversation's stored ones from its first, "
+                    "in order (same role, speaker and text), are answered as duplicates and only the rest is stored.")
     project_id: UUIDStr | None = Field(default=None, description="Default: the organization's default project.")
     subject: OptionalTrimmedNonBlankStr = Field(
         default=None, min_length=1, max_length=200,
@@ -68,16 +78,18 @@ class SavedMessage(BaseModel):
     id: str
     message_index: int | None
     status: DocumentStatus
-    duplicate: bool = Field(default=False, description="The same text was already saved in this project: "
-                                                       "that memory stands for it.")
+    duplicate: bool = Field(default=False, description="Already saved (the conversation's history sent again, "
+                                                       "or the same text at its message_index): that memory "
+                                                       "stands for it and nothing new is stored.")
 
 
 ExtractionStatus = Literal["off", "refused", "queued", "running", "done", "failed"]
 
 
 class ExtractionState(BaseModel):
-    status: ExtractionStatus = Field(description="off: no LLM, or extract=false; refused: the monthly token budget "
-                                                 "is spent; queued, running, done, failed: the extraction job.")
+    status: ExtractionStatus = Field(description="off: no LLM, extract=false, or no new message; refused: the "
+                                                 "monthly token budget is spent; queued, running, done, failed: the "
+                                                 "extraction job.")
     id: str | None = Field(default=None, description="GET /v3/extractions/{id} follows the job.")
     reason: str | None = Field(default=None, description="Why it is off, refused or failed.")
 

@@ -16,6 +16,7 @@ from datetime import datetime
 from pydantic import ValidationError
 
 from memlane.conversations import budget
+from memlane.conversations.placing import Placement, place_messages
 from memlane.conversations.schemas import (
     ConversationIn,
     ConversationMessageOut,
@@ -23,6 +24,7 @@ from memlane.conversations.schemas import (
     ConversationOut,
     ExtractionOut,
     ExtractionState,
+    MessageIn,
     SavedMessage,
 )
 from memlane.domain.errors import InvalidInputError, MemlaneError, NotFoundError
@@ -31,12 +33,13 @@ from memlane.domain.models import Document, IngestJob, conversation_order, new_i
 from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn, MemoryOut
 from memlane.ports import Services
-from memlane.services.memory import SaveBatch, stage_memory
+from memlane.services.memory import SaveBatch, duplicate_answer, stage_memory
 from memlane.services.projects import resolve_project
 
 EXTRACTION_JOB_PREFIX = "extract:"
 NO_LLM = ("no LLM is configured: messages are saved and recalled, no fact is extracted (set MEMLANE_LLM_BASE_URL "
           "for an OpenAI-compatible server such as Ollama, OPENAI_API_KEY, or MEMLANE_LLM=bedrock on AWS)")
+NOTHING_NEW = "nothing new to draw facts from: every message of the request was already saved"
 
 
 def record_key(org_id: str, extraction_id: str) -> str:
@@ -68,32 +71,48 @@ def extraction_state(svc: Services, org_id: str, wanted: bool = True) -> Extract
 
 
 def save_conversation(svc: Services, who: Principal, body: ConversationIn) -> ConversationOut:
+    """Each message a memory of the conversation, written together; messages the conversation
+    already holds (a chat client re-sending its history, memlane.conversations.placing) are
+    answered as duplicates and stored once."""
     project = resolve_project(svc, who, body.project_id)
     batch = SaveBatch(svc)
-    for i, message in enumerate(body.messages):
-        label = message.speaker or message.role or "message"
-        item = MemoryIn(content=message.content, title=f"{label} · {body.conversation_id}"[:500],
-                        project_id=project.id, conversation_id=body.conversation_id,
-                        message_index=message.message_index)
-        own = {"kind": "message", "role": message.role, "speaker": message.speaker,
-               "said_at": message.time.isoformat() if message.time else None, "subject": body.subject}
+    for i, (message, place) in enumerate(zip(body.messages, place_messages(svc, who.organization_id, project.id, body),
+                                              strict=True)):
+        if place.duplicate_of is not None:
+            batch.add(i, duplicate_answer(place.duplicate_of))
+            continue
         try:
-            batch.add(i, stage_memory(svc, who, item, protect_write=True, own={k: v for k, v in own.items() if v}))
+            batch.add(i, stage_memory(svc, who, _message_memory(body, message, place, project.id), protect_write=True,
+                                      own=_own(body, message)))
         except MemlaneError as exc:
-            message_field = f"messages.{i}"
-            raise InvalidInputError(message_field, exc.message) from exc
+            raise InvalidInputError(f"messages.{i}", exc.message) from exc
     answers = batch.write()
     if failed := [a for a in answers.values() if isinstance(a, Exception)]:
         raise failed[0]
     saved = [answer for _, answer in sorted(answers.items()) if isinstance(answer, MemoryOut)]
     messages = [SavedMessage(id=m.id, message_index=m.message_index, status=m.status, duplicate=m.duplicate)
                 for m in saved]
+    new = [m.id for m in messages if not m.duplicate]
     state = extraction_state(svc, who.organization_id, body.extract)
+    if state is None and not new:
+        state = ExtractionState(status="off", reason=NOTHING_NEW)
     if state is None:
-        state = queue_extraction(svc, who, project.id, body, [m.id for m in messages])
+        state = queue_extraction(svc, who, project.id, body, new)
     return ConversationOut(conversation_id=body.conversation_id, project_id=project.id, messages=messages,
-                           saved=sum(1 for m in messages if not m.duplicate),
-                           duplicates=sum(1 for m in messages if m.duplicate), extraction=state)
+                           saved=len(new), duplicates=len(messages) - len(new), extraction=state)
+
+
+def _message_memory(body: ConversationIn, message: MessageIn, place: Placement, project_id: str) -> MemoryIn:
+    label = message.speaker or message.role or "message"
+    return MemoryIn(content=message.content, title=f"{label} · {body.conversation_id}"[:500], project_id=project_id,
+                    conversation_id=body.conversation_id, message_index=place.message_index,
+                    updates_memory_id=place.updates)
+
+
+def _own(body: ConversationIn, message: MessageIn) -> dict[str, str]:
+    own = {"kind": "message", "role": message.role, "speaker": message.speaker,
+           "said_at": message.time.isoformat() if message.time else None, "subject": body.subject}
+    return {k: v for k, v in own.items() if v}
 
 
 def queue_extraction(svc: Services, who: Principal, project_id: str, body: ConversationIn,

@@ -23,13 +23,15 @@ def redact_url(url: str) -> str:
 
 
 class UnsafeURLError(InvalidInputError):
-    """A URL refused by the SSRF guard. `url` is redacted (no credentials); `reason` says why."""
+    """A URL refused by the SSRF guard. `url` is redacted (no credentials); `reason` says why;
+    `category` is the kind of address refused (memlane.crawl.ssrf.AddressCategory), when an address was."""
 
-    def __init__(self, url: str, reason: str, *, field: str = "url") -> None:
+    def __init__(self, url: str, reason: str, *, field: str = "url", category: str | None = None) -> None:
         safe_url = redact_url(url)
         super().__init__(field, f"refused {safe_url!r}: {reason}")
         self.url = safe_url
         self.reason = reason
+        self.category = category
 
 
 class FetchError(MemlaneError):

@@ -282,19 +282,20 @@ def check_host(
     if literal is not None:
         verdict = classify_address(literal)
         if not policy.permits(verdict.category):
-            raise UnsafeURLError(subject, _describe(host, literal, verdict))
+            raise UnsafeURLError(subject, _describe(host, literal, verdict), category=verdict.category)
         return (literal,)
 
     name = name.rstrip(".")
     if _is_localhost_name(name) and not policy.allow_loopback:
-        raise UnsafeURLError(subject, f"host {host!r} is a loopback name")
+        raise UnsafeURLError(subject, f"host {host!r} is a loopback name", category=AddressCategory.LOOPBACK)
     addresses = _resolve(name, port, resolver, subject)
     for address in addresses:
         verdict = classify_address(address)
         if not policy.permits(verdict.category):
             listed = ", ".join(str(a) for a in addresses)
             raise UnsafeURLError(
-                subject, f"host {host!r} resolves to {listed}; {address} is {verdict.description}"
+                subject, f"host {host!r} resolves to {listed}; {address} is {verdict.description}",
+                category=verdict.category,
             )
     return addresses
 
@@ -372,7 +373,7 @@ def check_url(
     if literal is not None:
         verdict = classify_address(literal)
         if not policy.permits(verdict.category):
-            raise UnsafeURLError(raw, _describe(host, literal, verdict))
+            raise UnsafeURLError(raw, _describe(host, literal, verdict), category=verdict.category)
 
     # The host checked must be the host the HTTP client connects to: refuse any URL the two
     # parsers read differently (the classic "http://a\\@b/" style of SSRF bypass).
@@ -397,4 +398,4 @@ def check_peer_address(address: str, *, policy: NetworkPolicy, url: str) -> None
         raise UnsafeURLError(url, f"connected to a non-IP peer {address!r}") from exc
     verdict = classify_address(peer)
     if not policy.permits(verdict.category):
-        raise UnsafeURLError(url, f"the connection reached {peer}, {verdict.description}")
+        raise UnsafeURLError(url, f"the connection reached {peer}, {verdict.description}", category=verdict.category)

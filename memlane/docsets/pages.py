@@ -324,7 +324,7 @@ def _document(ctx: CrawlContext, docset: Docset, page: DocsetPage, title: str, t
     now = svc.clock.now()
     existing = svc.metadata.get_document(docset.organization_id, page.id)
     summary = svc.summarizer.summarize(title, text, ContentType.HTML, None)
-    keywords = [str(k) for k in summary.metadata.get("tags", [])]
+    keywords = [str(k) for k in summary.metadata.get("keyphrases") or summary.metadata.get("tags") or []]
     # The page is cut by the docset's chunk size wherever it is written again (a retry, reindex).
     chunking = {"max_tokens": ctx.settings.chunk_max_tokens, "overlap_tokens": ctx.settings.chunk_overlap_tokens}
     metadata = {"docset_id": docset.id, "docset": docset.name, "tags": ["docs"], "keywords": keywords,

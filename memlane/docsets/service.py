@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from memlane.crawl.errors import FetchError, UnsafeURLError
 from memlane.crawl.frontier import CrawlPlan
-from memlane.crawl.ssrf import NetworkPolicy, check_url
+from memlane.crawl.ssrf import AddressCategory, NetworkPolicy, check_url
 from memlane.docsets import schemas as s
 from memlane.docsets.pages import CrawlContext, admissible, crawl_page
 from memlane.documents.receipts import delete_with_receipt
@@ -35,6 +35,9 @@ HOUR_MS = 3_600_000
 
 log = logging.getLogger(__name__)
 
+# Refused addresses that a flag of the local server can allow (link-local and cloud metadata never).
+PRIVATE_CATEGORIES = frozenset({AddressCategory.LOOPBACK, AddressCategory.PRIVATE})
+
 
 @dataclass
 class DocsetContext:
@@ -43,6 +46,9 @@ class DocsetContext:
     crawl: CrawlContext
     policy: NetworkPolicy
     dispatcher: CrawlDispatcher | None = None
+    # What a host that can allow loopback and private addresses says when it refuses one (the local
+    # server's flag); None where nothing can allow them (AWS).
+    private_network_hint: str | None = None
 
     @property
     def svc(self) -> Services:
@@ -72,7 +78,9 @@ def index_docset(dctx: DocsetContext, who: Principal, body: s.IndexIn) -> s.Inde
     try:
         check_url(plan.seed_url, policy=dctx.policy)
     except UnsafeURLError as exc:
-        raise UnsafeURLError(plan.seed_url, exc.reason, field="baseUrl") from exc
+        hint = dctx.private_network_hint if exc.category in PRIVATE_CATEGORIES else None
+        raise UnsafeURLError(plan.seed_url, f"{exc.reason}; {hint}" if hint else exc.reason, field="baseUrl",
+                             category=exc.category) from exc
     except FetchError as exc:
         raise InvalidInputError("baseUrl", f"cannot be reached: {exc.message}") from exc
 

@@ -6,17 +6,14 @@ disagree about what exists."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 from memlane.documents.cache import invalidate_project
 from memlane.documents.contextual import carriers
-from memlane.documents.keys import raw_key, work_prefix
+from memlane.documents.keys import document_keys
 from memlane.documents.writer import DocumentWriter
 from memlane.domain.models import Document
 from memlane.ports import Services
-
-log = logging.getLogger(__name__)
 
 
 def remove_document(svc: Services, doc: Document) -> None:
@@ -30,8 +27,11 @@ def remove_document(svc: Services, doc: Document) -> None:
     # without it, so its words leave the index with it.
     carrying = carriers(svc.metadata, svc.settings.context, org, [doc.id], svc.clock.now())
     svc.index.delete_document(org, doc.id)
-    svc.blobs.delete(raw_key(org, doc.id))
-    svc.blobs.delete_prefix(work_prefix(org, doc.id))
+    files = document_keys(org, doc.id)  # the original (media), stored text, payload and staging
+    for key in files.keys:
+        svc.blobs.delete(key)
+    for prefix in files.prefixes:
+        svc.blobs.delete_prefix(prefix)
     svc.metadata.delete_document(org, doc.id)
     if svc.cache is not None:
         svc.cache.purge_document(doc.id)
@@ -44,10 +44,8 @@ def remove_document(svc: Services, doc: Document) -> None:
         if nxt is None:
             svc.index.set_superseded(org, prev.id, False)
     if carrying:
-        try:
-            DocumentWriter(svc).rebuild(org, sorted(carrying))
-        except Exception:  # noqa: BLE001 - the document is gone; its neighbours are rebuilt on their next write
-            log.warning("could not rebuild the context of the memories around %s", doc.id, exc_info=True)
+        # the document is gone either way: a failure is logged and counted, not raised
+        DocumentWriter(svc).rebuild_or_report(org, sorted(carrying), f"the memories around the removed {doc.id}")
     invalidate_project(svc.cache, org, doc.project_id)
 
 

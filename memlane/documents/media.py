@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memlane.documents import media_budget
 from memlane.documents.keys import media_key
-from memlane.domain.errors import InvalidInputError, MemlaneError, UnprocessableError
+from memlane.domain.errors import InvalidInputError, MediaBudgetDeferred, MemlaneError, UnprocessableError
 from memlane.domain.models import ContentType, Document, MediaInfo
 from memlane.ingest.media import (
     MediaPayload,
@@ -34,7 +36,7 @@ from memlane.ingest.media import (
     placeholder_title,
     transcript_text,
 )
-from memlane.ingest.media_bounds import check_image, check_pdf_scan
+from memlane.ingest.media_bounds import MAX_PAGES, check_image, check_pdf_scan
 from memlane.ingest.pipeline import content_hash, derive_title
 from memlane.ports import Services, Transcript
 
@@ -104,9 +106,10 @@ def prepare_media(
                           pages=len(scan.page_texts))
         save = MediaSave(scan.data, media, ContentType.PDF, original_hash(scan.data),
                          title or scan.title or placeholder_title("pdf", media.mime), metadata=dict(scan.metadata))
-        if len(scan.scanned) <= svc.settings.ocr_inline_pages and not _ocr_over_budget(svc, org_id):
-            save.text, save.media = _read_scan(svc, scan, media, org_id)
-            save.title = title or scan.title or derive_title_from(save.text, media)
+        if len(scan.scanned) <= svc.settings.ocr_inline_pages:
+            with suppress(MediaBudgetDeferred):  # over today's OCR budget: queued, the worker reads it later
+                save.text, save.media = _read_scan(svc, scan, media, org_id)
+                save.title = title or scan.title or derive_title_from(save.text, media)
         return save
     assert payload is not None
     if not can_read(svc, payload.kind):
@@ -118,9 +121,10 @@ def prepare_media(
                      title or placeholder_title(payload.kind, payload.mime))
     if payload.kind == "image":
         pages = page_images(payload)  # a bad image is a 400 now, whenever it is read
-        if len(pages) <= svc.settings.ocr_inline_pages and not _ocr_over_budget(svc, org_id):
-            save.text, save.media = _read_images(svc, pages, media, org_id)
-            save.title = title or derive_title_from(save.text, media)
+        if len(pages) <= svc.settings.ocr_inline_pages:
+            with suppress(MediaBudgetDeferred):
+                save.text, save.media = _read_images(svc, pages, media, org_id)
+                save.title = title or derive_title_from(save.text, media)
     return save
 
 
@@ -140,26 +144,35 @@ def _ocr(svc: Services):  # noqa: ANN202 - the ImageReader port
     return svc.ocr
 
 
-def _ocr_over_budget(svc: Services, org_id: str) -> bool:
-    """Over today's OCR budget, a save reads nothing in the request: the worker reads it when the
-    organization's budget allows (memlane.documents.media_budget)."""
-    return svc.ocr is not None and media_budget.over_budget(svc, org_id, (media_budget.ocr_meter(svc.ocr.id),)) is not None
+# What reading one page costs, reserved before the work (memlane.documents.media_budget.reserved):
+# Textract bills a page; Tesseract takes about 2 s a page (a 65 KB scan of 12 pages: 24 s).
+OCR_SECONDS_PER_PAGE = 2.0
 
 
-def _read_pages(svc: Services, reader, pages: list[bytes], org_id: str) -> list[str]:  # noqa: ANN001 - ImageReader
-    """OCR of `pages`, charged to the organization: engine seconds, or Textract pages."""
-    started = time.monotonic()
-    try:
-        return [reader.read_text(page) for page in pages]
-    finally:
-        meter = media_budget.ocr_meter(reader.id)
-        spent = float(len(pages)) if meter == "textract_pages" else time.monotonic() - started
-        media_budget.charge(svc, org_id, meter, spent)
+@contextmanager
+def _ocr_reserved(svc: Services, reader, pages: int, org_id: str) -> Iterator[None]:  # noqa: ANN001 - ImageReader
+    """OCR of `pages` pages (their decoding included), its estimate reserved before it starts and
+    settled to what it cost: engine seconds, or Textract pages. MediaBudgetDeferred when it does
+    not fit today's budget."""
+    meter = media_budget.ocr_meter(reader.id)
+    by_pages = meter == "textract_pages"
+    estimate = float(pages) * (1.0 if by_pages else OCR_SECONDS_PER_PAGE)
+    with media_budget.reserved(svc, org_id, meter, estimate) as cost:
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            cost(float(pages) if by_pages else time.monotonic() - started)
+
+
+def _read_pages(reader, pages: list[bytes]) -> list[str]:  # noqa: ANN001 - ImageReader
+    return [reader.read_text(page) for page in pages]
 
 
 def _read_images(svc: Services, pages: list[bytes], media: MediaInfo, org_id: str) -> tuple[str, MediaInfo]:
     reader = _ocr(svc)
-    text, _ = join_pages(_read_pages(svc, reader, pages, org_id))
+    with _ocr_reserved(svc, reader, len(pages), org_id):
+        text, _ = join_pages(_read_pages(reader, pages))
     if not text.strip():
         raise InvalidInputError("content", "no text could be read from the image")
     return _trim(text), media.model_copy(update={"extracted_by": reader.id, "pages": len(pages)})
@@ -167,9 +180,11 @@ def _read_images(svc: Services, pages: list[bytes], media: MediaInfo, org_id: st
 
 def _read_scan(svc: Services, scan: ScannedPdfError, media: MediaInfo, org_id: str) -> tuple[str, MediaInfo]:
     reader = _ocr(svc)
-    images = page_images(scan.data, pdf_pages=scan.scanned)
     texts = list(scan.page_texts)
-    for number, text in zip(scan.scanned, _read_pages(svc, reader, images, org_id), strict=False):
+    with _ocr_reserved(svc, reader, min(len(scan.scanned), MAX_PAGES), org_id):
+        images = page_images(scan.data, pdf_pages=scan.scanned)
+        read = _read_pages(reader, images)
+    for number, text in zip(scan.scanned, read, strict=False):
         texts[number] = text
     text, _ = join_pages(texts)
     if not text.strip():
@@ -188,7 +203,9 @@ def complete_pending(svc: Services, doc: Document) -> Document:
     media = doc.media
     if media is None or not media.pending:
         return doc
-    data = svc.blobs.get(media.blob_key)
+    # The original is read from the key of the document's own organization and id, never from the
+    # key its record names: an imported record (memlane.services.transfer) may name another's.
+    data = svc.blobs.get(media_key(doc.organization_id, doc.id))
     if data is None:
         raise MemlaneError(f"the original of document {doc.id} is missing from the content store")
     if media.kind == "image":

@@ -9,7 +9,8 @@ organization gets a daily budget per meter (Settings.media_*_per_day):
 - `textract_pages`, `transcribe_minutes`: what AWS bills, counted by the deployment.
 
 Work over the budget is deferred, never failed: a save reads nothing in the request (it answers
-202, queued), and the worker puts the job back until the next UTC day starts (`deferral`).
+202, queued), and the worker puts the job back until the next UTC day starts (`deferral`). OCR
+reserves its estimate before it starts (`reserved`) and settles to what it cost after.
 
 The counts live in the cache port (`CacheMediaBudget`: SQLite here, DynamoDB with a TTL on AWS),
 one entry per organization, meter and day. A read-then-write count can lose an increment when two
@@ -18,9 +19,12 @@ workers charge the same organization at once; a budget is a brake, not a bill, s
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 from memlane.config import Settings
+from memlane.domain.errors import MediaBudgetDeferred
 from memlane.ports import Cache, MediaBudget, Meter, Services
 
 _KEEP_SECONDS = 2 * 24 * 3600
@@ -42,9 +46,10 @@ class CacheMediaBudget:
             return 0.0
 
     def charge(self, org_id: str, meter: Meter, amount: float, now: datetime) -> None:
-        if amount <= 0:
+        """Add `amount` (negative: give back part of a reservation; the count never goes below 0)."""
+        if amount == 0:
             return
-        total = self.spent(org_id, meter, now) + amount
+        total = max(0.0, self.spent(org_id, meter, now) + amount)
         self.cache.set(self.key(org_id, meter, now), repr(total).encode(), _KEEP_SECONDS, now)
 
 
@@ -84,6 +89,32 @@ def charge(svc: Services, org_id: str, meter: Meter, amount: float) -> None:
     budget = budget_of(svc)
     if budget is not None:
         budget.charge(org_id, meter, amount, svc.clock.now())
+
+
+@contextmanager
+def reserved(svc: Services, org_id: str, meter: Meter, estimate: float) -> Iterator[Callable[[float], None]]:
+    """Work on `meter` with `estimate` of it reserved before it starts: MediaBudgetDeferred when it
+    does not fit what is left of today's budget (a job larger than a whole day's budget runs alone,
+    at a day's start, or it would wait for ever). The body says what the work really cost through
+    the function it is given (seconds measured, pages read); the reservation is then settled to
+    that, and given back whole if the body said nothing. Before, the budget was checked once
+    before and charged after: work that started under the budget could run any length past it,
+    and so could every job that checked while it ran."""
+    budget = budget_of(svc)
+    if budget is None:
+        yield lambda _cost: None
+        return
+    now = svc.clock.now()
+    limit, spent = limit_of(svc.settings, meter), budget.spent(org_id, meter, now)
+    if limit > 0 and (spent >= limit or (spent > 0 and spent + estimate > limit)):
+        raise MediaBudgetDeferred(f"today's {meter.replace('_', ' ')} budget of this organization is spent "
+                                  f"({spent:g} of {limit:g}; this needs about {estimate:g})")
+    budget.charge(org_id, meter, estimate, now)
+    cost = [0.0]
+    try:
+        yield lambda amount: cost.__setitem__(0, amount)
+    finally:
+        budget.charge(org_id, meter, cost[0] - estimate, now)
 
 
 def ocr_meter(engine_id: str) -> Meter:

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from memlane.documents.derived import facts_drawn_only_from, flag_remaining
-from memlane.documents.keys import content_key, media_key, raw_key, work_prefix
+from memlane.documents.keys import document_keys
 from memlane.documents.lifecycle import remove_document
 from memlane.domain.errors import NotFoundError
 from memlane.domain.models import Document, chunk_id_for, new_id
@@ -41,11 +41,6 @@ from memlane.ports import Services
 log = logging.getLogger(__name__)
 
 STORES = ("metadata", "content", "text index", "vector index", "cache", "staging")
-
-
-def _blob_prefixes(doc: Document) -> list[str]:
-    org = doc.organization_id
-    return [content_key(org, doc.id), media_key(org, doc.id), raw_key(org, doc.id)]
 
 
 def verify_removed(svc: Services, docs: Sequence[Document]) -> list[StoreCheck]:
@@ -62,13 +57,14 @@ def verify_removed(svc: Services, docs: Sequence[Document]) -> list[StoreCheck]:
         chunk_ids = [chunk_id_for(doc.id, i) for i in range(max(doc.chunk_count, 1))]
         note("metadata", doc.id, (record is not None) + len(svc.metadata.get_chunks(org, doc.id))
              + len(svc.metadata.get_chunks_by_id(org, chunk_ids)))
-        note("content", doc.id, sum(svc.blobs.versions(prefix) for prefix in _blob_prefixes(doc)))
+        files = document_keys(org, doc.id)  # the list remove_document deleted
+        note("content", doc.id, sum(svc.blobs.versions(key) for key in files.keys))
         held = svc.index.holdings(doc.id, org)
         note("text index", doc.id, held.text)
         note("vector index", doc.id, held.vector)
         if svc.cache is not None:
             note("cache", doc.id, svc.cache.entries_naming(doc.id))
-        note("staging", doc.id, svc.blobs.versions(work_prefix(org, doc.id)))
+        note("staging", doc.id, sum(svc.blobs.versions(prefix) for prefix in files.prefixes))
     reads = {
         "metadata": "document record, chunk records, chunks by id",
         "content": "every version of the stored text, the original media and a queued payload",

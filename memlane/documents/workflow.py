@@ -12,7 +12,7 @@ summary and status as from a local save:
   (Textract) in this Lambda, or for audio and video an Amazon Transcribe job that the state
   machine starts and polls with its SDK integration (no Lambda waits on it); Transcribed stores
   the transcript the job wrote. Any other document passes through.
-- Prepare: `begin` (the document says `processing`, and gets its summary and tags) and `cut`;
+- Prepare: `begin` (the document says `processing`, and gets its summary and keyphrases) and `cut`;
   the chunk records are staged in the blob store.
 - Embed: `embed`, resumable: batches that succeed are kept, so a retried step embeds only the
   rest (memlane.documents.progress); the vectors are staged.
@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memlane import observability
 from memlane.documents import media_budget
-from memlane.documents.keys import work_prefix
+from memlane.documents.keys import media_key, work_prefix
 from memlane.documents.media import apply_transcript, complete_pending
 from memlane.documents.media_budget import charge as charge_media
 from memlane.documents.writer import DocumentWriter, already_written, pieces_of
@@ -115,7 +115,8 @@ class TranscribedResult(StepResult):
 class PrepareResult(StepResult):
     chunks_key: str | None = None
     count: int = 0
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)  # the tags a client gave
+    keyphrases: list[str] = Field(default_factory=list)  # the ones the summary generated
 
 
 class EmbedResult(StepResult):
@@ -168,7 +169,7 @@ def extract(svc: Services, inp: StepInput) -> ExtractResult:
         raise MediaBudgetDeferred(f"today's {spent.replace('_', ' ')} budget of this organization is spent")
     if in_workflow:
         return ExtractResult(mode="transcribe", job_name=transcription_job_name(doc.id, inp.execution),
-                             media_key=doc.media.blob_key, output_key=work_key(ref, inp.execution, "transcript.json"))
+                             media_key=media_key(doc.organization_id, doc.id), output_key=work_key(ref, inp.execution, "transcript.json"))
     complete_pending(svc, doc)
     return ExtractResult(mode="done")
 
@@ -198,7 +199,7 @@ def prepare(svc: Services, inp: StepInput) -> PrepareResult:
     chunks = writer.cut(doc)
     key = work_key(ref, inp.execution, "chunks.json")
     svc.blobs.put(key, _dump([c.model_dump(mode="json") for c in chunks]))
-    return PrepareResult(chunks_key=key, count=len(chunks), tags=doc.tags)
+    return PrepareResult(chunks_key=key, count=len(chunks), tags=doc.tags, keyphrases=doc.keyphrases)
 
 
 def embed(svc: Services, inp: StepInput) -> EmbedResult:

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 
 from memlane import observability
 from memlane.documents.cache import invalidate_project
@@ -71,7 +72,7 @@ def make_chunks(doc: Document, pieces: Sequence[TextChunk]) -> list[Chunk]:
             title=doc.title,
             content_type=doc.content_type,
             source_url=doc.source_url,
-            tags=doc.tags,
+            tags=doc.labels,
             created_at=doc.created_at,
             forget_after=doc.forget_after,
             superseded=doc.superseded_by is not None,
@@ -88,14 +89,13 @@ def embedding_text(chunk: Chunk) -> str:
 
 
 def apply_summary(doc: Document, summary: Summary) -> Document:
-    """User metadata wins; extracted metadata fills the gaps. Tags the user gave are kept as
-    given; without any, the extracted keywords become the tags (never empty)."""
-    extracted = dict(summary.metadata)
-    keywords = extracted.pop("tags", []) or []
-    merged = {**extracted, **doc.metadata}
-    if not merged.get("tags"):
-        merged["tags"] = list(keywords)
-    merged.setdefault("keywords", list(keywords))
+    """User metadata wins; generated metadata fills the gaps. Tags are only what the user gave;
+    the generated keyphrases are `keyphrases` (a summarizer that still says `tags` for them, an
+    older one or an LLM's answer, is read as keyphrases) and never become tags."""
+    generated = dict(summary.metadata)
+    phrases = generated.pop("keyphrases", None) or generated.pop("tags", None) or []
+    generated.pop("tags", None)
+    merged = {**generated, **doc.metadata, "keyphrases": [str(p) for p in phrases]}
     return doc.model_copy(update={"summary": summary.summary or doc.summary, "metadata": merged})
 
 
@@ -245,8 +245,7 @@ class DocumentWriter:
         return begun, previous
 
     def summarize(self, doc: Document) -> Summary:
-        language = doc.metadata.get("language")
-        return self.svc.summarizer.summarize(doc.title, doc.content, doc.content_type, language)
+        return self.svc.summarizer.summarize(doc.title, doc.content, doc.content_type, doc.language)
 
     def cut(self, doc: Document, pieces: Sequence[TextChunk] | None = None) -> list[Chunk]:
         if pieces is None:
@@ -432,31 +431,48 @@ class DocumentWriter:
         (outside what was written, they have not seen them yet), and of a written document whose
         neighbours changed since it was embedded (a batch whose members were not ready then). A
         failure here leaves entries with an older context, never a document that is not ready;
-        the next write or removal next to them rebuilds them."""
+        it is logged as an error and counted (`rebuild_or_report`), and the next write or removal
+        next to them rebuilds them."""
         w = self.svc.settings.context
         if not written or not w.active:
             return
+        now = self.svc.clock.now()
+        by_org: dict[str, list[_Work]] = {}
+        for item in written:
+            by_org.setdefault(item.document.organization_id, []).append(item)
+        for org, items in by_org.items():
+            self.rebuild_or_report(org, partial(self._stale_around, org, items, now),
+                                   f"the memories around {len(items)} written")
+
+    def _stale_around(self, org: str, items: Sequence[_Work], now: datetime) -> list[str]:
+        w = self.svc.settings.context
+        mine = {i.document.id: i for i in items}
+        # who carries a written memory: also one that was short before this rewrite
+        carried = [
+            i.document.id for i in items
+            if eligible(i.document, len(i.chunks)) or (i.previous_chunk_count == 1 and eligible(i.document, 1))
+        ]
+        stale = carriers(self.svc.metadata, w, org, carried, now) - set(mine)
+        now_seen = self.contexts([(i.document, len(i.chunks)) for i in items])
+        stale |= {d for d, i in mine.items() if now_seen.get(d, NO_CONTEXT) != i.context}
+        # a version hidden by one of these leaves the context of the memories around it
+        replaced = [i.document.updates_memory_id for i in items if i.document.updates_memory_id]
+        stale |= carriers(self.svc.metadata, w, org, replaced, now) - set(mine)
+        return sorted(stale)
+
+    def rebuild_or_report(self, org_id: str, document_ids: Sequence[str] | Callable[[], Sequence[str]],
+                          around: str) -> int:
+        """`rebuild`, where a failure must not undo what was already done (the document written, or
+        removed): it is logged as an error with its cause and counted as CONTEXT_REBUILDS_FAILED,
+        which an alarm watches on AWS. A refusal (a missing grant, a model that is not enabled) is
+        never silent: the memories keep their old context until the next write next to them."""
         try:
-            now = self.svc.clock.now()
-            by_org: dict[str, list[_Work]] = {}
-            for item in written:
-                by_org.setdefault(item.document.organization_id, []).append(item)
-            for org, items in by_org.items():
-                mine = {i.document.id: i for i in items}
-                # who carries a written memory: also one that was short before this rewrite
-                carried = [
-                    i.document.id for i in items
-                    if eligible(i.document, len(i.chunks)) or (i.previous_chunk_count == 1 and eligible(i.document, 1))
-                ]
-                stale = carriers(self.svc.metadata, w, org, carried, now) - set(mine)
-                now_seen = self.contexts([(i.document, len(i.chunks)) for i in items])
-                stale |= {d for d, i in mine.items() if now_seen.get(d, NO_CONTEXT) != i.context}
-                # a version hidden by one of these leaves the context of the memories around it
-                replaced = [i.document.updates_memory_id for i in items if i.document.updates_memory_id]
-                stale |= carriers(self.svc.metadata, w, org, replaced, now) - set(mine)
-                self.rebuild(org, sorted(stale))
-        except Exception:  # noqa: BLE001 - see the docstring
-            log.warning("could not rebuild the context of neighbouring memories", exc_info=True)
+            ids = document_ids() if callable(document_ids) else document_ids
+            return self.rebuild(org_id, ids)
+        except Exception as exc:  # noqa: BLE001 - reported below, not swallowed
+            log.error("could not rebuild the context of %s: %s: %s", around, type(exc).__name__, exc, exc_info=True)
+            self.svc.metrics.count(observability.CONTEXT_REBUILDS_FAILED)
+            return 0
 
     def rebuild(self, org_id: str, document_ids: Sequence[str]) -> int:
         """Index again the ready memories named, with their neighbours as they are now (the

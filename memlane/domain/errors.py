@@ -48,6 +48,12 @@ class ConflictError(MemlaneError):
     """409: e.g. an Idempotency-Key reused with another body, a duplicate project slug."""
 
 
+class IdTakenError(ConflictError):
+    """409: a write named a document or chunk id that another organization holds. Stores refuse it
+    (the holder's record stays as it was); memlane's own writes never name such an id (ids are
+    minted, or derived from the organization's own records; an import re-mints what it brings in)."""
+
+
 class RateLimitedError(MemlaneError):
     """429 with Retry-After."""
 
@@ -132,3 +138,9 @@ class ConfigurationError(MemlaneError, ValueError):
     def __init__(self, variable: str, message: str) -> None:
         super().__init__(message)
         self.variable = variable
+
+
+class DamagedStoreError(MemlaneError):
+    """The local data store cannot be used as it is found (not a database, cut short, emptied).
+    Raised at start, before anything is read or written; the message names the file, what is
+    wrong with it and how to recover. Never a client's request: the host stops with the message."""

@@ -27,6 +27,18 @@ def new_id() -> str:
 # Chunk ids are derived from the document id so that every index write is an upsert:
 # processing the same document twice (a redelivered message, a restarted worker) rewrites the
 # same chunk ids instead of adding new ones.
+# Tags are what a person or a client gave; keyphrases are what memlane generated (memlane.ingest).
+# Both can filter recall: the indexes hold one list of filter labels per document, a keyphrase
+# under this prefix so that a tag "home" never matches a generated keyphrase "home".
+KEYPHRASE_LABEL = "keyphrase:"
+
+
+def filter_labels(tags: list[str] | tuple[str, ...], keyphrases: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The labels a document is filtered by (lower case): its tags, then its prefixed keyphrases."""
+    labels = [t.lower() for t in tags] + [KEYPHRASE_LABEL + k.lower() for k in keyphrases]
+    return list(dict.fromkeys(labels))
+
+
 _CHUNK_NAMESPACE = uuid.UUID("6f1c7c2e-4f52-4c55-9a53-6d656d6c616e")
 
 
@@ -156,8 +168,27 @@ class Document(_Entity):
 
     @property
     def tags(self) -> list[str]:
+        """The tags a person or a client gave (never generated ones: those are `keyphrases`)."""
         tags = self.metadata.get("tags") or []
         return [str(t) for t in tags] if isinstance(tags, list) else []
+
+    @property
+    def language(self) -> str | None:
+        """metadata.language when it is a name ("python", "en"); anything else stored there (an
+        import, a synced item, a document saved before saves checked it) is no language."""
+        language = self.metadata.get("language")
+        return language if isinstance(language, str) and language.strip() else None
+
+    @property
+    def keyphrases(self) -> list[str]:
+        """The keyphrases memlane generated for it (memlane.ingest.keyphrases, or an LLM's)."""
+        phrases = self.metadata.get("keyphrases") or []
+        return [str(p) for p in phrases] if isinstance(phrases, list) else []
+
+    @property
+    def labels(self) -> list[str]:
+        """What recall's tag and keyphrase filters match (filter_labels)."""
+        return filter_labels(self.tags, self.keyphrases)
 
     def is_expired(self, now: datetime) -> bool:
         return self.forget_after is not None and self.forget_after <= now
@@ -186,7 +217,7 @@ class Chunk(_Entity):
     title: str = ""
     content_type: ContentType = ContentType.TEXT
     source_url: str | None = None
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)  # the document's filter labels (Document.labels)
     created_at: datetime = Field(default_factory=utcnow)
     forget_after: datetime | None = None
     superseded: bool = False  # a newer version of the document exists

@@ -23,7 +23,7 @@ rename here changes one line there (`make types`), not the apps.
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
@@ -37,8 +37,17 @@ from pydantic import (
     model_validator,
 )
 
-from memlane.domain.facts import KINDS, RESERVED_KEY, Decision, Kind
-from memlane.domain.fields import NonBlankStr, OptionalTrimmedNonBlankStr, TrimmedNonBlankStr
+from memlane.domain.chunking_plan import CHUNKING_KEY, plan_problem
+from memlane.domain.client_metadata import MAX_METADATA_BYTES, check_client_metadata
+from memlane.domain.facts import KINDS, Decision, Kind
+from memlane.domain.fields import (
+    MAX_SAFE_INT,
+    Instant,
+    InstantOrDay,
+    NonBlankStr,
+    OptionalTrimmedNonBlankStr,
+    TrimmedNonBlankStr,
+)
 from memlane.domain.models import ContentType, DocumentStatus
 
 MAX_CONTENT_CHARS = 500_000
@@ -83,13 +92,16 @@ class MemoryIn(_Request):
     project_id: UUIDStr | None = Field(
         default=None, description="Defaults to the organization's default project."
     )
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description=f"Yours to use, at most {MAX_METADATA_BYTES // 1024} KB as JSON; `memlane` is reserved. "
+                    "salience (Vidurai's CRITICAL…NOISE), tags and chunking are read by memlane.")
     tags: list[str] | None = Field(
         default=None,
         description=f"Tags to file the memory under (at most {MAX_TAGS}, each at most 100 characters); merged "
                     "with metadata.tags, duplicates dropped. Recall filters by them.")
     updates_memory_id: UUIDStr | None = None
-    forget_after: datetime | None = Field(default=None, description="ISO 8601, in the future.")
+    forget_after: Instant | None = Field(default=None, description="ISO 8601, in the future.")
     conversation_id: OptionalTrimmedNonBlankStr = Field(
         default=None, min_length=1, max_length=MAX_CONVERSATION_ID_CHARS,
         description=(
@@ -99,7 +111,7 @@ class MemoryIn(_Request):
         ),
     )
     message_index: int | None = Field(
-        default=None, ge=0,
+        default=None, ge=0, le=MAX_SAFE_INT,
         description=(
             "The message's position in its conversation (0 first). Omitted: after the conversation's "
             "last saved message (in a bulk save, in item order). Needs conversation_id."
@@ -146,11 +158,21 @@ class MemoryIn(_Request):
         # "In the future" is checked by the service, against the injected clock.
         return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
 
+    @model_validator(mode="after")
+    def _metadata_rules(self) -> MemoryIn:
+        check_client_metadata(self.metadata)  # the `memlane` key refused, 64 KB at most
+        chunking = plan_problem(self.metadata.get(CHUNKING_KEY))
+        if chunking is not None:
+            where = f"metadata.{CHUNKING_KEY}" + (f".{chunking[0]}" if chunking[0] else "")
+            raise ValueError(f"{where}: {chunking[1]}")
+        language = self.metadata.get("language")
+        if language is not None and not (isinstance(language, str) and len(language) <= 100):
+            raise ValueError("metadata.language: must be a string of at most 100 characters (\"python\", \"en\")")
+        return self
+
     @field_validator("metadata")
     @classmethod
     def _tags(cls, v: dict[str, Any]) -> dict[str, Any]:
-        if RESERVED_KEY in v:
-            raise ValueError(f"metadata.{RESERVED_KEY}: set by memlane (a message's or a fact's links), not by a client")
         tags = v.get("tags")
         if tags is None:
             return v
@@ -182,8 +204,14 @@ class MemoryOut(BaseModel):
 
 class RecallFiltersIn(_Request):
     content_type: list[ContentType] | None = None
-    created_after: datetime | date | None = None
-    tags: list[Annotated[str, Field(max_length=100)]] | None = Field(default=None, max_length=MAX_TAGS)
+    created_after: InstantOrDay | None = None
+    tags: list[Annotated[str, Field(max_length=100)]] | None = Field(
+        default=None, max_length=MAX_TAGS,
+        description="Only memories that carry any of these tags (the tags a person or client gave).")
+    keyphrases: list[Annotated[str, Field(max_length=100)]] | None = Field(
+        default=None, max_length=MAX_TAGS,
+        description="Only memories with any of these generated keyphrases (metadata.keyphrases). With `tags`, a "
+                    "memory matches either.")
     kind: list[Kind] | None = Field(default=None, max_length=len(KINDS),
                                     description="Only memories of these kinds: memory, message, fact.")
 
@@ -197,9 +225,14 @@ class RecallIn(_Request):
     include_versions: bool = Field(default=False, description="Also return superseded versions.")
     min_relevance: float | None = Field(
         default=None, ge=0.0, le=1.0,
-        description="Drop results whose relevance is below this (0-1); default the embedder's calibrated "
-                    "floor; 0 returns everything the search legs found.")
-    as_of: datetime | None = Field(
+        description="Strict abstention at your own floor: drop results whose relevance is below this (0-1) and "
+                    "nothing else; 0 returns everything the search legs found. Default: the calibrated floors, "
+                    "strong and weak results both returned, each marked (`match`).")
+    strict: bool = Field(
+        default=False,
+        description="Strict abstention: only strong matches; no result at all when none is strong (default: "
+                    "weak matches are returned too, marked `match: \"weak\"`, so a stored answer is never hidden).")
+    as_of: Instant | None = Field(
         default=None, description="Recall as memlane knew things then: memories saved by that time, each in "
                                   "the version that was current then (a fact since updated comes back as it was).")
 
@@ -214,8 +247,13 @@ class RecallIn(_Request):
         return min(v, MAX_LIMIT)
 
 
-RELEVANCE_DOC = ("0-1, from raw evidence (cosine, unnormalised BM25, exact rare terms): what the floor compares; "
-                 "null when the query is empty")
+RELEVANCE_DOC = ("0-1, from raw evidence (cosine, unnormalised BM25, exact rare terms) and from how far the result "
+                 "stands above the store's other candidates for this query: what the floors compare; null when the "
+                 "query is empty")
+Match = Literal["strong", "weak"]
+MATCH_DOC = ("How sure memlane is of this result: \"strong\" (relevance at or above the strong threshold) or "
+             "\"weak\" (between the floor and the strong threshold: possibly related, low confidence); null when "
+             "the query is empty.")
 
 
 class RecalledChunk(BaseModel):
@@ -235,6 +273,7 @@ class RecalledDocument(BaseModel):
     summary: str | None
     score: float = Field(description="The spec's fused score (it can exceed 1); orders the results.")
     relevance: float | None = Field(default=None, description=RELEVANCE_DOC)
+    match: Match | None = Field(default=None, description=MATCH_DOC)
     source_url: str | None
     content_type: ContentType
     created_at: datetime
@@ -251,7 +290,10 @@ class RecallOut(BaseModel):
     results: list[RecalledDocument]
     total: int
     query_time_ms: float
-    floor: float | None = Field(default=None, description="The relevance floor that applied (null: empty query).")
+    floor: float | None = Field(default=None, description="The relevance floor that applied: nothing below it is "
+                                                          "returned (null: empty query).")
+    strong: float | None = Field(default=None, description="The strong threshold: a result at or above it is "
+                                                           "`match: \"strong\"`, below it `\"weak\"` (null: empty query).")
     stages: list[str] = Field(default_factory=list, description="What ranked the results, in order: \"fusion\" (the spec's score), \"neighbours\" when "
                                   "messages of one conversation lifted each other, \"rerank\"; \"recent\" for an empty query.")
     # The optional rerank stage (AWS, off by default): {"model", "status": "applied" | "skipped",
@@ -422,7 +464,7 @@ class DocumentPatchIn(_Request):
 
     title: OptionalTrimmedNonBlankStr = Field(default=None, min_length=1, max_length=500)
     tags: list[str] | None = Field(default=None, description=f"Replaces the tags (at most {MAX_TAGS}).")
-    forget_after: datetime | None = Field(default=None, description="ISO 8601, in the future; null clears it.")
+    forget_after: Instant | None = Field(default=None, description="ISO 8601, in the future; null clears it.")
 
     @field_validator("tags")
     @classmethod
@@ -471,6 +513,7 @@ class RelatedDocument(BaseModel):
     summary: str | None
     score: float
     relevance: float | None = Field(default=None, description="0-1, from raw evidence: what the floor compares.")
+    match: Match | None = Field(default=None, description=MATCH_DOC)
     content_type: ContentType
     project_id: str
     created_at: datetime
@@ -570,8 +613,10 @@ class ContextIn(_Request):
         default=None, max_length=100, description="Docsets to draw from; default all; [] for none.")
     min_relevance: float | None = Field(
         default=None, ge=0.0, le=1.0,
-        description="Leave out pieces whose relevance is below this (0-1); default the calibrated floors "
-                    "(memories and documentation have their own).")
+        description="Strict abstention at your own floor: leave out pieces whose relevance is below this (0-1); "
+                    "default the calibrated floors (memories and documentation have their own), weak memories "
+                    "included and marked.")
+    strict: bool = Field(default=False, description="Only strong memories (no weak ones, marked or not).")
     profile: bool = Field(default=False, description="Put the profile (GET /v3/profile: stable facts and recent "
                                                      "context) first, inside the budget.")
     profile_subject: OptionalTrimmedNonBlankStr = Field(
@@ -590,6 +635,7 @@ class ContextPiece(BaseModel):
     docset_id: str | None = None
     score: float
     relevance: float = Field(default=0.0, description="0-1, from raw evidence: what the floor compares.")
+    match: Match = Field(default="strong", description=MATCH_DOC + " A weak piece is labelled in `text`.")
     created_at: datetime
     source_changed_at: datetime | None = None
     content: str
@@ -606,6 +652,7 @@ class ContextOut(BaseModel):
     truncated: bool = Field(description="Something relevant did not fit the budget.")
     dropped: int = Field(description="Relevant pieces left out for the budget.")
     floor: float | None = Field(default=None, description="The memories' relevance floor that applied.")
+    strong: float | None = Field(default=None, description="The memories' strong threshold.")
     docs_floor: float | None = Field(default=None, description="The documentation's relevance floor that applied.")
     stages: list[str] = Field(default_factory=list, description="What ranked the memories, in order.")
     profile: bool = Field(default=False, description="The profile is first in `text`.")

@@ -33,9 +33,14 @@ class FusionWeights:
     # Documentation retrieval keeps each leg's own top k (memlane.docsets.models.DOCSET_FUSION): its
     # weights and page support were chosen with them, and completed legs cost it (BENCHMARKS.md).
     complete_legs: bool = True
+    # The text share's divisor is the batch's best BM25, but never less than this much BM25 per query
+    # word: what a keyword match of the whole query scores (memlane.recall.fusion.normalize_by_max).
+    # A batch whose best keyword match is one incidental word of the query then gives it a share as weak
+    # as its evidence, not the full `text` weight. 0: the spec's formula (the batch maximum alone).
+    text_reference: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("vector", "text", "recency", "support"):
+        for name in ("vector", "text", "recency", "support", "text_reference"):
             if getattr(self, name) < 0:
                 raise ValueError(f"fusion weight {name} must be ≥ 0")
         if self.recency_days <= 0:

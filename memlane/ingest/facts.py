@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+import regex
+
 _MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
            r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 _WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
@@ -33,8 +35,9 @@ NUMBER = re.compile(
     rf"|\b{_NUMBER_WORDS}(?:[\s-]+{_NUMBER_WORDS})*\s+{_UNITS}\b|\b{_NUMBER_WORDS}\b",
     re.IGNORECASE,
 )
-KEY_VALUE = re.compile(r"^\s*[A-Za-z][\w ()/'’&-]{0,40}:\s+\S")
-_NAME = re.compile(r"(?<=[a-z,;][ \t])[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
+# Letters of any script ("Ökostrom: …", "Weserstraße" is one word): the `regex` module's classes.
+KEY_VALUE = regex.compile(r"^\s*\p{L}[\w ()/'’&-]{0,40}:\s+\S")
+_NAME = regex.compile(r"(?<=[\p{Ll},;][ \t])\p{Lu}[\p{Ll}\p{M}]+(?:\s+\p{Lu}[\p{Ll}\p{M}]+)*")
 
 
 def fact_spans(text: str) -> list[str]:

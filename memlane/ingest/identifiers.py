@@ -22,14 +22,17 @@ from __future__ import annotations
 
 import re
 
+import regex
+
 from memlane.domain.models import Chunk, ContentType
 
 # An identifier: letters, digits and `_`, possibly dotted (`os.path.join`, `self._cache`).
 _IDENTIFIER = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*", re.UNICODE)
 # The parts of one `_`/`.`-free name: an acronym before a capitalised word ("HTTP" of "HTTPServer"),
 # a capitalised or lower-case word, a run of capitals, a run of digits.
-_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
-_CAMEL = re.compile(r"[a-z\d][A-Z]|[A-Z][A-Z][a-z]")
+# Letters of any script: "Weserstraße" is one part, "straßeName" two (the `regex` module's classes).
+_PART = regex.compile(r"\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?[\p{Ll}\p{M}]+|\p{Lu}+|\d+|[^\W\d_]+")
+_CAMEL = regex.compile(r"[\p{Ll}\d]\p{Lu}|\p{Lu}\p{Lu}\p{Ll}")
 # What one chunk may add: a limit on pathological input (a minified file), far above a function's.
 MAX_IDENTIFIERS = 2_000
 

@@ -26,6 +26,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import regex
+
 CANDIDATES_EMBEDDED = 6
 MAX_PHRASE_WORDS = 3
 SEMANTIC_WEIGHT = 0.5
@@ -57,7 +59,8 @@ FILLER = _words(
     htm html csv doc docx file files name names"""
 )
 _VERBISH_ENDINGS = ("ed", "ly")
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9+#'’.-]*[A-Za-z0-9+#]|[A-Za-z]")
+# A word of any script ("Bürgeramt", "Weserstraße", "Łódź"), with the marks of decomposed letters.
+_TOKEN = regex.compile(r"\p{L}[\p{L}\p{M}\p{N}+#'’.-]*[\p{L}\p{M}\p{N}+#]|\p{L}")
 _BREAK = re.compile(r"[.!?;:,()\[\]{}\"“”|/\n•]+|\s[-–—]\s")
 
 

@@ -26,7 +26,13 @@ from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType, Document, MediaInfo
 
 # A decompression bomb is refused at the save, from the headers (memlane.ingest.media_bounds).
-from memlane.ingest.media_bounds import MAX_IMAGE_PIXELS, MAX_PAGES, bounded_pillow  # noqa: F401
+from memlane.ingest.media_bounds import (  # noqa: F401
+    MAX_IMAGE_PIXELS,
+    MAX_PAGES,
+    PagePicture,
+    bounded_pillow,
+    largest_picture,
+)
 from memlane.ports import Transcript
 
 # What fits a 10 MB request body once base64-encoded (4 characters per 3 bytes), with room for JSON.
@@ -179,28 +185,33 @@ def _png(image) -> bytes:  # noqa: ANN001 - a PIL image
 
 
 def _pdf_page_images(pdf: bytes, pages: Sequence[int]) -> list[bytes]:
-    """The largest picture on each page (a scan is one full-page picture), as PNG."""
-    from PIL import Image
+    """The largest picture on each page (a scan is one full-page picture), as PNG: the one picture
+    a page's bound counted (memlane.ingest.media_bounds.largest_picture), the only one decoded."""
     from pypdf import PdfReader
 
     reader = PdfReader(io.BytesIO(pdf))
     out: list[bytes] = []
     for number in pages[:MAX_PAGES]:
         try:
-            pictures = list(reader.pages[number].images)
-        except Exception:  # noqa: BLE001 - pypdf raises many types for odd image streams
-            pictures = []
-        best = None
-        for picture in pictures:
-            try:
-                image = Image.open(io.BytesIO(picture.data))
-                image.load()
-            except Exception:  # noqa: BLE001 - an undecodable picture is skipped, like pypdf does
-                continue
-            if best is None or image.width * image.height > best.width * best.height:
-                best = image
-        out.append(_png(best) if best is not None else b"")
+            picture = largest_picture(reader.pages[number])
+        except (IndexError, KeyError):
+            picture = None
+        image = _decode_picture(picture) if picture is not None else None
+        out.append(_png(image) if image is not None else b"")
     return out
+
+
+def _decode_picture(picture: PagePicture):  # noqa: ANN202 - a PIL image or None
+    """One image XObject decoded as pypdf decodes it for `page.images` (filters, colour spaces,
+    masks), without pypdf first enumerating, and decoding, every picture on the page."""
+    from pypdf.generic._image_xobject import _xobj_to_image
+
+    try:
+        image = _xobj_to_image(picture.xobject)[2]
+        image.load()
+    except Exception:  # noqa: BLE001 - an undecodable picture is skipped, like pypdf does
+        return None
+    return image
 
 
 def join_pages(texts: Sequence[str]) -> tuple[str, list[int]]:

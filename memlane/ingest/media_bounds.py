@@ -9,6 +9,13 @@ to half of it (`pillow_limit`), so that its error fires at the cap too, wherever
 decoded. A PDF's cost is its scanned pages times the size of the picture each one shows, read from
 the page's image dictionaries (`/Width`, `/Height`) without decoding a stream: 12 pages sharing
 one picture are read 12 times, and cost 12 times.
+
+What is counted is what is decoded. pypdf's `page.images` decodes every picture a page has, nested
+inside form XObjects and once per name it is given (300 pages each with a 7000×8000 picture inside
+a form, next to a 1-pixel picture on the page, passed as 300 pixels and decoded 16.8 gigapixels).
+memlane now walks the same tree without decoding (`page_pictures`: forms to any depth, each once)
+and decodes one picture a page, the largest (`largest_picture`), whose size is what the bound
+counts; inline images in content streams are never decoded.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ import io
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
 
 from memlane.domain.errors import InvalidInputError, PayloadTooLargeError
 
@@ -91,34 +100,82 @@ def check_image(data: bytes) -> None:
     _check_pages(image_sizes(data), "the image")
 
 
-def _page_picture_sizes(page) -> list[tuple[int, int]]:  # noqa: ANN001 - a pypdf page
-    sizes: list[tuple[int, int]] = []
-    try:
-        resources = page.get("/Resources")
-        resources = resources.get_object() if resources is not None else None
-        xobjects = resources.get("/XObject") if resources is not None else None
-        xobjects = xobjects.get_object() if xobjects is not None else {}
-        for ref in xobjects.values():
+# A page's pictures are found by walking its resources the way pypdf does (image XObjects, and
+# the form XObjects that hold more, to any depth), reading dictionaries only, never a stream.
+MAX_FORM_DEPTH = 16
+MAX_XOBJECTS_PER_PAGE = 1000  # entries read on one page; a real scan has a handful
+
+
+@dataclass(frozen=True)
+class PagePicture:
+    """An image XObject a page shows: where it is (the names from the page's resources down through
+    forms, as pypdf's `page.images` keys it), its size from its dictionary, and the object itself."""
+
+    path: tuple[str, ...]
+    width: int
+    height: int
+    xobject: Any
+
+    @property
+    def pixels(self) -> int:
+        return self.width * self.height
+
+
+def _xobjects(holder: Any) -> Any:
+    """The /XObject dictionary of a page's or a form's resources ({} when it has none)."""
+    resources: Any = holder.get("/Resources")
+    resources = resources.get_object() if resources is not None else None
+    xobjects: Any = resources.get("/XObject") if hasattr(resources, "get") else None
+    xobjects = xobjects.get_object() if xobjects is not None else None
+    return xobjects if hasattr(xobjects, "items") else {}
+
+
+def page_pictures(page: Any) -> list[PagePicture]:
+    """Every image XObject on `page`, in forms too, each form walked once (pypdf decodes an image
+    under each name it is given; memlane decodes one picture a page: `largest_picture`)."""
+    found: list[PagePicture] = []
+    seen: set[int] = set()
+    budget = [MAX_XOBJECTS_PER_PAGE]
+
+    def walk(holder: Any, path: tuple[str, ...]) -> None:
+        for name, ref in list(_xobjects(holder).items()):
+            if budget[0] <= 0:
+                return
+            budget[0] -= 1
             obj = ref.get_object()
-            if obj.get("/Subtype") == "/Image":
-                sizes.append((int(obj.get("/Width", 0)), int(obj.get("/Height", 0))))
-    except Exception:  # noqa: BLE001 - a malformed dictionary costs nothing to read: no picture
-        return []
-    return sizes
+            subtype = obj.get("/Subtype")
+            if subtype == "/Image":
+                width, height = obj.get("/Width", 0), obj.get("/Height", 0)
+                if isinstance(width, int) and isinstance(height, int):
+                    found.append(PagePicture((*path, str(name)), max(0, width), max(0, height), obj))
+            elif subtype == "/Form" and len(path) < MAX_FORM_DEPTH and id(obj) not in seen:
+                seen.add(id(obj))
+                walk(obj, (*path, str(name)))
+
+    try:
+        walk(page, ())
+    except Exception:  # noqa: BLE001 - a malformed dictionary shows no (more) pictures
+        return found
+    return found
+
+
+def largest_picture(page: Any) -> PagePicture | None:
+    """The picture a scanned page is read from: its largest (a scan is one full-page picture)."""
+    return max(page_pictures(page), key=lambda p: p.pixels, default=None)
 
 
 def pdf_scan_sizes(pdf: bytes, pages: Sequence[int]) -> list[tuple[int, int]]:
-    """For each scanned page that would be read, the size of the largest picture it shows."""
+    """For each scanned page that would be read, the size of the picture that is decoded there."""
     from pypdf import PdfReader
 
     reader = PdfReader(io.BytesIO(pdf))
     out = []
     for number in pages[: MAX_PAGES + 1]:
         try:
-            sizes = _page_picture_sizes(reader.pages[number])
+            picture = largest_picture(reader.pages[number])
         except (IndexError, KeyError):
-            sizes = []
-        out.append(max(sizes, key=lambda s: s[0] * s[1], default=(0, 0)))
+            picture = None
+        out.append((picture.width, picture.height) if picture is not None else (0, 0))
     return out
 
 

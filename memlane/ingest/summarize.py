@@ -23,6 +23,8 @@ from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
+import regex
+
 from memlane.domain.models import ContentType
 from memlane.ingest import entities as entity_finder
 from memlane.ingest import keyphrases
@@ -30,7 +32,7 @@ from memlane.ingest.chunking import sentence_spans
 from memlane.ingest.facts import has_fact, has_name, is_key_value
 from memlane.ingest.summary_code import summarize_code
 from memlane.ingest.summary_json import json_prose, summarize_json
-from memlane.ingest.text import shorten
+from memlane.ingest.text import plain_text, shorten
 from memlane.ports import Embedder, Summary
 
 SUMMARY_MAX_CHARS = 400
@@ -89,7 +91,7 @@ _URL = re.compile(r"\b(?:https?://|www\.)\S+")
 _EMPHASIS = re.compile(r"(\*\*|__|`)")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+", re.MULTILINE)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_CAMEL = regex.compile(r"(?<=[\p{Ll}0-9])(?=\p{Lu})")  # "straßeName" → "straße Name": letters of any script
 
 
 
@@ -111,20 +113,27 @@ class LocalSummarizer:
 
     def summarize(self, title: str, text: str, content_type: ContentType, language: str | None) -> Summary:
         sample = text[:ANALYSED_CHARS]
+        metadata = self.metadata(title, sample, content_type, language)
+        if not needs_summary(sample, content_type):
+            return Summary(summary="", metadata=metadata)  # the note is its own summary
         if content_type is ContentType.CODE:
             summary = summarize_code(sample, language, SUMMARY_MAX_CHARS)
         elif content_type is ContentType.JSON:
             summary = summarize_json(sample, SUMMARY_MAX_CHARS) or summarize_prose(sample, title)
         else:
-            summary = summarize_prose(sample, title)
+            summary = summarize_list(sample) or summarize_prose(sample, title)
         if not summary:
             summary = _fallback_summary(title, sample, content_type)
-        return Summary(summary=summary, metadata=self.metadata(title, sample, content_type, language))
+        # Whatever the path, what is generated is plain text (a JSON value or a docstring may hold markup);
+        # a list's lines stay lines.
+        lines = (" ".join(line.split()) for line in plain_text(summary).split("\n"))
+        return Summary(summary="\n".join(line for line in lines if line), metadata=metadata)
 
     def metadata(
         self, title: str, text: str, content_type: ContentType, language: str | None
     ) -> dict[str, Any]:
-        """tags, category, language and entities (spec §3.7's fields computed without an LLM)."""
+        """keyphrases, category, language and entities (spec §3.7's fields computed without an LLM;
+        the spec's generated `tags` are `keyphrases` here: tags are what a person gives)."""
         is_code = content_type is ContentType.CODE
         metadata: dict[str, Any] = {}
         if is_code:
@@ -135,11 +144,11 @@ class LocalSummarizer:
             source = json_prose(text) if content_type is ContentType.JSON else text
             headings = [h.strip().lstrip("#").strip() for h in _HEADING_LINE.findall(source[:50_000])[:6]]
             # Headings name the topics: they count with the title for the tags.
-            topic = ". ".join([title, *headings]) if headings else title
+            topic = plain_text(". ".join([title, *headings]) if headings else title)
             tags, entities = self._tags_and_entities(topic, plain_prose(source))
             if entities:
                 metadata["entities"] = [e.as_dict() for e in entities]
-        metadata = {"tags": tags, "category": categorize(text, content_type), **metadata}
+        metadata = {"keyphrases": tags, "category": categorize(text, content_type), **metadata}
         # No language detector for prose (not worth a dependency): memlane's users write English.
         if language or not is_code:
             metadata["language"] = language or "en"
@@ -194,16 +203,52 @@ class LocalSummarizer:
 # --------------------------------------------------------------------------- prose summary
 
 
-def plain_prose(text: str) -> str:
-    """Markdown reduced to its sentences: no code blocks, headings, tables, link targets or markup."""
-    text = _FENCED_BLOCK.sub("\n", text)
+def needs_summary(text: str, content_type: ContentType) -> bool:
+    """Whether a summary would say less than the text: a note no longer than a summary (its prose
+    within SUMMARY_MAX_CHARS) gets none, so its page does not show it twice. Code and JSON always
+    get one: theirs describes the structure, it does not repeat the text."""
+    if content_type in (ContentType.CODE, ContentType.JSON):
+        return True
+    return len(" ".join(plain_prose(text, keep_lists=True).split())) > SUMMARY_MAX_CHARS
+
+
+def plain_prose(text: str, *, keep_lists: bool = False) -> str:
+    """Markdown reduced to its sentences: no code blocks, headings, tables, link targets or markup
+    (HTML tags, scripts and character references included: memlane.ingest.text.plain_text);
+    `keep_lists` keeps list markers ("1.", "-") at the start of their lines."""
+    text = plain_text(_FENCED_BLOCK.sub("\n", text))
     text = _HEADING_LINE.sub("\n", text)
     text = _TABLE_LINE.sub("\n", text)
     text = _IMAGE.sub(r"\1", text)
     text = _LINK.sub(r"\1", text)
     text = _URL.sub("", text)
-    text = _LIST_MARKER.sub("", text)
+    if not keep_lists:
+        text = _LIST_MARKER.sub("", text)
     return _EMPHASIS.sub("", text)
+
+
+_LIST_ITEM = re.compile(r"^\s*(\d{1,3}[.)]|[-*+•])\s+(\S.*)$")
+LIST_INTRO_CHARS = 160
+
+
+def summarize_list(text: str, limit: int = SUMMARY_MAX_CHARS) -> str:
+    """A text that is mostly a list (a runbook's steps, a checklist) summarised as its list: the line
+    that introduces it, then its items in order, one a line with their own numbers or bullets, as many
+    as fit, then how many more. "" when the text is not mostly a list."""
+    lines = [line.strip() for line in plain_prose(text, keep_lists=True).split("\n") if line.strip()]
+    items = [m for m in (_LIST_ITEM.match(line) for line in lines) if m]
+    if len(items) < 3 or 2 * len(items) < len(lines):
+        return ""
+    intro = next((line for line in lines if not _LIST_ITEM.match(line)), "")
+    out = [shorten(intro, LIST_INTRO_CHARS)] if intro else []
+    for shown, item in enumerate(items):
+        line = f"{'•' if item.group(1) in '-*+•' else item.group(1)} {shorten(item.group(2), 120)}"
+        more = f"… and {len(items) - shown} more"
+        if sum(len(x) + 1 for x in out) + len(line) + len(more) + 2 > limit:
+            out.append(more)
+            break
+        out.append(line)
+    return "\n".join(out)
 
 
 def content_words(text: str, *, extra_stopwords: frozenset[str] = frozenset()) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Any
 from memlane.ingest.text import shorten
 
 
-def _json_data(text: str) -> Any:
+def json_data(text: str) -> Any:
     """The JSON document inside extracted JSON text (its readable lines come first)."""
     for start in (0, text.find("\n\n{") + 2, text.find("\n\n[") + 2):
         if start < 0 or (start == 1 and text[:1] not in "{["):
@@ -48,7 +48,7 @@ def _describe(value: Any, depth: int = 0) -> str:
 
 def summarize_json(text: str, limit: int = 400) -> str:
     """'Keys: a, b, c. a: 1; b: x (y 2, z 3); c: 4 items.': top-level keys and what they hold."""
-    data = _json_data(text)
+    data = json_data(text)
     if isinstance(data, list):
         kinds = {type(v).__name__ for v in data}
         head = f"A list of {len(data)} item{'s' if len(data) != 1 else ''}"
@@ -68,7 +68,7 @@ def summarize_json(text: str, limit: int = 400) -> str:
 
 def json_prose(text: str) -> str:
     """JSON as words for tags and entities: keys and string values, no braces and quotes."""
-    data = _json_data(text)
+    data = json_data(text)
     if data is None:
         return text
     out: list[str] = []

@@ -20,6 +20,11 @@ from memlane.docsets.service import DocsetContext, refresh_stale_docsets
 from memlane.local.compose import LocalStack
 from memlane.ports import Fetcher
 
+PRIVATE_NETWORK_HINT = (
+    "to index docs served on this machine or your network, start memlane with --allow-private-network "
+    "(memlane serve --allow-private-network, make run ARGS=--allow-private-network, memlane docs index URL "
+    "--allow-private-network, or MEMLANE_ALLOW_PRIVATE_NETWORK=1)")
+
 
 class LocalDocsets:
     def __init__(self, stack: LocalStack, *, allow_private_network: bool = False,
@@ -36,7 +41,8 @@ class LocalDocsets:
                              robots=RobotsCache(fetcher))
         self.runner = CrawlRunner(crawl, maintenance_interval_s=self.settings.maintenance_interval_s,
                                   on_refresh_due=self.refresh_stale)
-        self.context = DocsetContext(crawl=crawl, policy=self.policy, dispatcher=self.runner)
+        self.context = DocsetContext(crawl=crawl, policy=self.policy, dispatcher=self.runner,
+                                     private_network_hint=None if allow_private_network else PRIVATE_NETWORK_HINT)
 
     def refresh_stale(self) -> object:
         return refresh_stale_docsets(self.context)

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 
 from memlane.adapters.local.private_files import repair_modes, wrong_modes
 from memlane.local.compose import LocalStack
-from memlane.ports import StoredBlob, StoredDocument, stored_blob
+from memlane.ports import BLOB_KINDS, StoredBlob, StoredDocument, stored_blob
 from memlane.services import doctor
 from memlane.services.doctor import DoctorReport
 
@@ -36,10 +36,11 @@ class LocalInventory:
         return {r["document_id"] for r in rows}
 
     def blobs(self) -> Iterator[StoredBlob]:
-        # raw/{org}/{doc} (queued payloads) and work/{org}/{doc}/… (embedding progress, and the
-        # workflow's staging when the Step Functions steps run here through `memlane invoke`), and
-        # media/{org}/{doc} (the originals of images, scans and recordings).
-        for kind in ("raw", "work", "media"):
+        # Every kind a document's life writes (memlane.documents.keys): work/{org}/{doc}/… (embedding
+        # progress, and the workflow's staging when the Step Functions steps run here through
+        # `memlane invoke`), media/{org}/{doc} (the originals of images, scans and recordings), and
+        # raw/ and content/, which the embedded default does not write but would still be orphans.
+        for kind in BLOB_KINDS:
             for key in self.stack.services.blobs.keys(f"{kind}/"):
                 if (blob := stored_blob(key)) is not None:
                     yield blob
@@ -59,5 +60,12 @@ def examine(stack: LocalStack, repair: bool = False) -> DoctorReport:
     report.wrong_modes = wrong_modes(data_dir)
     if repair and report.wrong_modes:
         repair_modes(data_dir)
+        report.repaired = True
+    # The saved vector index, checked as a start checks it (a damaged one is rebuilt from SQLite).
+    snapshot = stack.index.snapshot_status()
+    report.search_snapshot = snapshot.line
+    report.damaged_snapshot = [snapshot.damaged] if snapshot.damaged else []
+    if repair and snapshot.damaged:
+        stack.index.discard_snapshot()
         report.repaired = True
     return report

@@ -6,7 +6,9 @@ synchronous). The ingestion worker runs in the same process.
 
 from __future__ import annotations
 
+import errno
 import logging
+import socket
 import sys
 import threading
 from collections.abc import Iterable
@@ -21,7 +23,9 @@ from memlane.config import Settings
 from memlane.docsets.models import DocsetSettings
 from memlane.domain.errors import InvalidInputError
 from memlane.local import index_rules
+from memlane.local.compression import Compressor
 from memlane.local.gateway import LocalGateway
+from memlane.local.responses import GatewayResponse
 from memlane.local.runtime import LocalRuntime, first_start_key
 from memlane.local.webapp import WebApp, default_build_dir
 from memlane.ports import SearchIndex
@@ -43,6 +47,7 @@ class AsgiBridge:
 
     def __init__(self, gateway: LocalGateway) -> None:
         self.gateway = gateway
+        self.compress = Compressor()
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -72,7 +77,7 @@ class AsgiBridge:
         client = scope.get("client") or ("127.0.0.1", 0)
         try:
             response = await anyio.to_thread.run_sync(
-                self.gateway.handle, scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"),
+                self._answer, scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"),
                 headers, b"".join(chunks), client[0],
             )
         except Exception:
@@ -82,6 +87,12 @@ class AsgiBridge:
                         error_body("internal error").encode())
             return
         await _send(send, response.status, response.headers, response.body)
+
+    def _answer(self, method: str, path: str, query: str, headers: dict[str, str], body: bytes,
+                source_ip: str) -> GatewayResponse:
+        """The gateway's answer, compressed for the client (in the worker thread, off the event loop)."""
+        response = self.gateway.handle(method, path, query, headers, body, source_ip)
+        return self.compress(response, headers.get("accept-encoding"))
 
 
 async def _send(send, status: int, headers: dict[str, str], body: bytes) -> None:
@@ -94,6 +105,32 @@ async def _send(send, status: int, headers: dict[str, str], body: bytes) -> None
     await send({"type": "http.response.body", "body": body})
 
 
+def refuse_no_auth_off_loopback(host: str, no_auth: bool) -> None:
+    if no_auth and not is_loopback_host(host):
+        # Without keys, anyone who can reach the socket owns the data: loopback only.
+        raise InvalidInputError("--no-auth", f"refusing to serve without authentication on {host!r}; "
+                                             "bind to 127.0.0.1, ::1 or localhost")
+
+
+def claim_port(host: str, port: int) -> socket.socket:
+    """The server's socket, bound before anything is printed or opened: a busy port is said at once,
+    not after a key and a sign-in link that would lead nowhere. uvicorn listens on it later."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a port in TIME_WAIT is free
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise InvalidInputError("", f"port {port} on {host} is already in use (is another memlane serve "
+                                        f"running?); pick another with --port: memlane serve --port {port + 1} "
+                                        f"(make run PORT={port + 1})") from exc
+        raise InvalidInputError("", f"cannot listen on {host}:{port} (--host, --port): {exc.strerror or exc}") from exc
+    sock.set_inheritable(True)
+    return sock
+
+
 class LocalServer:
     """`memlane serve`: the local runtime (memlane.local.runtime) behind the gateway, the web app
     and an HTTP server."""
@@ -102,10 +139,7 @@ class LocalServer:
                  no_auth: bool = False, allow_all_origins: bool = False, allow_private_network: bool = False,
                  docset_settings: DocsetSettings | None = None, allowed_origins: Iterable[str] = (),
                  search_index: SearchIndex | None = None) -> None:
-        if no_auth and not is_loopback_host(host):
-            # Without keys, anyone who can reach the socket owns the data: loopback only.
-            raise InvalidInputError("--no-auth", f"refusing to serve without authentication on {host!r}; "
-                                                 "bind to 127.0.0.1, ::1 or localhost")
+        refuse_no_auth_off_loopback(host, no_auth)
         self.settings = settings
         self.no_auth = no_auth
         self.host = host
@@ -148,10 +182,11 @@ class LocalServer:
         self.runtime.start()
         return key
 
-    def serve_forever(self) -> None:
+    def serve_forever(self, sock: socket.socket | None = None) -> None:
+        """Serve until stopped; `sock`: the socket claim_port bound (else uvicorn binds host:port)."""
         server = self._server = self._uvicorn()
         try:
-            server.run()
+            server.run(sockets=[sock] if sock is not None else None)
         finally:
             self.shutdown()
 

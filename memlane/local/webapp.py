@@ -130,12 +130,16 @@ class WebApp:
     def _build_file(self, path: str) -> Path | None:
         if not path.startswith("/") or "\\" in path or "\x00" in path:
             return None
-        candidate = (self.root / path.lstrip("/")).resolve()
-        if candidate == self.root or not candidate.is_relative_to(self.root) or not candidate.is_file():
+        try:
+            candidate = (self.root / path.lstrip("/")).resolve()
+            if candidate == self.root or not candidate.is_relative_to(self.root) or not candidate.is_file():
+                return None
+        except OSError:  # a name too long for the file system (an id of 5,000 digits) is no file of the app
             return None
         return candidate
 
     def _file(self, file: Path, method: str, *, cache: str) -> GatewayResponse:
+        stat = file.stat()
         data = file.read_bytes()
         content_type = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
         if content_type.startswith("text/") or content_type in ("application/javascript", "image/svg+xml"):
@@ -144,20 +148,24 @@ class WebApp:
         if method == "HEAD":
             out["Content-Length"] = str(len(data))
             data = b""
-        return GatewayResponse(200, out, data)
+        return GatewayResponse(200, out, data, cache_key=f"{file}:{stat.st_mtime_ns}:{stat.st_size}:{method}")
 
     def _redeem(self, headers: Mapping[str, str], body: bytes) -> GatewayResponse:
         no_store = {"Content-Type": "application/json", "Cache-Control": "no-store", **SECURITY_HEADERS}
-        attempt = self._attempts.hit("webapp-sign-in", SIGN_IN_ATTEMPTS_PER_MINUTE, datetime.now(UTC))
+        lowered = {k.lower(): v for k, v in headers.items()}
+        origin, host = lowered.get("origin"), lowered.get("host", "")
+        if origin is not None and origin not in (f"http://{host}", f"https://{host}"):
+            # Only the app itself may redeem a code: not another page on this machine. Refused
+            # before any attempt is counted, so another site's requests cannot spend the app's.
+            return GatewayResponse(403, no_store, error_body(f"origin not allowed: {origin}").encode())
+        # Counted per origin: a page that passes the check under another name (a DNS-rebound
+        # host) spends its own attempts, not those of the app the user opened.
+        attempt = self._attempts.hit(f"webapp-sign-in:{origin or '-'}", SIGN_IN_ATTEMPTS_PER_MINUTE,
+                                     datetime.now(UTC))
         if not attempt.allowed:
             return GatewayResponse(429, {**no_store, "Retry-After": str(attempt.retry_after_s), **attempt.headers()},
                                    error_body(f"too many sign-in attempts; retry after {attempt.retry_after_s} s")
                                    .encode())
-        lowered = {k.lower(): v for k, v in headers.items()}
-        origin, host = lowered.get("origin"), lowered.get("host", "")
-        if origin is not None and origin not in (f"http://{host}", f"https://{host}"):
-            # Only the app itself may redeem a code: not another page on this machine.
-            return GatewayResponse(403, no_store, error_body(f"origin not allowed: {origin}").encode())
         try:
             parsed = parse_json(body or b"{}")
         except JsonBoundsError as exc:
@@ -169,7 +177,8 @@ class WebApp:
             return GatewayResponse(400, no_store, error_body("code: is required (the code in the sign-in link)").encode())
         secret = self.sign_in.redeem(code)
         if secret is None:
+            # Said to a person on the sign-in page: what happened and what to do, no field name.
             return GatewayResponse(401, no_store, error_body(
-                "code: this sign-in link was already used or has expired; restart `make run` for a new "
-                "one, or paste the API key").encode())
+                "This sign-in link was already used or has expired. Restart `make run` for a new one, or "
+                "paste the API key it printed.").encode())
         return GatewayResponse(200, no_store, json.dumps({"key": secret}).encode())

@@ -16,8 +16,8 @@ from memlane.conversations.service import EXTRACTION_JOB_PREFIX
 from memlane.documents import media_budget
 from memlane.documents.media import complete_pending
 from memlane.documents.writer import DocumentWriter, already_written
-from memlane.domain.errors import LLMBudgetSpent, TransientError
-from memlane.domain.models import DocumentStatus, IngestJob
+from memlane.domain.errors import LLMBudgetSpent, MediaBudgetDeferred, TransientError
+from memlane.domain.models import Document, DocumentStatus, IngestJob
 from memlane.ports import Services
 
 log = logging.getLogger(__name__)
@@ -86,29 +86,39 @@ class IngestWorker:
                 self.queue.complete(job.id)
                 continue
             if doc.media is not None and doc.media.pending:
-                # Over the organization's media budget for today: the job waits for tomorrow,
-                # it does not fail (memlane.documents.media_budget).
-                engine = self.svc.ocr if doc.media.kind in ("image", "pdf") else self.svc.transcriber
-                wait = media_budget.deferral(self.svc, job.organization_id,
-                                             media_budget.meters_for(doc.media.kind, engine.id if engine else None))
-                if wait is not None:
-                    meter, until = wait
-                    self.svc.metadata.set_status(job.organization_id, job.document_id, DocumentStatus.QUEUED,
-                                                 f"deferred: the organization's {meter} budget for today is spent; "
-                                                 f"resumes after {until:%Y-%m-%d %H:%M} UTC")
-                    self.queue.retry_later(job.id, f"media budget ({meter}) spent", until)
-                    continue
-                # Media is read before it is written: OCR of a long scan, a transcript.
-                try:
-                    doc = complete_pending(self.svc, doc)
-                except Exception as exc:  # noqa: BLE001 - recorded on the document, the job follows
-                    self._settle(job, DocumentWriter(self.svc).hold(doc, exc), now)
+                doc = self._read_media(job, doc, now)
+                if doc is None:
                     continue
             todo.append((job, doc))
         outcomes = DocumentWriter(self.svc).write_many([doc for _, doc in todo], resumable=True)
         for (job, _), outcome in zip(todo, outcomes, strict=True):
             self._settle(job, outcome.error, now)
         return True
+
+    def _read_media(self, job: IngestJob, doc: Document, now) -> Document | None:
+        """Media is read before it is written (OCR of a long scan, a transcript): the document with
+        its text, or None when the job waits or failed. Over the organization's media budget for
+        today (checked first, and again by the reading's own reservation) the job waits for
+        tomorrow; it does not fail (memlane.documents.media_budget)."""
+        assert doc.media is not None
+        engine = self.svc.ocr if doc.media.kind in ("image", "pdf") else self.svc.transcriber
+        wait = media_budget.deferral(self.svc, job.organization_id,
+                                     media_budget.meters_for(doc.media.kind, engine.id if engine else None))
+        if wait is not None:
+            self._defer(job, f"the organization's {wait[0]} budget for today is spent", wait[1])
+            return None
+        try:
+            return complete_pending(self.svc, doc)
+        except MediaBudgetDeferred as exc:
+            self._defer(job, exc.message, media_budget.next_day(now))
+        except Exception as exc:  # noqa: BLE001 - recorded on the document, the job follows
+            self._settle(job, DocumentWriter(self.svc).hold(doc, exc), now)
+        return None
+
+    def _defer(self, job: IngestJob, reason: str, until) -> None:
+        self.svc.metadata.set_status(job.organization_id, job.document_id, DocumentStatus.QUEUED,
+                                     f"deferred: {reason}; resumes after {until:%Y-%m-%d %H:%M} UTC")
+        self.queue.retry_later(job.id, f"media budget: {reason}", until)
 
     def _extract(self, job: IngestJob, now) -> None:
         """A conversation's extraction (memlane.conversations.extraction): the LLM down is retried

@@ -150,6 +150,45 @@ PROJECT_MEMORY_TOOLS: list[dict[str, Any]] = [
     },
 ]
 
+CONVERSATION_TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "save_conversation",
+        "description": ("Save a conversation's messages to long-term memory, in the order they were said; facts are "
+                        "drawn from them when an LLM is configured. Send the whole conversation each time if that is "
+                        "easier: messages already saved are recognised and stored once."),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "conversation_id": {"type": "string", "minLength": 1, "maxLength": 200,
+                                    "description": "The same id on every save of this conversation"},
+                "messages": {
+                    "type": "array", "minItems": 1, "maxItems": 100,
+                    "description": "The messages in the order they were said (at most 100 a call)",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "content": {"type": "string", "description": "What was said"},
+                            "role": {"type": "string", "enum": ["user", "assistant", "system", "tool"],
+                                     "description": "Who said it, as chat APIs say it (give role, speaker or both)"},
+                            "speaker": {"type": "string", "description": "The speaker's name"},
+                            "time": {"type": "string", "description": "When it was said (ISO 8601)"},
+                            "message_index": {"type": "integer", "minimum": 0,
+                                              "description": "Its position in the conversation (0 first); on "
+                                                             "every message or on none"},
+                        },
+                        "required": ["content"],
+                    },
+                },
+                "project": {"type": "string",
+                            "description": "Project/space name to save to (uses default if not specified)"},
+                "subject": {"type": "string", "description": "The person the facts are about (default: whoever "
+                                                             "each fact names)"},
+            },
+            "required": ["conversation_id", "messages"],
+        },
+    },
+]
+
 CONTEXT_TOOLS: list[dict[str, Any]] = [
     {
         "name": "context_pack",
@@ -187,7 +226,7 @@ CONTEXT_TOOLS: list[dict[str, Any]] = [
     },
 ]
 
-ALL_TOOLS = [*SPEC_TOOLS, *DOCS_TOOLS, *PROJECT_MEMORY_TOOLS, *CONTEXT_TOOLS]
+ALL_TOOLS = [*SPEC_TOOLS, *DOCS_TOOLS, *PROJECT_MEMORY_TOOLS, *CONVERSATION_TOOLS, *CONTEXT_TOOLS]
 TOOL_NAMES = frozenset(t["name"] for t in ALL_TOOLS)
 
 
@@ -221,6 +260,8 @@ BEHAVIOUR: dict[str, Behaviour] = {
     "docs_status": Behaviour("Documentation indexing status", read_only=True),
     "get_project_context": Behaviour("Project context", read_only=True),
     "search_memories": Behaviour("Search project memories", read_only=True),
+    # Additive like `memory`: the same conversation sent again stores nothing new.
+    "save_conversation": Behaviour("Save a conversation", read_only=False),
     # Reads memories and crawled documentation; it never fetches a page.
     "context_pack": Behaviour("Pack context for a query", read_only=True),
     "profile": Behaviour("Read the profile", read_only=True),

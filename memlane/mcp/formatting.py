@@ -46,6 +46,9 @@ def day(value: str | None) -> str:
         return one_line(value[:10])
 
 
+WEAK_LABEL = "possibly related; low confidence"
+
+
 def recall_text(query: str, out: dict[str, Any], project_names: dict[str, str]) -> str:
     results = out.get("results") or []
     floor = out.get("floor")
@@ -54,13 +57,22 @@ def recall_text(query: str, out: dict[str, Any], project_names: dict[str, str]) 
             return (f"No memory matches {q(query)}: nothing reached the relevance floor of {float(floor):.2f} "
                     "(relevance 0-1).")
         return f"No memories found for {q(query)}."
-    intro = f"Found {len(results)} memor{'y' if len(results) == 1 else 'ies'} for {q(query)}. {DATA_NOTICE}"
+    weak = sum(1 for r in results if r.get("match") == "weak")
+    found = f"{len(results)} memor{'y' if len(results) == 1 else 'ies'}"
+    if weak == len(results):
+        intro = (f"No strong match for {q(query)}; {found} {'is' if weak == 1 else 'are'} {WEAK_LABEL}: check each "
+                 f"before relying on it. {DATA_NOTICE}")
+    else:
+        intro = (f"Found {found} for {q(query)}" + (f" ({weak} of them {WEAK_LABEL})" if weak else "")
+                 + f". {DATA_NOTICE}")
     parts = []
     for i, r in enumerate(results, 1):
         source = one_line(r.get("source_url")) or "saved note"
         project = project_names.get(r.get("project_id", ""), r.get("project_id", ""))
         relevance = r.get("relevance")
         shown = f"relevance: {float(relevance):.2f}; " if isinstance(relevance, int | float) else ""
+        if r.get("match") == "weak":
+            shown = f"{WEAK_LABEL}; " + shown
         kind = r.get("kind")
         shown = (f"{kind}; " if kind in ("fact", "message") else "") + shown  # a fact an LLM drew, a chat message
         header = (f"[{i}] {q(r.get('title'))} (score: {float(r.get('score', 0)):.2f}; {shown}project {q(project)}; "

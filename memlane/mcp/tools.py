@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from memlane.domain.quoting import json_data
+from memlane.domain.quoting import for_assistant, for_assistant_data, json_data
 from memlane.mcp import formatting as fmt
 from memlane.mcp.backend import ApiError, Backend
 
@@ -99,6 +99,13 @@ class ContextPackArgs(_Args):
     profile_subject: str | None = None
 
 
+class ConversationArgs(_Args):
+    conversation_id: str  # checked by POST /v3/conversations (its 400 names the field), as are the messages
+    messages: list[dict[str, Any]]
+    project: str | None = None
+    subject: str | None = None
+
+
 class ProfileArgs(_Args):
     project: str | None = None
     subject: str | None = Field(default=None, min_length=1, max_length=200)
@@ -147,6 +154,7 @@ class MemlaneTools:
             "docs_status": (DocsStatusArgs, self.docs_status),
             "get_project_context": (ContextArgs, self.project_context),
             "search_memories": (SearchMemoriesArgs, self.search_memories),
+            "save_conversation": (ConversationArgs, self.save_conversation),
             "context_pack": (ContextPackArgs, self.context_pack),
             "profile": (ProfileArgs, self.profile),
         }
@@ -159,11 +167,14 @@ class MemlaneTools:
         try:
             args = model.model_validate(arguments or {})
         except ValidationError as exc:
-            raise ToolError(f"{name}: invalid arguments: {describe_argument_errors(exc)}") from exc
+            raise ToolError(for_assistant(f"{name}: invalid arguments: {describe_argument_errors(exc)}")) from exc
         try:
-            return handler(args)
+            out = handler(args)
         except ApiError as exc:
-            raise ToolError(f"{name}: {exc.message}") from exc
+            raise ToolError(for_assistant(f"{name}: {exc.message}")) from exc
+        # Whatever a tool shows, text or structured, reaches the assistant without the characters
+        # that act rather than read (memlane.domain.quoting.for_assistant).
+        return ToolOutput(for_assistant(out.text), for_assistant_data(out.structured))
 
     # ----------------------------------------------------------------------------------- projects
 
@@ -175,8 +186,11 @@ class MemlaneTools:
         if name is None or not name.strip():
             return None
         wanted = name.strip()
+        shown = for_assistant(wanted).lower()
         for p in self._projects():
-            if wanted in (p["id"], p["slug"]) or p["name"].lower() == wanted.lower():
+            # a name as stored, or as an answer showed it (without the characters for_assistant removes)
+            if wanted in (p["id"], p["slug"]) or p["name"].lower() in (wanted.lower(), shown) \
+                    or for_assistant(p["name"]).lower() == shown:
                 return p["id"]
         if not create:
             raise ToolError(f"no project named {fmt.q(wanted)}; listProjects shows the available ones")
@@ -280,6 +294,19 @@ class MemlaneTools:
     def search_memories(self, args: SearchMemoriesArgs) -> ToolOutput:
         memories = self._vidurai("search_memories", _drop_none(args.model_dump()))
         return ToolOutput(fmt.memories_text(args.project, memories), {"result": memories})
+
+    # ----------------------------------------------------------------------------------- conversations
+
+    def save_conversation(self, args: ConversationArgs) -> ToolOutput:
+        body = _drop_none({"conversation_id": args.conversation_id, "messages": args.messages,
+                           "subject": args.subject, "project_id": self._project_id(args.project, create=True)})
+        out = self.backend.request("POST", "/v3/conversations", body)
+        extraction = out["extraction"]
+        facts = (f"facts are being drawn (extraction {extraction.get('id')})" if extraction["status"] == "queued"
+                 else f"no facts drawn: {extraction.get('reason') or extraction['status']}")
+        text = (f"Conversation {fmt.q(out['conversation_id'])}: {out['saved']} new messages saved, "
+                f"{out['duplicates']} already saved (nothing stored for them); {facts}.")
+        return ToolOutput(text, out)
 
     # ----------------------------------------------------------------------------------- context pack
 

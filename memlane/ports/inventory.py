@@ -20,6 +20,7 @@ class StoredBlob:
     key: str
     document_id: str
     kind: str  # "content" | "work" | "raw" | "media"
+    organization_id: str = ""  # the organization the key names
 
 
 BLOB_KINDS = ("content", "work", "raw", "media")
@@ -32,7 +33,7 @@ def stored_blob(key: str) -> StoredBlob | None:
     if len(parts) < 3 or parts[0] not in BLOB_KINDS:
         return None
     doc_id = parts[2].removesuffix(".txt") if parts[0] == "content" else parts[2]
-    return StoredBlob(key=key, document_id=doc_id, kind=parts[0])
+    return StoredBlob(key=key, document_id=doc_id, kind=parts[0], organization_id=parts[1])
 
 
 class Inventory(Protocol):

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Protocol
 
 from memlane.domain.facts import Kind
-from memlane.domain.models import Chunk, ContentType
+from memlane.domain.models import KEYPHRASE_LABEL, Chunk, ContentType, filter_labels
 
 # What an index holds as the kind of a chunk written before it held kinds (an older memlane).
 UNKNOWN_KIND = ""
@@ -18,12 +18,18 @@ UNKNOWN_KIND = ""
 class RecallFilters:
     content_types: tuple[ContentType, ...] = ()
     created_after: datetime | None = None
-    tags: tuple[str, ...] = ()  # a document matches when it carries any of these tags
+    tags: tuple[str, ...] = ()  # a document matches when it carries any of these tags or keyphrases
+    keyphrases: tuple[str, ...] = ()
     include_superseded: bool = False  # older versions of a document are hidden unless asked for
     # memlane.domain.facts kinds ("memory", "message", "fact"): a chunk matches when its document is
     # of one of them. Chunks indexed before the index held a kind (UNKNOWN_KIND) match every kind
     # filter: recall checks the document's own kind after ranking, and `memlane reindex` gives them one.
     kinds: tuple[str, ...] = ()
+
+
+    def labels(self) -> tuple[str, ...]:
+        """The filter labels wanted (memlane.domain.models.filter_labels): any of them matches."""
+        return tuple(filter_labels(self.tags, self.keyphrases))
 
 
 @dataclass(frozen=True)
@@ -92,8 +98,12 @@ class IndexedChunk:
     kind: Kind = "memory"
 
     def body(self) -> str:
-        """What the text leg indexes as the chunk's body: its content, then its identifiers' words."""
-        return f"{self.chunk.content}\n{self.identifiers}" if self.identifiers else self.chunk.content
+        """What the text leg indexes as the chunk's body: its content, then its identifiers' words,
+        then its document's tags (a query that is a tag word, "home", finds the memories filed
+        under it on every host; keyphrases are not added: they are the content's own words)."""
+        tags = [t for t in self.chunk.tags if not t.startswith(KEYPHRASE_LABEL)]
+        extra = "\n".join(part for part in (self.identifiers, " ".join(tags)) if part)
+        return f"{self.chunk.content}\n{extra}" if extra else self.chunk.content
 
 
 class SearchIndex(Protocol):

@@ -55,6 +55,12 @@ class DocumentStore(Protocol):
     filters on it inside the query."""
 
     def put_document(self, doc: Document) -> None: ...
+    def add_document(self, doc: Document) -> Document | None:
+        """Store a new document unless its project already holds a live document (any status but
+        failed) with the same non-empty content hash: then store nothing and return that document.
+        Atomic: of two saves of one content racing each other, one is stored and the other gets it
+        (a conversation re-sent twice at once stores its messages once)."""
+        ...
     def get_document(self, org_id: str, document_id: str) -> Document | None: ...
     def find_document_by_hash(self, org_id: str, project_id: str, content_hash: str) -> Document | None: ...
     def set_status(
@@ -93,10 +99,11 @@ class DocumentStore(Protocol):
         or version); 0 for a conversation not seen yet."""
         ...
     def conversation_documents(
-        self, org_id: str, project_id: str, conversation_id: str, now: datetime
+        self, org_id: str, project_id: str, conversation_id: str, now: datetime, *, pending: bool = False
     ) -> list[Document]:
         """The conversation's visible documents (ready, current version, unexpired), in
-        conversation order."""
+        conversation order; with `pending`, also those still being written (queued, processing),
+        never failed ones: what a save compares a re-sent conversation with."""
         ...
     def conversation_around(
         self, org_id: str, document_ids: Sequence[str], window: int, now: datetime

@@ -19,10 +19,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memlane import __version__
+from memlane.domain.answer_budget import fit_answer, json_bytes
 from memlane.domain.errors import InvalidInputError, NotFoundError, describe_validation_errors
 from memlane.domain.models import Document, Project
 from memlane.domain.principal import Principal
-from memlane.domain.quoting import escape_line_breaks, has_line_break
+from memlane.domain.quoting import escape_line_breaks, for_assistant_data, has_line_break
 from memlane.domain.requests import RecallIn
 from memlane.domain.salience import Salience, parse_salience, salience_of
 from memlane.ports import RecallFilters, Services
@@ -211,7 +212,13 @@ def search_memories(svc: Services, who: Principal, params: SearchParams) -> list
     else:
         docs = _recent(svc, who, ref.project, SCAN_DOCUMENTS)
     kept = [d for d in docs if salience_of(d.metadata).rank >= minimum.rank][: params.limit]
-    return [memory_record(d, ref.project.name) for d in kept]
+    records = [memory_record(d, ref.project.name) for d in kept]
+    return fit_answer(records, _without_metadata, json_bytes).results  # memlane.domain.answer_budget
+
+
+def _without_metadata(record: dict[str, Any]) -> dict[str, Any]:
+    own = {k: record["metadata"].get(k) for k in ("document_id", "title")}
+    return {**record, "metadata": {**own, "metadata_omitted": True}}
 
 
 def recent_activity(svc: Services, who: Principal, params: ActivityParams) -> list[dict[str, Any]]:
@@ -293,4 +300,5 @@ def call_tool(svc: Services, who: Principal, request: Any) -> dict[str, Any]:
                                                set_active_project(svc, who, _parse(SetActiveParams, params)),
                                                strict=True)),
     }
-    return handlers[tool]()
+    # Vidurai's clients are assistants' tools: stored text reaches them as text only
+    return for_assistant_data(handlers[tool]())

@@ -66,10 +66,12 @@ class ScoredDocument:
         return max((c.relevance for c in self.chunks), default=0.0)
 
 
-def normalize_by_max(candidates: Iterable[Candidate]) -> dict[str, float]:
-    """Text scores divided by the batch maximum (spec §4.3), so the best keyword match is 1.0."""
+def normalize_by_max(candidates: Iterable[Candidate], at_least: float = 0.0) -> dict[str, float]:
+    """Text scores divided by the batch maximum (spec §4.3), so the best keyword match is 1.0; with
+    `at_least`, by no less than that (FusionWeights.text_reference × query words): a batch whose best
+    match is weak keeps it weak."""
     items = list(candidates)
-    top = max((c.score for c in items), default=0.0)
+    top = max(max((c.score for c in items), default=0.0), at_least)
     if top <= 0:
         return {c.chunk_id: 0.0 for c in items}
     return {c.chunk_id: max(0.0, c.score) / top for c in items}
@@ -77,14 +79,15 @@ def normalize_by_max(candidates: Iterable[Candidate]) -> dict[str, float]:
 
 def fuse_scores(
     legs: LegResults, now: datetime, weights: FusionWeights | None = None,
-    text_scores: Mapping[str, float] | None = None, code: frozenset[str] = frozenset(),
+    text_scores: Mapping[str, float] | None = None, code: frozenset[str] = frozenset(), terms: int = 1,
 ) -> list[ScoredChunk]:
     """Merge both legs into one list of chunks, best first. `text_scores` (chunk id → [0, 1])
     replaces BM25 over the batch maximum for the chunks it names (memlane.recall.pipeline: code
     chunks, by their own evidence, when `FusionWeights.code_text_evidence` is set); every other
-    chunk's text score is the spec's. `code`: the chunk ids known to be code (marked `code`)."""
+    chunk's text score is the spec's. `code`: the chunk ids known to be code (marked `code`). `terms`:
+    the query's content words (memlane.recall.relevance.query_terms), for `FusionWeights.text_reference`."""
     w = weights or FusionWeights()
-    text_norm = normalize_by_max(legs.text)
+    text_norm = normalize_by_max(legs.text, w.text_reference * max(1, terms))
     if text_scores:
         text_norm.update({k: min(1.0, max(0.0, v)) for k, v in text_scores.items() if k in text_norm})
     by_id: dict[str, Candidate] = {}

@@ -116,6 +116,10 @@ class Retrieval:
     # Exact matches count as evidence (off when a whole document is the query: related memories,
     # where some word of a long text is always in some memory).
     exact: bool = True
+    # When nothing reaches the floor, a clear best match is kept anyway (memlane.recall.relevance,
+    # `clear_margin`): the floor decides how sure an answer is, not whether a stored answer may be seen.
+    # Off for a caller that asks for strict abstention (`min_relevance`, `strict`).
+    keep_clear_best: bool = False
 
 
 @dataclass
@@ -126,6 +130,7 @@ class Retrieved:
     floor: float
     below_floor: int = 0  # documents the floor dropped
     calibration: rel.Calibration = field(default=rel.UNKNOWN)
+    background: rel.Background | None = None  # what the store gives this query (memlane.recall.relevance)
 
 
 def retrieve(svc: Services, r: Retrieval) -> Retrieved:
@@ -147,11 +152,12 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
     calibration = r.calibration or rel.calibration_for(svc.embedder.id)
     records, code = _candidate_chunks(svc, r, legs)
     text_scores = None
+    terms = rel.query_terms(text)
     if r.weights.code_text_evidence and code:
-        terms = rel.query_terms(text)
         text_scores = {c.chunk_id: code_text_share(c.score, terms, calibration) for c in legs.text if c.chunk_id in code}
-    fused = fuse_scores(legs, now, r.weights, text_scores, code)
-    _set_relevance(r, fused, calibration, records)
+    background = rel.Background.of([c.score for c in legs.vector], r.k) if r.legs != "bm25" else None
+    fused = fuse_scores(legs, now, r.weights, text_scores, code, terms)
+    _set_relevance(r, fused, calibration, records, background)
     groups = group_by_document(fused, r.max_chunks_per_document)
     names = ["fusion"]
     for stage in r.stages:
@@ -159,14 +165,30 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
         if changed(before, groups):  # the answer's `stages` names what changed the ranking
             names.append(stage.name)
     kept = [g for g in groups if g.relevance >= r.floor]
+    if not kept and r.keep_clear_best:
+        kept = clear_best(groups, calibration)
+    shown = {g.document_id for g in kept}
     return Retrieved(
-        chunks=[c for c in fused if c.relevance >= r.floor],
+        chunks=[c for c in fused if c.relevance >= r.floor or c.document_id in shown],
         documents=kept,
         stages=names,
         floor=r.floor,
         below_floor=len(groups) - len(kept),
         calibration=calibration,
+        background=background,
     )
+
+
+def clear_best(groups: list[ScoredDocument], c: rel.Calibration) -> list[ScoredDocument]:
+    """The first document alone, when its best cosine reaches `clear_cosine` and stands at least
+    `clear_margin` above every other document's (a clear best match below the floor); else nothing."""
+    if not groups or c.clear_margin <= 0:
+        return []
+    cosine = [max((ch.vector_score for ch in g.chunks), default=0.0) for g in groups]
+    best = cosine[0]
+    if best < max(c.clear_cosine, 1e-9) or any(best - other < c.clear_margin for other in cosine[1:]):
+        return []
+    return groups[:1]
 
 
 def code_text_share(bm25: float, terms: int, c: rel.Calibration) -> float:
@@ -201,10 +223,11 @@ def _candidate_chunks(svc: Services, r: Retrieval, legs: LegResults) -> tuple[di
     return records, code
 
 
-def _set_relevance(r: Retrieval, fused: list[ScoredChunk], c: rel.Calibration, records: dict[str, Chunk]) -> None:
+def _set_relevance(r: Retrieval, fused: list[ScoredChunk], c: rel.Calibration, records: dict[str, Chunk],
+                   background: rel.Background | None) -> None:
     terms = rel.query_terms(r.query)
     for sc in fused:
-        sc.relevance = rel.relevance(sc.vector_score, sc.evidence, terms, False, c, code=sc.code)
+        sc.relevance = rel.relevance(sc.vector_score, sc.evidence, terms, False, c, code=sc.code, background=background)
     # Exact matches (a distinctive term, or every content word): only the chunks the text leg found
     # that are not already as relevant as an exact match would make them.
     if r.legs == "vector" or not r.exact:

@@ -21,8 +21,20 @@ evidence that means the same whatever else the batch holds:
 Related memories (a whole document as the query) leave the exact part out: some word of a long
 text is always in some memory.
 
-relevance = max(vector part, text part, exact part): each is evidence on its own; none is averaged
-away by the absence of another (a keyword-only match has no cosine to speak of).
+- how far the chunk stands above what this store gives the query (`Background`): its cosine minus the
+  median cosine of the vector leg's candidates (the store's k nearest chunks, most of them unrelated
+  to any one question), rescaled from `elevation_zero` → 0 to `elevation_one` → 1. A clear winner is
+  relevant even at a low absolute cosine (a person's paraphrase of their own note sits at 0.3-0.45,
+  the rest of their notes near 0.1); a flat distribution of weak matches (nonsense, a question about
+  something never saved) is not. Read only with at least MIN_BACKGROUND candidates: with fewer there is
+  no "rest of the store" to stand above.
+
+relevance = max(vector part, text part, exact part, elevation part): each is evidence on its own; none
+is averaged away by the absence of another (a keyword-only match has no cosine to speak of).
+
+Two thresholds read it (memlane.recall.pipeline, memlane.recall.service): at or above `strong` a
+result is a strong match; between `floor` and `strong` a weak one (returned, marked "weak": the
+floor decides how sure an answer is, not whether a stored answer may be seen); below `floor` nothing.
 
 Calibration (BENCHMARKS.md, "Relevance floor"): per embedder id, on LoCoMo's dev conversations asked
 of their own project (answerable) and of another conversation's (unanswerable), plus seeded nonsense
@@ -35,9 +47,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from memlane.domain.english import drop_possessives
+from memlane.domain.requests import Match
 
 
 @dataclass(frozen=True)
@@ -56,7 +69,8 @@ class Calibration:
     cosine_one: float  # cosine of a close paraphrase: relevance 1 from the vector leg
     bm25_scale: float  # BM25 per query term at which the text part reaches 1 − 1/e
     exact_match: float  # relevance of a chunk holding a distinctive query term verbatim
-    floor: float  # recall, MCP recall and the context pack (memories)
+    floor: float  # recall, MCP recall and the context pack (memories): below it nothing is returned
+    strong: float  # at or above it a memory is a strong match; between the floor and it, a weak one
     # /retrieve and the context pack's documentation. MiniLM's is 0, measured (BENCHMARKS.md,
     # "Documentation sets", the floor's curve): the 40 documentation questions keep their figures up to
     # 0.24, where 70 % of nonsense queries but only 15 % of questions from another domain get nothing
@@ -71,6 +85,16 @@ class Calibration:
     # Code chunks' vector part, when it differs from prose: a question in prose sits at lower cosines
     # against the code that answers it than against a note that does. None: the prose scale.
     code: CosineScale | None = None
+    # The elevation part: a chunk's cosine above the median of the query's candidates, at relevance 0
+    # and 1 (0 and 0: no elevation part).
+    elevation_zero: float = 0.0
+    elevation_one: float = 0.0
+    # When nothing reaches the floor, the best match is still returned (weak) when its cosine stands at
+    # least `clear_margin` above every other document's and reaches `clear_cosine` (above the band where
+    # the model puts unrelated text: the best of a few unrelated memories for nonsense is no match): a
+    # clear best match is never hidden (clear_margin 0: never).
+    clear_margin: float = 0.0
+    clear_cosine: float = 0.0
 
 
 # MiniLM (the embedded default, every variant): measured, BENCHMARKS.md "Relevance floor"
@@ -91,19 +115,66 @@ class Calibration:
 # about 0.1. Related memories: 0.5, where related recall@10 loses 0.005 (a whole memory as the query:
 # cosines run higher than a question's).
 MINILM = Calibration(cosine_zero=0.3, cosine_one=0.7, bm25_scale=5.0, exact_match=0.6,
-                     floor=0.29, docs_floor=0.0, related_floor=0.5, calibrated=True,
-                     code=CosineScale(0.15, 0.55))
+                     floor=0.24, strong=0.65, docs_floor=0.0, related_floor=0.5, calibrated=True,
+                     code=CosineScale(0.15, 0.55), elevation_zero=0.1, elevation_one=0.5, clear_margin=0.08,
+                     clear_cosine=0.25)
 # OpenAI text-embedding-3-* puts unrelated text lower than MiniLM (around 0.0-0.2) and paraphrases
 # lower too (0.4-0.6); not measured here, so the floors are lower than MiniLM's (they return more).
 OPENAI = Calibration(cosine_zero=0.15, cosine_one=0.55, bm25_scale=5.0, exact_match=0.6,
-                     floor=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
+                     floor=0.2, strong=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
 # Bedrock (Titan Text Embeddings v2, Cohere embed): not measured here; conservative like OpenAI's.
 BEDROCK = Calibration(cosine_zero=0.15, cosine_one=0.6, bm25_scale=5.0, exact_match=0.6,
-                      floor=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
+                      floor=0.2, strong=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
 # Anything else (a test's fake embedder, a model not listed): relevance is reported but no floor
 # applies, since nothing says where this model puts unrelated text.
 UNKNOWN = Calibration(cosine_zero=0.1, cosine_one=0.7, bm25_scale=5.0, exact_match=0.6,
-                      floor=0.0, docs_floor=0.0, related_floor=0.0, calibrated=False)
+                      floor=0.0, strong=0.0, docs_floor=0.0, related_floor=0.0, calibrated=False)
+
+
+@dataclass(frozen=True)
+class Background:
+    """What this store gives the query besides its answer: the cosines of the vector leg's
+    candidates (its k nearest chunks in the searched scope), best first. Both hosts return them
+    (SQLite's exact k-NN or ANN locally, OpenSearch's k-NN on AWS: memlane.ports.SearchIndex.search),
+    so relevance reads the same everywhere; nothing is stored per store, and a recall pays a sort of
+    at most 2k numbers."""
+
+    cosines: tuple[float, ...]
+
+    @classmethod
+    def of(cls, cosines: list[float], k: int) -> Background:
+        return cls(tuple(sorted(cosines, reverse=True)[:k]))
+
+    @cached_property
+    def median(self) -> float | None:
+        """The typical candidate's cosine; None with fewer than MIN_BACKGROUND candidates (read once per
+        recall, for every candidate)."""
+        n = len(self.cosines)
+        if n < MIN_BACKGROUND:
+            return None
+        mid = n // 2
+        return self.cosines[mid] if n % 2 else (self.cosines[mid - 1] + self.cosines[mid]) / 2
+
+    def as_json(self) -> list[float]:
+        return [round(c, 5) for c in self.cosines]
+
+
+# Candidates below which a store has no "rest" for a result to stand above: the median of a handful is
+# noise (`memlane check`'s six memories: a nonsense query's best stood 0.2 above the median of six).
+MIN_BACKGROUND = 10
+
+
+def elevation_part(cosine: float, background: Background | None, c: Calibration) -> float:
+    """How far a chunk stands above what this store gives the query, in [0, 1]."""
+    median = background.median if background is not None else None
+    if median is None or c.elevation_one <= c.elevation_zero:
+        return 0.0
+    return min(1.0, max(0.0, (cosine - median - c.elevation_zero) / (c.elevation_one - c.elevation_zero)))
+
+
+def match_of(relevance: float, strong: float) -> Match:
+    """A result's `match`: strong at or above the strong threshold, else weak (what passed the floor)."""
+    return "strong" if relevance >= strong - 1e-9 else "weak"
 
 
 def calibration_for(embedder_id: str) -> Calibration:
@@ -186,5 +257,7 @@ def text_part(bm25: float, terms: int, c: Calibration) -> float:
     return 1.0 - math.exp(-(bm25 / max(1, terms)) / c.bm25_scale)
 
 
-def relevance(cosine: float, bm25: float, terms: int, exact: bool, c: Calibration, *, code: bool = False) -> float:
-    return max(vector_part(cosine, c, code), text_part(bm25, terms, c), c.exact_match if exact else 0.0)
+def relevance(cosine: float, bm25: float, terms: int, exact: bool, c: Calibration, *, code: bool = False,
+              background: Background | None = None) -> float:
+    return max(vector_part(cosine, c, code), text_part(bm25, terms, c), c.exact_match if exact else 0.0,
+               elevation_part(cosine, background, c))

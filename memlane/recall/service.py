@@ -24,7 +24,7 @@ from memlane.domain.requests import RecalledChunk, RecalledDocument, RecallIn, R
 from memlane.ports import RecallFilters, SearchScope, Services, project_scope_key
 from memlane.recall.fusion import recency_bonus
 from memlane.recall.pipeline import Retrieval, memory_candidates, memory_stages, retrieve
-from memlane.recall.relevance import calibration_for
+from memlane.recall.relevance import calibration_for, match_of
 from memlane.recall.rerank import RerankPipelineStage
 
 CACHE_TTL_SECONDS = 300
@@ -82,6 +82,7 @@ def recall_filters(body: RecallIn) -> RecallFilters:
         content_types=tuple(f.content_type or ()),
         created_after=after,
         tags=tuple(f.tags or ()),
+        keyphrases=tuple(f.keyphrases or ()),
         include_superseded=versions,
         kinds=kinds,
     )
@@ -122,10 +123,18 @@ def cache_key(svc: Services, scope: SearchScope, body: RecallIn) -> str | None:
 
 
 def floor_for(svc: Services, body: RecallIn) -> float:
-    """The request's `min_relevance`, else the embedder's calibrated floor."""
+    """Below this nothing is returned: the request's `min_relevance` (strict abstention at the caller's
+    own floor), else the strong threshold for a `strict` request (only strong matches), else the
+    embedder's calibrated floor, under which strong and weak matches are both returned, each marked."""
     if body.min_relevance is not None:
         return body.min_relevance
-    return calibration_for(svc.embedder.id).floor
+    c = calibration_for(svc.embedder.id)
+    return c.strong if body.strict else c.floor
+
+
+def strong_for(svc: Services) -> float:
+    """At or above this a result is a strong match, below it (and at or above the floor) a weak one."""
+    return calibration_for(svc.embedder.id).strong
 
 
 def rank(svc: Services, scope: SearchScope, body: RecallIn, floor: float | None = None, *,
@@ -159,6 +168,7 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn, floor: float | None 
         floor=floor_for(svc, body) if floor is None else floor,
         max_chunks_per_document=svc.settings.max_chunks_per_document,
         exact=exact,
+        keep_clear_best=floor is None and body.min_relevance is None and not body.strict,
     ))
     return Ranking(
         [
@@ -221,19 +231,21 @@ def recall(svc: Services, who: Principal, body: RecallIn) -> RecallOut:
                 now,
                 document_ids=[r.document_id for r in ranking.documents],
             )
-    results = materialize(svc, who, ranking.documents, body, now)
+    strong = strong_for(svc) if ranking.floor is not None else None
+    results = materialize(svc, who, ranking.documents, body, now, strong)
     _touch(svc, who, [r.document_id for r in results], now)
     return RecallOut(
         results=results, total=len(results), query_time_ms=round((time.perf_counter() - started) * 1000, 2),
-        floor=ranking.floor, stages=ranking.stages, rerank=ranking.rerank,
+        floor=ranking.floor, strong=strong, stages=ranking.stages, rerank=ranking.rerank,
     )
 
 
 def materialize(
-    svc: Services, who: Principal, ranking: list[RankedDocument], body: RecallIn, now: datetime
+    svc: Services, who: Principal, ranking: list[RankedDocument], body: RecallIn, now: datetime,
+    strong: float | None = None,
 ) -> list[RecalledDocument]:
     """Load what the ranking names from the source of truth; skip whatever has since been
-    deleted, expired or superseded."""
+    deleted, expired or superseded. `strong`: the threshold that marks each result's `match`."""
     docs = {
         d.id: d for d in svc.metadata.get_documents(who.organization_id, [r.document_id for r in ranking])
     }
@@ -282,6 +294,7 @@ def materialize(
                 summary=d.summary,
                 score=round(r.score, 6),
                 relevance=r.relevance,
+                match=None if r.relevance is None or strong is None else match_of(r.relevance, strong),
                 source_url=d.source_url,
                 content_type=d.content_type,
                 created_at=d.created_at,

@@ -12,7 +12,6 @@ dedupe: the same content twice is saved once, and the second answers as the dupl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -45,10 +44,3 @@ def save_memories(svc: Services, who: Principal, body: BulkMemoriesIn) -> list[I
         else:
             outcomes[i].saved = answer
     return outcomes
-
-
-def item_count(body: Any) -> int:
-    """How many items a bulk body holds, for the rate limit (1 when it is not a bulk body at all:
-    the route then answers 400 and the request counts once)."""
-    items = body.get("items") if isinstance(body, dict) else None
-    return max(1, len(items)) if isinstance(items, list) else 1

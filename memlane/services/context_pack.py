@@ -7,8 +7,12 @@ for one query, in one block sized for a prompt.
    /retrieve rank it: memories with recall's weights, candidate count and stages (a memory ranks
    here as it ranks in recall: by its document's score after the stages), documentation with the
    docsets' weights. Pieces below the relevance floor are left out (memories and documentation have
-   their own floors; `min_relevance` sets both), so a pack is never padded with weak pieces. The two
-   lists are merged by score.
+   their own floors; `min_relevance` sets both). A memory between the floor and the strong threshold is
+   a weak match: it is packed after every strong piece and labelled "possibly related; low confidence"
+   in `text` (`strict` leaves weak memories out). Documentation must hold its own as evidence: a
+   snippet below the memories' floor is left out of the pack (relevance is one scale for both kinds),
+   and so is a weak one when a strong memory answers (a cut in the pack only: /retrieve keeps its
+   ranking and figures). The two lists are merged by score.
 3. Duplicates go: the same text twice (a memory saved from a docs page and that page's chunk, two
    versions of a note), a piece contained in one already picked, and near copies (most of their
    word sequences shared). At most `max_chunks_per_document` pieces come from one document.
@@ -29,14 +33,14 @@ from typing import TYPE_CHECKING, Literal
 from memlane.domain.errors import NotFoundError
 from memlane.domain.models import Chunk, Document
 from memlane.domain.principal import Principal
-from memlane.domain.quoting import quote_block, quoted
-from memlane.domain.requests import ContextIn, ContextOut, ContextPiece
+from memlane.domain.quoting import for_assistant, for_assistant_data, quote_block, quoted
+from memlane.domain.requests import ContextIn, ContextOut, ContextPiece, Match
 from memlane.domain.tuning import FusionWeights
 from memlane.ingest.chunking import estimate_tokens
 from memlane.ports import RecallFilters, SearchScope, Services
 from memlane.recall.fusion import ScoredChunk
 from memlane.recall.pipeline import Retrieval, memory_candidates, memory_stages, retrieve
-from memlane.recall.relevance import calibration_for
+from memlane.recall.relevance import Calibration, calibration_for, match_of
 from memlane.services.profile import build_profile
 
 if TYPE_CHECKING:
@@ -51,11 +55,15 @@ NEAR_COPY = 0.8  # share of word 5-grams two pieces have in common to count as o
 RANKED_LIKE_RECALL_LIMIT = 10
 
 
+WEAK_LABEL = "possibly related; low confidence"
+
+
 @dataclass
 class _Candidate:
     scored: ScoredChunk
     kind: Literal["memory", "docs"]
     rank: float  # memories: the document's score after the stages (as recall ranks it); docs: the chunk's
+    match: Match = "strong"
 
 
 def build_context(svc: Services, who: Principal, body: ContextIn, docsets: DocsetContext | None) -> ContextOut:
@@ -67,8 +75,7 @@ def build_context(svc: Services, who: Principal, body: ContextIn, docsets: Docse
     wanted_docsets = _docsets(body, all_docsets)
     query_vector = svc.embedder.embed_query(body.query)
     calibration = calibration_for(svc.embedder.id)
-    floor = calibration.floor if body.min_relevance is None else body.min_relevance
-    docs_floor = calibration.docs_floor if body.min_relevance is None else body.min_relevance
+    floor, docs_floor = _floors(body, calibration)
     candidates: list[_Candidate] = []
     stages = ["fusion", *(s.name for s in memory_stages(svc, body.query))]
     if memory_projects:
@@ -76,10 +83,12 @@ def build_context(svc: Services, who: Principal, body: ContextIn, docsets: Docse
         found = retrieve(svc, Retrieval(
             query=body.query, scope=scope, k=memory_candidates(svc, RANKED_LIKE_RECALL_LIMIT),
             weights=svc.settings.fusion, stages=memory_stages(svc, body.query), floor=floor,
-            max_chunks_per_document=svc.settings.max_chunks_per_document, query_vector=query_vector))
+            max_chunks_per_document=svc.settings.max_chunks_per_document, query_vector=query_vector,
+            keep_clear_best=body.min_relevance is None and not body.strict))
         stages = found.stages
-        candidates += [_Candidate(c, "memory", g.score) for g in found.documents for c in g.chunks
-                       if c.relevance >= floor]
+        kept = {c.chunk_id for c in found.chunks}
+        candidates += [_Candidate(c, "memory", g.score, match_of(g.relevance, calibration.strong))
+                       for g in found.documents for c in g.chunks if c.chunk_id in kept]
     if wanted_docsets:
         weights: FusionWeights = docsets.crawl.settings.fusion if docsets is not None else svc.settings.fusion
         scope = SearchScope(organization_id=org, project_ids=tuple(d.project_id for d in wanted_docsets),
@@ -87,8 +96,10 @@ def build_context(svc: Services, who: Principal, body: ContextIn, docsets: Docse
         docs_found = retrieve(svc, Retrieval(
             query=body.query, scope=scope, k=max(svc.settings.candidate_k, 50), weights=weights,
             floor=docs_floor, query_vector=query_vector))
-        candidates += [_Candidate(c, "docs", c.score) for c in docs_found.chunks]
+        candidates += _documentation(docs_found.chunks, candidates, floor, calibration.strong, body)
     docset_of_project = {d.project_id: d.id for d in wanted_docsets}
+    # best first, as recall ranks (strong pieces first, then weak ones, was measured: LoCoMo's evidence inside
+    # a 1,000-token pack fell 0.768 → 0.748, BENCHMARKS.md "What the assistant receives")
     candidates.sort(key=lambda c: (-c.rank, -c.scored.score, c.scored.chunk_id))
 
     chunks = {c.id: c for c in svc.metadata.get_chunks_by_id(org, [c.scored.chunk_id for c in candidates])}
@@ -116,7 +127,29 @@ def build_context(svc: Services, who: Principal, body: ContextIn, docsets: Docse
                                  "on" if svc.llm is not None else "off").text + "\n\n"
     out = _pack(body, pieces, preamble)
     return out.model_copy(update={"floor": floor if memory_projects else None,
+                                  "strong": calibration.strong if memory_projects else None,
                                   "docs_floor": docs_floor if wanted_docsets else None, "stages": stages})
+
+
+def _floors(body: ContextIn, c: Calibration) -> tuple[float, float]:
+    """The memories' and the documentation's floors: `min_relevance` for both when given; `strict`
+    raises the memories' to the strong threshold."""
+    if body.min_relevance is not None:
+        return body.min_relevance, body.min_relevance
+    return (c.strong if body.strict else c.floor), c.docs_floor
+
+
+def _documentation(chunks: list[ScoredChunk], memories: list[_Candidate], floor: float, strong: float,
+                   body: ContextIn) -> list[_Candidate]:
+    """The documentation pieces the pack takes: /retrieve's candidates (its floor, its ranking), less
+    those that are no evidence for this question. A snippet below the memories' floor is left out
+    (unless the caller set `min_relevance`, which is then the floor of both); so is a weak snippet when a
+    strong memory answers, or when the request is strict."""
+    out = [_Candidate(c, "docs", c.score, match_of(c.relevance, strong)) for c in chunks]
+    if body.min_relevance is not None:
+        return out
+    answered = body.strict or any(m.match == "strong" for m in memories)
+    return [c for c in out if c.scored.relevance >= floor and not (answered and c.match == "weak")]
 
 
 def _memory_projects(svc: Services, who: Principal, body: ContextIn, docs_projects: set[str]) -> list[str]:
@@ -179,7 +212,7 @@ def _piece(cand: _Candidate, chunk: Chunk, doc: Document, docset_id: str | None)
     return ContextPiece(
         kind=cand.kind, title=doc.title, source=source, url=url, document_id=doc.id, chunk_id=chunk.id,
         project_id=doc.project_id, docset_id=docset_id, score=round(cand.scored.score, 6),
-        relevance=round(cand.scored.relevance, 6),
+        relevance=round(cand.scored.relevance, 6), match=cand.match,
         created_at=doc.created_at, source_changed_at=doc.source_changed_at, content=chunk.content,
     )
 
@@ -193,7 +226,8 @@ def _block(number: int, piece: ContextPiece, content: str) -> str:
     # The title is stored data: a JSON string on the block's first line, so nothing in it can end
     # the header or start a line; the content is quoted line by line (memlane.domain.quoting).
     changed = " (the page has changed since this was saved)" if piece.source_changed_at else ""
-    return (f"[{number}] {piece.kind}: {quoted(piece.title)}\nSource: {' '.join(piece.source.split())}{changed}\n"
+    weak = f" ({WEAK_LABEL})" if piece.match == "weak" else ""
+    return (f"[{number}] {piece.kind}{weak}: {quoted(piece.title)}\nSource: {' '.join(piece.source.split())}{changed}\n"
             f"{quote_block(content)}\n")
 
 
@@ -212,6 +246,11 @@ def _cut(text: str, room_chars: int) -> str:
 
 
 def _pack(body: ContextIn, pieces: list[ContextPiece], preamble: str = "") -> ContextOut:
+    # The pack is pasted into an assistant's context: stored text without the characters that act
+    # rather than read (memlane.domain.quoting.for_assistant), before anything is measured.
+    pieces = [ContextPiece.model_validate(for_assistant_data(p.model_dump())) for p in pieces]
+    preamble = for_assistant(preamble)
+    body = body.model_copy(update={"query": for_assistant(body.query)})
     unit = body.budget_unit
     header = f"{NOTICE}\nQuery: {' '.join(body.query.split())}\n\n"
     if preamble:  # the profile, first; cut to half the budget at most so the pieces keep room

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from memlane.domain.models import DocumentStatus
 from memlane.ports import Inventory, Services, StoredDocument
+from memlane.services.doctor_resends import ResentCopy, find_resent_copies, remove_resent_copies
 from memlane.services.reindex import reindex
 
 # Workflow staging (work/…) and queued payloads (raw/…) outlive nothing: once the document is
@@ -34,6 +35,10 @@ class DoctorReport:
     cache_orphans: list[str] = field(default_factory=list)  # cached results naming deleted documents
     unrepairable: list[str] = field(default_factory=list)  # index orphans of an unknown organization
     wrong_modes: list[str] = field(default_factory=list)  # data-directory paths others may read (local)
+    # messages stored again when a chat client re-sent their conversation (memlane.services.doctor_resends)
+    conversation_duplicates: list[str] = field(default_factory=list)
+    damaged_snapshot: list[str] = field(default_factory=list)  # the saved vector index fails its checks (local)
+    search_snapshot: str | None = None  # the line about the saved vector index (local)
     repaired: bool = False
 
     @property
@@ -47,20 +52,24 @@ class DoctorReport:
                 self.blob_orphans,
                 self.cache_orphans,
                 self.wrong_modes,
+                self.conversation_duplicates,
+                self.damaged_snapshot,
             )
         )
 
     def as_dict(self) -> dict:
-        return {
+        out: dict = {
             "index_orphans": len(self.index_orphans),
             "missing_from_index": len(self.missing_from_index),
             "chunk_orphans": len(self.chunk_orphans),
             "blob_orphans": len(self.blob_orphans),
             "cache_orphans": len(self.cache_orphans),
             "wrong_modes": len(self.wrong_modes),
-            "total": self.total,
-            "repaired": self.repaired,
+            "conversation_duplicates": len(self.conversation_duplicates),
         }
+        if self.search_snapshot is not None:
+            out["search_snapshot"] = self.search_snapshot
+        return {**out, "total": self.total, "repaired": self.repaired}
 
 
 @dataclass
@@ -68,11 +77,14 @@ class _Findings:
     report: DoctorReport
     docs: dict[str, StoredDocument]
     index_orphan_orgs: dict[str, str]  # orphan document id → the organization it is indexed under
+    resent: list[ResentCopy] = field(default_factory=list)
 
 
 def examine(svc: Services, inventory: Inventory, repair: bool = False) -> DoctorReport:
     """Compare the stores; with `repair`, fix what was found and report what was found."""
     found = _compare(inventory)
+    found.resent = find_resent_copies(svc, inventory.organizations())
+    found.report.conversation_duplicates = [c.copy.id for c in found.resent]
     if repair and found.report.total:
         _repair(svc, inventory, found)
         found.report.repaired = True
@@ -103,6 +115,7 @@ def _compare(inventory: Inventory) -> _Findings:
         blob.key
         for blob in inventory.blobs()
         if blob.document_id not in docs
+        or docs[blob.document_id].organization_id != blob.organization_id  # a key of no document of its own
         or (blob.kind in _TRANSIENT_KINDS and docs[blob.document_id].status in _FINISHED)
     )
     report.cache_orphans = sorted(inventory.cached_documents() - docs.keys())
@@ -111,6 +124,7 @@ def _compare(inventory: Inventory) -> _Findings:
 
 def _repair(svc: Services, inventory: Inventory, found: _Findings) -> None:
     report = found.report
+    remove_resent_copies(svc, found.resent)  # first: what the checks below found of them is gone with them
     for doc_id, org_id in found.index_orphan_orgs.items():
         svc.index.delete_document(org_id, doc_id)
     # Written again from their chunk records (the same chunks, embedded and indexed), or queued

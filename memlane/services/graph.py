@@ -11,10 +11,16 @@ entity are nodes too (type and kind `memory`, with `document_id`), joined to eac
 by a `mentions` edge (memory → entity). Every list is capped, most frequent (or, for memories,
 most connected and newest) first, so a large store still gives a graph a client can draw.
 Synthetic filter tags (raged collections) are bookkeeping, not topics, and are left out.
+
+Tags are what people gave (generated keyphrases are not nodes). A tag and an entity of the same
+word ("lisbon", "Lisbon") are one node, the entity's. When the documents name entities, at least a
+third of the topic nodes (ENTITY_SHARE) are entities, so the tags of many memories cannot push every
+person, place and tool out of the picture.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from itertools import combinations
 from typing import Any
@@ -24,6 +30,7 @@ from pydantic import BaseModel, Field
 from memlane.domain.errors import NotFoundError
 from memlane.domain.models import ContentType, Document
 from memlane.domain.principal import Principal
+from memlane.domain.quoting import for_assistant_data
 from memlane.ports import RecallFilters, Services
 
 MAX_DOCUMENTS = 2000  # newest documents read to build the graph
@@ -34,6 +41,8 @@ MAX_MENTIONS_PER_MEMORY = 12
 EDGE_RELATION = "co_occurs"
 MENTION_RELATION = "mentions"
 ENTITY_KINDS = ("person", "place", "organization", "tool")
+ENTITY_SHARE = 1 / 3  # of the topic nodes, kept for entities when there are that many
+TAG_TYPE = "concept"
 
 
 class GraphNode(BaseModel):
@@ -82,9 +91,9 @@ def _entities(doc: Document) -> dict[str, tuple[str, str]]:
     skip = _synthetic_tags(doc)
     for tag in doc.tags:
         if tag not in skip:
-            add(tag, "concept")
+            add(tag, TAG_TYPE)
     if doc.content_type is ContentType.CODE:
-        add(doc.metadata.get("language"), "technology")
+        add(doc.language, "technology")
     add(doc.metadata.get("author"), "person")
     entities = doc.metadata.get("entities")
     if isinstance(entities, list):
@@ -96,6 +105,26 @@ def _entities(doc: Document) -> dict[str, tuple[str, str]]:
                 kind = given if isinstance(given, str) and given else "entity"
                 add(e.get("text") or e.get("name"), str(kind).lower()[:40])
     return found
+
+
+def _tags_named_by_entities(labels: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """tag node id → the id of an entity of the same word (ignoring case), which it joins."""
+    entity_of_word: dict[str, str] = {}
+    for node_id, (label, node_type) in sorted(labels.items()):
+        if node_type != TAG_TYPE:
+            entity_of_word.setdefault(label.lower(), node_id)
+    return {node_id: entity_of_word[label.lower()] for node_id, (label, node_type) in labels.items()
+            if node_type == TAG_TYPE and label.lower() in entity_of_word}
+
+
+def _kept_nodes(counts: Counter[str], labels: dict[str, tuple[str, str]], max_nodes: int) -> list[str]:
+    """The `max_nodes` most mentioned nodes, of which at least ENTITY_SHARE entities when there are."""
+    ranked = [node for node, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    entities = [node for node in ranked if labels[node][1] != TAG_TYPE]
+    reserved = set(entities[:math.ceil(max_nodes * ENTITY_SHARE)])
+    rest = [node for node in ranked if node not in reserved][:max_nodes - len(reserved)]
+    kept = reserved | set(rest)
+    return [node for node in ranked if node in kept]
 
 
 def build_memory_graph(
@@ -120,15 +149,18 @@ def build_memory_graph(
                                          MAX_DOCUMENTS)
 
     labels: dict[str, tuple[str, str]] = {}
+    found = [_entities(doc) for doc in docs]
+    for ents in found:
+        labels.update({k: v for k, v in ents.items() if k not in labels})
+    same_word = _tags_named_by_entities(labels)
     counts: Counter[str] = Counter()
     per_doc: list[list[str]] = []
-    for doc in docs:
-        ents = _entities(doc)
-        labels.update({k: v for k, v in ents.items() if k not in labels})
-        counts.update(ents.keys())
-        per_doc.append(list(ents))
+    for ents in found:
+        ids = list(dict.fromkeys(same_word.get(i, i) for i in ents))
+        counts.update(ids)
+        per_doc.append(ids)
 
-    kept = [node for node, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:max(0, max_nodes)]]
+    kept = _kept_nodes(counts, labels, max(0, max_nodes))
     kept_set = set(kept)
     pairs: Counter[tuple[str, str]] = Counter()
     for ids in per_doc:
@@ -153,4 +185,7 @@ def build_memory_graph(
         nodes.append(GraphNode(id=memory_id, label=doc.title or "Untitled", type="memory", document_count=1,
                                kind="memory", document_id=doc.id))
         edges.extend(GraphEdge(source=memory_id, target=i, relation=MENTION_RELATION, weight=1) for i in named)
-    return MemoryGraphOut(nodes=nodes, edges=edges)
+    # Labels and ids are stored text (tags, entities, titles) and the graph is an MCP tool's answer:
+    # cleaned alike, ids and the edges naming them, so every edge still names its nodes.
+    graph = MemoryGraphOut(nodes=nodes, edges=edges)
+    return MemoryGraphOut.model_validate(for_assistant_data(graph.model_dump()))

@@ -14,6 +14,7 @@ from memlane.documents.writer import WriteOutcome, WriteRequest, apply_summary
 from memlane.documents.writing import enqueue, protect, write_in_request, write_protected
 from memlane.domain.errors import InvalidInputError, NotFoundError, TransientError
 from memlane.domain.facts import RESERVED_KEY, decisions_of, facts_of, kind_of, sources_of, subject_of
+from memlane.domain.fields import MAX_SAFE_INT
 from memlane.domain.models import ContentType, Document, DocumentStatus, IngestJob, new_id
 from memlane.domain.principal import Principal
 from memlane.domain.requests import (
@@ -78,6 +79,11 @@ class Staged:
     job: IngestJob | None = None  # its safety net, when staged with protect=True
 
 
+def duplicate_answer(doc: Document) -> Staged:
+    """A save answered by a document already stored (its duplicate): nothing is stored."""
+    return Staged(_out(doc, duplicate=True))
+
+
 def settle(svc: Services, doc: Document, outcome: WriteOutcome) -> MemoryOut:
     """The answer for a document written in the request (raises what failed it for good)."""
     if outcome.document is not None:
@@ -121,6 +127,22 @@ class SaveBatch:
                     self.answers[position] = exc
             self._to_write = []
         return self.answers
+
+
+def _place_in_conversation(svc: Services, who: Principal, project_id: str, body: MemoryIn,
+                           previous: Document | None) -> tuple[str | None, int | None]:
+    """(conversation_id, message_index) of a save: as given; a new version of a message keeps the
+    message's place; with no index, after the conversation's last message (a bulk save stages
+    its items in order), which must stay a position a client can read exactly."""
+    conversation_id, message_index = body.conversation_id, body.message_index
+    if conversation_id is None and previous is not None and body.updates_memory_id:
+        conversation_id, message_index = previous.conversation_id, previous.message_index
+    if conversation_id is not None and message_index is None:
+        message_index = svc.metadata.next_message_index(who.organization_id, project_id, conversation_id)
+        if message_index > MAX_SAFE_INT:
+            raise InvalidInputError("message_index", f"the conversation's last message is at {MAX_SAFE_INT}, the "
+                                                     "largest position; give this message a smaller one")
+    return conversation_id, message_index
 
 
 def stage_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool | None = None,
@@ -202,13 +224,7 @@ def stage_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool 
         assert media_save is not None
         fields = dict(title=media_save.title, content=media_save.text, content_type=media_save.content_type,
                       content_hash=media_save.content_hash, media=media_save.media)
-    conversation_id, message_index = body.conversation_id, body.message_index
-    if conversation_id is None and previous is not None and body.updates_memory_id:
-        # a new version of a message keeps the message's place in its conversation
-        conversation_id, message_index = previous.conversation_id, previous.message_index
-    if conversation_id is not None and message_index is None:
-        # after the conversation's last message (a bulk save stages its items in order)
-        message_index = md.next_message_index(who.organization_id, project.id, conversation_id)
+    conversation_id, message_index = _place_in_conversation(svc, who, project.id, body, previous)
     doc = Document(
         id=document_id,
         organization_id=who.organization_id,
@@ -225,25 +241,45 @@ def stage_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool 
         message_index=message_index,
         **fields,
     )
+    return _store_new(svc, doc, media_save, inline=inline, protect_write=protect_write)
+
+
+def _store_new(svc: Services, doc: Document, media_save: MediaSave | None, *, inline: bool | None,
+               protect_write: bool) -> Staged:
+    """The new document stored as `queued`, to be written in the request (small) or by the job
+    worker, unless a save of the same content racing this one stored it first: then that one is
+    the answer, as any duplicate's, and nothing of this one is left behind."""
     if media_save is not None:
         svc.blobs.put(media_save.media.blob_key, media_save.original)  # before the document names it
     deferred = media_save is not None and media_save.deferred  # the job reads the original first
     if inline is None:
         inline = len(doc.content) <= svc.settings.inline_max_chars
-    if inline and not deferred:
-        # Summarized before it is first stored, so the write that follows stores it once more
-        # (ready), not twice. A summarizer that is down leaves it to the writer's retry.
-        try:
-            doc = apply_summary(doc, svc.summarizer.summarize(doc.title, doc.content, doc.content_type,
-                                                              doc.metadata.get("language")))
-        except TransientError as exc:
-            log.warning("summary of %s deferred: %s", doc.id, exc.message)
-    job = protect(svc, doc) if protect_write and inline and not deferred else None
-    md.put_document(doc)
-    if deferred or not inline:
+    writes_now = inline and not deferred
+    if writes_now:
+        doc = _summarized(svc, doc)
+    job = protect(svc, doc) if protect_write and writes_now else None
+    if (winner := svc.metadata.add_document(doc)) is not None:
+        if job is not None:
+            svc.queue.complete(job.id)
+        if media_save is not None:
+            svc.blobs.delete(media_save.media.blob_key)
+        svc.metrics.count(observability.MEMORY_DUPLICATE)
+        return Staged(_out(winner, duplicate=True))
+    if not writes_now:
         enqueue(svc, doc)
         return Staged(_out(doc))
     return Staged(document=doc, job=job)
+
+
+def _summarized(svc: Services, doc: Document) -> Document:
+    """Summarized before it is first stored, so the write that follows stores it once more (ready),
+    not twice. A summarizer that is down leaves it to the writer's retry."""
+    try:
+        return apply_summary(doc, svc.summarizer.summarize(doc.title, doc.content, doc.content_type,
+                                                           doc.language))
+    except TransientError as exc:
+        log.warning("summary of %s deferred: %s", doc.id, exc.message)
+        return doc
 
 
 def get_document(

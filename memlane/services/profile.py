@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from memlane.domain.facts import decisions_of, is_fact, kind_of, own_metadata, sources_of, subject_of
 from memlane.domain.models import Document, DocumentStatus
 from memlane.domain.principal import Principal
-from memlane.domain.quoting import quote_block, quoted
+from memlane.domain.quoting import for_assistant_data, quote_block, quoted
 from memlane.ports import Services
 from memlane.services.projects import resolve_project
 
@@ -92,6 +92,8 @@ def build_profile(svc: Services, who: Principal, project_id: str | None, subject
                                     speaker=own_metadata(d).get("speaker") or own_metadata(d).get("role")))
     out = ProfileOut(project_id=project.id, subject=subject, facts=facts, recent=recent,
                      updated_at=max((d.created_at for d in current), default=None), extraction=extraction, text="")
+    # Made for a prompt: stored text without the characters that act rather than read.
+    out = ProfileOut.model_validate(for_assistant_data(out.model_dump()))
     return out.model_copy(update={"text": render(out)})
 
 

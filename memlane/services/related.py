@@ -3,7 +3,8 @@
 The document's own title, summary and opening text are the query, ranked by recall's pipeline
 (memlane.recall.pipeline: the same legs, fusion and stages), in every project of the organization.
 A whole document as the query scores differently from a question, so related memories have their
-own relevance floor (`related_floor`, memlane.recall.relevance). The document itself and the other
+own relevance floor (`related_floor`, memlane.recall.relevance); each is marked strong or weak by the
+same strong threshold as recall. The document itself and the other
 versions of it are left out: they are the same memory, shown as its history.
 """
 
@@ -35,10 +36,11 @@ def related_documents(svc: Services, who: Principal, document_id: str, limit: in
     scope = SearchScope(organization_id=who.organization_id, project_ids=projects,
                         filters=RecallFilters(), now=now)
     ranking = [r for r in rank(svc, scope, body, floor, exact=False).documents if r.document_id not in same_memory]
-    found = materialize(svc, who, ranking, body, now)[:limit]
+    strong = calibration_for(svc.embedder.id).strong
+    found = materialize(svc, who, ranking, body, now, strong)[:limit]
     return RelatedOut(document_id=doc.id, related=[
         RelatedDocument(document_id=r.document_id, title=r.title, summary=r.summary, score=r.score,
-                        relevance=r.relevance, content_type=r.content_type, project_id=r.project_id,
+                        relevance=r.relevance, match=r.match, content_type=r.content_type, project_id=r.project_id,
                         created_at=r.created_at)
         for r in found
     ], floor=floor)

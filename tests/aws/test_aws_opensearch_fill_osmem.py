@@ -17,6 +17,7 @@ import pytest
 from opensearchpy import OpenSearch
 
 from memlane.adapters.aws.opensearch_index import OpenSearchIndex, knn_score_from_cosine, normalize
+from memlane.adapters.aws.opensearch_mapping import chunk_doc_id
 from memlane.adapters.aws.opensearch_queries import SOURCE_FIELDS
 from memlane.domain.models import Chunk, ContentType, chunk_id_for
 from memlane.ports import Candidate, IndexedChunk, LegResults, RecallFilters, SearchScope
@@ -117,7 +118,7 @@ def scope(**filters: Any) -> SearchScope:
 
 
 def stored_cosine(client: KnnShim, chunk_id: str) -> float:
-    stored = client.get(index=ALIAS, id=chunk_id)["_source"]["vector"]
+    stored = client.get(index=ALIAS, id=chunk_doc_id("org-a", chunk_id))["_source"]["vector"]
     return math.fsum(a * b for a, b in zip(stored, normalize(Q), strict=True))
 
 

@@ -129,8 +129,8 @@ class FakeOpenSearch:
         self.calls.append(("search", {"index": index, "body": copy.deepcopy(body)}))
         return self._answer(self.search_responses, {"hits": {"hits": []}})
 
-    def bulk(self, body: list[dict[str, Any]]) -> dict[str, Any]:
-        self.calls.append(("bulk", {"body": copy.deepcopy(body)}))
+    def bulk(self, body: list[dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(("bulk", {"body": copy.deepcopy(body), **copy.deepcopy(kwargs)}))
         return self._answer(self.bulk_responses, {"errors": False, "items": []})
 
     def delete_by_query(self, **kwargs: Any) -> dict[str, Any]:
@@ -209,6 +209,14 @@ def test_index_body_maps_every_field() -> None:
     assert "number_of_shards" not in index_body(384, serverless=True)["settings"]["index"]
 
 
+def test_replicas_follow_the_domain_s_data_nodes() -> None:
+    # One replica could never be assigned on the default single-node domain (it would stay yellow): none
+    # there, one from two data nodes up. Serverless manages its own.
+    assert index_body(1024, EMBEDDER)["settings"]["index"]["auto_expand_replicas"] == "0-1"
+    assert "number_of_replicas" not in index_body(1024, EMBEDDER)["settings"]["index"]
+    assert "auto_expand_replicas" not in index_body(1024, EMBEDDER, serverless=True)["settings"]["index"]
+
+
 def test_ensure_index_creates_a_versioned_index_behind_the_alias(fake: FakeOpenSearch) -> None:
     index = OpenSearchIndex(fake, ALIAS, 1024, embedder_id=EMBEDDER)
     assert index.ensure_index() == "memlane-chunks-v1"
@@ -250,14 +258,14 @@ def test_upsert_bulk_indexes_with_deterministic_ids(fake: FakeOpenSearch) -> Non
     assert fake.named("indices.create")[0]["body"]["mappings"]["_meta"]["embedder"] == EMBEDDER
     (bulk,) = fake.named("bulk")
     body = bulk["body"]
-    assert body[0] == {"index": {"_index": ALIAS, "_id": chunk_id_for("doc-1", 0)}}
+    assert body[0] == {"index": {"_index": ALIAS, "_id": f"org-a:{chunk_id_for('doc-1', 0)}"}}
     assert body[1] == {
         "chunk_id": chunk_id_for("doc-1", 0),
         "document_id": "doc-1",
         "organization_id": "org-a",
         "project_id": "proj-a",
         "chunk_index": 0,
-        "text": "Retries use exponential backoff (0).",
+        "text": "Retries use exponential backoff (0).\naws",  # the body, then the tags: a tag word finds it
         "title": "Resilience",
         "heading_path": ["Guide", "Retries"],
         "content_type": "markdown",
@@ -267,11 +275,13 @@ def test_upsert_bulk_indexes_with_deterministic_ids(fake: FakeOpenSearch) -> Non
         "vector": pytest.approx([0.6, 0.8]),
         "source_url": "https://docs.example.com/retries",
     }
-    assert body[2] == {"index": {"_index": ALIAS, "_id": chunk_id_for("doc-1", 1)}}
+    assert body[2] == {"index": {"_index": ALIAS, "_id": f"org-a:{chunk_id_for('doc-1', 1)}"}}
     assert body[3]["forget_after"] == "2025-03-31T12:00:00.000000+00:00"
     assert "source_url" not in body[3]
     assert body[3]["vector"] == pytest.approx([0.0, 1.0])
     assert "refresh" not in bulk  # writes become searchable with the next refresh (~1 s)
+    # sent to <alias>/_bulk, not /_bulk: the functions' grants name memlane's paths only
+    assert bulk["index"] == ALIAS
 
 
 def test_first_embedder_claims_an_unclaimed_index(fake: FakeOpenSearch) -> None:
@@ -561,7 +571,9 @@ def test_serverless_upsert_replaces_copies_without_custom_ids(fake: FakeOpenSear
     index.upsert(EMBEDDER, [IndexedChunk(chunk, [1.0, 0.0])])
 
     (search,) = fake.named("search")
-    assert search["body"]["query"] == {"terms": {"chunk_id": [chunk.id]}}
+    # the organization's own copies only: another organization's chunk of that id is never touched
+    assert search["body"]["query"] == {"bool": {"should": [{"bool": {"filter": [
+        {"term": {"organization_id": "org-a"}}, {"terms": {"chunk_id": [chunk.id]}}]}}], "minimum_should_match": 1}}
     delete_bulk, index_bulk = fake.named("bulk")
     assert delete_bulk["body"] == [{"delete": {"_index": ALIAS, "_id": "server-generated-1"}}]
     assert index_bulk["body"][0] == {"index": {"_index": ALIAS}}  # no _id on Serverless
@@ -644,13 +656,16 @@ def test_a_code_chunks_identifier_words_are_indexed_in_its_body(fake: FakeOpenSe
     index.upsert(EMBEDDER, [IndexedChunk(code, [1.0, 0.0], identifiers="read user name get display name")])
     source = fake.named("bulk")[0]["body"][1]
     # in the body field (`text`, searched at body weight), after the chunk's own text
-    assert source["text"] == (
-        "def read_user_name(acct): return acct.getDisplayName()\nread user name get display name"
+    assert source["text"] == (  # then the chunk's tags (make_chunk's "aws")
+        "def read_user_name(acct): return acct.getDisplayName()\nread user name get display name\naws"
     )
     assert "identifiers" not in source and "context" not in source
-    # a chunk without identifier words is indexed as written
+    # a chunk without identifier words is indexed as written, then its tags
     index.upsert(EMBEDDER, [IndexedChunk(make_chunk("doc-2", 0), [1.0, 0.0])])
-    assert fake.named("bulk")[1]["body"][1]["text"] == "Retries use exponential backoff (0)."
+    assert fake.named("bulk")[1]["body"][1]["text"] == "Retries use exponential backoff (0).\naws"
+    # and one without tags (its keyphrases are filter labels only: they are the content's own words)
+    index.upsert(EMBEDDER, [IndexedChunk(make_chunk("doc-3", 0, tags=["keyphrase:backoff"]), [1.0, 0.0])])
+    assert fake.named("bulk")[2]["body"][1]["text"] == "Retries use exponential backoff (0)."
 
 
 def test_as_of_bounds_created_at_inside_both_legs(fake: FakeOpenSearch) -> None:
@@ -769,3 +784,23 @@ def test_fill_errors_are_handled_as_the_legs_are(fake: FakeOpenSearch) -> None:
     for _ in range(2):
         with pytest.raises(DependencyUnavailableError):
             index.search(scope(), "backoff", [1.0, 0.0], 2)
+
+
+def test_relevance_reads_the_same_background_on_opensearch_as_locally(fake: FakeOpenSearch) -> None:
+    # issue 35: relevance's elevation part reads the median of the vector leg's cosines; OpenSearch's k-NN
+    # scores are turned back into cosines, so the background and every relevance equal the local ones
+    from memlane.recall import relevance as rel
+
+    index = OpenSearchIndex(fake, ALIAS, 2)
+    cosines = [0.5, 0.16, 0.15, 0.14, 0.13, 0.12, 0.12, 0.11, 0.1, 0.08]
+    fake.msearch_responses = [
+        {"responses": [leg(*(hit(f"doc-{i}", 0, knn_score_from_cosine(c)) for i, c in enumerate(cosines)))]},
+    ]
+    results = index.search(scope(), "", [1.0, 0.0], 10)
+    background = rel.Background.of([c.score for c in results.vector], 10)
+    local = rel.Background.of(cosines, 10)
+    assert background.median == pytest.approx(local.median, abs=1e-9) and local.median == pytest.approx(0.125)
+    got = [rel.relevance(c.score, 0.0, 3, False, rel.MINILM, background=background) for c in results.vector]
+    want = [rel.relevance(c, 0.0, 3, False, rel.MINILM, background=local) for c in cosines]
+    assert got == pytest.approx(want, abs=1e-9)
+    assert got[0] >= rel.MINILM.strong > max(got[1:])  # the clear winner, strong at a cosine of 0.5

@@ -14,7 +14,7 @@ from opensearchpy import OpenSearch
 
 from memlane.adapters.aws.opensearch_index import OpenSearchIndex, index_body
 from memlane.adapters.aws.opensearch_mapping import chunk_source
-from memlane.domain.errors import EmbedderMismatchError
+from memlane.domain.errors import EmbedderMismatchError, IdTakenError
 from memlane.domain.facts import Kind
 from memlane.domain.models import Chunk, ContentType, chunk_id_for
 from memlane.ports import IndexedChunk, RecallFilters, SearchScope
@@ -264,3 +264,40 @@ def test_bm25_statistics_are_the_whole_index_s_on_opensearch(client: OpenSearch,
     # Then org A still gets only its own chunk, with a lower score: the word is common index-wide
     assert [d for d, _ in before] == [d for d, _ in after] == ["doc-a"]
     assert after[0][1] < before[0][1]
+
+
+def test_an_index_from_before_per_organization_ids_refuses_another_organizations_chunk_id(client: OpenSearch) -> None:
+    """Issue 34, finding 1: in an index created before chunk `_id`s named the organization (its
+    `_meta` says nothing of them), a write of a chunk id another organization holds is refused
+    before anything is written; the holder's chunk stays. A new index behind the alias is named the new way."""
+    # Given an index as an older memlane created it, holding org A's chunk under `_id` = chunk id
+    body = index_body(DIM, EMBEDDER)
+    del body["mappings"]["_meta"]["chunk_ids"]
+    client.indices.create(index=f"{ALIAS}-v1", body=body)
+    client.indices.put_alias(index=f"{ALIAS}-v1", name=ALIAS)
+    index = OpenSearchIndex(client, ALIAS, DIM, embedder_id=EMBEDDER)
+    index.upsert(EMBEDDER, [chunk("doc-held", 0, "Exponential backoff with jitter.")])
+    client.indices.refresh(index=ALIAS)
+    assert client.get(index=ALIAS, id=chunk_id_for("doc-held", 0))["_source"]["organization_id"] == "org-a"
+    # When org B writes a chunk of that id (and one of its own in the same batch)
+    with pytest.raises(IdTakenError):
+        index.upsert(EMBEDDER, [chunk("doc-mine", 0, "Tides at the harbour.", org="org-b"),
+                                chunk("doc-held", 0, "Forged text.", org="org-b")])
+    client.indices.refresh(index=ALIAS)
+    # Then nothing of the batch was written, A's chunk is as it was, and A still finds it
+    assert client.count(index=ALIAS)["count"] == 1
+    assert text_hits(index, "backoff jitter") == ["doc-held"] and text_hits(index, "forged") == []
+    # while A's own rewrite of its chunk is an upsert, as before
+    index.upsert(EMBEDDER, [chunk("doc-held", 0, "Exponential backoff with full jitter.")])
+    client.indices.refresh(index=ALIAS)
+    assert client.count(index=ALIAS)["count"] == 1 and text_hits(index, "full jitter") == ["doc-held"]
+
+
+def test_a_new_index_names_each_chunk_by_its_organization(client: OpenSearch, index: OpenSearchIndex) -> None:
+    index.upsert(EMBEDDER, [chunk("doc-held", 0, "Exponential backoff with jitter.")])
+    index.upsert(EMBEDDER, [chunk("doc-held", 0, "Forged text.", org="org-b")])
+    client.indices.refresh(index=ALIAS)
+    # Then each organization's write is a document of its own: A's is unchanged
+    assert client.get(index=ALIAS, id=f"org-a:{chunk_id_for('doc-held', 0)}")["_source"]["text"].startswith(
+        "Exponential")
+    assert client.count(index=ALIAS)["count"] == 2 and text_hits(index, "forged") == []

@@ -12,7 +12,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ENTRY_POINTS = ("ingest_recall", "nlp", "concurrency", "embedder", "aws_save", "webapp", "eval", "scale",
-                "kind_filter", "fusion_bound", "calibrate_floor")
+                "kind_filter", "fusion_bound", "calibrate_floor", "page_weight", "snapshot_checks")
 
 
 @pytest.mark.parametrize("name", ENTRY_POINTS)

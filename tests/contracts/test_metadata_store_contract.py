@@ -10,6 +10,8 @@ Not part of the contract (callers do not rely on them, so the adapters may diffe
 
 from __future__ import annotations
 
+import contextlib
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,7 +21,7 @@ from memory_stores import MemoryMetadataStore
 from memlane.adapters.aws.blob_store import S3BlobStore
 from memlane.adapters.aws.metadata_store import DynamoMetadataStore
 from memlane.adapters.local.metadata_store import SqliteMetadataStore
-from memlane.domain.errors import ConflictError
+from memlane.domain.errors import ConflictError, IdTakenError
 from memlane.domain.models import (
     ApiKey,
     Chunk,
@@ -263,6 +265,34 @@ def test_no_read_returns_and_no_write_touches_another_organizations_document(sto
     assert store.get_document(B, "doc-b") == theirs
 
 
+def test_a_document_id_another_organization_holds_is_refused_and_its_records_kept(store: Any) -> None:
+    """Issue 34, finding 1: an import that named another organization's document id replaced that
+    document (SQLite's `documents.id` is the primary key alone). The store's own write refuses it."""
+    org(store, A), org(store, B, slug="b")
+    project(store, A, "proj-a"), project(store, B, "proj-b")
+    mine = document(A, "doc-shared")
+    store.put_document(mine)
+    store.put_chunks(A, mine.id, chunks_of(mine, 2))
+    # When org B writes a document, then chunk records, under that id
+    forged = document(B, "doc-shared", "proj-b", content="Forged text.", content_hash="hash-forged")
+    with pytest.raises(IdTakenError):
+        store.put_document(forged)
+    with contextlib.suppress(IdTakenError):  # refused, or kept under B's own key: never over A's
+        store.put_chunks(B, "doc-shared", chunks_of(forged, 2, label="forged"))
+    # Then A's document and its chunk records are as they were, and B holds no document
+    assert store.get_document(A, "doc-shared") == mine
+    assert [c.content for c in store.get_chunks(A, "doc-shared")] == [c.content for c in chunks_of(mine, 2)]
+    assert store.find_document_by_hash(A, "proj-a", mine.content_hash) == mine
+    assert store.get_document(B, "doc-shared") is None and store.list_documents(B, "proj-b") == []
+    # and A's own writes of its id stay upserts
+    store.put_document(mine.model_copy(update={"title": "Retitled"}))
+    assert store.get_document(A, "doc-shared").title == "Retitled"
+    # and once A deleted it, the id is nobody's
+    assert store.delete_document(A, "doc-shared") is True
+    store.put_document(forged)
+    assert store.get_document(B, "doc-shared") == forged
+
+
 def test_status_moves_through_processing_to_ready_or_failed_with_a_reason(store: Any) -> None:
     store.put_document(document(A, "doc-1", status=DocumentStatus.QUEUED))
     store.set_status(A, "doc-1", DocumentStatus.PROCESSING)
@@ -293,6 +323,49 @@ def test_a_duplicate_is_found_by_content_hash_unless_it_failed_or_changed(store:
     store.put_document(document(A, "doc-2", content_hash="h3"))
     assert store.find_document_by_hash(A, "proj-a", "h2") is None
     assert store.find_document_by_hash(A, "proj-a", "h3").id == "doc-2"
+
+
+def test_adding_a_document_stores_it_unless_its_content_is_already_live_in_the_project(store: Any) -> None:
+    # Given a document with content h1
+    assert store.add_document(document(A, "doc-1", content_hash="h1")) is None
+    # When another document with that content is added to the same project, it is not stored and
+    # the first one is returned; another project, or another organization, keeps its own
+    assert store.add_document(document(A, "doc-2", content_hash="h1")).id == "doc-1"
+    assert store.get_document(A, "doc-2") is None
+    assert store.add_document(document(A, "doc-3", "proj-b", content_hash="h1")) is None
+    assert store.add_document(document(B, "doc-4", content_hash="h1")) is None
+    # and a failed one does not stand for its content: the retry is stored, and then stands for it
+    store.set_status(A, "doc-1", DocumentStatus.FAILED, "boom")
+    assert store.add_document(document(A, "doc-5", content_hash="h1")) is None
+    assert store.find_document_by_hash(A, "proj-a", "h1").id == "doc-5"
+    # and neither does a deleted one
+    store.delete_document(A, "doc-5")
+    assert store.add_document(document(A, "doc-6", content_hash="h1")) is None
+    assert store.find_document_by_hash(A, "proj-a", "h1").id == "doc-6"
+
+
+@pytest.fixture(params=ADAPTERS)
+def racing_store(request: pytest.FixtureRequest) -> Any:
+    """The store with DynamoDB's atomic writes (moto alone does not serialise concurrent calls)."""
+    if request.param == "aws":
+        blobs = S3BlobStore(request.getfixturevalue("bucket"), client=request.getfixturevalue("s3"))
+        return DynamoMetadataStore(request.getfixturevalue("table"),
+                                   client=request.getfixturevalue("atomic_dynamodb"), blob_store=blobs)
+    if request.param == "sqlite":
+        return SqliteMetadataStore(request.getfixturevalue("sqlite_db"))
+    return MemoryMetadataStore()
+
+
+def test_of_concurrent_adds_of_one_content_exactly_one_is_stored(racing_store: Any) -> None:
+    # Given eight saves of the same content racing each other (a conversation re-sent at once)
+    contenders = [document(A, f"doc-{n}", content_hash="same") for n in range(8)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(racing_store.add_document, contenders))
+    # Then one was stored and every other got that one back
+    stored = [d.id for d, answer in zip(contenders, answers, strict=True) if answer is None]
+    assert len(stored) == 1
+    assert {answer.id for answer in answers if answer is not None} == set(stored)
+    assert [d.id for d in racing_store.list_documents(A, "proj-a")] == stored
 
 
 def test_deleting_a_document_leaves_nothing_findable(store: Any) -> None:
@@ -479,9 +552,14 @@ def test_a_conversation_reads_in_message_order_and_neighbours_stay_inside_it(sto
 
     # Then the conversation reads in message order, visible messages only
     assert ids(store.conversation_documents(A, "proj-a", "chat", NOW)) == ["m0", "m1", "m2", "m3", "m4"]
+    # and, for a save comparing a re-sent conversation, with the messages still being written too
+    # (a failed one never: saving it again retries it)
+    store.put_document(document(A, "failed", conversation_id="chat", message_index=5, status=DocumentStatus.FAILED))
+    assert ids(store.conversation_documents(A, "proj-a", "chat", NOW, pending=True)) == [
+        "m0", "m1", "queued", "m2", "m3", "m4"]
     assert ids(store.conversation_documents(B, "proj-a", "chat", NOW)) == ["theirs"]
     # and the next message goes after the highest index of any status (9 is another project's)
-    assert store.next_message_index(A, "proj-a", "chat") == 5
+    assert store.next_message_index(A, "proj-a", "chat") == 6
     assert store.next_message_index(A, "proj-a", "new") == 0
     # and neighbours are the nearest messages of the same conversation, nearest first; a plain note
     # has none, whatever was saved a second before or after it

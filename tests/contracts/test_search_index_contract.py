@@ -17,6 +17,7 @@ fake. Two honest differences:
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from memory_stores import MemorySearchIndex
 
 from memlane.adapters.local.metadata_store import SqliteMetadataStore
 from memlane.adapters.local.search_index import SqliteSearchIndex
-from memlane.domain.errors import EmbedderMismatchError
+from memlane.domain.errors import EmbedderMismatchError, IdTakenError
 from memlane.domain.facts import Kind
 from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus, chunk_id_for
 from memlane.ports import UNKNOWN_KIND, IndexedChunk, LegResults, RecallFilters, SearchScope
@@ -236,6 +237,23 @@ def test_another_organizations_chunks_are_never_returned_by_either_leg(idx: Inde
     theirs = idx.search("backoff", NEAR, org=B, k=50)
     assert {c.document_id for c in theirs.text} == {"doc-b", *(f"doc-b{i}" for i in range(30))}
     assert idx.search("backoff", NEAR, org="org-c").text == []
+
+
+def test_a_chunk_another_organization_holds_is_never_overwritten(idx: Index) -> None:
+    """Issue 34, finding 1: the chunk id is derived from the document id alone, and a write under
+    another organization's id replaced its row (SQLite) or its OpenSearch document (`_id` = chunk
+    id). An adapter refuses such a write (IdTakenError) or keeps it apart under the writer's
+    organization; the holder's chunk never changes."""
+    idx.write([chunk("doc-held", "Exponential backoff with jitter spreads retries.", org=A)])
+    with contextlib.suppress(IdTakenError):
+        idx.write([chunk("doc-held", "Forged notes about harbour tides.", org=B, vector=ORTHOGONAL)])
+    # Then A's chunk is found by its own words on both legs, and the forged words find nothing of A's
+    assert idx.found("backoff jitter") == ({"doc-held"}, {"doc-held"} if idx.vectors else None)
+    assert idx.found("harbour tides") == (set(), {"doc-held"} if idx.vectors else None)
+    legs = idx.search("backoff", NEAR if idx.vectors else None)
+    assert [c.chunk_id for c in legs.text] == [chunk_id_for("doc-held", 0)]
+    if idx.vectors:
+        assert legs.vector[0].score == pytest.approx(1.0, abs=1e-6)  # A's vector, not B's orthogonal one
 
 
 def test_only_the_projects_in_scope_are_searched(idx: Index) -> None:

@@ -43,10 +43,11 @@ def test_a_small_save_is_written_in_the_request_and_answered_201(deployment: Dep
     event = load_event("api_post_memory.json")
     # When the API function handles it
     status, body, headers = call_api(event)
-    # Then it was written in the request, as the local server does: 201 with its summary
+    # Then it was written in the request, as the local server does: 201, and no summary (the two-sentence
+    # note is no longer than a summary: it is its own)
     assert status == 201
     assert body["status"] == "ready" and body["title"] == "Miso meds" and body["chunk_count"] == 1
-    assert body["summary"].startswith("Our cat Miso needs her thyroid pill")
+    assert body["summary"] is None
     assert headers["RateLimit-Limit"] == "100" and headers["RateLimit-Remaining"] == "99"
     doc = deployment.services().metadata.get_document(ORG_ID, body["id"])
     assert doc.status == DocumentStatus.READY and doc.metadata["tags"] == ["pets", "health"]

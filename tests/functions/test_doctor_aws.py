@@ -55,6 +55,7 @@ def test_a_healthy_deployment_has_no_orphans(svc, capsys):
             "blob_orphans": 0,
             "cache_orphans": 0,
             "wrong_modes": 0,
+            "conversation_duplicates": 0,
             "total": 0,
             "repaired": False,
         },
@@ -88,6 +89,7 @@ def test_doctor_finds_planted_orphans_in_every_store_and_repairs_them(svc, deplo
         "blob_orphans": 2,
         "cache_orphans": 1,
         "wrong_modes": 0,
+        "conversation_duplicates": 0,
         "total": 6,
         "repaired": False,
     }

@@ -75,13 +75,15 @@ def test_each_step_with_its_event_hands_the_next_one_what_it_reads(
 
     prepare_result = step("prepare")
     assert prepare_result["chunks_key"] == f"{PREFIX}/chunks.json" and prepare_result["count"] == 1
-    assert any("miso" in tag for tag in prepare_result["tags"])  # keyphrases: "miso", "miso meds"…
+    # generated phrases are keyphrases ("miso", "miso meds"…), never tags: the save gave none
+    assert any("miso" in phrase for phrase in prepare_result["keyphrases"]) and prepare_result["tags"] == []
     begun = md.get_document(ORG_ID, DOC_ID)
     assert begun.status == DocumentStatus.PROCESSING
-    assert begun.summary.startswith("Our cat Miso needs her thyroid pill")
+    assert begun.summary is None  # a note no longer than a summary is its own summary
     (stored,) = json.loads(s3_text(deployment, prepare_result["chunks_key"]))
     assert stored["content"] == CONTENT and stored["chunk_index"] == 0 and stored["document_id"] == DOC_ID
-    assert stored["tags"] == prepare_result["tags"]  # chunks are cut after the summary gave the tags
+    # chunks are cut after the summary gave the keyphrases: the chunk's filter labels carry them
+    assert stored["tags"] == begun.labels and any(label.startswith("keyphrase:") for label in stored["tags"])
 
     embed = step("embed")
     assert embed == {"vectors_key": f"{PREFIX}/vectors.json", "count": 1, "embedder": "test/hash/256"}
@@ -91,7 +93,7 @@ def test_each_step_with_its_event_hands_the_next_one_what_it_reads(
     write = step("write")
     assert write == {"status": "ready", "chunk_count": 1}
     (record,) = md.get_chunks(ORG_ID, DOC_ID)
-    assert record.tags == prepare_result["tags"]
+    assert record.tags == stored["tags"]
     scope = SearchScope(organization_id=ORG_ID, project_ids=(queued_doc.project_id,), now=T0)
     legs = deployment.search.search(scope, "thyroid pill", deployment.embedder.embed_query("thyroid pill"), 5)
     assert [c.document_id for c in legs.text] == [DOC_ID] and legs.vector[0].document_id == DOC_ID
@@ -114,7 +116,8 @@ def test_a_document_deleted_before_processing_makes_every_step_a_no_op(
     deployment: Deployment, org: Organization
 ) -> None:
     prepared = step("prepare")
-    assert prepared == {"skip": "document not found (deleted before processing)", "count": 0, "tags": []}
+    assert prepared == {"skip": "document not found (deleted before processing)", "count": 0, "tags": [],
+                        "keyphrases": []}
     for name in ("embed", "write"):
         event = load_event(f"step_{name}.json")
         event["artifacts"]["prepare"] = prepared

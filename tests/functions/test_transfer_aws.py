@@ -17,7 +17,7 @@ from memlane.local.compose import build_local
 from memlane.recall.service import recall
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
-from memlane.services.transfer import export_project, import_lines
+from memlane.services.transfer import export_project, import_lines, reminted_id
 
 
 def test_local_export_imports_into_aws_with_versions(deployment, tmp_path, capsys):
@@ -41,14 +41,18 @@ def test_local_export_imports_into_aws_with_versions(deployment, tmp_path, capsy
     them = Principal(organization_id=aws_org.id, key_id="cli", user_id="cli")
     result = import_lines(svc, them, out.read_text().splitlines())
     assert result["imported"] == 2 and result["skipped"] == 0
-    a1 = svc.metadata.get_document(aws_org.id, v1.id)
-    a2 = svc.metadata.get_document(aws_org.id, v2.id)
-    assert a1.superseded_by == v2.id and a2.updates_memory_id == v1.id
+    # another organization: each document takes an id of its own, its version links follow (issue 34)
+    id1, id2 = reminted_id(aws_org.id, v1.id), reminted_id(aws_org.id, v2.id)
+    a1 = svc.metadata.get_document(aws_org.id, id1)
+    a2 = svc.metadata.get_document(aws_org.id, id2)
+    assert a1.superseded_by == id2 and a2.updates_memory_id == id1
     assert a2.forget_after is not None and a1.metadata["tags"] == ["ops"]
     assert a2.status.value == "ready" and a2.chunk_count == 1
     found = recall(svc, them, RecallIn(query="drain restart web tier"))
-    assert [r.document_id for r in found.results] == [v2.id]
+    assert [r.document_id for r in found.results] == [id2]
     # and back out of AWS: the same two documents, in order
     project = svc.metadata.find_project_by_slug(aws_org.id, "default")
     back = [json.loads(line) for line in list(export_project(svc, them, project))[1:]]
-    assert [d["document"]["id"] for d in back] == [v1.id, v2.id]
+    assert [d["document"]["id"] for d in back] == [id1, id2]
+    # and the same file imported again changes nothing
+    assert import_lines(svc, them, out.read_text().splitlines())["skipped"] == 2

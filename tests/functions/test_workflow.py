@@ -163,7 +163,8 @@ def test_the_same_document_run_twice_is_one_document_with_one_set_of_chunks(
     # a second run of the workflow for the same job (e.g. redriven) finds it ready and changes nothing
     again = execute(synthesized, execution_input, name, deployment.run_handler)
     assert again.status == "SUCCEEDED"
-    assert again.output["artifacts"]["prepare"] == {"skip": "document already ready", "count": 0, "tags": []}
+    assert again.output["artifacts"]["prepare"] == {"skip": "document already ready", "count": 0, "tags": [],
+                                                    "keyphrases": []}
     assert md.get_chunks(ORG_ID, doc.id) == chunks
     assert deployment.search.document_ids(ORG_ID) == {doc.id}
 
@@ -275,7 +276,7 @@ def test_save_ingest_recall_through_the_handlers_matches_local_mode(
         # compared as sets.
         assert _ranked(on_aws) == _ranked(here), query
         assert [r["score"] for r in on_aws] == pytest.approx([r["score"] for r in here], abs=1e-9), query
-        assert sorted(r["summary"] for r in on_aws) == sorted(r["summary"] for r in here)
+        assert sorted(r["summary"] or "" for r in on_aws) == sorted(r["summary"] or "" for r in here)
         chunks = {r["title"]: [ch["content"] for ch in r["chunks"]] for r in on_aws}
         assert chunks == {r["title"]: [ch["content"] for ch in r["chunks"]] for r in here}
     first = json.loads(api(_recall_event("what pill does the cat take"))["body"])["results"][0]

@@ -6,16 +6,15 @@ the requests the definition builds are validated against Transcribe's service mo
 from __future__ import annotations
 
 import base64
-import io
 import json
 import re
-import wave
 from typing import Any
 
 import pytest
 from asl import execute
 from botocore.stub import Stubber
 from fn_support import BUCKET, ORG_ID, T0, Deployment, context, load_event
+from media_samples import wav
 from test_workflow import CapturingStarter
 
 from memlane.adapters.aws._boto import new_client
@@ -24,16 +23,6 @@ from memlane.documents.media_budget import CacheMediaBudget
 from memlane.domain.models import Document, DocumentStatus, IngestJob
 
 pytestmark = pytest.mark.infra
-
-
-def wav() -> bytes:
-    out = io.BytesIO()
-    with wave.open(out, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(8000)
-        w.writeframes(b"\x00\x00" * 800)
-    return out.getvalue()
 
 
 def save_recording(deployment: Deployment) -> Document:

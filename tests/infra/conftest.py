@@ -23,13 +23,16 @@ for path in (REPO_ROOT, Path(__file__).resolve().parent):
 from infra_helpers import Synth  # noqa: E402
 
 VARIANTS: dict[str, dict[str, str]] = {
-    # The cdk.json defaults: stage dev, managed OpenSearch domain, Bedrock embeddings, arm64.
-    "dev": {},
+    # The cdk.json defaults: stage dev, managed OpenSearch domain, Bedrock embeddings, arm64, deployed
+    # to us-east-1 (where the default LLM, Amazon Nova Micro, is invocable on demand).
+    "dev": {"region": "us-east-1"},
     # The other search backend and the other embedding provider, with a daily quota.
     "serverless": {
         "search_backend": "serverless",
         "embedding_provider": "openai",
         "api_daily_quota": "10000",
+        # in us-west-2: the default LLM through the us. cross-Region inference profile
+        "region": "us-west-2",
     },
     # A production-like stage: data retained, two search nodes, x86_64, e-mail alarms, OAuth for /mcp
     # (a Cognito user pool), the rerank stage, values as the CLI passes them (strings).
@@ -45,6 +48,8 @@ VARIANTS: dict[str, dict[str, str]] = {
         # recall's rerank stage on, through Bedrock's Rerank API with Cohere Rerank 3.5
         "rerank_model": "cohere.rerank-v3-5:0",
         "rerank_top_n": "40",
+        # in the EU: the default LLM through the eu. cross-Region inference profile
+        "region": "eu-west-1",
     },
     # Amazon S3 Vectors instead of OpenSearch, named as docs/deploy.md names it (the camelCase alias),
     # with lean observability: the near-zero idle bill (issue 37).
@@ -123,3 +128,21 @@ def s3vectors(synth_variant) -> Synth:
 @pytest.fixture(scope="session", params=["dev", "serverless", "prod", "s3vectors"])
 def every_variant(request, synth_variant) -> Synth:
     return synth_variant(request.param)
+
+
+@pytest.fixture(scope="session")
+def trace_variant(synth_variant):
+    """A variant deployed in moto and run through every function's paths (tests/infra/trace_scenarios.py),
+    once per session: the permission trace and the environment test read the same run. What it returns
+    is data (the trace, the outcomes, the reads); moto is stopped before it is handed out."""
+    cache: dict[str, tuple] = {}
+
+    def run(name: str) -> tuple:
+        if name not in cache:
+            from trace_scenarios import run_scenarios
+
+            synth = synth_variant(name)
+            cache[name] = run_scenarios(synth.template_json, synth.stack)
+        return cache[name]
+
+    return run

@@ -10,6 +10,7 @@ from aws_cdk.assertions import Match
 from infra_helpers import as_list, function_by_handler, function_role, join_to_text, role_policies
 
 from infra import constants as c
+from memlane.adapters.aws.api_keys import API_KEY_STAGE_TAG
 
 pytestmark = pytest.mark.infra
 
@@ -141,11 +142,27 @@ def test_keys_function_manages_api_gateway_keys_of_its_usage_plan(dev):
     (plan_id,) = dev.of_type("AWS::ApiGateway::UsagePlan")
     assert keys["Properties"]["Environment"]["Variables"][c.ENV_USAGE_PLAN_ID] == {"Ref": plan_id}
     statements = role_policies(dev, function_role(keys))
-    posts = [s for s in statements if s["Action"] == "apigateway:POST"]
-    (post,) = posts
-    resources = [join_to_text(r) for r in as_list(post["Resource"])]
-    assert any(r.endswith("::/apikeys") for r in resources)
-    assert any(r.endswith(f"::/usageplans/<{plan_id}>/keys") for r in resources)
+    posts = [join_to_text(r) for s in statements if s["Action"] == "apigateway:POST" for r in as_list(s["Resource"])]
+    assert any(r.endswith("::/apikeys") for r in posts)
+    assert any(r.endswith(f"::/usageplans/<{plan_id}>/keys") for r in posts)
+
+
+@pytest.mark.parametrize("handler", [c.KEYS_FUNCTION.handler, c.API_FUNCTION.handler])
+def test_api_key_grants_reach_only_the_keys_this_stack_tags(dev, handler):
+    # Given the functions that create and revoke API Gateway keys (the keys function, the API's /v3/keys)
+    _, function = function_by_handler(dev, handler)
+    statements = role_policies(dev, function_role(function))
+    on_keys = [s for s in statements if any(join_to_text(r).endswith(("::/apikeys", "::/apikeys/*", "::/tags/*"))
+                                            for r in as_list(s["Resource"]))]
+    tag = f"aws:RequestTag/{API_KEY_STAGE_TAG}"
+    # Then a key may be created (and tagged on create) only with this stage's tag, and nothing else tagged
+    for statement in [s for s in on_keys if s["Action"] in ("apigateway:POST", "apigateway:PUT")]:
+        assert statement["Condition"] == {"StringEquals": {tag: "dev"},
+                                          "ForAllValues:StringEquals": {"aws:TagKeys": [API_KEY_STAGE_TAG]}}
+    # and deleted only when it carries that tag: never another stack's key, or any other key of the account
+    (delete,) = [s for s in on_keys if s["Action"] == "apigateway:DELETE"]
+    assert delete["Condition"] == {"StringEquals": {f"aws:ResourceTag/{API_KEY_STAGE_TAG}": "dev"}}
+    assert {s["Action"] for s in on_keys} == {"apigateway:POST", "apigateway:PUT", "apigateway:DELETE"}
 
 
 def test_outputs_give_the_url_and_the_first_key_command(dev):

@@ -21,11 +21,14 @@ EXPECTED_ACKNOWLEDGMENTS = [
     r"AwsSolutions-IAM5\[Resource::<StorageContentBucket\w+\.Arn>/(media|work)/\*\]",
     r"AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:transcribe:<AWS::Region>:<AWS::AccountId>:"
     r"transcription-job/memlane-\*\]",
-    r"AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:es:<AWS::Region>:<AWS::AccountId>:domain/memlane-\w+/\*\]",
+    # the search index's own paths: the alias's subpaths and its versioned indices (<alias>-v<n>)
+    r"AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:es:<AWS::Region>:<AWS::AccountId>:domain/memlane-\w+/"
+    r"memlane-chunks(/\*|-v\*)\]",
     # S3 Vectors: the indexes memlane creates per organization at run time, inside the stack's vector bucket
     r"AwsSolutions-IAM5\[Resource::<SearchBucket\w+\.VectorBucketArn>/index/\*\]",
     r"AwsSolutions-IAM5\[Resource::<\w+Function\w+\.Arn>:\*\]",  # qualified invocations of one function
-    r"AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/\*\]",
+    # API keys (and their tags on create), conditioned on the stage tag memlane sets
+    r"AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/(apikeys|tags)/\*\]",
     r"AwsSolutions-IAM4\[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs\]",
     r"AwsSolutions-L1",  # Python 3.12 pinned with the layer's ABI
     r"AwsSolutions-OS1",  # public endpoint + IAM

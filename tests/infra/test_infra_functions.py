@@ -149,8 +149,11 @@ def test_bedrock_model_access_only_where_text_is_embedded(dev):
                         continue
                     users.add(function["Properties"]["Handler"])
                     assert json.dumps(resource).endswith(':foundation-model/amazon.titan-embed-text-v2:0"]]}')
+    # Write and the forget job embed too: the memories next to one written or removed are indexed again
+    # (memlane.documents.writer.DocumentWriter.rebuild)
     assert users == {c.API_FUNCTION.handler, c.EMBED_FUNCTION.handler, c.PAGE_WORKER_FUNCTION.handler,
-                     c.CONNECTION_SYNC_FUNCTION.handler, c.EXTRACTION_CONSUMER_FUNCTION.handler}
+                     c.CONNECTION_SYNC_FUNCTION.handler, c.EXTRACTION_CONSUMER_FUNCTION.handler,
+                     c.WRITE_FUNCTION.handler, c.FORGET_FUNCTION.handler}
     _, api = function_by_handler(dev, c.API_FUNCTION.handler)
     assert api["Properties"]["Environment"]["Variables"][schema.ENV_EMBEDDER] == "bedrock"
 
@@ -175,22 +178,29 @@ def test_openai_secret_is_read_by_name_only_where_a_model_is_called(serverless):
         c.PAGE_WORKER_FUNCTION.handler,
         c.CONNECTION_SYNC_FUNCTION.handler,
         c.EXTRACTION_CONSUMER_FUNCTION.handler,  # facts are embedded like any save
+        c.WRITE_FUNCTION.handler,  # the neighbours of what it wrote are embedded again
+        c.FORGET_FUNCTION.handler,  # the neighbours of a forgotten message are embedded again
     }
     assert not serverless.of_type("AWS::SecretsManager::Secret")  # the operator creates it
 
 
-def test_content_deletes_are_limited_to_api_forget_the_page_worker_and_write(dev):
+def test_content_deletes_are_granted_where_a_document_is_removed_or_stored(dev):
     deleters = {
         function["Properties"]["Handler"]
         for function in memlane_functions(dev).values()
         for statement in role_policies(dev, function_role(function))
-        if "s3:DeleteObject" in as_list(statement["Action"])
+        if "s3:DeleteObjectVersion" in as_list(statement["Action"])
     }
-    # The page worker removes the document of a page that disappeared or now redirects; Write
-    # clears a document's saved embedding batches once it is indexed.
-    # A connection's sync removes what was deleted at the provider.
+    # Removal (the API, the forget job, the page worker, a connection's sync) deletes every version of
+    # a document's keys; Write clears its staged work; and every function that stores a document may
+    # drop its S3 copy when its content shrinks under 100 KB (the metadata store's put_document).
     assert deleters == {c.API_FUNCTION.handler, c.FORGET_FUNCTION.handler, c.PAGE_WORKER_FUNCTION.handler,
-                        c.WRITE_FUNCTION.handler, c.CONNECTION_SYNC_FUNCTION.handler}
+                        c.WRITE_FUNCTION.handler, c.CONNECTION_SYNC_FUNCTION.handler,
+                        c.EXTRACT_FUNCTION.handler, c.PREPARE_FUNCTION.handler, c.TRANSCRIBED_FUNCTION.handler,
+                        c.EXTRACTION_CONSUMER_FUNCTION.handler}
+    # and no function is granted a plain DeleteObject: S3BlobStore deletes versions only
+    assert not [s for f in memlane_functions(dev).values() for s in role_policies(dev, function_role(f))
+                if "s3:DeleteObject" in as_list(s["Action"])]
 
 
 def test_only_the_operator_keys_function_may_scan_the_table(dev):
@@ -217,8 +227,7 @@ def test_the_rerank_stage_is_granted_to_the_api_function_alone_and_reaches_its_o
             if "bedrock:InvokeModel" in actions:
                 resources = [json.dumps(r) for r in as_list(statement["Resource"])]
                 assert all(r.endswith(rerank_arn) or r.endswith(':foundation-model/amazon.titan-embed-text-v2:0"]]}')
-                           or (r.endswith(f':foundation-model/{c.DEFAULT_LLM_MODEL}"]]}}')
-                               and handler == c.EXTRACTION_CONSUMER_FUNCTION.handler)
+                           or (c.DEFAULT_LLM_MODEL in r and handler == c.EXTRACTION_CONSUMER_FUNCTION.handler)
                            for r in resources), resources  # the embedder's, the reranker's, the extraction LLM's
                 if any(r.endswith(rerank_arn) for r in resources):
                     invokers.add(handler)

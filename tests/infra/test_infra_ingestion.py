@@ -16,6 +16,7 @@ from infra_helpers import (
 )
 
 from infra import constants as c
+from infra.workflow_budget import worst_case_seconds
 from memlane.adapters.aws import dynamo_schema as schema
 
 pytestmark = pytest.mark.infra
@@ -270,8 +271,26 @@ def test_docset_functions_may_use_the_docset_store_and_send_to_the_page_queue_on
     assert {
         "bedrock:InvokeModel",
         "es:ESHttpPut",
-        "es:ESHttpDelete",
+        "es:ESHttpPost",
         "s3:PutObject",
-        "s3:DeleteObject",
+        "s3:DeleteObjectVersion",
     } <= set(pages)
     assert not any(ingest_queue in r for r in pages["sqs:SendMessage"])  # it indexes, it queues no ingestion
+
+
+def test_the_state_machine_outlasts_its_longest_retry_chain(every_variant):
+    # Given the synthesized workflow: the longest path through it with every Task's retriers used to the end
+    # (Extract waits an hour 48 times for a media budget) and the Transcribe poll loop given its allowance
+    # (infra/workflow_budget.py, read from the synthesized definition; tests/unit/test_workflow_budget.py
+    # checks the computation itself on definitions worked out by hand)
+    definition = state_machine_definition(every_variant)
+    states = definition["States"]
+    worst = worst_case_seconds(definition, loop_allowance=c.TRANSCRIPTION_MAX_WAIT_S)
+    assert worst > 48 * 3600
+    # Then the execution's timeout is longer: no retry is ever cut off by States.Timeout, which no Catch sees
+    # (the document would stay queued)
+    assert definition["TimeoutSeconds"] > worst
+    media_budget = next(r for r in states["Extract"]["Retry"] if r["ErrorEquals"] == ["MediaBudgetDeferred"])
+    assert definition["TimeoutSeconds"] > media_budget["IntervalSeconds"] * media_budget["MaxAttempts"]
+    # and every Task has a timeout of its own (an unbounded one would make the sum meaningless)
+    assert all("TimeoutSeconds" in s for s in states.values() if s["Type"] == "Task")

@@ -6,7 +6,14 @@ import json
 
 import pytest
 from aws_cdk.assertions import Match
-from infra_helpers import function_by_handler, function_role, memlane_functions, role_policies
+from infra_helpers import (
+    as_list,
+    function_by_handler,
+    function_role,
+    join_to_text,
+    memlane_functions,
+    role_policies,
+)
 
 from infra import constants as c
 from memlane.adapters.aws import dynamo_schema as schema
@@ -93,7 +100,25 @@ def test_only_search_users_get_opensearch_http_permissions(dev):
             "Handler"
         ]
         if function["Properties"]["Handler"] == c.WRITE_FUNCTION.handler:
-            assert {"es:ESHttpPut", "es:ESHttpDelete", "es:ESHttpPost"} <= actions
+            assert {"es:ESHttpPut", "es:ESHttpPost"} <= actions
+
+
+def test_search_grants_name_memlane_s_index_and_alias_paths_only(dev):
+    # Given every es: grant, in the functions' roles and in the domain's access policy
+    domain = "arn:<AWS::Partition>:es:<AWS::Region>:<AWS::AccountId>:domain/memlane-dev"
+    alias = c.SEARCH_INDEX_ALIAS
+    paths = {f"{domain}/{alias}", f"{domain}/{alias}/*", f"{domain}/{alias}-v*", f"{domain}/_alias/{alias}",
+             *(f"{domain}/{alias}/{e}" for e in ("_search", "_msearch", "_count"))}
+    statements = [s for f in memlane_functions(dev).values() for s in role_policies(dev, function_role(f))]
+    (opensearch_domain,) = dev.of_type("AWS::OpenSearchService::Domain").values()
+    statements += opensearch_domain["Properties"]["AccessPolicies"]["Statement"]
+    es = [s for s in statements if any(str(a).startswith("es:") for a in as_list(s["Action"]))]
+    assert es
+    for statement in es:
+        # Then each names memlane's alias and index paths, never the domain or all of it (_cluster/settings,
+        # another index), and no request method memlane never sends (DELETE: deleting an index; PATCH)
+        assert {join_to_text(r) for r in as_list(statement["Resource"])} <= paths, statement["Resource"]
+        assert set(as_list(statement["Action"])) <= {"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut"}
 
 
 def test_functions_are_told_the_search_endpoint_kind_and_index(dev, serverless):

@@ -13,6 +13,7 @@ from infra_helpers import as_list, function_by_handler, function_role, join_to_t
 from infra import constants as c
 from infra.config import ConfigError
 from infra.constructs.webapp import API_PATH_PATTERNS, spa_rewrite_function_code
+from memlane.connections.flow_binding import ENV_WEBAPP_URL
 from memlane.webapp_policy import CONTENT_SECURITY_POLICY
 
 pytestmark = pytest.mark.infra
@@ -89,9 +90,10 @@ def test_the_api_is_on_the_same_distribution_uncached_with_the_key_forwarded(dev
     assert set(behaviours) == set(API_PATH_PATTERNS) and "/v3/*" in behaviours
     api_origin = next(o for o in config["Origins"] if "CustomOriginConfig" in o)
     (rest_api_id,) = dev.of_type("AWS::ApiGateway::RestApi")
-    assert {"Ref": rest_api_id} in _refs(api_origin["DomainName"])
-    (stage_id,) = dev.of_type("AWS::ApiGateway::Stage")
-    assert {"Ref": stage_id} in _refs(api_origin["OriginPath"])  # requests go to the stage's paths
+    assert join_to_text(api_origin["DomainName"]) == f"<{rest_api_id}>.execute-api.<AWS::Region>.<AWS::URLSuffix>"
+    # requests go to the stage's paths, named, not referenced: the stage depends on the API function,
+    # whose environment names this distribution (MEMLANE_WEBAPP_URL)
+    assert api_origin["OriginPath"] == "/dev"
     assert api_origin["CustomOriginConfig"]["OriginProtocolPolicy"] == "https-only"
     for behaviour in behaviours.values():
         assert behaviour["TargetOriginId"] == api_origin["Id"]
@@ -121,11 +123,19 @@ def test_the_api_function_may_register_keys_in_the_usage_plan(dev):
     statements = role_policies(dev, function_role(api))
     (lookup,) = [s for s in statements if s["Action"] == "apigateway:GET"]
     assert join_to_text(lookup["Resource"]).endswith("::/usageplans")
-    (post,) = [s for s in statements if s["Action"] == "apigateway:POST"]
-    resources = [join_to_text(r) for r in as_list(post["Resource"])]
-    assert any(r.endswith(f"::/usageplans/<{plan_id}>/keys") for r in resources)
+    posts = [join_to_text(r) for s in statements if s["Action"] == "apigateway:POST" for r in as_list(s["Resource"])]
+    assert any(r.endswith(f"::/usageplans/<{plan_id}>/keys") for r in posts)
     (delete,) = [s for s in statements if s["Action"] == "apigateway:DELETE"]
     assert join_to_text(delete["Resource"]).endswith("::/apikeys/*")
+
+
+def test_the_api_function_sends_connection_flows_back_to_this_web_app(dev):
+    # A provider sends the browser back to the API's /oauth/callback, which sends it on to the web app's
+    # confirmation page (memlane.connections.flow_binding): the API function is told this distribution's URL
+    _, api = function_by_handler(dev, c.API_FUNCTION.handler)
+    (distribution_id,) = dev.of_type("AWS::CloudFront::Distribution")
+    url = api["Properties"]["Environment"]["Variables"][ENV_WEBAPP_URL]
+    assert join_to_text(url) == f"https://<{distribution_id}.DomainName>"
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node runs the CloudFront Function's JavaScript")

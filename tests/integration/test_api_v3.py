@@ -89,8 +89,9 @@ def test_save_plain_text_returns_summary_chunks_and_metadata(server):
     assert body["title"] == "Billing migration"
     assert body["status"] == "ready"
     assert body["chunk_count"] == 1
-    assert body["summary"] and body["summary"] in text or len(body["summary"]) > 20
+    assert body["summary"] is None  # four sentences, no longer than a summary: the note is its own
     assert body["metadata"]["tags"] == ["billing", "ops"]
+    assert body["metadata"]["keyphrases"] and "keywords" not in body["metadata"]
     assert body["metadata"]["category"]
     doc = server.client.get(f"/v3/documents/{body['id']}").json()
     assert doc["content"] == text
@@ -562,3 +563,5 @@ def test_related_memories_have_their_own_floor(server):
     assert related[:1] == [tenancy]
     assert ids["Sourdough"] not in related and ids["Bike"] not in related
     assert all(0.5 <= d["relevance"] <= 1 for d in body["related"])
+    # each marked by the same strong threshold as recall
+    assert all(d["match"] == ("strong" if d["relevance"] >= MINILM.strong else "weak") for d in body["related"])

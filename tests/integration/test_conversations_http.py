@@ -6,6 +6,7 @@ recall, as_of and the profile follow; a restart finds queued extractions again."
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -200,6 +201,91 @@ def test_a_line_said_twice_is_two_messages_and_the_same_message_sent_again_is_on
         # a note is not a message: the same words saved as a note are their own memory
         note = client.post("/v3/memory", json={"content": "Thanks!"})
         assert note.json()["duplicate"] is False
+    finally:
+        client.close()
+        srv.shutdown()
+
+
+HISTORY = [{"role": "user", "content": "Can you book the dentist for Tuesday?"},
+           {"role": "assistant", "content": "Booked: Dr Okafor, Tuesday 9:30."},
+           {"role": "user", "content": "ok"},
+           {"role": "assistant", "content": "Anything else?"}]
+
+
+def said(client: httpx.Client, conversation_id: str) -> list[tuple[int, str, str]]:
+    return [(m["message_index"], m["role"], m["content"])
+            for m in client.get(f"/v3/conversations/{conversation_id}").json()["messages"]]
+
+
+def test_a_conversation_sent_again_whole_stores_only_what_is_new(tmp_path, llm) -> None:
+    srv, client = start(tmp_path, llm)
+    try:
+        # Given a chat client that sends the whole history every turn, without an Idempotency-Key
+        first = client.post("/v3/conversations", json={"conversation_id": "chat", "messages": HISTORY}).json()
+        assert (first["saved"], first["duplicates"]) == (4, 0)
+        wait_done(client, first["extraction"]["id"])
+        # When the same body is sent again
+        again = client.post("/v3/conversations", json={"conversation_id": "chat", "messages": HISTORY})
+        # Then nothing is stored: every message is answered by the one already saved, no extraction runs
+        assert again.status_code == 201
+        out = again.json()
+        assert (out["saved"], out["duplicates"]) == (0, 4)
+        assert [m["id"] for m in out["messages"]] == [m["id"] for m in first["messages"]]
+        assert all(m["duplicate"] for m in out["messages"])
+        assert out["extraction"]["status"] == "off" and "already saved" in out["extraction"]["reason"]
+        assert said(client, "chat") == [(i, m["role"], m["content"]) for i, m in enumerate(HISTORY)]
+        # When the next turn re-sends the history with two new messages, "ok" said again among them
+        turn = [*HISTORY, {"role": "user", "content": "ok"}, {"role": "user", "content": "Thanks!"}]
+        out = client.post("/v3/conversations", json={"conversation_id": "chat", "messages": turn}).json()
+        # Then only those two are stored, after the others
+        assert (out["saved"], out["duplicates"]) == (2, 4)
+        assert [m["message_index"] for m in out["messages"]] == [0, 1, 2, 3, 4, 5]
+        record = wait_done(client, out["extraction"]["id"])
+        assert record["messages"] == [m["id"] for m in out["messages"][4:]]  # facts drawn from the new ones only
+        assert said(client, "chat")[4:] == [(4, "user", "ok"), (5, "user", "Thanks!")]
+        # and recall finds each message once
+        hits = client.post("/v3/recall", json={"query": "book the dentist Tuesday", "limit": 10}).json()["results"]
+        dentist = [h for h in hits if "dentist" in h["chunks"][0]["content"]]
+        assert len(dentist) == 1
+    finally:
+        client.close()
+        srv.shutdown()
+
+
+def test_a_message_sent_to_its_stored_place_is_the_same_one_or_a_new_version_of_it(tmp_path, llm) -> None:
+    srv, client = start(tmp_path, llm)
+    try:
+        placed = [{**m, "message_index": i} for i, m in enumerate(HISTORY)]
+        first = client.post("/v3/conversations", json={"conversation_id": "c", "extract": False, "messages": placed}).json()
+        # When message 1 comes again with the same text and message 3 with other text
+        out = client.post("/v3/conversations", json={"conversation_id": "c", "extract": False, "messages": [
+            placed[1], {**placed[3], "content": "Anything else before Tuesday?"}]}).json()
+        # Then the first is a duplicate, the second a new version of message 3, in its place
+        assert [m["duplicate"] for m in out["messages"]] == [True, False]
+        assert out["messages"][0]["id"] == first["messages"][1]["id"]
+        assert (out["saved"], out["duplicates"]) == (1, 1)
+        assert said(client, "c")[3] == (3, "assistant", "Anything else before Tuesday?")
+        assert len(said(client, "c")) == 4
+        versions = client.get(f"/v3/documents/{out['messages'][1]['id']}", params={"include_versions": "true"}).json()
+        assert [v["id"] for v in versions["versions"]] == [first["messages"][3]["id"], out["messages"][1]["id"]]
+    finally:
+        client.close()
+        srv.shutdown()
+
+
+def test_a_conversation_re_sent_by_several_clients_at_once_is_stored_once(tmp_path, llm) -> None:
+    srv, client = start(tmp_path, llm)
+    try:
+        body = {"conversation_id": "race", "extract": False, "messages": HISTORY}
+        # When eight clients send the same conversation at the same moment
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            answers = list(pool.map(lambda _: client.post("/v3/conversations", json=body), range(8)))
+        assert {a.status_code for a in answers} == {201}
+        # Then each message is stored once, and the answers together say so
+        assert said(client, "race") == [(i, m["role"], m["content"]) for i, m in enumerate(HISTORY)]
+        assert sum(a.json()["saved"] for a in answers) == 4
+        assert sum(a.json()["duplicates"] for a in answers) == 28
+        assert len({m["id"] for a in answers for m in a.json()["messages"]}) == 4
     finally:
         client.close()
         srv.shutdown()

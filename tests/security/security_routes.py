@@ -39,10 +39,13 @@ def _resolve(doc: dict, schema: dict | None) -> dict | None:
     return schema
 
 
+DOC = MemlaneApi(lambda: None).openapi()  # type: ignore[arg-type, return-value]
+
+
 def openapi_routes() -> list[Route]:
     from memlane.api.app import PUBLIC_ROUTES
 
-    doc = MemlaneApi(lambda: None).openapi()  # type: ignore[arg-type, return-value]
+    doc = DOC
     routes = []
     for path, ops in doc["paths"].items():
         for method, op in ops.items():
@@ -66,3 +69,21 @@ def string_fields(route: Route) -> list[str]:
 
 def all_fields(route: Route) -> list[str]:
     return list(((route.body_schema or {}).get("properties") or {}).keys())
+
+
+def schema_properties(schema: dict | None, depth: int = 0) -> set[str]:
+    """Every property name in `schema`, at any depth: through $refs, arrays, anyOf/allOf."""
+    schema = _resolve(DOC, schema)
+    if not schema or depth > 12:
+        return set()
+    names: set[str] = set()
+    for name, prop in (schema.get("properties") or {}).items():
+        names.add(name)
+        names |= schema_properties(prop, depth + 1)
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            names |= schema_properties(schema[key], depth + 1)
+    for key in ("anyOf", "allOf", "oneOf"):
+        for part in schema.get(key) or []:
+            names |= schema_properties(part, depth + 1)
+    return names

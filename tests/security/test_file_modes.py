@@ -8,7 +8,9 @@ import os
 import stat
 import threading
 
-from memlane.adapters.local import private_files
+import pytest
+
+from memlane.adapters.local import private_files, vector_ann
 from memlane.adapters.local.sqlite_db import SqliteDatabase
 from memlane.adapters.local.token_vault import FileTokenVault
 from memlane.config import Settings
@@ -164,3 +166,33 @@ def test_the_server_warns_at_start_about_an_open_data_directory(tmp_path, open_u
     finally:
         srv.shutdown()
     assert "memlane doctor --repair" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not vector_ann.available(), reason="usearch is not installed")
+def test_the_vector_index_and_its_snapshot_are_private(tmp_path, open_umask, monkeypatch):
+    """Issue 34, finding 5: the HNSW graphs, the saved projection, their manifests and lock were
+    created 0644 in a 0755 `search-ann/` directory."""
+    from fakes import HashEmbedder
+
+    from memlane.adapters.local import search_index
+    from memlane.domain.principal import Principal
+    from memlane.domain.requests import MemoryIn, RecallIn
+    from memlane.local.runtime import LocalRuntime
+    from memlane.recall.service import recall
+    from memlane.services.memory import save_memory
+
+    monkeypatch.setattr(search_index, "ANN_AT", 1)  # the graphs from the first row
+    data = tmp_path / "data"
+    # Given memories saved and recalled (the graphs built), When the process stops (the snapshot saved)
+    with LocalRuntime(Settings(data_dir=data), embedder=HashEmbedder(), docsets=False) as rt:
+        who = Principal(organization_id=rt.organization().id, key_id="k")
+        for i in range(5):
+            save_memory(rt.services, who, MemoryIn(content=f"Locker {i} opens with code {i}{i}{i}."))
+        assert recall(rt.services, who, RecallIn(query="locker code")).results
+        assert rt.stack.index._matrix.ann is not None  # searched through the graphs
+    # Then the graphs, the projection, both manifests and the lock exist, each private
+    ann = data / search_index.ANN_DIR
+    names = {p.name for p in ann.iterdir()}
+    assert {"manifest.json", "projection.json", "lock"} <= names, names
+    assert any(n.endswith(".usearch") for n in names) and any(n.startswith("p-") for n in names), names
+    assert_private(data)

@@ -17,10 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from fakes import HashEmbedder
 
-import memlane.cli.common as common
-import memlane.cli.transfer as transfer
 from memlane.cli import main
 from memlane.cli.docs import Progress
 from memlane.cli.quiet import OWN_RECORDS_ONLY, quiet_third_party
@@ -38,16 +35,8 @@ def data_dir(cli_data_dir) -> Path:
 
 
 @pytest.fixture
-def hashing(monkeypatch):
+def hashing(cli_hashing):
     """The local runtime with the hashing embedder (no model to load)."""
-    real = common.local_runtime
-
-    def runtime(args, **options):
-        options.setdefault("embedder", HashEmbedder())
-        return real(args, **options)
-
-    monkeypatch.setattr(common, "local_runtime", runtime)
-    monkeypatch.setattr(transfer, "local_runtime", runtime)
 
 
 def closed_port() -> int:
@@ -96,6 +85,21 @@ def test_an_unreachable_server_is_one_line(data_dir, monkeypatch, capsys):
     monkeypatch.setenv("MEMLANE_API_URL", "localhost:7432")  # no scheme
     code, _, err = run(capsys, "recall", "ferry")
     assert code == 1 and err.startswith("memlane: cannot reach memlane at localhost:7432: ")
+
+
+def test_serve_on_a_busy_port_says_so_in_one_line_before_anything_else(tmp_path, capsys):
+    # Given another server listening on the port
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        # When memlane serve is started on it
+        code, out, err = run(capsys, "serve", "--port", str(port), "--data-dir", str(tmp_path / "d"))
+    # Then it prints no "listening", no key and no sign-in link: one line naming the port and how to pick another
+    assert (code, out) == (2, "")
+    assert err == (f"memlane: port {port} on 127.0.0.1 is already in use (is another memlane serve running?); "
+                   f"pick another with --port: memlane serve --port {port + 1} (make run PORT={port + 1})\n")
+    assert not (tmp_path / "d").exists()  # and nothing was created: no data directory, no key
 
 
 # --------------------------------------------------------------------------- a closed pipe
@@ -161,7 +165,7 @@ def test_keys_revoke_by_any_unique_start(data_dir, capsys):
     # Every key's prefix starts with mlk_: ambiguous, and the error lists the matches.
     code, _, err = run(capsys, "keys", "revoke", "mlk_")
     assert code == 1
-    assert err.startswith("memlane: key_id: 'mlk_' matches 2 active keys: ")
+    assert err.startswith("memlane: key: 'mlk_' matches 2 active keys: ")
     assert ids[0] in err and ids[1] in err and "laptop" in err and "phone" in err
     start = next(ids[0][:n] for n in range(1, 37) if not ids[1].startswith(ids[0][:n]))
     code, out, _ = run(capsys, "keys", "revoke", start)
@@ -173,6 +177,68 @@ def test_keys_revoke_by_any_unique_start(data_dir, capsys):
     assert run(capsys, "keys", "revoke", phone_prefix)[:2] == (0, f"revoked {ids[1]}\n")
     code, _, err = run(capsys, "keys", "revoke", ids[0])
     assert code == 1 and err == f"memlane: no active key {ids[0]!r} (see `memlane keys list`)\n"
+
+
+def test_keys_revoke_by_the_name_keys_list_shows(data_dir, capsys):
+    made = {}
+    for org, name in (("default", "laptop"), ("default", "phone"), ("family", "phone")):
+        code, out, _ = run(capsys, "keys", "create", "--org", org, "--name", name)
+        assert code == 0
+        made[(org, name)] = out.split()[2]
+    # Given two keys named "phone" (in two organizations), the name alone is ambiguous: both are listed
+    code, out, err = run(capsys, "keys", "revoke", "phone")
+    assert (code, out) == (1, "")
+    assert err.startswith("memlane: key: 'phone' matches 2 active keys: ") and err.count("\n") == 1
+    assert made[("default", "phone")] in err and made[("family", "phone")] in err
+    # and a unique name revokes its key, as its id would
+    assert run(capsys, "keys", "revoke", "laptop")[:2] == (0, f"revoked {made[('default', 'laptop')]}\n")
+    # once revoked, "phone" of the family organization is revoked by its id, then the other by its name
+    assert run(capsys, "keys", "revoke", made[("family", "phone")])[0] == 0
+    assert run(capsys, "keys", "revoke", "phone")[:2] == (0, f"revoked {made[('default', 'phone')]}\n")
+    code, _, err = run(capsys, "keys", "revoke", "phone")
+    assert code == 1 and err == "memlane: no active key 'phone' (see `memlane keys list`)\n"
+
+
+# --------------------------------------------------------------------------- files named on the command line
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["remember", "--file", "missing.md"], "cannot read missing.md (--file): no such file or directory"),
+    (["import", "missing.jsonl"], "cannot read missing.jsonl (FILE): no such file or directory"),
+    (["invoke", "api", "missing.json"], "cannot read missing.json (EVENT): no such file or directory"),
+])
+def test_a_missing_file_is_one_line_and_exit_2(data_dir, tmp_path, monkeypatch, capsys, argv, line):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *argv)
+    assert (code, out, err) == (2, "", f"memlane: {line}\n")
+    assert not data_dir.exists()  # nothing was opened or made before the file was read
+
+
+def test_a_file_that_cannot_be_written_or_read_as_text_is_one_line_too(data_dir, tmp_path, capsys, hashing):
+    assert run(capsys, "remember", "The ferry leaves at nine.")[0] == 0
+    code, out, err = run(capsys, "export", "--out", str(tmp_path / "no-such-folder" / "backup.jsonl"))
+    assert (code, out) == (2, "")
+    assert err == f"memlane: cannot write {tmp_path / 'no-such-folder' / 'backup.jsonl'} (--out): no such file or directory\n"
+    folder = run(capsys, "remember", "--file", str(tmp_path))
+    assert folder[0] == 2 and folder[2] == f"memlane: cannot read {tmp_path} (--file): is a directory\n"
+    binary = tmp_path / "photo.jpg"
+    binary.write_bytes(b"\xff\xd8\xff\xe0 not an export")
+    code, _, err = run(capsys, "import", str(binary))
+    assert (code, err) == (2, f"memlane: {binary} is not UTF-8 text: `memlane import` reads what `memlane export` wrote\n")
+
+
+# --------------------------------------------------------------------------- a read never creates a project
+
+
+def test_recall_in_an_unknown_project_is_an_error_listing_the_projects(data_dir, capsys, hashing):
+    assert run(capsys, "remember", "The ferry leaves at nine.", "--project", "Travel")[0] == 0
+    code, out, err = run(capsys, "recall", "ferry", "--project", "Nope")
+    assert (code, out) == (1, "")
+    assert err == "memlane: project: no project named 'Nope'; the projects are: 'Default', 'Travel'\n"
+    names = run(capsys, "recall", "ferry", "--project", "travel", "--json")
+    assert names[0] == 0 and json.loads(names[1])["total"] == 1
+    # and the read created nothing: asked again, "Nope" is still not among the projects
+    assert run(capsys, "recall", "ferry", "--project", "Nope")[2] == err
 
 
 # --------------------------------------------------------------------------- export and import, plurals
@@ -283,3 +349,49 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_elsewhere():
         lines.show(done, total)
     lines.end()
     assert plain.getvalue() == "0/1 page done\n1/4 pages done\n4/4 pages done\n"
+
+
+# --------------------------------------------------------------------------- weak matches (issue 35)
+
+
+class _Answering:
+    """A client whose recall answers with the given results (strong and weak), recording what it was asked."""
+
+    def __init__(self, results: list[dict]) -> None:
+        self.results = results
+        self.asked: list[dict] = []
+
+    def __enter__(self) -> _Answering:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def recall(self, query: str, **fields) -> dict:
+        self.asked.append({"query": query, **fields})
+        return {"results": self.results, "total": len(self.results), "query_time_ms": 3.0, "floor": 0.24, "strong": 0.65}
+
+
+def _result(title: str, match: str) -> dict:
+    return {"document_id": f"d-{title}", "title": title, "score": 0.5, "relevance": 0.4, "match": match,
+            "chunks": [{"content": f"{title} text"}]}
+
+
+@pytest.mark.parametrize("results, first_line", [
+    ([_result("Passport", "weak")], "no strong match; possibly related (low confidence):"),
+    ([_result("Router", "strong"), _result("Passport", "weak")], "[1] Router  (score 0.500)  d-Router"),
+])
+def test_recall_marks_weak_matches_and_says_when_nothing_is_strong(monkeypatch, capsys, results, first_line):
+    import memlane.cli.memories as memories
+
+    client = _Answering(results)
+    monkeypatch.setattr(memories, "remote_url", lambda: "http://127.0.0.1:1")
+    monkeypatch.setattr(memories, "open_client", lambda args: client)
+    monkeypatch.setattr(memories, "project_id", lambda c, p: None)
+    code, out, _ = run(capsys, "recall", "travel document")
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == first_line
+    assert any(line.startswith("[") and "Passport" in line and "; weak match)" in line for line in lines)
+    assert client.asked[0].get("strict") is None  # weak matches asked for by default
+    run(capsys, "recall", "travel document", "--strict")
+    assert client.asked[1]["strict"] is True

@@ -205,7 +205,7 @@ def test_export_import_round_trip_preserves_documents_and_versions(stack, who, c
     from memlane.local.compose import build_local
     from memlane.services.keys import ensure_organization
     from memlane.services.projects import default_project
-    from memlane.services.transfer import export_project, import_lines
+    from memlane.services.transfer import export_project, import_lines, reminted_id
 
     v1 = remember(
         stack,
@@ -233,10 +233,14 @@ def test_export_import_round_trip_preserves_documents_and_versions(stack, who, c
         org, _ = ensure_organization(target.metadata, "imported")
         them = Principal(organization_id=org.id, key_id="k")
         result = import_lines(target.services, them, lines)
-        assert result["imported"] == 2 and result["skipped"] == 0
+        assert result["imported"] == 2 and result["skipped"] == 0 and result["reminted"] == 2
+
+        def moved(doc_id):  # another organization: each document takes an id of its own (issue 34)
+            return reminted_id(org.id, doc_id) if doc_id else None
+
         for original in (v1, v2):
             a = stack.metadata.get_document(who.organization_id, original.id)
-            b = target.metadata.get_document(org.id, original.id)
+            b = target.metadata.get_document(org.id, moved(original.id))
             for field in (
                 "title",
                 "content",
@@ -245,16 +249,16 @@ def test_export_import_round_trip_preserves_documents_and_versions(stack, who, c
                 "content_hash",
                 "content_type",
                 "source_url",
-                "updates_memory_id",
-                "superseded_by",
                 "forget_after",
                 "created_at",
                 "chunk_count",
             ):
                 assert getattr(a, field) == getattr(b, field), field
+            # the version chain, linked through the new ids
+            assert (b.updates_memory_id, b.superseded_by) == (moved(a.updates_memory_id), moved(a.superseded_by))
             assert b.embedder == "test/other-hash/256"
         out = recall(target.services, them, RecallIn(query="eggs butter recipe"))
-        assert ids(out) == [v2.id]  # the latest version only, re-embedded with the target's model
+        assert ids(out) == [moved(v2.id)]  # the latest version only, re-embedded with the target's model
         assert import_lines(target.services, them, lines)["skipped"] == 2  # idempotent
     finally:
         target.close()

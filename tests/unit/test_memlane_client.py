@@ -254,3 +254,16 @@ def test_the_async_client_retries_saves_with_one_key_and_pages(slept):
     assert len(saves) == 2 and saves[0].headers["Idempotency-Key"] == saves[1].headers["Idempotency-Key"]
     assert json.loads(saves[0].read()) == {"content": "hello", "conversation_id": "c", "message_index": 0}
     assert slept[0] >= 1
+
+
+def test_framework_retrievers_keep_strong_matches_unless_asked_for_weak_ones():
+    # issue 35: the LangChain and LlamaIndex retrievers ask for strong matches only (`strict`) by default
+    from memlane_client.integrations import document_metadata, kept, recall_options
+
+    assert recall_options(None, include_weak=False) == {"strict": True}
+    assert recall_options(None, include_weak=True) == {}
+    assert recall_options(0.2, include_weak=False) == {"min_relevance": 0.2}  # the caller's own floor
+    results = [{"document_id": "a", "match": "strong"}, {"document_id": "b", "match": "weak"}]
+    assert [r["document_id"] for r in kept(results, include_weak=False)] == ["a"]
+    assert [r["document_id"] for r in kept(results, include_weak=True)] == ["a", "b"]
+    assert document_metadata({"document_id": "b", "match": "weak"})["match"] == "weak"

@@ -64,13 +64,33 @@ def test_signing_in_with_a_key_and_out_again(context, web_server) -> None:
     expect(page).to_have_url(re.compile(r"/login\?next=%2Fgraph"))
     page.get_by_label("API key").fill("mlk_not_a_key")
     page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("alert")).to_contain_text("invalid or revoked API key")
+    expect(page.get_by_role("alert")).to_have_text("Invalid or revoked API key")
     page.get_by_label("API key").fill(web_server.key)
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("heading", name="Memory graph")).to_be_visible()
     page.get_by_role("button", name="Sign out").click()
     expect(page).to_have_url(f"{web_server.url}/login")
+    expect(page.get_by_role("status")).to_have_text("You signed out. The API key is no longer kept in this browser.")
     assert page.evaluate(f"window.localStorage.getItem({KEY_STORAGE!r})") is None
+
+
+def test_a_revoked_key_signs_the_app_out_saying_why(context, web_server) -> None:
+    # Given the app signed in with a key that is then revoked (in another browser, or `memlane keys revoke`)
+    with web_server.api() as admin:
+        created = admin.post("/v3/keys", json={"name": "revoked-e2e"}).json()
+    page = context.new_page()
+    page.goto(f"{web_server.url}/login")
+    page.get_by_label("API key").fill(created["secret"])
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    with web_server.api() as admin:
+        assert admin.delete(f"/v3/keys/{created['key']['id']}").status_code == 200
+    # When the app next asks the server anything
+    page.goto(f"{web_server.url}/projects")
+    # Then it is on the sign-in page, which says why
+    expect(page).to_have_url(re.compile(r"/login\?next=%2Fprojects"))
+    expect(page.get_by_role("status")).to_contain_text(
+        "You were signed out: the server no longer accepts the API key this browser used")
 
 
 # --------------------------------------------------------------------------- a memory's whole life

@@ -1,7 +1,7 @@
 // The memlane API as the app uses it, through @memlane/client: same origin (the local server, or CloudFront in front of
 // API Gateway), the key in a header on every call (never a cookie, so no other site can make the
 // browser act with it), errors as ApiError with the server's `{"error": "field: what is wrong"}`.
-import { clearKey, getKey } from './auth'
+import { getKey, reasonOfRefusal, signOut } from './auth'
 
 // The API's shapes are generated from its OpenAPI document, and its calls made by the one client
 // (clients/typescript, `@memlane/client`; `make types`).
@@ -124,7 +124,7 @@ async function call<T>(send: (client: MemlaneClient) => Promise<T>, signal?: Abo
     }
     setOffline(false)
     if (e.status === 401 && key) {
-      clearKey()
+      signOut(reasonOfRefusal(e.error))
       onUnauthorized()
     }
     throw new ApiError(e.status, e.error)

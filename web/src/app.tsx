@@ -1,7 +1,7 @@
 import { lazy, Suspense, useEffect, useState } from 'react'
 import { Link, Redirect, Route, Switch, useLocation } from 'wouter'
 import { api, isOffline, onOfflineChange, setUnauthorizedHandler, type WhoAmI } from './api'
-import { clearKey, getKey } from './auth'
+import { getKey, signOut } from './auth'
 import { ErrorBox, Loading, OfflineBanner } from './components/feedback'
 import { Dashboard } from './pages/Dashboard'
 import { Login } from './pages/Login'
@@ -35,11 +35,21 @@ export function App() {
   const [signedIn, setSignedIn] = useState(() => getKey() !== null)
 
   useEffect(() => {
-    setUnauthorizedHandler(() => {
+    const toLogin = () => {
       setSignedIn(false)
       if (window.location.pathname === '/login') return // the login page reports a refused key itself
       navigate(`/login?next=${encodeURIComponent(window.location.pathname + window.location.search)}`)
-    })
+    }
+    setUnauthorizedHandler(toLogin)
+    // Signed out in another tab (the key left this origin's storage): this tab follows, and says why.
+    const onStorage = (event: StorageEvent) => {
+      if (event.key !== null && event.key !== 'memlane.apiKey') return
+      if (getKey() !== null) return
+      signOut('elsewhere')
+      toLogin()
+    }
+    window.addEventListener('storage', onStorage)
+    return () => window.removeEventListener('storage', onStorage)
   }, [navigate])
 
   if (location === '/login') {
@@ -51,7 +61,7 @@ export function App() {
   return (
     <Shell
       onSignOut={() => {
-        clearKey()
+        signOut('you')
         setSignedIn(false)
         navigate('/login')
       }}

@@ -28,6 +28,57 @@ export function clearKey(): void {
   }
 }
 
+// Why this tab was signed out, for the sign-in page to say (per tab: sessionStorage).
+const SIGNED_OUT_STORAGE = 'memlane.signedOut'
+
+/** revoked: the server refused the key (revoked, or unknown to it); expired: a session that ended;
+ * elsewhere: signed out in another tab; you: the Sign out button. */
+export type SignOutReason = 'revoked' | 'expired' | 'elsewhere' | 'you'
+
+export const SIGN_OUT_REASONS: Record<SignOutReason, string> = {
+  revoked:
+    'You were signed out: the server no longer accepts the API key this browser used (it was revoked, or ' +
+    'the server has a new data directory). Sign in with the link `make run` prints, or paste an active key.',
+  expired: 'Your session expired, so you were signed out. Sign in again to continue.',
+  elsewhere: 'You were signed out in another tab.',
+  you: 'You signed out. The API key is no longer kept in this browser.',
+}
+
+/** Forgets the key and remembers why, for the sign-in page. */
+export function signOut(reason: SignOutReason): void {
+  clearKey()
+  try {
+    window.sessionStorage.setItem(SIGNED_OUT_STORAGE, reason)
+  } catch {
+    // storage unavailable: the sign-in page says nothing about why
+  }
+}
+
+/** Why this tab was signed out, or null. */
+export function signOutReason(): SignOutReason | null {
+  try {
+    const reason = window.sessionStorage.getItem(SIGNED_OUT_STORAGE)
+    return reason !== null && reason in SIGN_OUT_REASONS ? (reason as SignOutReason) : null
+  } catch {
+    return null
+  }
+}
+
+/** Said once: the sign-in page forgets the reason after showing it, and on signing in. */
+export function forgetSignOutReason(): void {
+  try {
+    window.sessionStorage.removeItem(SIGNED_OUT_STORAGE)
+  } catch {
+    // storage unavailable: nothing was kept
+  }
+}
+
+/** Why a request's 401 signed the app out: a session that expired says so; any other refusal of the
+ * key (revoked, unknown) is the key's. */
+export function reasonOfRefusal(error: string): SignOutReason {
+  return /\bexpired\b/i.test(error) ? 'expired' : 'revoked'
+}
+
 /** The code of a sign-in link (`/login#code=…`), removed from the address bar and history at once. */
 export function takeSignInCode(): string | null {
   const hash = window.location.hash.replace(/^#/, '')

@@ -25,8 +25,26 @@ export function stripMarkdown(text: string): string {
     .trim()
 }
 
+// Words every sentence has: marking them in a result says nothing about why it matched ("the" four
+// times for "digits to open the bicycle padlock"). English, the language memlane's users write in.
+export const STOP_WORDS = new Set(
+  `a about above after again against all also am an and any are as at be because been before being below between
+  both but by can could did do does doing done down during each few for from further had has have having he her here
+  hers him his how into is it its itself just me more most my myself nor not now of off on once only or other our ours
+  out over own same she should so some such than that the their theirs them then there these they this those through
+  to too under until up very was we were what when where which while who whom why will with would you your yours
+  yourself get got how's i'm it's let's that's what's where's who's don't can't won't isn't`.split(/\s+/),
+)
+
+/** The words of a query worth marking in a result: three letters or more, no stop words, each once. */
 export function queryWords(query: string): string[] {
-  return [...new Set(query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 2))]
+  const words = query
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}'’]+/u)
+    .map((w) => w.replace(/^['’]+|['’]+$/gu, ''))
+    .filter((w) => !STOP_WORDS.has(w.replace(/’/gu, "'")))
+    .map((w) => w.replace(/['’]s$/u, '')) // "Aylin's" marks Aylin
+  return [...new Set(words)].filter((w) => w.length > 2)
 }
 
 /** The part of `texts` (a result's chunks, best first) that best matches `query`, at most `max` chars. */

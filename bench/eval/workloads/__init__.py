@@ -13,7 +13,7 @@ from typing import Any
 
 from bench.eval.server import Api
 
-NAMES = ("conversations", "facts", "code", "docs", "abstention")
+NAMES = ("conversations", "facts", "code", "docs", "notes", "abstention")
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "fd07be99d96be850641e5ef318628e5dc34775d8ba69890eefafcf1d4df7db28"
+OPENAPI_SHA256 = "b57e0a2b16813954eabe974f135dbd8c5d42da9b2c2b86c2cfcabd834c11e592"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 
@@ -121,6 +121,7 @@ class ContextIn(TypedDict):
     projects: NotRequired["list[str] | None"]
     docsets: NotRequired["list[str] | None"]
     min_relevance: NotRequired["float | None"]
+    strict: NotRequired["bool"]
     profile: NotRequired["bool"]
     profile_subject: NotRequired["str | None"]
 
@@ -136,6 +137,7 @@ class ContextOut(TypedDict):
     truncated: "bool"
     dropped: "int"
     floor: "float | None"
+    strong: "float | None"
     docs_floor: "float | None"
     stages: "list[str]"
     profile: "bool"
@@ -153,6 +155,7 @@ class ContextPiece(TypedDict):
     docset_id: "str | None"
     score: "float"
     relevance: "float"
+    match: "Literal[\"strong\", \"weak\"]"
     created_at: "str"
     source_changed_at: "str | None"
     content: "str"
@@ -670,6 +673,7 @@ class RecallFiltersIn(TypedDict):
     content_type: NotRequired["list[ContentType] | None"]
     created_after: NotRequired["str | None"]
     tags: NotRequired["list[str] | None"]
+    keyphrases: NotRequired["list[str] | None"]
     kind: NotRequired["list[Literal[\"memory\", \"message\", \"fact\"]] | None"]
 
 
@@ -682,6 +686,7 @@ class RecallIn(TypedDict):
     filters: NotRequired["RecallFiltersIn | None"]
     include_versions: NotRequired["bool"]
     min_relevance: NotRequired["float | None"]
+    strict: NotRequired["bool"]
     as_of: NotRequired["str | None"]
 
 
@@ -691,6 +696,7 @@ class RecallOut(TypedDict):
     total: "int"
     query_time_ms: "float"
     floor: "float | None"
+    strong: "float | None"
     stages: "list[str]"
     rerank: "dict[str, Any] | None"
 
@@ -714,6 +720,7 @@ class RecalledDocument(TypedDict):
     summary: "str | None"
     score: "float"
     relevance: "float | None"
+    match: "Literal[\"strong\", \"weak\"] | None"
     source_url: "str | None"
     content_type: "ContentType"
     created_at: "str"
@@ -771,6 +778,7 @@ class RelatedDocument(TypedDict):
     summary: "str | None"
     score: "float"
     relevance: "float | None"
+    match: "Literal[\"strong\", \"weak\"] | None"
     content_type: "ContentType"
     project_id: "str"
     created_at: "str"

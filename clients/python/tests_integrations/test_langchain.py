@@ -70,7 +70,8 @@ def test_the_chat_history_saves_turns_as_one_conversation(memlane):
     saved = [memlane.document(d["id"]) for d in memlane.iter_project_documents(pid)]
     assert {d["conversation_id"] for d in saved} == {"trip-planning-1"}
     tags = {t for d in saved for t in d["metadata"].get("tags") or []}
-    assert tags and not any(t.startswith("conversation:") for t in tags), tags  # memlane's own keywords only
+    assert tags == set(), tags  # no tag of the history's own, and memlane's generated phrases are not tags
+    assert any(d["metadata"].get("keyphrases") for d in saved)  # they are keyphrases
     found = memlane.recall("ferry Vashon Sundays", project_id=pid, kind="message", min_relevance=0)
     assert {r["document_id"] for r in found["results"]} <= {m["id"] for m in said} and found["results"]
 

@@ -326,6 +326,82 @@ export const MCP_TOOLS: readonly McpToolDefinition[] = [
       "destructiveHint": false,
       "idempotentHint": true,
       "openWorldHint": false,
+      "readOnlyHint": false,
+      "title": "Save a conversation"
+    },
+    "description": "Save a conversation's messages to long-term memory, in the order they were said; facts are drawn from them when an LLM is configured. Send the whole conversation each time if that is easier: messages already saved are recognised and stored once.",
+    "inputSchema": {
+      "properties": {
+        "conversation_id": {
+          "description": "The same id on every save of this conversation",
+          "maxLength": 200,
+          "minLength": 1,
+          "type": "string"
+        },
+        "messages": {
+          "description": "The messages in the order they were said (at most 100 a call)",
+          "items": {
+            "properties": {
+              "content": {
+                "description": "What was said",
+                "type": "string"
+              },
+              "message_index": {
+                "description": "Its position in the conversation (0 first); on every message or on none",
+                "minimum": 0,
+                "type": "integer"
+              },
+              "role": {
+                "description": "Who said it, as chat APIs say it (give role, speaker or both)",
+                "enum": [
+                  "user",
+                  "assistant",
+                  "system",
+                  "tool"
+                ],
+                "type": "string"
+              },
+              "speaker": {
+                "description": "The speaker's name",
+                "type": "string"
+              },
+              "time": {
+                "description": "When it was said (ISO 8601)",
+                "type": "string"
+              }
+            },
+            "required": [
+              "content"
+            ],
+            "type": "object"
+          },
+          "maxItems": 100,
+          "minItems": 1,
+          "type": "array"
+        },
+        "project": {
+          "description": "Project/space name to save to (uses default if not specified)",
+          "type": "string"
+        },
+        "subject": {
+          "description": "The person the facts are about (default: whoever each fact names)",
+          "type": "string"
+        }
+      },
+      "required": [
+        "conversation_id",
+        "messages"
+      ],
+      "type": "object"
+    },
+    "name": "save_conversation",
+    "title": "Save a conversation"
+  },
+  {
+    "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "openWorldHint": false,
       "readOnlyHint": true,
       "title": "Pack context for a query"
     },

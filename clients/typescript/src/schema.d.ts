@@ -201,7 +201,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Chunk (~1800 chars, line boundaries), embed, upsert items */
+        /**
+         * Chunk (~1800 chars, line boundaries), embed, upsert items
+         * @description Up to 1,000 items. Against the key's rate limit it counts once per 25 items or per 100 KB of body, whichever is more.
+         */
         post: operations["ingest_ingest_post"];
         delete?: never;
         options?: never;
@@ -517,7 +520,7 @@ export interface paths {
         put?: never;
         /**
          * Save a conversation's messages; draw facts from them when an LLM is configured
-         * @description Every message is saved as a memory of the conversation (kind `message`). With an LLM configured, facts are extracted off the request path (`extraction.status` queued; GET /v3/extractions/{id} follows it), each reconciled with the facts already known (new, update, duplicate, contradiction) and stored as a memory of kind `fact`. Without one, `extraction.status` is `off` and says why: no fact is invented. With an `Idempotency-Key` header, a retry of the same request is answered with the first answer (no message saved twice, no second extraction queued); the key with another body is a 409.
+         * @description Every message is saved as a memory of the conversation (kind `message`). With an LLM configured, facts are extracted off the request path (`extraction.status` queued; GET /v3/extractions/{id} follows it), each reconciled with the facts already known (new, update, duplicate, contradiction) and stored as a memory of kind `fact`. Without one, `extraction.status` is `off` and says why: no fact is invented. With an `Idempotency-Key` header, a retry of the same request is answered with the first answer (no message saved twice, no second extraction queued); the key with another body is a 409. Against the key's rate limit it counts once per 25 messages or per 100 KB of body, whichever is more.
          */
         post: operations["save_conversation_v3_conversations_post"];
         delete?: never;
@@ -682,7 +685,7 @@ export interface paths {
         put?: never;
         /**
          * Save up to 100 memories, each answered on its own
-         * @description Each item is a POST /v3/memory body and counts as one request against the key's rate limit. Items are written together (their chunks embedded in shared batches); one item's error does not stop the others.
+         * @description Each item is a POST /v3/memory body and counts as one request against the key's rate limit (and the body as one per 100 KB, whichever is more: memlane.api.weights). Items are written together (their chunks embedded in shared batches); one item's error does not stop the others.
          */
         post: operations["save_memories_v3_memories_post"];
         delete?: never;
@@ -922,7 +925,10 @@ export interface components {
                  * @description Defaults to the organization's default project.
                  */
                 project_id?: string | null;
-                /** Metadata */
+                /**
+                 * Metadata
+                 * @description Yours to use, at most 64 KB as JSON; `memlane` is reserved. salience (Vidurai's CRITICAL…NOISE), tags and chunking are read by memlane.
+                 */
                 metadata?: {
                     [key: string]: unknown;
                 };
@@ -1141,9 +1147,15 @@ export interface components {
             docsets?: string[] | null;
             /**
              * Min Relevance
-             * @description Leave out pieces whose relevance is below this (0-1); default the calibrated floors (memories and documentation have their own).
+             * @description Strict abstention at your own floor: leave out pieces whose relevance is below this (0-1); default the calibrated floors (memories and documentation have their own), weak memories included and marked.
              */
             min_relevance?: number | null;
+            /**
+             * Strict
+             * @description Only strong memories (no weak ones, marked or not).
+             * @default false
+             */
+            strict?: boolean;
             /**
              * Profile
              * @description Put the profile (GET /v3/profile: stable facts and recent context) first, inside the budget.
@@ -1191,6 +1203,11 @@ export interface components {
              * @description The memories' relevance floor that applied.
              */
             floor?: number | null;
+            /**
+             * Strong
+             * @description The memories' strong threshold.
+             */
+            strong?: number | null;
             /**
              * Docs Floor
              * @description The documentation's relevance floor that applied.
@@ -1241,6 +1258,13 @@ export interface components {
              */
             relevance?: number;
             /**
+             * Match
+             * @description How sure memlane is of this result: "strong" (relevance at or above the strong threshold) or "weak" (between the floor and the strong threshold: possibly related, low confidence); null when the query is empty. A weak piece is labelled in `text`.
+             * @default strong
+             * @enum {string}
+             */
+            match?: "strong" | "weak";
+            /**
              * Created At
              * Format: date-time
              */
@@ -1262,7 +1286,7 @@ export interface components {
             conversation_id: string;
             /**
              * Messages
-             * @description In the order they were said, at most 100 a request.
+             * @description In the order they were said, at most 100 a request. A chat client may send the whole history each turn: messages that repeat the conversation's stored ones from its first, in order (same role, speaker and text), are answered as duplicates and only the rest is stored.
              */
             messages: components["schemas"]["MessageIn"][];
             /**
@@ -1689,7 +1713,7 @@ export interface components {
         ExtractionState: {
             /**
              * Status
-             * @description off: no LLM, or extract=false; refused: the monthly token budget is spent; queued, running, done, failed: the extraction job.
+             * @description off: no LLM, extract=false, or no new message; refused: the monthly token budget is spent; queued, running, done, failed: the extraction job.
              * @enum {string}
              */
             status: "off" | "refused" | "queued" | "running" | "done" | "failed";
@@ -1905,7 +1929,7 @@ export interface components {
             source?: string | null;
             /**
              * Metadata
-             * @description repoId, path and lang are filterable; the rest is kept.
+             * @description repoId, path and lang are filterable; the rest is kept (at most 64 KB as JSON; `memlane` is reserved).
              */
             metadata?: {
                 [key: string]: unknown;
@@ -2028,7 +2052,10 @@ export interface components {
              * @description Defaults to the organization's default project.
              */
             project_id?: string | null;
-            /** Metadata */
+            /**
+             * Metadata
+             * @description Yours to use, at most 64 KB as JSON; `memlane` is reserved. salience (Vidurai's CRITICAL…NOISE), tags and chunking are read by memlane.
+             */
             metadata?: {
                 [key: string]: unknown;
             };
@@ -2123,7 +2150,7 @@ export interface components {
             time?: string | null;
             /**
              * Message Index
-             * @description Its position in the conversation; default after the previous one.
+             * @description Its position in the conversation; default after the previous one. At a stored position: the same text is a duplicate, other text a new version.
              */
             message_index?: number | null;
         };
@@ -2372,8 +2399,16 @@ export interface components {
             content_type?: components["schemas"]["ContentType"][] | null;
             /** Created After */
             created_after?: string | null;
-            /** Tags */
+            /**
+             * Tags
+             * @description Only memories that carry any of these tags (the tags a person or client gave).
+             */
             tags?: string[] | null;
+            /**
+             * Keyphrases
+             * @description Only memories with any of these generated keyphrases (metadata.keyphrases). With `tags`, a memory matches either.
+             */
+            keyphrases?: string[] | null;
             /**
              * Kind
              * @description Only memories of these kinds: memory, message, fact.
@@ -2407,9 +2442,15 @@ export interface components {
             include_versions?: boolean;
             /**
              * Min Relevance
-             * @description Drop results whose relevance is below this (0-1); default the embedder's calibrated floor; 0 returns everything the search legs found.
+             * @description Strict abstention at your own floor: drop results whose relevance is below this (0-1) and nothing else; 0 returns everything the search legs found. Default: the calibrated floors, strong and weak results both returned, each marked (`match`).
              */
             min_relevance?: number | null;
+            /**
+             * Strict
+             * @description Strict abstention: only strong matches; no result at all when none is strong (default: weak matches are returned too, marked `match: "weak"`, so a stored answer is never hidden).
+             * @default false
+             */
+            strict?: boolean;
             /**
              * As Of
              * @description Recall as memlane knew things then: memories saved by that time, each in the version that was current then (a fact since updated comes back as it was).
@@ -2426,9 +2467,14 @@ export interface components {
             query_time_ms: number;
             /**
              * Floor
-             * @description The relevance floor that applied (null: empty query).
+             * @description The relevance floor that applied: nothing below it is returned (null: empty query).
              */
             floor?: number | null;
+            /**
+             * Strong
+             * @description The strong threshold: a result at or above it is `match: "strong"`, below it `"weak"` (null: empty query).
+             */
+            strong?: number | null;
             /**
              * Stages
              * @description What ranked the results, in order: "fusion" (the spec's score), "neighbours" when messages of one conversation lifted each other, "rerank"; "recent" for an empty query.
@@ -2451,7 +2497,7 @@ export interface components {
             score: number;
             /**
              * Relevance
-             * @description 0-1, from raw evidence (cosine, unnormalised BM25, exact rare terms): what the floor compares; null when the query is empty
+             * @description 0-1, from raw evidence (cosine, unnormalised BM25, exact rare terms) and from how far the result stands above the store's other candidates for this query: what the floors compare; null when the query is empty
              */
             relevance?: number | null;
             /** Heading Path */
@@ -2479,9 +2525,14 @@ export interface components {
             score: number;
             /**
              * Relevance
-             * @description 0-1, from raw evidence (cosine, unnormalised BM25, exact rare terms): what the floor compares; null when the query is empty
+             * @description 0-1, from raw evidence (cosine, unnormalised BM25, exact rare terms) and from how far the result stands above the store's other candidates for this query: what the floors compare; null when the query is empty
              */
             relevance?: number | null;
+            /**
+             * Match
+             * @description How sure memlane is of this result: "strong" (relevance at or above the strong threshold) or "weak" (between the floor and the strong threshold: possibly related, low confidence); null when the query is empty.
+             */
+            match?: ("strong" | "weak") | null;
             /** Source Url */
             source_url: string | null;
             content_type: components["schemas"]["ContentType"];
@@ -2611,6 +2662,11 @@ export interface components {
              * @description 0-1, from raw evidence: what the floor compares.
              */
             relevance?: number | null;
+            /**
+             * Match
+             * @description How sure memlane is of this result: "strong" (relevance at or above the strong threshold) or "weak" (between the floor and the strong threshold: possibly related, low confidence); null when the query is empty.
+             */
+            match?: ("strong" | "weak") | null;
             content_type: components["schemas"]["ContentType"];
             /** Project Id */
             project_id: string;
@@ -2799,7 +2855,7 @@ export interface components {
             status: components["schemas"]["DocumentStatus"];
             /**
              * Duplicate
-             * @description The same text was already saved in this project: that memory stands for it.
+             * @description Already saved (the conversation's history sent again, or the same text at its message_index): that memory stands for it and nothing new is stored.
              * @default false
              */
             duplicate?: boolean;

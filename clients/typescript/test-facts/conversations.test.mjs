@@ -30,6 +30,19 @@ async function finished(extractionId) {
 const contents = (recalled) => recalled.results.map((r) => r.chunks[0].content)
 
 describe('conversations, facts and the profile', () => {
+  it('stores a conversation sent again whole (a new key each time) once, and only its new messages', async () => {
+    const history = [{ role: 'user', content: 'Which platform for the Porto train?' },
+      { role: 'assistant', content: 'Platform 4, at 10:12.' }]
+    const first = await memlane.saveConversation({ conversation_id: 'ts-platform', extract: false, messages: history })
+    const again = await memlane.saveConversation({ conversation_id: 'ts-platform', extract: false,
+      messages: [...history, { role: 'user', content: 'ok' }] })
+    assert.deepEqual([first.saved, again.saved, again.duplicates], [2, 1, 2])
+    assert.deepEqual(again.messages.slice(0, 2).map((m) => m.id), first.messages.map((m) => m.id))
+    assert.deepEqual(again.messages.map((m) => m.duplicate), [true, true, false])
+    const stored = (await memlane.conversation('ts-platform')).messages.map((m) => m.content)
+    assert.deepEqual(stored, ['Which platform for the Porto train?', 'Platform 4, at 10:12.', 'ok'])
+  })
+
   it('saves a conversation once per key, reads it back in order, follows the extraction, recalls by kind and asOf', async () => {
     const body = { conversation_id: 'ts-trip', messages: [
       { speaker: 'Sam', content: 'I live in Lisbon.', time: '2026-11-01T09:00:00Z' },

@@ -4,6 +4,10 @@ as `usageIdentifierKey`, so API Gateway throttles and counts each memlane key se
 
 The API Gateway key id is kept on memlane's key item (attribute `gateway_key_id` of KEY#{hash}),
 so revoking finds it without listing API Gateway's keys.
+
+Every key is created with the tag `memlane:stage` = the stack's stage: the functions' IAM policies
+allow creating keys only with that tag and deleting only keys that carry it (infra/constructs/api.py),
+so a function can never delete an API key of another stack or of anything else in the account.
 """
 
 from __future__ import annotations
@@ -18,16 +22,18 @@ from memlane.domain.errors import DependencyUnavailableError
 from memlane.domain.models import ApiKey
 
 GATEWAY_KEY_ATTRIBUTE = "gateway_key_id"
+API_KEY_STAGE_TAG = "memlane:stage"
 
 
 class ApiGatewayKeyRegistry:
     def __init__(self, usage_plan_id: str | None, table_name: str, *, usage_plan_name: str | None = None,
-                 apigateway: Any | None = None, dynamodb: Any | None = None) -> None:
+                 stage: str = "", apigateway: Any | None = None, dynamodb: Any | None = None) -> None:
         if not usage_plan_id and not usage_plan_name:
             raise ValueError("usage_plan_id or usage_plan_name is required")
         self._usage_plan_id = usage_plan_id
         self.usage_plan_name = usage_plan_name
         self.table_name = table_name
+        self.tags = {API_KEY_STAGE_TAG: stage} if stage else {}
         self.apigateway = lazy_client(apigateway, "apigateway")
         self.dynamodb = lazy_client(dynamodb, "dynamodb")
 
@@ -57,7 +63,7 @@ class ApiGatewayKeyRegistry:
         created = self._call(
             self.apigateway, "create_api_key",
             name=f"memlane-{key.id}", description=f"memlane key {key.prefix}… of organization "
-            f"{key.organization_id}", enabled=True, value=key.key_hash,
+            f"{key.organization_id}", enabled=True, value=key.key_hash, **({"tags": self.tags} if self.tags else {}),
         )
         gateway_id = str(created["id"])
         try:

@@ -15,6 +15,7 @@ request (201); only larger ones go through the SQS queue and the Step Functions 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
 ENV_BEDROCK_MODEL_ID = "MEMLANE_BEDROCK_MODEL_ID"
 ENV_USAGE_PLAN_ID = "MEMLANE_USAGE_PLAN_ID"
 ENV_USAGE_PLAN_NAME = "MEMLANE_USAGE_PLAN_NAME"  # the API function's: the plan's id is looked up by name
+ENV_STAGE = "MEMLANE_STAGE"  # the stack's stage: the tag on the API keys it creates
 ENV_INLINE_MAX_CHARS = "MEMLANE_INLINE_MAX_CHARS"
 # The optional rerank stage (docs/deploy.md): the Bedrock model id turns it on; unset, it is off.
 ENV_RERANK_MODEL_ID = "MEMLANE_RERANK_MODEL_ID"
@@ -102,6 +104,7 @@ class AwsSettings(BaseModel):
     openai_secret_name: str = ""
     usage_plan_id: str = ""
     usage_plan_name: str = ""
+    stage: str = ""
     sync_queue_url: str = ""
     connections_key: str = ""
     connections_secret: str = ""
@@ -114,8 +117,10 @@ class AwsSettings(BaseModel):
     metrics: Literal["all", "alarmed"] = "all"  # "alarmed": only what an alarm reads (lean observability)
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> AwsSettings:
-        env = dict(os.environ if env is None else env)
+    def from_env(cls, env: Mapping[str, str] | None = None) -> AwsSettings:
+        # the mapping itself, not a copy: each variable is looked up by name (the environment test
+        # records which ones a function reads)
+        env = os.environ if env is None else env
         table = env.get(schema.ENV_TABLE, "")
         if not table:
             raise MemlaneError(f"{schema.ENV_TABLE} is not set: is this running in memlane's stack?")
@@ -135,6 +140,7 @@ class AwsSettings(BaseModel):
             "openai_secret_name": env.get(schema.ENV_OPENAI_SECRET_NAME),
             "usage_plan_id": env.get(ENV_USAGE_PLAN_ID),
             "usage_plan_name": env.get(ENV_USAGE_PLAN_NAME),
+            "stage": env.get(ENV_STAGE),
             "sync_queue_url": env.get(schema.ENV_SYNC_QUEUE_URL),
             "connections_key": env.get(schema.ENV_CONNECTIONS_KEY),
             "connections_secret": env.get(ENV_CONNECTIONS_SECRET),
@@ -388,8 +394,8 @@ def build_key_registry(aws: AwsSettings | None = None) -> ApiGatewayKeyRegistry:
 
     aws = aws or aws_settings()
     if not aws.usage_plan_id and aws.usage_plan_name:
-        return ApiGatewayKeyRegistry(None, aws.table, usage_plan_name=aws.usage_plan_name)
-    return ApiGatewayKeyRegistry(aws.require("usage_plan_id"), aws.table)
+        return ApiGatewayKeyRegistry(None, aws.table, usage_plan_name=aws.usage_plan_name, stage=aws.stage)
+    return ApiGatewayKeyRegistry(aws.require("usage_plan_id"), aws.table, stage=aws.stage)
 
 
 # --------------------------------------------------------------------------- documentation sets

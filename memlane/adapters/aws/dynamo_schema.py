@@ -13,6 +13,7 @@ One table, `pk`/`sk` strings, three sparse GSIs, TTL on `expires_at` (epoch seco
 | an organization's projects                       | pk=ORG#{org}  sk=PROJECT#{project}                   |
 | project slug (unique, conditional put)           | pk=ORG#{org}  sk=PROJSLUG#{slug}                     |
 | get document (tenant in the key)                 | pk=ORG#{org}#DOC#{doc}  sk=DOC                       |
+| who holds a document id (unique, conditional put)| pk=DOCID#{doc}  sk=OWNER  (holds the org) [added]    |
 | a document's chunks, in index order              | pk=ORG#{org}#DOC#{doc}  sk=CHUNK#{index:06d}         |
 | chunk by id (recall hydration) [added]           | pk=ORG#{org}#CHUNK#{chunk}  sk=CHUNKREF              |
 | recent documents of a project                    | GSI1 gsi1pk=ORG#{org}#PROJECT#{project}              |
@@ -45,6 +46,10 @@ only by conditional updates (claim, release); saving a connection never touches 
 [added] rows were added with the AWS adapter: the MetadataStore port revokes a key by its id and
 loads chunks by id, and neither was addressable before. A KEYID item points at the key's hash; a
 CHUNKREF item holds the chunk's document id and index, so both lookups stay GetItem/BatchGetItem.
+A DOCID item makes a document id one organization's: a document's first write puts it in the same
+transaction, on condition that it is absent or names the same organization, so another
+organization's write of that id fails (IdTakenError) and changes nothing; a delete removes it. A
+document written before DOCID items existed claims its id at its next write.
 
 Items carry an `entity` attribute naming what they are. Datetimes are stored as fixed-width
 ISO-8601 UTC strings (`2025-01-02T03:04:05.000006+00:00`) so that string order is time order in
@@ -91,6 +96,7 @@ SK_ORG_SLUG = "ORGSLUG"
 SK_KEY = "KEY"
 SK_KEY_ID = "KEYID"
 SK_DOC = "DOC"
+SK_DOC_OWNER = "OWNER"
 SK_HASH = "HASH"
 SK_CHUNK_REF = "CHUNKREF"
 SK_RECEIPT = "RECEIPT"
@@ -128,6 +134,10 @@ def org_pk(org_id: str) -> str:
 
 def doc_pk(org_id: str, document_id: str) -> str:
     return f"ORG#{org_id}#DOC#{document_id}"
+
+
+def doc_owner_pk(document_id: str) -> str:
+    return f"DOCID#{document_id}"
 
 
 def project_gsi_pk(org_id: str, project_id: str) -> str:

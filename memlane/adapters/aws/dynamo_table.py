@@ -5,7 +5,7 @@ batches of 25 writes / 100 reads with unprocessed items retried with backoff."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -71,8 +71,12 @@ class DynamoTable:
                 return
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def _transact(self, operations: list[dict[str, Any]], conflict: str) -> None:
-        """TransactWriteItems; a failed condition becomes ConflictError(conflict)."""
+    def _transact(self, operations: list[dict[str, Any]], conflict: str,
+                  error: type[ConflictError] = ConflictError,
+                  errors: Mapping[int, tuple[type[ConflictError], str]] | None = None) -> None:
+        """TransactWriteItems; a failed condition becomes `error(conflict)`, or, when it is the
+        operation at index i of `errors`, that entry's error and message (DynamoDB names each
+        operation's reason in order)."""
         try:
             self._call("transact_write_items", TransactItems=operations)
         except ClientError as exc:
@@ -80,7 +84,9 @@ class DynamoTable:
                 raise
             reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
             if "ConditionalCheckFailed" in reasons:
-                raise ConflictError(conflict) from exc
+                failed = reasons.index("ConditionalCheckFailed")
+                kind, message = (errors or {}).get(failed, (error, conflict))
+                raise kind(message) from exc
             raise TransientError(f"dynamodb transaction cancelled: {reasons}") from exc
 
     def _batch_write(self, requests: Sequence[dict[str, Any]]) -> None:

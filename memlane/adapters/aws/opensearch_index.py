@@ -20,9 +20,14 @@ Decisions, each for a reason:
   only when a leg returned a chunk the other did not, with the text leg's BM25 query narrowed to the
   vector candidates and a fetch of the text candidates' stored vectors, dotted with the query here
   (`fill`; why not a k-NN body: opensearch_queries.fill_bodies).
-* **Writes are upserts** (`_id` = deterministic chunk id) and are not refreshed: a chunk becomes
-  searchable after the index refresh interval (~1 s). Deletes refresh, so a deleted document
-  disappears at once.
+* **Writes are upserts** (`_id` = the organization and the deterministic chunk id) and are not
+  refreshed: a chunk becomes searchable after the index refresh interval (~1 s). Deletes refresh,
+  so a deleted document disappears at once. The organization is part of `_id` so that no write can
+  land on another organization's chunk; an index created before (its `_meta` has no `chunk_ids`)
+  keeps `_id` = chunk id, and a write there is refused when another organization holds one of its
+  ids (IdTakenError); a new index behind the alias is named the new way. Every request names the
+  alias or its index in its path (`<alias>/_bulk`, never `/_bulk`): the functions' IAM grants and the
+  domain's access policy name those paths only.
 * **Older versions stay indexed, flagged.** `set_superseded` marks a document's chunks
   `superseded` (a partial update); both legs leave them out unless the scope asks for versions,
   as the local index does. Tags are indexed lower-cased: the tag filter ignores case.
@@ -32,7 +37,7 @@ Decisions, each for a reason:
 
 Serverless (vector search collections) differs in two ways handled here with `serverless=True`:
 custom document ids are refused (chunks are indexed without `_id`, and an upsert first removes
-earlier copies by `chunk_id`), and deletes go through search + bulk delete instead of
+the organization's earlier copies by `chunk_id`), and deletes go through search + bulk delete instead of
 delete_by_query. Writes there become searchable later (Serverless refreshes on its own schedule).
 
 Three modules: opensearch_mapping.py (the index's settings and mapping, a chunk's indexed
@@ -51,10 +56,13 @@ from urllib.parse import urlparse
 from opensearchpy import exceptions as os_errors
 
 from memlane.adapters.aws.opensearch_mapping import (
+    CHUNK_IDS,
     CONTEXT_BOOST,
     CONTEXT_FIELD,
+    PER_ORGANIZATION,
     TEXT_ANALYZER,
     VECTOR_FIELD,
+    chunk_doc_id,
     chunk_source,
     cosine_from_knn_score,
     index_body,
@@ -70,7 +78,13 @@ from memlane.adapters.aws.opensearch_queries import (
     search_bodies,
     text_fields,
 )
-from memlane.domain.errors import DependencyUnavailableError, EmbedderMismatchError, MemlaneError
+from memlane.domain.errors import (
+    DependencyUnavailableError,
+    EmbedderMismatchError,
+    IdTakenError,
+    MemlaneError,
+)
+from memlane.domain.models import Chunk
 from memlane.ports import Candidate, IndexedChunk, IndexHoldings, LegResults, SearchScope
 
 # The index's shape (opensearch_mapping) and the recall's bodies (opensearch_queries) have modules
@@ -102,6 +116,7 @@ class OpenSearchIndex:
         self.embedder_id = embedder_id  # written into a new index's _meta when known
         self.serverless = serverless
         self._recorded_embedder: str | None = None
+        self._per_organization = True  # chunk _ids name the organization (read with the embedder)
         self._superseded_mapped = False
         self._context_mapped = False
         self._kind_mapped = False
@@ -157,7 +172,7 @@ class OpenSearchIndex:
         ]
         actions.append({"add": {"index": target, "alias": self.alias}})
         self._call(self.client.indices.update_aliases, body={"actions": actions})
-        self._recorded_embedder = None
+        self._recorded_embedder = None  # the embedder and the chunk ids' naming are read again
         return [index for index in previous if index != target]
 
     def _aliased_indices(self) -> list[str]:
@@ -168,25 +183,31 @@ class OpenSearchIndex:
 
     def recorded_embedder(self) -> str | None:
         """The embedder id in the aliased index's _meta (None for an index no vector reached)."""
+        return self._recorded_meta().get("embedder")
+
+    def _recorded_meta(self) -> dict[str, Any]:
         mapping = self._call(self.client.indices.get_mapping, index=self.alias)
         for definition in mapping.values():
-            meta = definition.get("mappings", {}).get("_meta", {})
-            return meta.get("embedder")
-        return None
+            meta: dict[str, Any] = definition.get("mappings", {}).get("_meta", {})
+            return meta
+        return {}
 
     def _check_embedder(self, embedder_id: str) -> None:
         if self._recorded_embedder == embedder_id:
             return
         try:
-            recorded = self.recorded_embedder()
+            meta = self._recorded_meta()
         except os_errors.NotFoundError:
             if self.embedder_id is None:
                 self.embedder_id = embedder_id
             self.ensure_index()
-            recorded = self.recorded_embedder()
+            meta = self._recorded_meta()
+        recorded = meta.get("embedder")
         if recorded is None:
-            # An index created before any vector arrived: the first embedder claims it.
-            meta = {"memlane_schema": 1, "dimension": self.dimension, "embedder": embedder_id}
+            # An index created before any vector arrived (so holding no chunk): the first embedder
+            # claims it, and its chunks are named per organization from the first.
+            meta = {"memlane_schema": 1, "dimension": self.dimension, "embedder": embedder_id,
+                    CHUNK_IDS: PER_ORGANIZATION}
             self._call(self.client.indices.put_mapping, index=self.alias, body={"_meta": meta})
             recorded = embedder_id
         if recorded != embedder_id:
@@ -194,6 +215,7 @@ class OpenSearchIndex:
                 f"the search index '{self.alias}' was built with embedder '{recorded}' but received "
                 f"vectors from '{embedder_id}'; {REINDEX_HINT}"
             )
+        self._per_organization = meta.get(CHUNK_IDS) == PER_ORGANIZATION
         self._recorded_embedder = embedder_id
 
     # ----------------------------------------------------------------- writes
@@ -216,16 +238,35 @@ class OpenSearchIndex:
         for start in range(0, len(items), BULK_BATCH):
             batch = items[start : start + BULK_BATCH]
             if self.serverless:
-                # No custom _id on Serverless vector collections: remove earlier copies first.
-                self._delete_matching({"terms": {"chunk_id": [i.chunk.id for i in batch]}})
+                # No custom _id on Serverless vector collections: remove the organization's earlier
+                # copies first (never another organization's chunk of the same id).
+                self._delete_matching(_own_chunks(batch))
+            elif not self._per_organization:
+                self._refuse_foreign(batch)
             body: list[dict[str, Any]] = []
             for item in batch:
-                action: dict[str, Any] = {"_index": self.alias}
-                if not self.serverless:
-                    action["_id"] = item.chunk.id
-                body.append({"index": action})
+                body.append({"index": self._action(item.chunk)})
                 body.append(chunk_source(item))
-            self._check_bulk(self._call(self.client.bulk, body=body))
+            self._check_bulk(self._call(self.client.bulk, body=body, index=self.alias))
+
+    def _action(self, chunk: Chunk) -> dict[str, Any]:
+        """A chunk's bulk action: its `_id` names the organization (none on Serverless, the chunk
+        id alone in an index from before)."""
+        if self.serverless:
+            return {"_index": self.alias}
+        doc_id = chunk_doc_id(chunk.organization_id, chunk.id) if self._per_organization else chunk.id
+        return {"_index": self.alias, "_id": doc_id}
+
+    def _refuse_foreign(self, batch: Sequence[IndexedChunk]) -> None:
+        """An index whose `_id` is the chunk id alone (created before chunk ids were per
+        organization): IdTakenError when another organization holds one of the batch's ids, before
+        anything is written."""
+        found = self._call(self.client.mget, index=self.alias, body={"ids": [i.chunk.id for i in batch]},
+                           _source_includes=["organization_id"])
+        for item, doc in zip(batch, found.get("docs", []), strict=False):
+            holder = (doc.get("_source") or {}).get("organization_id") if doc.get("found") else None
+            if holder is not None and holder != item.chunk.organization_id:
+                raise IdTakenError(f"chunk id {item.chunk.id} is not available")
 
     @staticmethod
     def _check_bulk(response: dict[str, Any]) -> None:
@@ -277,7 +318,7 @@ class OpenSearchIndex:
             for _id in ids[start : start + BULK_BATCH]:
                 body.append({"update": {"_index": self.alias, "_id": _id}})
                 body.append({"doc": {"superseded": superseded}})
-            self._check_bulk(self._call(self.client.bulk, body=body, **refresh))
+            self._check_bulk(self._call(self.client.bulk, body=body, index=self.alias, **refresh))
 
     def _map_superseded(self) -> None:
         """Indices created before versions were indexed have no `superseded` field, and the mapping
@@ -330,7 +371,7 @@ class OpenSearchIndex:
                 body = [
                     {"delete": {"_index": self.alias, "_id": _id}} for _id in ids[start : start + BULK_BATCH]
                 ]
-                self._check_bulk(self._call(self.client.bulk, body=body))
+                self._check_bulk(self._call(self.client.bulk, body=body, index=self.alias))
         except os_errors.NotFoundError:
             return  # no index yet: nothing to delete
 
@@ -520,6 +561,17 @@ class OpenSearchIndex:
             after = agg.get("after_key")
             if not buckets or after is None:
                 return ids
+
+
+def _own_chunks(batch: Sequence[IndexedChunk]) -> dict[str, Any]:
+    """The batch's chunks, each only in its own organization."""
+    by_org: dict[str, list[str]] = {}
+    for item in batch:
+        by_org.setdefault(item.chunk.organization_id, []).append(item.chunk.id)
+    return {"bool": {"should": [
+        {"bool": {"filter": [{"term": {"organization_id": org}}, {"terms": {"chunk_id": ids}}]}}
+        for org, ids in by_org.items()
+    ], "minimum_should_match": 1}}
 
 
 def _best_first(candidates: list[Candidate]) -> list[Candidate]:

@@ -14,6 +14,8 @@ from memlane.ports import IndexedChunk
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
 SPACE_TYPE = "innerproduct"
+# Replicas follow the domain: none on one data node, one from two up (index.auto_expand_replicas).
+AUTO_EXPAND_REPLICAS = "0-1"
 TEXT_ANALYZER = "english"
 VECTOR_FIELD = "vector"  # the chunk's unit vector (knn_vector), kept in _source
 TEXT_FIELDS = ("text^1", "title^2", "heading_path^1.5")
@@ -32,9 +34,22 @@ KEYWORD_FIELDS = (
 )
 
 
+# How a chunk's document is named in the index (`_meta.chunk_ids`): by organization and chunk id, so
+# one organization's write can never land on another's chunk. Indices created before say nothing:
+# their documents are named by the chunk id alone, and each write first checks that no other
+# organization holds those ids; a new index behind the alias is named the new way.
+CHUNK_IDS = "chunk_ids"
+PER_ORGANIZATION = "per-organization"
+
+
+def chunk_doc_id(org_id: str, chunk_id: str) -> str:
+    """A chunk's `_id` in an index whose chunk ids are per organization."""
+    return f"{org_id}:{chunk_id}"
+
+
 def index_body(dimension: int, embedder_id: str | None = None, *, serverless: bool = False) -> dict[str, Any]:
     """Settings and mappings of a memlane chunk index."""
-    meta: dict[str, Any] = {"memlane_schema": 1, "dimension": dimension}
+    meta: dict[str, Any] = {"memlane_schema": 1, "dimension": dimension, CHUNK_IDS: PER_ORGANIZATION}
     if embedder_id:
         meta["embedder"] = embedder_id
     properties: dict[str, Any] = {
@@ -63,6 +78,10 @@ def index_body(dimension: int, embedder_id: str | None = None, *, serverless: bo
         # A memlane index is small (chunks of one deployment): one shard avoids scoring skew
         # between shards and per-shard HNSW graphs. Serverless manages shards itself.
         settings["index"]["number_of_shards"] = 1
+        # A replica on another node when there is one: none on the default single-node domain (one
+        # replica there could never be assigned, and the domain would stay yellow), one from two
+        # data nodes up. Serverless manages replicas itself.
+        settings["index"]["auto_expand_replicas"] = AUTO_EXPAND_REPLICAS
     return {
         "settings": settings,
         "mappings": {"dynamic": "strict", "_meta": meta, "properties": properties},

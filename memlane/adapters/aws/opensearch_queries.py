@@ -71,8 +71,8 @@ def scope_filter(scope: SearchScope) -> list[dict[str, Any]]:
         ], "minimum_should_match": 1}})
     if filters.created_after is not None:
         clauses.append({"range": {"created_at": {"gt": iso(filters.created_after)}}})
-    if filters.tags:
-        clauses.append({"terms": {"tags": tags_of(filters.tags)}})
+    if filters.labels():
+        clauses.append({"terms": {"tags": tags_of(filters.labels())}})
     return clauses
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -53,11 +54,21 @@ def create_private_file(path: Path) -> None:
         os.close(fd)
 
 
+def open_private(path: Path) -> BinaryIO:
+    """`path` opened for writing from its start (truncated), 0600 before the first byte is written:
+    for writers that take a file object (NumPy's save)."""
+    return os.fdopen(_open_private(Path(path), os.O_WRONLY | os.O_TRUNC), "wb")
+
+
 def write_private(path: Path, data: bytes) -> None:
     """Write `data` to `path`, 0600 before the first byte is written."""
-    fd = _open_private(Path(path), os.O_WRONLY | os.O_TRUNC)
-    with os.fdopen(fd, "wb") as f:
+    with open_private(path) as f:
         f.write(data)
+
+
+def lock_file(path: Path) -> int:
+    """A descriptor on `path` (created 0600 when missing) to take a lock on."""
+    return _open_private(Path(path), os.O_RDWR)
 
 
 def wrong_modes(data_dir: Path) -> list[str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memlane.adapters.local import bm25, search_snapshot, vector_ann
+from memlane.adapters.local import bm25, saved_check, search_snapshot, vector_ann
 from memlane.adapters.local.search_legs import (
     NO_LEG,
     ann_vector_leg,
@@ -33,8 +33,9 @@ from memlane.adapters.local.search_legs import (
 )
 from memlane.adapters.local.search_projection import Projection
 from memlane.adapters.local.search_query import MAX_QUERY_WORDS, STOPWORDS, fts_query, query_words
+from memlane.adapters.local.snapshot_checks import SnapshotDamaged
 from memlane.adapters.local.sqlite_db import SqliteDatabase, epoch
-from memlane.domain.errors import EmbedderMismatchError
+from memlane.domain.errors import EmbedderMismatchError, IdTakenError
 from memlane.ports import IndexedChunk, IndexHoldings, LegResults, SearchScope
 
 __all__ = ["MAX_QUERY_WORDS", "STOPWORDS", "SqliteSearchIndex", "fts_query", "query_words"]
@@ -166,8 +167,11 @@ class SqliteSearchIndex:
                         f"vector of dimension {vec.shape} for an index of dimension {self.dimension}"
                     )
                 existing = conn.execute(
-                    "SELECT rowid FROM search_rows WHERE chunk_id = ?", (c.id,)
+                    "SELECT rowid, organization_id FROM search_rows WHERE chunk_id = ?", (c.id,)
                 ).fetchone()
+                if existing and existing["organization_id"] != c.organization_id:
+                    # chunk_id is unique alone: another organization's row is never rewritten
+                    raise IdTakenError(f"chunk id {c.id} is not available")
                 values = (
                     c.document_id,
                     c.organization_id,
@@ -267,9 +271,9 @@ class SqliteSearchIndex:
             started = time.monotonic()
             if m.size == 0:  # a whole index to load: size the arrays once
                 total = conn.execute("SELECT COUNT(*) AS n FROM search_rows").fetchone()["n"]
-                ann = self._open_ann(current) if self.ann_at is not None and total >= self.ann_at else None
+                ann, saved = (self._load_saved(current, total) if self.ann_at is not None and total >= self.ann_at
+                              else (None, None))
                 if ann is not None and ann.seq:
-                    saved = self._open_snapshot(ann.seq)
                     if saved is not None:  # mapped, not rebuilt: only later writes are read below
                         m = self._matrix = saved
                     else:
@@ -374,6 +378,56 @@ class SqliteSearchIndex:
 
     def _index_id(self) -> str:
         return self.db.get_meta(INDEX_ID_KEY) or ""
+
+    def _load_saved(self, current: int, total: int) -> tuple[vector_ann.Partitions, Projection | None]:
+        """The saved graphs and projection, checked (memlane.adapters.local.snapshot_checks, and
+        against each other and SQLite: `_check_saved`); empty graphs and no projection when there
+        are none, or when they are damaged, which are then discarded and rebuilt from SQLite."""
+        try:
+            return self._saved(current, total)
+        except SnapshotDamaged as exc:
+            self._discard_saved(str(exc))
+            return vector_ann.Partitions(self.dimension, self.ann_dtype), None
+
+    def _saved(self, current: int, total: int) -> tuple[vector_ann.Partitions, Projection | None]:
+        ann = self._open_ann(current)
+        saved = self._open_snapshot(ann.seq) if ann.seq else None
+        if ann.seq:
+            saved_check.check_saved(self.db.connection(), ann, saved, current, total)
+        return ann, saved
+
+    def _discard_saved(self, problem: str) -> None:
+        log.warning("the saved vector index in %s is damaged (%s): discarded, and rebuilt from SQLite",
+                    self.ann_dir, problem)
+        saved_check.record_rebuild(self.db, problem)
+        if self.ann_dir is not None:
+            try:
+                search_snapshot.discard(self.ann_dir)
+            except OSError as exc:  # read-only: this process rebuilds; so will the next
+                log.warning("could not remove the damaged vector index: %s", exc)
+
+    def snapshot_status(self) -> saved_check.SnapshotStatus:
+        """What `memlane doctor` says about the saved vector index: read and checked as a start
+        would (without using it), and the last rebuild a damaged one caused."""
+        if self.ann_dir is None or not self.ann_dir.is_dir():
+            return saved_check.status(self.db, None, present=False)
+        conn = self.db.connection()
+        current = int(self.db.get_meta("index_seq") or 0)
+        total = conn.execute("SELECT COUNT(*) AS n FROM search_rows").fetchone()["n"]
+        present = any((self.ann_dir / name).exists() for name in (vector_ann.MANIFEST, search_snapshot.MANIFEST))
+        try:
+            ann = vector_ann.Partitions.load(self.ann_dir, self._index_id(), self.dimension, self.ann_dtype)
+            if ann is not None and ann.seq and ann.seq <= current:
+                saved = self._open_snapshot(ann.seq)
+                saved_check.check_saved(conn, ann, saved, current, total)
+        except SnapshotDamaged as exc:
+            return saved_check.status(self.db, str(exc), present=True)
+        return saved_check.status(self.db, None, present=present)
+
+    def discard_snapshot(self) -> None:
+        """`memlane doctor --repair` on a damaged saved index: the next start rebuilds it."""
+        if self.ann_dir is not None and self.ann_dir.is_dir():
+            search_snapshot.discard(self.ann_dir)
 
     def _open_ann(self, current: int) -> vector_ann.Partitions:
         """The persisted partitions if they describe this index at or before `current`, else empty
@@ -618,8 +672,8 @@ class SqliteSearchIndex:
                 self._save_ann(m)
 
     def _tagged_documents(self, scope: SearchScope) -> set[str] | None:
-        """The tag filter, resolved against the document tags in the same database."""
-        tags = scope.filters.tags
+        """The tag and keyphrase filter, resolved against the documents' labels in the same database."""
+        tags = scope.filters.labels()
         if not tags:
             return None
         rows = (
@@ -627,7 +681,7 @@ class SqliteSearchIndex:
             .execute(
                 f"SELECT DISTINCT document_id FROM document_tags WHERE organization_id = ? AND tag IN "
                 f"({','.join('?' * len(tags))})",
-                (scope.organization_id, *(t.lower() for t in tags)),
+                (scope.organization_id, *tags),
             )
             .fetchall()
         )

@@ -21,7 +21,17 @@ from pathlib import Path
 import numpy as np
 
 from memlane.adapters.local import bm25
+from memlane.adapters.local.private_files import open_private, write_private
 from memlane.adapters.local.search_projection import ChunkIds, Codes, Projection, RowSlots
+from memlane.adapters.local.snapshot_checks import (
+    CrcWriter,
+    SnapshotDamaged,
+    check_file,
+    check_manifest,
+    file_crc,
+    sealed,
+)
+from memlane.adapters.local.vector_ann import MANIFEST as GRAPHS_MANIFEST
 from memlane.adapters.local.vector_ann import locked
 
 log = logging.getLogger(__name__)
@@ -33,8 +43,11 @@ MANIFEST = "projection.json"
 #    where the directory is read-only.
 # 4: the chunk ids as a fixed-width bytes array (.npy, mapped) instead of a text file read into a
 #    Python string per row; formats 2 and 3 are converted at load the same way.
-FORMAT = 4
-READABLE = (2, 3, 4)
+# 5: a checksum of every file and of the manifest (memlane.adapters.local.snapshot_checks); formats
+#    2 to 4 are converted and sealed at load (then checked like any snapshot), or read unverified
+#    where the directory is read-only.
+FORMAT = 5
+READABLE = (2, 3, 4, 5)
 _CHUNK = 1 << 23  # items per read when a saved array is scanned or converted (32 MB of int32)
 _SLOT_ARRAYS = tuple(name for name in Projection._PER_SLOT if name != "vectors")
 _POSTINGS = ("keys", "offsets", "rows", "freq")
@@ -45,17 +58,19 @@ def save(directory: Path, m: Projection, index_id: str) -> None:
     if m.postings.pending:
         m.postings.fold(m.alive)
     generation = f"{m.seq}-{os.getpid()}"
-    files = {}
+    files: dict[str, str] = {}
+    crc: dict[str, str] = {}
     with locked(directory, exclusive=True):
         for name in _SLOT_ARRAYS:
             files[name] = f"p-{name}-{generation}.npy"
-            np.save(directory / files[name], getattr(m, name)[: m.size])
+            crc[files[name]] = _save_array(directory / files[name], getattr(m, name)[: m.size])
         for name in _POSTINGS:
             files[f"postings.{name}"] = f"p-postings-{name}-{generation}.npy"
-            np.save(directory / files[f"postings.{name}"], getattr(m.postings, name))
+            crc[files[f"postings.{name}"]] = _save_array(directory / files[f"postings.{name}"],
+                                                         getattr(m.postings, name))
         files["chunk_ids"] = f"p-chunk_ids-{generation}.npy"
-        np.save(directory / files["chunk_ids"], m.chunk_ids.ids[: m.size])
-        manifest = {
+        crc[files["chunk_ids"]] = _save_array(directory / files["chunk_ids"], m.chunk_ids.ids[: m.size])
+        manifest = sealed({
             "format": FORMAT,
             "index_id": index_id,
             "seq": m.seq,
@@ -67,9 +82,10 @@ def save(directory: Path, m: Projection, index_id: str) -> None:
             "codes": m.codes.values,
             "doc_codes": m.doc_codes.values,
             "files": files,
-        }
+            "crc32": crc,
+        })
         tmp = directory / f"{MANIFEST}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(manifest))
+        write_private(tmp, json.dumps(manifest).encode())
         os.replace(tmp, directory / MANIFEST)
         keep = set(files.values())
         for f in directory.glob("p-*"):
@@ -79,7 +95,9 @@ def save(directory: Path, m: Projection, index_id: str) -> None:
 
 
 def load(directory: Path, index_id: str, dimension: int, context_weight: float, seq: int) -> Projection | None:
-    """The saved projection at sequence number `seq` (the graphs'), or None."""
+    """The saved projection at sequence number `seq` (the graphs'); None when there is none for it
+    (missing, another index, another sequence number, empty). SnapshotDamaged when it is there but
+    fails its checks or cannot be read: the caller discards it and rebuilds from SQLite."""
     path = directory / MANIFEST
     if not path.exists():
         return None
@@ -94,40 +112,78 @@ def load(directory: Path, index_id: str, dimension: int, context_weight: float, 
                 or manifest.get("seq") != seq
                 or manifest.get("dimension") != dimension
                 or tuple(manifest.get("weights", ())) != m.weights
+                or int(manifest.get("size", 0)) == 0
             ):
                 return None
-            size = int(manifest["size"])
-            if size == 0:
-                return None
-            files = manifest["files"]
-            for name in _SLOT_ARRAYS:
-                arr = _mapped(directory / files[name])
-                if arr.shape[0] != size or arr.dtype != getattr(m, name).dtype:
-                    raise ValueError(f"{files[name]} does not match the manifest")
-                setattr(m, name, arr)
-            m.vectors = np.zeros((size, 0), dtype=np.float32)  # the graphs hold them
-            p = bm25.Postings()
-            for name in _POSTINGS:
-                setattr(p, name, _mapped(directory / files[f"postings.{name}"]))
-            if p.offsets.size != p.keys.size + 1 or p.rows.size != p.freq.size or p.offsets[-1] != p.rows.size:
-                raise ValueError("the saved postings do not match each other")
-            if p.freq.dtype not in (np.float16, np.float32):
-                raise ValueError("the saved postings' frequencies have another type")
-            if p.rows.size and _max(directory / files["postings.rows"]) >= max(size, 1):
-                raise ValueError("the saved postings name slots the projection does not have")
-            m.postings = p
-            m.chunk_ids = _chunk_ids(directory / files["chunk_ids"])
-            if len(m.chunk_ids) != size:
-                raise ValueError("the saved chunk ids do not match the manifest")
-            m.codes, m.doc_codes = _codes(manifest["codes"]), _codes(manifest["doc_codes"])
-            m.doc_ids = list(m.doc_codes.values)
-            m.size, m.rows, m.tokens, m.seq = size, int(manifest["rows"]), float(manifest["tokens"]), seq
-            live = np.flatnonzero(m.alive[:size])
-            m.position = RowSlots.of(m.rowid[live], live)
+            if manifest["format"] == FORMAT:
+                check_manifest(manifest, "projection's")
+                for name in manifest["files"].values():
+                    check_file(directory / name, manifest.get("crc32", {}).get(name), "projection's")
+            _read_into(m, directory, manifest, seq)
+            _check_codes(m)
             return m
-    except Exception as exc:  # truncated, corrupt or half-deleted files: SQLite rebuilds it
-        log.warning("the saved search projection could not be read (%s): rebuilding it from SQLite", exc)
-        return None
+    except SnapshotDamaged:
+        raise
+    except Exception as exc:  # truncated, corrupt or half-deleted files
+        raise SnapshotDamaged(f"the saved projection cannot be read ({exc})") from exc
+
+
+def _read_into(m: Projection, directory: Path, manifest: dict, seq: int) -> None:
+    size = int(manifest["size"])
+    files = manifest["files"]
+    for name in _SLOT_ARRAYS:
+        arr = _mapped(directory / files[name])
+        if arr.shape[0] != size or arr.dtype != getattr(m, name).dtype:
+            raise SnapshotDamaged(f"{files[name]} does not match the manifest")
+        setattr(m, name, arr)
+    m.vectors = np.zeros((size, 0), dtype=np.float32)  # the graphs hold them
+    p = bm25.Postings()
+    for name in _POSTINGS:
+        setattr(p, name, _mapped(directory / files[f"postings.{name}"]))
+    if p.offsets.size != p.keys.size + 1 or p.rows.size != p.freq.size or p.offsets[-1] != p.rows.size:
+        raise SnapshotDamaged("the saved postings do not match each other")
+    if p.freq.dtype not in (np.float16, np.float32):
+        raise SnapshotDamaged("the saved postings' frequencies have another type")
+    if p.rows.size and _max(directory / files["postings.rows"]) >= max(size, 1):
+        raise SnapshotDamaged("the saved postings name slots the projection does not have")
+    m.postings = p
+    m.chunk_ids = _chunk_ids(directory / files["chunk_ids"])
+    if len(m.chunk_ids) != size:
+        raise SnapshotDamaged("the saved chunk ids do not match the manifest")
+    m.codes, m.doc_codes = _codes(manifest["codes"]), _codes(manifest["doc_codes"])
+    m.doc_ids = list(m.doc_codes.values)
+    m.size, m.rows, m.tokens, m.seq = size, int(manifest["rows"]), float(manifest["tokens"]), seq
+    live = np.flatnonzero(m.alive[:size])
+    m.position = RowSlots.of(m.rowid[live], live)
+
+
+def _check_codes(m: Projection) -> None:
+    """Every live row names an organization, a project, a content type, a kind and a document the
+    manifest knows, of the right kind, and no SQLite row twice; the live count is the manifest's."""
+    live = np.flatnonzero(m.alive[: m.size])
+    if live.size != m.rows:
+        raise SnapshotDamaged(f"the projection holds {live.size} live rows, its manifest {m.rows}")
+    for column, prefix in (("org", "org:"), ("project", "project:"), ("content_type", "ct:"), ("kind", "kind:")):
+        codes = getattr(m, column)[live]
+        if codes.size and (codes.min() < 0 or codes.max() >= len(m.codes.values)):
+            raise SnapshotDamaged(f"the projection's {column} column names codes its manifest does not have")
+        used = np.flatnonzero(np.bincount(codes, minlength=len(m.codes.values)))  # O(rows), no sort
+        if not all(m.codes.values[c].startswith(prefix) for c in used):
+            raise SnapshotDamaged(f"the projection's {column} column names codes of another kind")
+    docs = m.document[live]
+    if docs.size and (docs.min() < 0 or docs.max() >= len(m.doc_codes.values)):
+        raise SnapshotDamaged("the projection's document column names documents its manifest does not have")
+    if len(m.position) != live.size:  # two live slots naming one SQLite row leave fewer entries
+        raise SnapshotDamaged("the projection holds a row twice")
+
+
+def discard(directory: Path) -> None:
+    """Remove the saved graphs' and projection's manifests, so no process loads them again (their
+    files are replaced by the next save)."""
+    with locked(directory, exclusive=True):
+        for name in (GRAPHS_MANIFEST, MANIFEST):
+            with contextlib.suppress(FileNotFoundError):
+                (directory / name).unlink()
 
 
 def _upgrade(directory: Path) -> None:
@@ -135,13 +191,13 @@ def _upgrade(directory: Path) -> None:
     float32 frequencies, 2 and 3: chunk ids as text) and the directory is writable; otherwise it is
     left as it is and read as it is."""
     path = directory / MANIFEST
-    if json.loads(path.read_text()).get("format") not in (2, 3):
+    if json.loads(path.read_text()).get("format") not in (2, 3, 4):
         return
     try:
         with locked(directory, exclusive=True):
             manifest = json.loads(path.read_text())
             old_format = manifest.get("format")
-            if old_format not in (2, 3):
+            if old_format not in (2, 3, 4):
                 return  # another process converted it meanwhile
             files = manifest["files"]
             replaced = []
@@ -155,13 +211,15 @@ def _upgrade(directory: Path) -> None:
             if old.endswith(".txt"):
                 new = old.removesuffix(".txt") + ".npy"
                 ids = ChunkIds.of((directory / old).read_text().split("\n") if manifest.get("size") else [])
-                with (directory / new).open("wb") as out:
-                    np.save(out, ids.ids)
+                _save_array(directory / new, ids.ids)
                 files["chunk_ids"] = new
                 replaced.append(old)
+            # sealed as they are: the load that follows checks what they hold, as for any snapshot
+            manifest["crc32"] = {name: file_crc(directory / name) for name in files.values()}
             manifest["format"] = FORMAT
+            manifest = sealed(manifest)
             tmp = directory / f"{MANIFEST}.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps(manifest))
+            write_private(tmp, json.dumps(manifest).encode())
             os.replace(tmp, path)
             for name in replaced:
                 with contextlib.suppress(OSError):
@@ -169,6 +227,15 @@ def _upgrade(directory: Path) -> None:
             log.info("converted the saved search projection from format %s to %d", old_format, FORMAT)
     except OSError as exc:  # read-only: an older snapshot is read as it is
         log.info("the saved search projection stays in its older format (%s)", exc)
+
+
+def _save_array(path: Path, arr: np.ndarray) -> str:
+    """np.save into a file that is 0600 from its first byte (the data directory's rule); the
+    CRC-32 of what was written."""
+    with open_private(path) as out:
+        writer = CrcWriter(out)
+        np.save(writer, arr)  # a file-like object that writes through
+    return writer.digest
 
 
 def _chunk_ids(path: Path) -> ChunkIds:
@@ -196,7 +263,7 @@ def _narrowed_copy(source: Path, target: Path) -> bool:
     size = int(np.prod(shape))
     done = False
     try:
-        with source.open("rb") as f, target.open("wb") as out:
+        with source.open("rb") as f, open_private(target) as out:
             header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float16)), "fortran_order": False,
                       "shape": shape}
             np.lib.format.write_array_header_1_0(out, header)

@@ -15,7 +15,8 @@ from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memlane.adapters.local.private_files import create_private_file, private_dir
+from memlane.adapters.local import sqlite_file
+from memlane.adapters.local.private_files import private_dir
 
 log = logging.getLogger(__name__)
 
@@ -197,11 +198,23 @@ class SqliteDatabase:
         self.path = Path(path)
         if str(path) != ":memory:":
             private_dir(self.path.parent)
-            create_private_file(self.path)  # SQLite gives -wal/-shm the database file's mode
+            # created whole (0600: SQLite gives -wal/-shm the database file's mode), or checked
+            sqlite_file.prepare(self.path, lambda conn: conn.executescript(_SCHEMA))
         self._local = threading.local()
         # every connection handed out, with the thread it was handed to (see close)
         self._all: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._lock = threading.Lock()
+        companions = sqlite_file.companions(self.path)
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            if not sqlite_file.is_damage(exc):
+                raise
+            self.close()
+            sqlite_file.remove_new_companions(self.path, companions)  # leave the directory as found
+            raise sqlite_file.damaged(self.path, f"SQLite cannot read it ({exc})") from exc
+
+    def _open(self) -> None:
         # executescript manages its own transaction (it commits first), so it runs on its own.
         self.connection().executescript(_SCHEMA)
         with self.transaction() as conn:

@@ -34,6 +34,15 @@ from pathlib import Path
 
 import numpy as np
 
+from memlane.adapters.local.private_files import create_private_file, lock_file, private_dir, write_private
+from memlane.adapters.local.snapshot_checks import (
+    SnapshotDamaged,
+    check_file,
+    check_manifest,
+    file_crc,
+    sealed,
+)
+
 log = logging.getLogger(__name__)
 
 # onnxruntime (the embedder) crashes in its import, inside libstdc++, when usearch's extension was
@@ -47,7 +56,10 @@ except ImportError:  # the local extra brings it; without it the vector leg stay
     Index = None  # type: ignore[assignment,misc]
 
 MANIFEST = "manifest.json"
-FORMAT = 1
+# 2: a checksum of each partition file and of the manifest (memlane.adapters.local.snapshot_checks).
+# A format-1 manifest is loaded unverified and saved again as format 2 by the process that loaded it.
+FORMAT = 2
+READABLE = (1, 2)
 # HNSW parameters: 16 links per node (32 on the base layer), 128 candidates explored per insert and
 # 256 per search (at least the number of results asked for). At a million clustered vectors the
 # vector leg's recall@10 against exact search is 0.974 exploring 128, 0.994 exploring 192 or 256,
@@ -155,7 +167,7 @@ class Partitions:
     def save(self, directory: Path, index_id: str) -> None:
         """Write every partition, then the manifest naming them (atomic rename): a process that
         reads the manifest finds complete files, or the previous generation's."""
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(directory)
         generation = f"{self.seq}-{os.getpid()}"
         parts = []
         with locked(directory, exclusive=True):
@@ -163,18 +175,21 @@ class Partitions:
                 if len(idx) == 0:
                     continue
                 name = f"{partition_name(org_id, project_id)}-{generation}.usearch"
+                # created 0600 first: usearch writes into the file as it finds it, mode included
+                create_private_file(directory / name)
                 idx.save(str(directory / name))
-                parts.append({"org": org_id, "project": project_id, "file": name, "count": len(idx)})
-            manifest = {
+                parts.append({"org": org_id, "project": project_id, "file": name, "count": len(idx),
+                              "crc32": file_crc(directory / name)})
+            manifest = sealed({
                 "format": FORMAT,
                 "index_id": index_id,
                 "seq": self.seq,
                 "dimension": self.dimension,
                 "dtype": self.dtype,
                 "partitions": parts,
-            }
+            })
             tmp = directory / f"{MANIFEST}.{os.getpid()}.tmp"
-            tmp.write_text(json.dumps(manifest))
+            write_private(tmp, json.dumps(manifest).encode())
             os.replace(tmp, directory / MANIFEST)
             keep = {p["file"] for p in parts} | {MANIFEST, "lock"}
             for f in directory.iterdir():
@@ -185,41 +200,57 @@ class Partitions:
 
     @classmethod
     def load(cls, directory: Path, index_id: str, dimension: int, dtype: str) -> Partitions | None:
-        """The persisted partitions, or None when there are none usable (missing, from another
-        index, another dimension or storage type, or unreadable: the caller rebuilds from SQLite)."""
+        """The persisted partitions; None when there are none for this index (missing, from another
+        index, another dimension or storage type). SnapshotDamaged when they are there but fail their
+        checks or cannot be read: the caller discards them and rebuilds from SQLite."""
         if Index is None or not (directory / MANIFEST).exists():
             return None
-        try:
-            with locked(directory, exclusive=False):
+        with locked(directory, exclusive=False):
+            try:
                 manifest = json.loads((directory / MANIFEST).read_text())
-                if (
-                    manifest.get("format") != FORMAT
-                    or manifest.get("index_id") != index_id
-                    or manifest.get("dimension") != dimension
-                    or manifest.get("dtype") != dtype
-                ):
-                    log.info("the persisted vector index is for another index or format: rebuilding it")
-                    return None
-                loaded = cls(dimension, dtype)
-                for p in manifest["partitions"]:
-                    idx = Index.restore(str(directory / p["file"]), view=False)
-                    if idx is None or idx.ndim != dimension or len(idx) != p["count"]:
-                        raise ValueError(f"partition file {p['file']} does not match the manifest")
-                    idx.expansion_search = EXPANSION_SEARCH  # type: ignore[misc]  # it has a setter
-                    loaded.parts[(p["org"], p["project"])] = idx
-                loaded.seq = int(manifest["seq"])
-                return loaded
-        except Exception as exc:  # a corrupt or truncated file: the stored vectors rebuild it
-            log.warning("the persisted vector index could not be read (%s): rebuilding it from SQLite", exc)
-            return None
+            except (OSError, ValueError) as exc:
+                raise SnapshotDamaged(f"the graphs' manifest cannot be read ({exc})") from exc
+            if (
+                manifest.get("format") not in READABLE
+                or manifest.get("index_id") != index_id
+                or manifest.get("dimension") != dimension
+                or manifest.get("dtype") != dtype
+            ):
+                log.info("the persisted vector index is for another index or format: rebuilding it")
+                return None
+            try:
+                return cls._restore(directory, manifest, dimension, dtype)
+            except SnapshotDamaged:
+                raise
+            except Exception as exc:  # a file usearch cannot read, a manifest of the wrong shape
+                raise SnapshotDamaged(f"the graphs cannot be read ({exc})") from exc
+
+    @classmethod
+    def _restore(cls, directory: Path, manifest: dict, dimension: int, dtype: str) -> Partitions:
+        verified = manifest["format"] >= 2
+        if verified:
+            check_manifest(manifest, "graphs'")
+        loaded = cls(dimension, dtype)
+        for p in manifest["partitions"]:
+            if verified:
+                check_file(directory / p["file"], p.get("crc32"), "graphs'")
+            idx = Index.restore(str(directory / p["file"]), view=False)
+            if idx is None or idx.ndim != dimension or len(idx) != p["count"]:
+                raise SnapshotDamaged(f"partition file {p['file']} does not match the manifest")
+            idx.expansion_search = EXPANSION_SEARCH  # type: ignore[misc]  # it has a setter
+            loaded.parts[(p["org"], p["project"])] = idx
+        loaded.seq = int(manifest["seq"])
+        if not verified:
+            loaded.changed = max(loaded.changed, 1)  # saved again, with checksums, when this process stops
+        return loaded
 
 
 @contextlib.contextmanager
 def locked(directory: Path, exclusive: bool) -> Iterator[None]:
     """Serialises savers against loaders across processes (a loader never reads a half-deleted
     generation)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    fd = os.open(directory / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+    private_dir(directory)
+    fd = lock_file(directory / "lock")
     try:
         fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield

@@ -22,7 +22,7 @@ from memlane.adapters.openai.embedder import (
 )
 from memlane.domain.errors import MemlaneError
 from memlane.domain.models import ContentType
-from memlane.ingest.summarize import MAX_TAGS, LocalSummarizer
+from memlane.ingest.summarize import MAX_TAGS, LocalSummarizer, needs_summary
 from memlane.ports import Summarizer, Summary
 from memlane.retry import DEFAULT_DELAYS, call_with_retries
 
@@ -90,7 +90,8 @@ class OpenAISummarizer:
             return local
 
         try:
-            summary = self._summary(content)
+            # a note no longer than a summary is its own summary: no call, no summary
+            summary = self._summary(content) if needs_summary(text, content_type) else ""
         except Exception as exc:  # any failure: fall back, never lose the document over a summary
             logger.warning("OpenAI summary failed, using the local summary: %s", describe_openai_error(exc))
             summary = local_result().summary
@@ -102,7 +103,7 @@ class OpenAISummarizer:
             metadata = dict(local_result().metadata)
         else:
             # Tags and category drive filtering and display: fill in what the model left out.
-            for key in ("tags", "category", "language", "entities"):
+            for key in ("keyphrases", "category", "language", "entities"):
                 if key not in metadata and key in local_result().metadata:
                     metadata[key] = local_result().metadata[key]
         if content_type is ContentType.CODE and language:
@@ -194,7 +195,7 @@ def parse_metadata(data: dict[str, Any]) -> dict[str, Any]:
                 if tag and len(tag) <= _TAG_MAX and tag not in cleaned:
                     cleaned.append(tag)
         if cleaned:
-            metadata["tags"] = cleaned[:MAX_TAGS]
+            metadata["keyphrases"] = cleaned[:MAX_TAGS]
     entities = data.get("entities")
     if isinstance(entities, list):
         kept: list[dict[str, str]] = []

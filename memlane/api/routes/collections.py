@@ -25,7 +25,9 @@ def healthz() -> dict[str, bool]:
     return {"ok": True}
 
 
-@router.post("/ingest", tags=["raged"], summary="Chunk (~1800 chars, line boundaries), embed, upsert items")
+@router.post("/ingest", tags=["raged"], summary="Chunk (~1800 chars, line boundaries), embed, upsert items",
+             description="Up to 1,000 items. Against the key's rate limit it counts once per 25 items or per "
+                         "100 KB of body, whichever is more.")
 def ingest(body: IngestIn) -> IngestOut:
     return service.ingest(services(), principal_of(router), body)
 

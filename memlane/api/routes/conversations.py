@@ -39,7 +39,8 @@ def services() -> Services:
         "it), each reconciled with the facts already known (new, update, duplicate, contradiction) and stored as "
         "a memory of kind `fact`. Without one, `extraction.status` is `off` and says why: no fact is invented. "
         "With an `Idempotency-Key` header, a retry of the same request is answered with the first answer "
-        "(no message saved twice, no second extraction queued); the key with another body is a 409."
+        "(no message saved twice, no second extraction queued); the key with another body is a 409. "
+        "Against the key's rate limit it counts once per 25 messages or per 100 KB of body, whichever is more."
     ),
     responses={201: {"description": "Messages saved"}},
 )

@@ -17,6 +17,7 @@ from aws_lambda_powertools.event_handler.router import Router
 from memlane.api.auth import principal_of
 from memlane.docsets import schemas as s
 from memlane.domain.errors import DependencyUnavailableError
+from memlane.domain.fields import MAX_SAFE_INT
 
 if TYPE_CHECKING:
     from memlane.docsets.service import DocsetContext
@@ -103,7 +104,7 @@ def get_docset(docset_id: DocsetId):  # noqa: ANN201 - schema in responses=
 def list_pages(docset_id: DocsetId,
                status: Annotated[str | None, Query(max_length=20)] = None,
                limit: Annotated[int, Query()] = 100,
-               offset: Annotated[int, Query()] = 0) -> s.PagesOut:
+               offset: Annotated[int, Query(le=MAX_SAFE_INT)] = 0) -> s.PagesOut:
     return service.list_pages(docsets(), principal_of(router), docset_id, status, limit, offset)
 
 

@@ -13,8 +13,7 @@ from memlane.api.auth import principal_of
 from memlane.api.errors import describe_validation_errors, status_for
 from memlane.documents import receipts
 from memlane.documents.receipts import DeletionReceipt
-from memlane.domain.errors import InvalidInputError, MemlaneError, NotFoundError
-from memlane.domain.json_input import parse_json
+from memlane.domain.errors import MemlaneError, NotFoundError
 from memlane.domain.models import DocumentStatus
 from memlane.domain.requests import (
     BulkItemOut,
@@ -80,7 +79,8 @@ def save_memory(body: MemoryIn) -> Response[MemoryOut]:
     "/v3/memories",
     tags=["memory"],
     summary="Save up to 100 memories, each answered on its own",
-    description="Each item is a POST /v3/memory body and counts as one request against the key's rate limit. "
+    description="Each item is a POST /v3/memory body and counts as one request against the key's rate limit "
+                "(and the body as one per 100 KB, whichever is more: memlane.api.weights). "
                 "Items are written together (their chunks embedded in shared batches); one item's error "
                 "does not stop the others.",
 )
@@ -110,14 +110,6 @@ def describe_item_error(exc: Exception | None) -> tuple[int, str]:
     if isinstance(exc, MemlaneError):
         return status_for(exc), exc.message
     return 500, "internal error"
-
-
-def bulk_request_weight(event: dict) -> int:
-    """A bulk save counts once per item against the rate limit (memlane.api.app)."""
-    try:
-        return bulk.item_count(parse_json(event.get("body") or "null"))
-    except InvalidInputError:
-        return 1
 
 
 @router.post(

@@ -17,6 +17,7 @@ Modules: `atoms` (chunks, atoms, token estimate), `prose` and `code` (the two at
 
 from __future__ import annotations
 
+from memlane.domain.chunking_plan import CHUNKING_KEY, MAX_CHUNK_TOKENS, MIN_CHUNK_TOKENS, planned_sizes
 from memlane.domain.models import ContentType, Document
 from memlane.ingest.chunking.atoms import (
     CHARS_PER_TOKEN,
@@ -51,21 +52,18 @@ __all__ = [
 # A document may say how it is cut, in metadata[CHUNKING_KEY], so that every path that writes it
 # (the first write, a retry from the job queue, reindex) cuts it the same way: "lines" for raged
 # items (their chunk ids name ~1800-character line slices), or {"max_tokens": n,
-# "overlap_tokens": m} for documentation pages, whose chunk size is the docset's setting.
-CHUNKING_KEY = "chunking"
-MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS = 32, 4096
+# "overlap_tokens": m} for documentation pages (the docset's setting) and saves that ask for other
+# sizes, within the bounds of memlane.domain.chunking_plan (at most ~3.6 times the default's chunks).
 
 
 def chunk_document(doc: Document, max_tokens: int, overlap_tokens: int) -> list[TextChunk]:
     """Cut a document by its own chunking (CHUNKING_KEY), else by content type with the given
-    sizes. A malformed plan is ignored: the metadata may come from a client."""
+    sizes. A plan outside the bounds is not followed: the metadata may come from a client."""
     plan = doc.metadata.get(CHUNKING_KEY)
     if plan == "lines":
         return chunk_lines(doc.content)
-    if isinstance(plan, dict):
-        max_tokens = _bounded(plan.get("max_tokens"), max_tokens, MIN_CHUNK_TOKENS, MAX_CHUNK_TOKENS)
-        overlap_tokens = _bounded(plan.get("overlap_tokens"), overlap_tokens, 0, max_tokens // 2)
-    language = doc.metadata.get("language") if doc.content_type == ContentType.CODE else None
+    max_tokens, overlap_tokens = planned_sizes(plan, max_tokens, overlap_tokens)
+    language = doc.language if doc.content_type == ContentType.CODE else None
     return chunk_text(
         doc.content,
         content_type=doc.content_type,
@@ -73,12 +71,6 @@ def chunk_document(doc: Document, max_tokens: int, overlap_tokens: int) -> list[
         max_tokens=max_tokens,
         overlap_tokens=overlap_tokens,
     )
-
-
-def _bounded(value: object, default: int, low: int, high: int) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
-        return value
-    return default
 
 
 def chunk_text(

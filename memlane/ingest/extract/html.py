@@ -14,7 +14,7 @@ from markdownify import MarkdownConverter
 
 from memlane.domain.models import ContentType
 from memlane.ingest.extract.result import Extracted
-from memlane.ingest.extract.text import clean_title, first_line_title, normalize_whitespace
+from memlane.ingest.extract.text import derived_title, first_line_title, normalize_whitespace
 from memlane.ingest.html_parser import HTML_PARSER
 from memlane.ingest.languages import normalize_language
 
@@ -68,7 +68,7 @@ def html_to_markdown(html: str, *, source_url: str | None = None) -> tuple[str, 
     h1 = root.find("h1") or soup.find("h1")
     heading = h1.get_text(" ", strip=True) if isinstance(h1, Tag) else None
     text = normalize_whitespace(_MARKDOWN.convert_soup(root).replace("\u00a0", " "))
-    return text, clean_title(heading or "") or clean_title(page_title or "")
+    return text, derived_title(heading or "") or derived_title(page_title or "")
 
 
 def _remove_chrome(soup: BeautifulSoup) -> None:

@@ -8,8 +8,9 @@ from typing import Any
 
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType
+from memlane.ingest.extract.code import file_name
 from memlane.ingest.extract.result import Extracted
-from memlane.ingest.extract.text import clean_title
+from memlane.ingest.extract.text import TITLE_MAX_CHARS, derived_title
 from memlane.ingest.text import shorten
 
 _READABLE_KEYS = (
@@ -17,6 +18,7 @@ _READABLE_KEYS = (
 )  # fmt: skip
 _READABLE_LINES_MAX = 20
 _READABLE_VALUE_MAX = 500
+_TITLE_KEYS = 4
 
 
 def extract_json(raw: str, content_type: ContentType, title: str | None, source_url: str | None) -> Extracted:
@@ -37,8 +39,9 @@ def extract_json(raw: str, content_type: ContentType, title: str | None, source_
             break
     pretty = json.dumps(data, indent=2, ensure_ascii=False)
     text = "\n".join(lines) + "\n\n" + pretty if lines else pretty
-    derived = _json_title(data)
-    return Extracted(text=text, content_type=content_type, title=derived, title_from_heading=derived is not None)
+    named = _json_title(data)
+    title = named or file_name(source_url) or _keys_title(data)
+    return Extracted(text=text, content_type=content_type, title=title, title_from_heading=named is not None)
 
 
 def _readable_fields(data: Any) -> Iterator[tuple[str, str]]:
@@ -56,13 +59,26 @@ def _readable_fields(data: Any) -> Iterator[tuple[str, str]]:
 
 
 def _json_title(data: Any) -> str | None:
+    """The name the document carries: a top-level title, name or subject, else the first title or
+    name anywhere in it."""
     if isinstance(data, dict):
         for key in ("title", "name", "subject"):
             value = data.get(key)
             if isinstance(value, str) and value.strip():
-                return clean_title(value)
+                return derived_title(value)
     for wanted in ("title", "name"):
         for key, value in _readable_fields(data):
             if key.lower() == wanted:
-                return clean_title(value)
+                return derived_title(value)
     return None
+
+
+def _keys_title(data: Any) -> str:
+    """A JSON document that names itself nowhere is labelled by what it holds, never by a bracket:
+    "JSON: host, port, dbname…", "JSON list of 3 items"."""
+    if isinstance(data, dict) and data:
+        keys = [str(k) for k in data][:_TITLE_KEYS]
+        return shorten("JSON: " + ", ".join(keys) + ("…" if len(data) > _TITLE_KEYS else ""), TITLE_MAX_CHARS)
+    if isinstance(data, list):
+        return f"JSON list of {len(data)} item{'' if len(data) == 1 else 's'}"
+    return "JSON value"

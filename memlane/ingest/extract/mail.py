@@ -12,7 +12,7 @@ from typing import Any
 from memlane.domain.models import ContentType
 from memlane.ingest.extract.html import html_to_markdown
 from memlane.ingest.extract.result import Extracted
-from memlane.ingest.extract.text import clean_title, extract_plain, first_line_title, normalize_whitespace
+from memlane.ingest.extract.text import derived_title, extract_plain, first_line_title, normalize_whitespace
 
 _HEADER_LINE = re.compile(r"^[A-Za-z][A-Za-z0-9-]*:[ \t]")
 
@@ -51,7 +51,7 @@ def extract_email(
     return Extracted(
         text=text,
         content_type=content_type,
-        title=clean_title(subject) if subject else first_line_title(text),
+        title=(derived_title(subject) if subject else None) or first_line_title(text),
         title_from_heading=bool(subject),
         metadata=metadata,
     )

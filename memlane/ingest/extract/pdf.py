@@ -12,7 +12,8 @@ from typing import Any
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType
 from memlane.ingest.extract.result import Extracted
-from memlane.ingest.extract.text import clean_title, first_line_title, normalize_whitespace
+from memlane.ingest.extract.text import derived_title, first_line_title, normalize_whitespace
+from memlane.ingest.media_bounds import page_pictures
 
 _DATA_URL_PREFIX = re.compile(r"^data:[\w/+.-]*;base64,", re.IGNORECASE)
 _JUNK_PDF_TITLES = re.compile(
@@ -82,7 +83,7 @@ def extract_pdf(raw: str | bytes) -> Extracted:
     title = pdf_title if pdf_title and not _JUNK_PDF_TITLES.match(pdf_title) else None
     title = title or outline_title or _heading_line(next((p for p in pages if p), ""))
     if scanned:
-        raise ScannedPdfError(data, pages, scanned, clean_title(title) if title else None, metadata)
+        raise ScannedPdfError(data, pages, scanned, derived_title(title) if title else None, metadata)
     parts: list[str] = []
     offsets: list[int] = []
     length = 0
@@ -100,7 +101,7 @@ def extract_pdf(raw: str | bytes) -> Extracted:
     return Extracted(
         text=text,
         content_type=ContentType.PDF,
-        title=clean_title(title) if title else first_line_title(text),
+        title=(derived_title(title) if title else None) or first_line_title(text),
         title_from_heading=title is not None,
         metadata=metadata,
         page_offsets=offsets,
@@ -133,9 +134,5 @@ def _heading_line(page_text: str) -> str | None:
 
 
 def _has_images(page: Any) -> bool:
-    try:
-        resources = page["/Resources"].get_object() if "/Resources" in page else {}
-        xobjects = resources["/XObject"].get_object() if "/XObject" in resources else {}
-        return any(xobjects[name].get_object().get("/Subtype") == "/Image" for name in xobjects)
-    except Exception:  # noqa: BLE001 - a page whose resources cannot be read has no usable picture
-        return False
+    """A picture on the page, directly or inside a form (memlane.ingest.media_bounds walks both)."""
+    return bool(page_pictures(page))

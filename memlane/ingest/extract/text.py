@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 
+import regex
+
 from memlane.domain.models import ContentType
 from memlane.ingest.extract.result import Extracted
-from memlane.ingest.text import shorten
+from memlane.ingest.text import plain_text, shorten
 
 TITLE_MAX_CHARS = 200  # a derived title is a label, not content
 LINE_TITLE_MAX_CHARS = 80  # a title made from the first line of plain text
@@ -27,8 +29,8 @@ def first_line_title(text: str) -> str | None:
     """A label from the first line of an untitled text: its first sentence when that is short,
     else the line cut at a word boundary near LINE_TITLE_MAX_CHARS."""
     for line in text.splitlines():
-        line = " ".join(line.strip().lstrip("#>*-• \t").split())
-        if line:
+        line = " ".join(_MD_INLINE_LINK.sub(r"\1", plain_text(line)).strip().lstrip("#>*-• \t").split())
+        if _HAS_WORD.search(line):  # not "{", "```" or "---": a bracket names nothing
             end = _SENTENCE_END.search(line)
             if end and 12 <= end.start() + 1 <= LINE_TITLE_MAX_CHARS and end.end() < len(line):
                 return line[: end.start() + 1].rstrip(".")
@@ -36,7 +38,8 @@ def first_line_title(text: str) -> str | None:
     return None
 
 
-_SENTENCE_END = re.compile(r"(?<!\b[A-Z])(?<!\b(?:Dr|Mr|Ms|St|vs))[.!?](?=\s)")
+_HAS_WORD = re.compile(r"[^\W_]")
+_SENTENCE_END = regex.compile(r"(?<!\b\p{Lu})(?<!\b(?:Dr|Mr|Ms|St|vs))[.!?](?=\s)")
 _FILE_NAME = re.compile(r"^[^\s/\\][^/\\]{0,200}\.[A-Za-z][A-Za-z0-9]{0,4}$")
 _FILE_EXTENSIONS = frozenset(("md", "markdown", "txt", "text", "pdf", "html", "htm", "json", "eml", "rst", "org",
                               "csv", "doc", "docx", "odt", "rtf", "log", "note", "notes", "xml", "yaml", "yml"))
@@ -54,8 +57,16 @@ def looks_like_file_name(title: str | None) -> bool:
 
 
 def clean_title(title: str) -> str | None:
+    """A title as a client gave it: on one line, within TITLE_MAX_CHARS, otherwise as given."""
     cleaned = " ".join(title.split()).strip(" ¶§🔗")
     return shorten(cleaned, TITLE_MAX_CHARS) if cleaned else None
+
+
+def derived_title(text: str) -> str | None:
+    """A title memlane derives from the content (a heading, a subject, a key): plain text, no
+    markup or character references ("Q3 budget &amp; spend" reads "Q3 budget & spend")."""
+    cleaned = clean_title(plain_text(text))
+    return cleaned if cleaned and _HAS_WORD.search(cleaned) else None
 
 
 _MD_TITLE = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
@@ -71,7 +82,7 @@ def _markdown_title(text: str) -> str | None:
             break
     if best is None:
         return None
-    return clean_title(_MD_INLINE_LINK.sub(r"\1", best[1]).replace("**", "").replace("`", ""))
+    return derived_title(_MD_INLINE_LINK.sub(r"\1", best[1]).replace("**", "").replace("`", ""))
 
 
 _MD_INLINE_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")

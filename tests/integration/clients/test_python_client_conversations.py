@@ -94,6 +94,26 @@ def test_without_an_llm_the_client_is_told_extraction_is_off(hash_server):
         assert [m["speaker"] for m in memlane.iter_conversation("team/standup")] == ["Kim"]
 
 
+def test_a_conversation_sent_again_whole_stores_only_its_new_messages_sync_and_async(hash_server):
+    # Given a chat app that sends the whole history each turn (the client gives each save a new
+    # Idempotency-Key, so the server, not the key, must recognise the history)
+    history = [message("Where did I park?", role="user"), message("Level 3, bay 42.", role="assistant")]
+    with MemlaneClient(hash_server.url, hash_server.key, timeout=30) as memlane:
+        first = memlane.save_conversation("parking", history)
+        again = memlane.save_conversation("parking", [*history, message("ok", role="user")])
+        assert (first["saved"], again["saved"], again["duplicates"]) == (2, 1, 2)
+        assert [m["id"] for m in again["messages"][:2]] == [m["id"] for m in first["messages"]]
+
+    async def resend() -> tuple[dict[str, Any], list[str]]:
+        async with AsyncMemlaneClient(hash_server.url, hash_server.key, timeout=30) as m:
+            out = await m.save_conversation("parking", [*history, message("ok", role="user")])
+            return dict(out), [x["content"] async for x in m.iter_conversation("parking")]
+
+    out, stored = asyncio.run(resend())
+    assert (out["saved"], out["duplicates"]) == (0, 3)
+    assert stored == ["Where did I park?", "Level 3, bay 42.", "ok"]
+
+
 def test_the_openai_tools_include_the_mcp_profile_tool_and_run_it(llm_server):
     from memlane_client.openai_tools import mcp_tools, openai_tools, run_tool_call
 

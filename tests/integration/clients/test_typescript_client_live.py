@@ -29,8 +29,9 @@ def test_the_typescript_client_and_ai_sdk_tools_against_a_local_server(hash_serv
 
 
 def test_the_conversation_calls_and_the_profile_tool_against_a_server_with_an_llm(llm_server):
-    """clients/typescript/test-facts: saveConversation, conversation, extraction, recall by kind and
-    asOf, profile, and the AI SDK's memoryProfile, the server's LLM the fake one on loopback."""
+    """clients/typescript/test-facts: saveConversation (a conversation sent again whole stores only its new
+    messages), conversation, extraction, recall by kind and asOf, profile, and the AI SDK's memoryProfile,
+    the server's LLM the fake one on loopback."""
     if not (CLIENT / "node_modules" / "ai").exists() or shutil.which("node") is None:
         pytest.skip("clients/typescript/node_modules is not installed (make installs it: npm ci there)")
     url, key, _ = llm_server
@@ -41,4 +42,4 @@ def test_the_conversation_calls_and_the_profile_tool_against_a_server_with_an_ll
     run = subprocess.run(["node", "--test", "--test-reporter=spec", "test-facts/"], cwd=CLIENT, env=env,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
-    assert "ℹ pass 2" in run.stdout and "ℹ fail 0" in run.stdout, run.stdout[-2000:]
+    assert "ℹ pass 3" in run.stdout and "ℹ fail 0" in run.stdout, run.stdout[-2000:]

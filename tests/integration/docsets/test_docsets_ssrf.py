@@ -44,6 +44,20 @@ def test_default_server_refuses_loopback_sites_and_other_schemes(public_server, 
     assert c.get("/status").json() == {"docsets": []}
 
 
+def test_a_refused_site_on_this_machine_or_network_says_which_flag_allows_it(public_server, site):
+    c = public_server.client
+    for base_url in (site.url, f"http://localhost:{site.port}", "http://10.0.0.5/", "http://[::1]/"):
+        error = c.post("/index", json={"baseUrl": base_url, "seedSlug": "/docs/"}).json()["error"]
+        assert error.endswith("; to index docs served on this machine or your network, start memlane with "
+                              "--allow-private-network (memlane serve --allow-private-network, make run "
+                              "ARGS=--allow-private-network, memlane docs index URL --allow-private-network, or "
+                              "MEMLANE_ALLOW_PRIVATE_NETWORK=1)"), error
+    # what no flag allows gets no such hint
+    for base_url in ("http://169.254.169.254/", "http://169.254.10.10/"):
+        error = c.post("/index", json={"baseUrl": base_url, "seedSlug": "/"}).json()["error"]
+        assert "--allow-private-network" not in error, error
+
+
 def test_a_redirect_to_an_internal_address_is_refused_at_the_hop(docs_server, site):
     site.raw("/docs/sneaky", 302, b"", {"Location": "http://169.254.169.254/latest/meta-data/iam"})
     site.html("/docs/", "Guide Home", "Welcome to the frobnicator guide for operators and developers alike.",

@@ -16,7 +16,11 @@ from memlane.ingest.summarize import LocalSummarizer
 
 TEXT = (
     "Sourdough bread needs only flour, water and salt, plus a lively starter. "
-    "A sourdough starter is a culture of wild yeast and bacteria. Feed the starter every day."
+    "A sourdough starter is a culture of wild yeast and bacteria. Feed the starter every day. "
+    # longer than a summary: a shorter note is its own summary and never asks for one
+    "Keep it in a glass jar at room temperature, and discard half of it before each feeding so that it stays "
+    "lively. A loaf takes about a day from mixing the dough to baking it in a hot Dutch oven, most of it "
+    "spent waiting while the dough rises slowly in a cool kitchen."
 )
 METADATA = {
     "author": "Ada Baker",
@@ -68,7 +72,7 @@ def test_requests_follow_the_spec(fake_openai):
     assert result.metadata == {
         "author": "Ada Baker",
         "date": "2024-03-05",
-        "tags": ["sourdough", "baking", "bread", "fermentation", "yeast"],
+        "keyphrases": ["sourdough", "baking", "bread", "fermentation", "yeast"],  # the LLM's "tags": generated
         "language": "en",
         "sentiment": "positive",
         "category": "tutorial",
@@ -143,7 +147,7 @@ def test_missing_tags_and_category_are_filled_in_locally(fake_openai):
     local = LocalSummarizer().summarize("Sourdough", TEXT, ContentType.TEXT, None).metadata
     assert result.metadata == {
         "author": "Ada",
-        "tags": local["tags"],
+        "keyphrases": local["keyphrases"],
         "category": local["category"],
         "language": "en",
     }
@@ -155,7 +159,7 @@ def test_code_keeps_the_detected_language(fake_openai):
         "a.py", "def f():\n    pass\n", ContentType.CODE, "python"
     )
     assert result.metadata["language"] == "python"
-    assert result.metadata["tags"] == ["cli"]
+    assert result.metadata["keyphrases"] == ["cli"]
 
 
 def test_connection_failures_fall_back_too(fake_openai):
@@ -176,7 +180,7 @@ def test_parse_metadata_keeps_only_well_formed_fields():
     assert parse_metadata(
         {"author": "  ", "date": 2024, "tags": ["A", "a", 3, "", "x" * 80, "B  c"], "sentiment": "mixed",
          "category": "Reference", "language": "en", "extra": "dropped"}
-    ) == {"tags": ["a", "b c"], "category": "reference", "language": "en"}  # fmt: skip
+    ) == {"keyphrases": ["a", "b c"], "category": "reference", "language": "en"}  # fmt: skip
 
 
 def test_parse_metadata_keeps_the_llms_entities_of_the_four_kinds():
@@ -184,3 +188,12 @@ def test_parse_metadata_keeps_the_llms_entities_of_the_four_kinds():
         {"text": "Ana  Ruiz", "kind": "person"}, {"text": "Lisbon", "kind": "place"},
         {"text": "Ana Ruiz", "kind": "person"}, {"text": "blue", "kind": "colour"}, "Acme", {"kind": "tool"}]})
     assert parsed["entities"] == [{"text": "Ana Ruiz", "kind": "person"}, {"text": "Lisbon", "kind": "place"}]
+
+
+def test_a_note_no_longer_than_a_summary_asks_for_no_summary(fake_openai):
+    """Issue 36: a short note's summary repeated it whole; now it has none, and no call is paid for."""
+    fake_openai.default = route(fake_openai)
+    result = make_summarizer(fake_openai, []).summarize(
+        "Sizes", "Aylin: shoe size 39, ring size 54 (measured at the jeweller in Nov).", ContentType.TEXT, None)
+    assert result.summary == ""
+    assert [("response_format" in body) for _, body in fake_openai.requests] == [True]  # the metadata call only

@@ -272,3 +272,42 @@ def test_with_the_vector_window_before_only_the_next_save_embeds_nothing_for_the
     assert stored_vector(stack, answer) == pytest.approx(expected_vector(stack, who, answer, before=ASK), abs=1e-6)
     assert set(text_hits(stack, who, project, "weather")) == {answer, later}
     assert ask in text_hits(stack, who, project, "bowl")
+
+
+class RefusingEmbedder:
+    """The stack's embedder, until a deployment refuses it (a missing grant, a model not enabled): what
+    Bedrock's AccessDeniedException becomes in memlane.adapters.aws.bedrock_embedder."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.refusing = inner, False
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def embed_documents(self, texts):
+        if self.refusing:
+            from memlane.domain.errors import MemlaneError
+
+            raise MemlaneError("Bedrock refused the embedding request (AccessDeniedException)")
+        return self.inner.embed_documents(texts)
+
+
+def test_a_refused_rebuild_of_the_neighbours_is_logged_and_counted_not_swallowed(stack, who, project, clock, caplog):
+    from memlane import observability
+    from memlane.observability import CountingMetrics
+
+    # Given three turns, and an embedder the deployment refuses once they are saved
+    metrics, embedder = CountingMetrics(), RefusingEmbedder(stack.services.embedder)
+    stack.services = replace(stack.services, metrics=metrics, embedder=embedder)
+    ask = save(stack, who, project, ASK, clock)
+    answer = save(stack, who, project, ANSWER, clock)
+    save(stack, who, project, LATER, clock)
+    embedder.refusing = True
+    # When the middle one is deleted (its neighbours must be embedded again without it)
+    delete_document(stack.services, who, answer)
+    # Then the delete itself is done, and the refusal is an error in the log and a count the alarm watches
+    assert stack.metadata.get_document(who.organization_id, answer) is None
+    assert stack.metadata.get_document(who.organization_id, ask) is not None
+    assert metrics.counts[observability.CONTEXT_REBUILDS_FAILED] == 1
+    errors = [r for r in caplog.records if r.levelname == "ERROR" and "AccessDeniedException" in r.getMessage()]
+    assert errors and "could not rebuild the context" in errors[0].getMessage()

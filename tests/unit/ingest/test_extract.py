@@ -292,7 +292,7 @@ def test_json_readable_fields_come_first_then_pretty_json():
 def test_json_without_readable_fields_is_just_pretty_printed():
     result = extract('[1, 2, {"ü": true}]', ContentType.JSON)
     assert result.text == '[\n  1,\n  2,\n  {\n    "ü": true\n  }\n]'
-    assert result.title is None
+    assert result.title == "JSON list of 3 items"  # what it holds, never its bracket
 
 
 def test_invalid_json_names_the_problem():

@@ -51,15 +51,11 @@ def test_summary_ignores_code_blocks_headings_and_link_targets():
     assert summarize_prose(text) == "Read the installation guide before you start anything."
 
 
-def test_summary_falls_back_to_the_start_of_the_text_then_the_title():
+def test_summary_falls_back_to_the_start_of_the_text():
     summarizer = LocalSummarizer()
-    # No sentence worth the name: the start of the text.
-    assert summarizer.summarize("", "- milk\n- eggs", ContentType.NOTE, None).summary == "milk eggs"
-    # No prose at all (only a code block): the title.
-    assert (
-        summarizer.summarize("Only a title", "```\nx\n```", ContentType.MARKDOWN, None).summary
-        == "Only a title"
-    )
+    # No sentence worth the name in a text longer than a summary: the start of the text.
+    words = "\n".join(f"item{i} box{i}" for i in range(60))
+    assert summarizer.summarize("", words, ContentType.NOTE, None).summary.startswith("item0 box0 item1 box1")
 
 
 def test_one_overlong_sentence_is_shortened_at_a_word():
@@ -68,10 +64,47 @@ def test_one_overlong_sentence_is_shortened_at_a_word():
     assert summary.startswith("word word") and summary.endswith("word…")
 
 
-def test_summary_is_never_empty():
+def test_a_note_no_longer_than_a_summary_has_none():
+    """Issue 36: a short note's summary repeated the whole note, so its page showed it twice."""
     summarizer = LocalSummarizer()
-    assert summarizer.summarize("Groceries", "   ", ContentType.NOTE, None).summary == "Groceries"
-    assert summarizer.summarize("", "", ContentType.NOTE, None).summary == "An empty note document."
+    for text in ("   ", "", "- milk\n- eggs", "Aylin: shoe size 39, ring size 54 (measured at the jeweller in Nov).",
+                 "Lent Ole 300 € on 4 Oct 2024 (PayPal) for his van repair. He pays back 100 € a month starting "
+                 "November. Received: 100 € on 2 Nov, 100 € on 5 Dec. 100 € still open."):
+        assert summarizer.summarize("Note", text, ContentType.NOTE, None).summary == ""
+    long = " ".join(f"Sentence number {i} says something about the garden and the balcony." for i in range(12))
+    summary = summarizer.summarize("Garden", long, ContentType.NOTE, None).summary
+    assert summary and len(summary) < len(long)
+
+
+RUNBOOK = """# Restore the staging database
+
+When the staging database is corrupted or a migration went wrong, restore it from last night's snapshot.
+
+1. Stop the API workers on staging so nothing writes during the restore.
+2. Find the latest snapshot in the backups bucket, named by date.
+3. Restore it into a new instance with the restore script and wait until it is available.
+4. Point the staging connection string at the new instance and restart the workers.
+5. Run the smoke tests and check the dashboard for errors.
+6. Delete the old instance once everything has worked for a day.
+"""
+
+
+def test_a_runbook_summary_keeps_its_steps_as_steps():
+    summary = LocalSummarizer().summarize("Restore", RUNBOOK, ContentType.MARKDOWN, None).summary
+    lines = summary.split("\n")
+    assert lines[0].startswith("When the staging database is corrupted")
+    assert lines[1] == "1. Stop the API workers on staging so nothing writes during the restore."
+    assert lines[2].startswith("2. Find the latest snapshot")
+    assert lines[-1].startswith("… and ") and lines[-1].endswith(" more")
+    assert len(summary) <= 400
+
+
+def test_a_bulleted_checklist_keeps_its_bullets():
+    text = "Packing list for the ski week:\n" + "\n".join(
+        f"- {item} for every day of the trip, checked the evening before" for item in
+        ("thermal layers", "ski socks", "goggles and helmet", "sunscreen", "charger and adapter", "snacks"))
+    summary = LocalSummarizer().summarize("Packing", text, ContentType.NOTE, None).summary
+    assert summary.split("\n")[1] == "• thermal layers for every day of the trip, checked the evening before"
 
 
 def test_code_summary_names_definitions_and_the_docstring():
@@ -160,9 +193,9 @@ def test_metadata_for_prose_and_code():
     prose = summarizer.summarize("Sourdough at home", ARTICLE, ContentType.MARKDOWN, None)
     assert prose.metadata["language"] == "en"
     assert prose.metadata["category"] == "article"
-    assert prose.metadata["tags"][0] == "sourdough"
+    assert prose.metadata["keyphrases"][0] == "sourdough"
     code = summarizer.summarize("config.go", "package config\n\nfunc Load() {}\n", ContentType.CODE, "go")
     assert code.metadata["language"] == "go"
     assert code.metadata["category"] == "code"
-    assert code.metadata["tags"][0] == "go"
+    assert code.metadata["keyphrases"][0] == "go"
     assert code.summary == "Go source defining function Load."

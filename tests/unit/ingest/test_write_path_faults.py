@@ -42,7 +42,7 @@ from memlane.services import doctor
 from memlane.services.bulk import save_memories
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import save_memory
-from memlane.services.transfer import export_project, import_lines
+from memlane.services.transfer import export_project, import_lines, reminted_id
 
 # Long enough for three chunks, so a rewrite must drop old rows and a retry must not duplicate.
 TEXT = "\n\n".join(
@@ -183,12 +183,12 @@ def _drained(world: World, doc_id: str | None) -> str:
 
 
 # Cut into small chunks (the document's own chunking), so it needs two embedding batches.
-LONG_TEXT = "\n\n".join(f"Bed {i}. The greenhouse heater keeps the seedlings of tray {i} warm." for i in range(90))
+LONG_TEXT = "\n\n".join(f"Bed {i}. The greenhouse heater keeps the seedlings of tray {i} warm." for i in range(640))
 
 
 def _long_worker_setup(world: World) -> None:
     body = MemoryIn(content=LONG_TEXT, title="Greenhouse beds",
-                    metadata={"chunking": {"max_tokens": 32, "overlap_tokens": 0}})
+                    metadata={"chunking": {"max_tokens": 128, "overlap_tokens": 0}})
     out = save_memory(world.stack.services, world.who, body, inline=False)
     world.extra["doc"] = out.id
 
@@ -331,7 +331,8 @@ def _import_setup(world: World) -> None:
     source = make_world(world.extra["tmp"], "export-source")
     out = save_memory(source.stack.services, source.who, MemoryIn(content=TEXT, title="Greenhouse"), inline=True)
     world.extra["lines"] = list(export_project(source.stack.services, source.who, source.project))
-    world.extra["doc"] = out.id
+    # another data directory, another organization: the document takes an id of its own (issue 34)
+    world.extra["doc"] = reminted_id(world.who.organization_id, out.id)
     source.stack.close()
 
 
@@ -565,8 +566,9 @@ def test_the_faults_harness_reaches_every_store_of_a_versioned_save(tmp_path):
     # The clean run of a new version touches every store the write path owns, in this order
     calls, _ = _clean_run(tmp_path, next(c for c in CALLERS if c.name == "save-new-version"))
     firsts = list(dict.fromkeys(calls))
-    assert firsts == ["metadata.put_document", "embedder.embed_documents", "metadata.put_chunks",
-                      "index.upsert", "index.set_superseded", "cache.bump_generation"], json.dumps(calls)
+    assert firsts == ["metadata.add_document", "embedder.embed_documents", "metadata.put_chunks",
+                      "index.upsert", "metadata.put_document", "index.set_superseded", "cache.bump_generation"], \
+        json.dumps(calls)
     # and a document needing several embedding batches keeps and then clears its progress
     calls, _ = _clean_run(tmp_path, next(c for c in CALLERS if c.name == "worker-long-document"))
     assert "blobs.put" in calls and calls[-1] == "blobs.delete_prefix"

@@ -210,3 +210,22 @@ def test_backend_choice_follows_the_environment(tmp_path):
     spec_names = backend_from_env(env={"MEMORY_API_URL": "http://127.0.0.1:9", "MEMORY_API_KEY": "sk"})
     assert spec_names.client.http.headers["Authorization"] == "Bearer sk"
     spec_names.close()
+
+
+def test_a_conversation_sent_again_through_the_tool_stores_only_its_new_messages(tools):
+    turns = [{"role": "user", "content": "Book the vet for Miso on Friday."},
+             {"role": "assistant", "content": "Booked: Friday 10:00 at Dr Lind's."}]
+    first = tools.call("save_conversation", {"conversation_id": "vet", "messages": turns, "project": "Home"})
+    assert first.text.startswith('Conversation "vet": 2 new messages saved, 0 already saved')
+    assert "no facts drawn: no LLM is configured" in first.text
+    # When the whole conversation is sent again, with one message more
+    turns.append({"role": "user", "content": "ok"})
+    again = tools.call("save_conversation", {"conversation_id": "vet", "messages": turns, "project": "home"})
+    # Then only that one is stored, after the others
+    assert again.text.startswith('Conversation "vet": 1 new messages saved, 2 already saved (nothing stored for them)')
+    assert [m["message_index"] for m in again.structured["messages"]] == [0, 1, 2]
+    assert [m["id"] for m in again.structured["messages"][:2]] == [m["id"] for m in first.structured["messages"]]
+    # and a bad message names its field
+    with pytest.raises(ToolError) as exc:
+        tools.call("save_conversation", {"conversation_id": "vet", "messages": [{"content": "who said this?"}]})
+    assert "messages.0" in str(exc.value)

@@ -41,7 +41,9 @@ def test_nodes_count_documents_and_edges_weigh_shared_documents(stack, who):
     assert graph.nodes[0].id == "concept:machine learning"  # most frequent first
     edges = {(e.source, e.target): (e.relation, e.weight) for e in graph.edges}
     assert edges[("concept:machine learning", "concept:transformers")] == ("co_occurs", 2)
-    assert edges[("concept:tensorflow", "concept:transformers")] == ("co_occurs", 1)
+    # the tag "tensorflow" and the tool TensorFlow the text names are one node, the entity's
+    assert "concept:tensorflow" not in nodes and nodes["tool:tensorflow"][2] == 1
+    assert edges[("concept:transformers", "tool:tensorflow")] == ("co_occurs", 1)
     assert graph.edges[0].weight == 2
 
 
@@ -95,3 +97,25 @@ def test_extracted_entities_are_nodes_by_kind_with_memory_edges(stack, who):
     assert (f"memory:{trip.id}", "place:baker street") not in mentions
     # tags stay tags
     assert all(n.kind == "tag" for n in graph.nodes if n.type == "concept")
+
+
+def test_a_tag_and_an_entity_of_the_same_word_are_one_node(stack, who):
+    remember(stack, who, "Flights to Lisbon on 15 May, apartment in Alfama.", ["lisbon", "travel"])
+    remember(stack, who, "Portuguese course before the trip.", ["lisbon"])
+    graph = build_memory_graph(stack.services, who)
+    lisbon = [n for n in graph.nodes if n.label.lower() == "lisbon"]
+    assert [(n.id, n.kind, n.document_count) for n in lisbon] == [("place:lisbon", "place", 2)]
+
+
+def test_entities_get_a_third_of_the_nodes_when_tags_are_many(stack, who):
+    """Forty memories with two tags each, shared by many, and a few naming tools: the tags alone
+    would fill every node; a third of them go to the entities."""
+    for i in range(40):
+        remember(stack, who, f"Note {i} about the weekly report.", [f"topic{i % 20}", f"area{i % 10}"])
+    for tool in ("Terraform", "Postgres", "Stripe", "MySQL", "Kubernetes", "Grafana", "Airflow", "Redis"):
+        remember(stack, who, f"We moved the billing jobs to {tool} last week.", [])
+    graph = build_memory_graph(stack.services, who, max_nodes=24)
+    topics = [n for n in graph.nodes if n.kind != "memory"]
+    assert len(topics) == 24
+    assert sum(1 for n in topics if n.kind != "tag") >= 8
+    assert {"Terraform", "Postgres", "Stripe"} <= {n.label for n in topics}

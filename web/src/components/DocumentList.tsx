@@ -11,7 +11,7 @@ export function DocumentList({ documents }: { documents: DocumentListItem[] }) {
             <Link href={`/memories/${d.id}`}>{d.title}</Link>
             {d.status !== 'ready' && <span className={`badge status-${d.status}`}>{d.status}</span>}
           </h3>
-          {d.summary && <p>{d.summary}</p>}
+          {d.summary && <p className="summary">{d.summary}</p>}
           <p className="muted small">
             <time dateTime={d.created_at}>{formatDate(d.created_at)}</time> · {d.content_type}
             {d.tags.length > 0 && <> · {d.tags.join(', ')}</>}

@@ -1,6 +1,8 @@
-/** Marks the query's words in a text, as React text nodes (never HTML). */
+import { queryWords } from '../snippet'
+
+/** Marks the query's words in a text (not its stop words), as React text nodes (never HTML). */
 export function Highlight({ text, query }: { text: string; query: string }) {
-  const words = [...new Set(query.toLowerCase().split(/\W+/u).filter((w) => w.length > 2))]
+  const words = queryWords(query)
   if (words.length === 0) return <>{text}</>
   const pattern = new RegExp(`(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`, 'giu')
   const parts = text.split(pattern)

@@ -1,5 +1,6 @@
 import { render } from '@testing-library/react'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
+import { ContentBoundary } from './ContentBoundary'
 import { CodeView, Markdown } from './Markdown'
 
 const HOSTILE = [
@@ -55,5 +56,33 @@ describe('Markdown', () => {
     const code = container.querySelector('pre code')!
     expect(code.textContent).toBe(source)
     expect(code.querySelector('.hljs-keyword')?.textContent).toBe('const')
+  })
+})
+
+describe('Markdown that is too deep or too costly to format', () => {
+  it('shows 3,000 nested quotes as plain text instead of overflowing the stack', () => {
+    const text = '>'.repeat(3000) + ' deep'
+    const { container } = render(<Markdown text={text} />)
+    expect(container.querySelector('pre')?.textContent).toBe(text)
+    expect(container.textContent).toContain('Shown as plain text: it nests 3000 quotes or lists deep')
+    expect(container.querySelector('blockquote')).toBeNull()
+  })
+
+  it('shows 20,000 stars either side of a word as plain text, at once', () => {
+    const text = '*'.repeat(20000) + 'word' + '*'.repeat(20000)
+    const { container } = render(<Markdown text={text} />)
+    expect(container.querySelector('pre')?.textContent).toBe(text)
+    expect(container.querySelector('em, strong')).toBeNull()
+  })
+
+  it('falls back to plain text when rendering fails anyway', () => {
+    const Thrower = () => {
+      throw new RangeError('Maximum call stack size exceeded')
+    }
+    const quiet = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const { container } = render(<ContentBoundary text="the memory's text"><Thrower /></ContentBoundary>)
+    quiet.mockRestore()
+    expect(container.querySelector('pre')?.textContent).toBe("the memory's text")
+    expect(container.textContent).toContain('Shown as plain text: it could not be formatted')
   })
 })

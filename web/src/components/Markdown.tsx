@@ -3,12 +3,15 @@
 //   as HTML), and raw HTML in the markdown is shown as the text it is, never as elements;
 // - a link is a link only for http(s) and mailto (links.ts); anything else is shown as text;
 // - images are not loaded (a remote image reports that the memory was opened): they become links;
-// - code is highlighted by highlight.js (lowlight), whose output is a syntax tree too.
+// - code is highlighted by highlight.js (lowlight), whose output is a syntax tree too;
+// - a memory nested too deep or too costly to parse is shown as plain text (markdownLimits.ts).
 import type { Root, RootContent } from 'mdast'
 import ReactMarkdown, { type Components } from 'react-markdown'
 import rehypeHighlight from 'rehype-highlight'
 import remarkGfm from 'remark-gfm'
 import { safeHref } from '../links'
+import { tooComplexToFormat } from '../markdownLimits'
+import { ContentBoundary, PlainText } from './ContentBoundary'
 
 /** Raw HTML in a memory is kept as visible text. */
 function remarkHtmlAsText() {
@@ -68,17 +71,23 @@ const components: Components = {
 const keepSafe = (url: string) => safeHref(url) ?? ''
 
 export function Markdown({ text }: { text: string }) {
+  // Too deep or too costly to parse (markdownLimits.ts): plain text, decided before parsing; and
+  // anything that still fails while rendering falls back to plain text too (ContentBoundary).
+  const reason = tooComplexToFormat(text)
+  if (reason) return <PlainText text={text} reason={reason} />
   return (
-    <div className="markdown">
-      <ReactMarkdown
-        remarkPlugins={[remarkGfm, remarkHtmlAsText]}
-        rehypePlugins={[[rehypeHighlight, { detect: false }]]}
-        components={components}
-        urlTransform={keepSafe}
-      >
-        {text}
-      </ReactMarkdown>
-    </div>
+    <ContentBoundary text={text}>
+      <div className="markdown">
+        <ReactMarkdown
+          remarkPlugins={[remarkGfm, remarkHtmlAsText]}
+          rehypePlugins={[[rehypeHighlight, { detect: false }]]}
+          components={components}
+          urlTransform={keepSafe}
+        >
+          {text}
+        </ReactMarkdown>
+      </div>
+    </ContentBoundary>
   )
 }
 

@@ -21,7 +21,7 @@ export function SaveMemoryForm({ projects, onSaved }: { projects: Project[]; onS
     setError(null)
     setSaved(null)
     if (!content.trim()) {
-      setError('content: write something to remember')
+      setError('Write something to remember.')
       return
     }
     setBusy(true)

@@ -1,4 +1,5 @@
 import { OfflineError } from '../api'
+import { readable } from '../messages'
 
 export function Loading({ what }: { what: string }) {
   return (
@@ -10,10 +11,11 @@ export function Loading({ what }: { what: string }) {
 
 export function ErrorBox({ error }: { error: Error | string }) {
   // The server not answering is said once, by the app's offline banner (OfflineBanner), not per request.
+  // Every error the app shows is shown here, in words (no field-name prefix: messages.ts).
   if (error instanceof OfflineError) return null
   return (
     <p className="error" role="alert">
-      {typeof error === 'string' ? error : error.message}
+      {readable(typeof error === 'string' ? error : error.message)}
     </p>
   )
 }

@@ -4,7 +4,7 @@ import { Router } from 'wouter'
 import { memoryLocation } from 'wouter/memory-location'
 import { setKey } from '../auth'
 import type { GraphNode } from '../api'
-import Graph, { fitTransform, kindOf, layout } from './Graph'
+import Graph, { fitTransform, kindOf, layout, placeLabels, screenRadius, shortLabel } from './Graph'
 
 const GRAPH = {
   nodes: [
@@ -118,5 +118,45 @@ describe('fitting the graph', () => {
     const old = (type: string) => ({ id: 'a', label: 'a', type, document_count: 1 }) as unknown as GraphNode
     expect(kindOf(old('technology'))).toBe('tool')
     expect(kindOf(old('concept'))).toBe('tag')
+  })
+})
+
+describe('placing labels', () => {
+  const measure = (text: string) => text.length * 8
+  const boxOf = (p: { x: number; y: number }, spot: { dx: number; dy: number; anchor: string }, w: number) => {
+    const left = spot.anchor === 'middle' ? p.x + spot.dx - w / 2 : spot.anchor === 'start' ? p.x + spot.dx : p.x + spot.dx - w
+    return { left, right: left + w, top: p.y + spot.dy - 12, bottom: p.y + spot.dy + 2 }
+  }
+
+  it('never lets two shown labels overlap, and hides the ones with no free place', () => {
+    // twenty nodes crowded on a 300 × 200 drawing: not every label fits
+    const items = Array.from({ length: 20 }, (_, i) => ({
+      x: 40 + (i % 5) * 55, y: 30 + Math.floor(i / 5) * 45, r: 5, text: `topic number ${i}`, priority: i === 7 ? 100 : 20 - i,
+    }))
+    const spots = placeLabels(items, 300, 200, measure)
+    const shown = spots.map((s, i) => ({ s, p: items[i] })).filter(({ s }) => s.visible)
+    expect(shown.length).toBeGreaterThan(3)
+    expect(shown.length).toBeLessThan(20)
+    const boxes = shown.map(({ s, p }) => boxOf(p, s, measure(p.text)))
+    for (let a = 0; a < boxes.length; a++) {
+      for (let b = a + 1; b < boxes.length; b++) {
+        const x = boxes[a]
+        const y = boxes[b]
+        expect(x.left < y.right && y.left < x.right && x.top < y.bottom && y.top < x.bottom).toBe(false)
+      }
+      expect(boxes[a].left).toBeGreaterThanOrEqual(0)
+      expect(boxes[a].right).toBeLessThanOrEqual(300)
+    }
+    // the most important node, placed first, keeps its label
+    expect(spots[7].visible).toBe(true)
+  })
+
+  it('keeps circles a readable size on screen and shortens long labels', () => {
+    expect(screenRadius(20, 0.05)).toBe(4)
+    expect(screenRadius(20, 0.5)).toBe(10)
+    expect(screenRadius(20, 3)).toBe(20)
+    expect(shortLabel('A very long memory title that goes on and on')).toBe('A very long memory title…')
+    expect(shortLabel('Python typing: Protocols and generics.')).toBe('Python typing: Protocols…')
+    expect(shortLabel('Lisbon')).toBe('Lisbon')
   })
 })

@@ -1,8 +1,17 @@
 import { useEffect, useRef, useState } from 'react'
 import { useLocation, useSearch } from 'wouter'
 import { api } from '../api'
-import { clearKey, redeemSignInCode, safeNext, setKey, takeSignInCode } from '../auth'
-import { ErrorBox } from '../components/feedback'
+import {
+  clearKey,
+  forgetSignOutReason,
+  redeemSignInCode,
+  SIGN_OUT_REASONS,
+  safeNext,
+  setKey,
+  signOutReason,
+  takeSignInCode,
+} from '../auth'
+import { ErrorBox, Notice } from '../components/feedback'
 import { useTitle } from '../hooks'
 
 export function Login({ onSignedIn }: { onSignedIn: () => void }) {
@@ -13,7 +22,9 @@ export function Login({ onSignedIn }: { onSignedIn: () => void }) {
   const [key, setKeyText] = useState('')
   const [error, setError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
+  const [signedOut] = useState(signOutReason) // why this tab came here signed out
   const started = useRef(false)
+  useEffect(forgetSignOutReason, []) // said once
 
   const finish = async (secret: string) => {
     setKey(secret)
@@ -21,8 +32,10 @@ export function Login({ onSignedIn }: { onSignedIn: () => void }) {
       await api.whoami() // proves the key before the app relies on it
     } catch (e) {
       clearKey()
+      forgetSignOutReason() // the refusal is said here, by the error below the form
       throw e
     }
+    forgetSignOutReason()
     onSignedIn()
     navigate(next, { replace: true })
   }
@@ -44,7 +57,7 @@ export function Login({ onSignedIn }: { onSignedIn: () => void }) {
     setError(null)
     const secret = key.trim()
     if (!secret) {
-      setError('API key: paste the key `make run` printed, or one created in Settings')
+      setError('Paste the API key `make run` printed, or one created in Settings.')
       return
     }
     setBusy(true)
@@ -60,6 +73,7 @@ export function Login({ onSignedIn }: { onSignedIn: () => void }) {
   return (
     <main id="main" className="login">
       <h1>Sign in to memlane</h1>
+      {signedOut && !error && <Notice>{SIGN_OUT_REASONS[signedOut]}</Notice>}
       <p>
         Open the sign-in link <code>make run</code> prints, or paste an API key. The key stays in this browser only
         until you sign out.

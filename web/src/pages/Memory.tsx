@@ -1,6 +1,7 @@
 import { lazy, Suspense, useEffect, useState } from 'react'
 import { Link, useLocation } from 'wouter'
 import { api, type Decision, type DocumentOut } from '../api'
+import { ContentBoundary } from '../components/ContentBoundary'
 import { ErrorBox, Loading, Notice } from '../components/feedback'
 import { type DeletedState, receiptPath } from '../components/Receipt'
 import { formatDate, formatScore, isoToLocalInput, localInputToIso, parseTags } from '../format'
@@ -61,13 +62,16 @@ export function MemoryPage({ id }: { id: string }) {
       <div className="columns">
         <article className="content" aria-label="Content">
           {d.summary && !d.content.startsWith(d.summary.replace(/…$/, '')) && <p className="summary">{d.summary}</p>}
-          <Suspense fallback={<Loading what="content" />}>
-            {d.content_type === 'code' || d.content_type === 'json' ? (
-              <CodeView code={d.content} language={d.content_type === 'json' ? 'json' : languageOf(d)} />
-            ) : (
-              <Markdown text={d.content} />
-            )}
-          </Suspense>
+          {/* whatever the content does (or the renderer's code failing to load), the page stays usable */}
+          <ContentBoundary text={d.content}>
+            <Suspense fallback={<Loading what="content" />}>
+              {d.content_type === 'code' || d.content_type === 'json' ? (
+                <CodeView code={d.content} language={d.content_type === 'json' ? 'json' : languageOf(d)} />
+              ) : (
+                <Markdown text={d.content} />
+              )}
+            </Suspense>
+          </ContentBoundary>
         </article>
         <aside className="side">
           <MetadataPanel doc={d} projectName={project?.name} />

@@ -131,4 +131,46 @@ describe('Search page', () => {
     expect(shown).not.toContain('**')
     expect(screen.getByTestId('search-status').textContent).toMatch(/^1 result in \d+ ms$/)
   })
+
+  it('shows weak matches under "Weaker matches" with a short explanation, never "No memory matches"', async () => {
+    vi.useFakeTimers()
+    setKey('mlk_k')
+    const doc = (id: string, title: string, match: 'strong' | 'weak') => ({
+      document_id: id, title, summary: null, score: 0.5, relevance: match === 'strong' ? 0.9 : 0.4, match,
+      source_url: null, content_type: 'note', created_at: '2025-01-01T00:00:00Z', project_id: 'p',
+      chunks: [{ memory_id: `${id}c`, content: `${title} text`, chunk_index: 0, score: 0.5, heading_path: [] }],
+    })
+    let answer: unknown[] = [doc('d1', 'Passport', 'weak')]
+    vi.stubGlobal('fetch', vi.fn(async (url: string) => {
+      if (url === '/v3/projects') return new Response(JSON.stringify({ projects: [] }))
+      return new Response(JSON.stringify({ total: answer.length, query_time_ms: 3, floor: 0.24, strong: 0.65, results: answer }))
+    }))
+    const { hook } = memoryLocation({ path: '/search' })
+    render(
+      <Router hook={hook}>
+        <Search />
+      </Router>,
+    )
+    const box = screen.getByLabelText('Search across your memories')
+    fireEvent.change(box, { target: { value: 'travel document' } })
+    await act(async () => {
+      await vi.advanceTimersByTimeAsync(TYPING_PAUSE_MS + 10)
+    })
+    // nothing strong: no "No memory matches", the weak one under its own heading, with why
+    expect(screen.queryByTestId('no-matches')).toBeNull()
+    expect(screen.getByRole('heading', { name: 'Weaker matches' })).toBeTruthy()
+    const weaker = screen.getByTestId('weaker-matches')
+    expect(weaker.textContent).toContain('Nothing you saved is a close match for “travel document”')
+    expect(weaker.textContent).toContain('Passport')
+    expect(screen.getByTestId('search-results').textContent).toBe('')
+
+    answer = [doc('d2', 'Router', 'strong'), doc('d1', 'Passport', 'weak')]
+    fireEvent.change(box, { target: { value: 'wifi' } })
+    await act(async () => {
+      await vi.advanceTimersByTimeAsync(TYPING_PAUSE_MS + 10)
+    })
+    expect(screen.getByTestId('search-results').textContent).toContain('Router')
+    expect(screen.getByTestId('search-results').textContent).not.toContain('Passport')
+    expect(screen.getByTestId('weaker-matches').textContent).toContain('memlane is less sure of them')
+  })
 })

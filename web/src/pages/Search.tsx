@@ -203,26 +203,57 @@ export function Search() {
         </section>
       )}
       <ol className="results" data-testid="search-results">
-        {result?.results.map((r) => {
-          const best = [...r.chunks].sort((a, b) => b.score - a.score)
-          const path = best[0]?.heading_path ?? []
-          return (
-            <li key={r.document_id} className="card">
-              <h2>
-                <Link href={`/memories/${r.document_id}`}>{r.title}</Link>
-              </h2>
-              <p className="muted small">
-                score <span className="score">{formatScore(r.score)}</span> · {r.content_type} ·{' '}
-                {projectNames.get(r.project_id) ?? 'project'} · <time dateTime={r.created_at}>{formatDate(r.created_at)}</time>
-              </p>
-              {path.length > 0 && <p className="muted small crumbs">{path.join(' › ')}</p>}
-              <p className="snippet" data-testid="snippet">
-                <Highlight text={snippet(best.map((c) => c.content), criteria.query)} query={criteria.query} />
-              </p>
-            </li>
-          )
-        })}
+        {strongResults(result).map((r) => (
+          <ResultCard key={r.document_id} r={r} query={criteria.query} project={projectNames.get(r.project_id)} />
+        ))}
       </ol>
+      {weakResults(result).length > 0 && !busy && (
+        <section className="weaker" data-testid="weaker-matches" aria-labelledby="weaker-heading">
+          <h2 id="weaker-heading">Weaker matches</h2>
+          <p className="muted small">
+            {strongResults(result).length
+              ? 'These may be related, but memlane is less sure of them.'
+              : `Nothing you saved is a close match for “${criteria.query.trim()}”; these may be related, but memlane is not sure of them.`}
+          </p>
+          <ol className="results weak">
+            {weakResults(result).map((r) => (
+              <ResultCard key={r.document_id} r={r} query={criteria.query} project={projectNames.get(r.project_id)} />
+            ))}
+          </ol>
+        </section>
+      )}
     </main>
+  )
+}
+
+type Result = RecallOut['results'][number]
+
+/** Results the server marks strong (or does not mark: an empty query), in its order. */
+export function strongResults(out: RecallOut | null): Result[] {
+  return out?.results.filter((r) => r.match !== 'weak') ?? []
+}
+
+/** Results the server marks weak: possibly related, low confidence. */
+export function weakResults(out: RecallOut | null): Result[] {
+  return out?.results.filter((r) => r.match === 'weak') ?? []
+}
+
+function ResultCard({ r, query, project }: { r: Result; query: string; project: string | undefined }) {
+  const best = [...r.chunks].sort((a, b) => b.score - a.score)
+  const path = best[0]?.heading_path ?? []
+  return (
+    <li className={r.match === 'weak' ? 'card weak' : 'card'}>
+      <h2>
+        <Link href={`/memories/${r.document_id}`}>{r.title}</Link>
+      </h2>
+      <p className="muted small">
+        score <span className="score">{formatScore(r.score)}</span> · {r.content_type} · {project ?? 'project'} ·{' '}
+        <time dateTime={r.created_at}>{formatDate(r.created_at)}</time>
+      </p>
+      {path.length > 0 && <p className="muted small crumbs">{path.join(' › ')}</p>}
+      <p className="snippet" data-testid="snippet">
+        <Highlight text={snippet(best.map((c) => c.content), query)} query={query} />
+      </p>
+    </li>
   )
 }

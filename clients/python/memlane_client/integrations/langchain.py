@@ -1,8 +1,9 @@
 """memlane in LangChain (`pip install "memlane-client[langchain]"`, langchain-core).
 
 - `MemlaneRetriever`: a retriever over POST /v3/recall, with its project scope, filters
-  (content_type, created_after, tags) and relevance floor (`min_relevance`; None: the server's
-  calibrated floor, 0: every candidate).
+  (content_type, created_after, tags) and relevance: strong matches only by default
+  (`include_weak=True` adds the weak ones, each document's metadata saying `match`), or the caller's
+  own floor (`min_relevance`; 0: every candidate).
 - `MemlaneChatMessageHistory`: a chat history kept as a memlane conversation (POST
   /v3/conversations, read back with GET /v3/conversations/{id}), so recall sees the turns as each
   other's context and, with an LLM on the server, facts are drawn from them.
@@ -22,7 +23,7 @@ from pydantic import ConfigDict
 
 from memlane_client.client import AsyncMemlaneClient, MemlaneClient
 from memlane_client.errors import NotFound
-from memlane_client.integrations import document_metadata, document_text
+from memlane_client.integrations import document_metadata, document_text, kept, recall_options
 
 
 class MemlaneRetriever(BaseRetriever):
@@ -38,15 +39,15 @@ class MemlaneRetriever(BaseRetriever):
     limit: int = 10
     filters: dict[str, Any] | None = None
     min_relevance: float | None = None
+    include_weak: bool = False
 
     def _body(self) -> dict[str, Any]:
         return {"limit": self.limit, "project_id": self.project_id, "project_ids": self.project_ids,
-                "filters": self.filters, "min_relevance": self.min_relevance}
+                "filters": self.filters, **recall_options(self.min_relevance, self.include_weak)}
 
-    @staticmethod
-    def _documents(answer: Any) -> list[Document]:
+    def _documents(self, answer: Any) -> list[Document]:
         return [Document(page_content=document_text(r), metadata=document_metadata(r), id=r["document_id"])
-                for r in answer["results"]]
+                for r in kept(answer["results"], self.include_weak or self.min_relevance is not None)]
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         if self.client is None:

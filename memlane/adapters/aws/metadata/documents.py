@@ -33,7 +33,8 @@ from memlane.adapters.aws.dynamo_codec import (
 )
 from memlane.adapters.aws.dynamo_table import _key
 from memlane.adapters.aws.metadata.projects import DynamoProjectStore
-from memlane.domain.errors import PayloadTooLargeError
+from memlane.documents.keys import content_key
+from memlane.domain.errors import ConflictError, IdTakenError, PayloadTooLargeError, TransientError
 from memlane.domain.models import Document, DocumentStatus
 from memlane.ports import (
     BlobStore,
@@ -46,13 +47,21 @@ from memlane.ports import (
 )
 
 INLINE_CONTENT_LIMIT_BYTES = 100_000
+ID_CLAIMED = "id_claimed"  # the document's id is claimed (its DOCID item exists)
 CONTENT_BYTES = "content_bytes"
 # Values in one filter expression before the check moves to Python (expressions stop at 4 KB).
 MAX_EXPRESSION_VALUES = 50
+# Looks at a content hash before add_document gives up: each lost race means another save stored it.
+ADD_ATTEMPTS = 3
 
 
-def content_key(org_id: str, document_id: str) -> str:
-    return f"content/{org_id}/{document_id}.txt"
+def _claim_condition(hash_claim: str | None) -> dict[str, Any]:
+    if hash_claim is None:
+        return {}
+    if not hash_claim:
+        return {"ConditionExpression": "attribute_not_exists(pk)"}
+    return {"ConditionExpression": "document_id = :claimed",
+            "ExpressionAttributeValues": {":claimed": {"S": hash_claim}}}
 
 
 class DynamoDocumentStore(DynamoProjectStore):
@@ -99,8 +108,40 @@ class DynamoDocumentStore(DynamoProjectStore):
         return DocumentStats(total=total, created_since=recent, content_bytes=size, apart_total=apart_total)
 
     def put_document(self, doc: Document) -> None:
+        self._write_document(doc)
+
+    def add_document(self, doc: Document) -> Document | None:
+        """The content-hash item is the claim: written in the same transaction as the document, on
+        condition that it is absent or still names the document it named when looked up (one that
+        failed, was deleted, or changed content since). A save that loses the race looks again and
+        finds the winner."""
+        if not doc.content_hash:
+            self.put_document(doc)
+            return None
+        hash_key = ks.hash_pk(doc.organization_id, doc.project_id, doc.content_hash)
+        for _ in range(ADD_ATTEMPTS):
+            # One read of the entry decides both: the document it names is the duplicate, or (failed,
+            # deleted, changed since) the claim is conditioned on the entry still naming it. Reading
+            # the entry twice let a save that won between the reads be overwritten.
+            pointer = self._get(hash_key, ks.SK_HASH, projection="document_id")
+            named = pointer["document_id"]["S"] if pointer else ""
+            existing = self._duplicate(doc.organization_id, named, doc.project_id, doc.content_hash)
+            if existing is not None:
+                return existing
+            try:
+                self._write_document(doc, hash_claim=named)
+                return None
+            except ConflictError:
+                continue  # another save took the hash meanwhile: it is found on the next look
+        raise TransientError(f"document {doc.id}: its content hash kept changing hands; retry the save")
+
+    def _write_document(self, doc: Document, hash_claim: str | None = None) -> None:
+        """An upsert within the organization. A document id is one organization's (a DOCID item,
+        memlane.adapters.aws.dynamo_schema): another's write of it is refused (IdTakenError) in the
+        same transaction, before anything is written. `hash_claim`: None writes the content-hash
+        item whatever it holds; "" only where there is none; a document id only while it still names that document."""
         pk = ks.doc_pk(doc.organization_id, doc.id)
-        previous = self._get(pk, ks.SK_DOC, projection="content_hash, project_id, content_key")
+        previous = self._get(pk, ks.SK_DOC, projection="content_hash, project_id, content_key, id_claimed")
 
         item: dict[str, Any] = {
             ks.PK: pk,
@@ -109,11 +150,12 @@ class DynamoDocumentStore(DynamoProjectStore):
             ks.GSI1_PK: ks.project_gsi_pk(doc.organization_id, doc.project_id),
             ks.GSI1_SK: f"{to_iso(doc.created_at)}#{doc.id}",
             **model_attributes(doc, exclude=("content",)),
+            ID_CLAIMED: True,
         }
-        if doc.tags:
-            # a list attribute that filter expressions can test; lower-cased, because the tag
-            # filter ignores case (as the SQLite store's does)
-            item["tags"] = list(dict.fromkeys(t.lower() for t in doc.tags))
+        if doc.labels:
+            # a list attribute that filter expressions can test: the tags and prefixed keyphrases,
+            # lower-cased, because the filter ignores case (as the SQLite store's does)
+            item["tags"] = doc.labels
         if doc.conversation_id is not None:
             item[ks.GSI3_PK] = ks.conversation_gsi_pk(doc.organization_id, doc.project_id, doc.conversation_id)
             item[ks.GSI3_SK] = ks.conversation_gsi_sk(doc.message_index or 0, to_iso(doc.created_at), doc.id)
@@ -121,39 +163,14 @@ class DynamoDocumentStore(DynamoProjectStore):
             item[ks.GSI2_PK] = ks.forget_gsi_pk(ks.forget_shard(doc.id))
             item[ks.GSI2_SK] = f"{to_iso(doc.forget_after)}#{doc.id}"
 
-        encoded = doc.content.encode("utf-8")
-        item[CONTENT_BYTES] = len(encoded)  # storage used, summed without reading the content
-        if len(encoded) > INLINE_CONTENT_LIMIT_BYTES:
-            if self.blob_store is None:
-                raise PayloadTooLargeError(
-                    f"content of document {doc.id} is {len(encoded)} bytes; storing more than "
-                    f"{INLINE_CONTENT_LIMIT_BYTES} needs a blob store"
-                )
-            key = content_key(doc.organization_id, doc.id)
-            stored = deserialize(previous) if previous is not None else {}
-            # A status or summary update of a large document leaves its content as it is: the blob
-            # is rewritten only when the content changed (the hash is the cleaned text's SHA-256).
-            unchanged = (
-                bool(doc.content_hash)
-                and stored.get("content_key") == key
-                and (stored.get("content_hash") == doc.content_hash)
-            )
-            if not unchanged:
-                self.blob_store.put(key, encoded)  # the blob first, so an item never points at nothing
-            item["content_key"] = key
-        else:
-            item["content"] = doc.content
+        item.update(self._content_attributes(doc, previous))
 
-        operations: list[dict[str, Any]] = [{"Put": {"TableName": self.table_name, "Item": serialize(item)}}]
-        if doc.content_hash:
-            hash_item = {
-                ks.PK: ks.hash_pk(doc.organization_id, doc.project_id, doc.content_hash),
-                ks.SK: ks.SK_HASH,
-                "entity": "content_hash",
-                "document_id": doc.id,
-            }
-            operations.append({"Put": {"TableName": self.table_name, "Item": serialize(hash_item)}})
-        self._transact(operations, conflict=f"document {doc.id} could not be written")
+        claim = previous is None or ID_CLAIMED not in previous
+        operations = self._writes(doc, item, claim=claim, hash_claim=hash_claim)
+        # a failed condition on the id's claim is another organization's id; on the content hash,
+        # another save of the same content won the race (add_document looks again)
+        self._transact(operations, conflict=f"document {doc.id} could not be written",
+                       errors={1: (IdTakenError, f"document id {doc.id} is not available")} if claim else None)
 
         if previous is not None:
             old = deserialize(previous)
@@ -162,6 +179,72 @@ class DynamoDocumentStore(DynamoProjectStore):
                 self._delete_hash_item(doc.organization_id, old_project, old_hash, doc.id)
             if old.get("content_key") and "content_key" not in item and self.blob_store is not None:
                 self.blob_store.delete(old["content_key"])
+
+    def _content_attributes(self, doc: Document, previous: dict[str, Any] | None) -> dict[str, Any]:
+        """The content inline, or (too large for an item) in the blob store under `content_key`."""
+        encoded = doc.content.encode("utf-8")
+        size = {CONTENT_BYTES: len(encoded)}  # storage used, summed without reading the content
+        if len(encoded) <= INLINE_CONTENT_LIMIT_BYTES:
+            return {**size, "content": doc.content}
+        if self.blob_store is None:
+            raise PayloadTooLargeError(
+                f"content of document {doc.id} is {len(encoded)} bytes; storing more than "
+                f"{INLINE_CONTENT_LIMIT_BYTES} needs a blob store"
+            )
+        key = content_key(doc.organization_id, doc.id)
+        stored = deserialize(previous) if previous is not None else {}
+        # A status or summary update of a large document leaves its content as it is: the blob
+        # is rewritten only when the content changed (the hash is the cleaned text's SHA-256).
+        unchanged = (
+            bool(doc.content_hash)
+            and stored.get("content_key") == key
+            and (stored.get("content_hash") == doc.content_hash)
+        )
+        if not unchanged:
+            self.blob_store.put(key, encoded)  # the blob first, so an item never points at nothing
+        return {**size, "content_key": key}
+
+    def _writes(self, doc: Document, item: dict[str, Any], *, claim: bool,
+                hash_claim: str | None) -> list[dict[str, Any]]:
+        """The document item, its id's claim (on its first write) and its dedupe entry, written in
+        one transaction."""
+        operations: list[dict[str, Any]] = [{"Put": {"TableName": self.table_name, "Item": serialize(item)}}]
+        if claim:
+            operations.append(self._claim(doc))
+        if doc.content_hash:
+            hash_item = {
+                ks.PK: ks.hash_pk(doc.organization_id, doc.project_id, doc.content_hash),
+                ks.SK: ks.SK_HASH,
+                "entity": "content_hash",
+                "document_id": doc.id,
+            }
+            operations.append({"Put": {"TableName": self.table_name, "Item": serialize(hash_item),
+                                       **_claim_condition(hash_claim)}})
+        return operations
+
+    def _claim(self, doc: Document) -> dict[str, Any]:
+        owner = {ks.PK: ks.doc_owner_pk(doc.id), ks.SK: ks.SK_DOC_OWNER, "entity": "document_id",
+                 "organization_id": doc.organization_id}
+        return {"Put": {
+            "TableName": self.table_name,
+            "Item": serialize(owner),
+            "ConditionExpression": "attribute_not_exists(pk) OR organization_id = :org",
+            "ExpressionAttributeValues": {":org": {"S": doc.organization_id}},
+        }}
+
+    def _release(self, org_id: str, document_id: str) -> None:
+        """The id's claim, removed with the document (only while it names this organization)."""
+        try:
+            self._call(
+                "delete_item",
+                TableName=self.table_name,
+                Key=_key(ks.doc_owner_pk(document_id), ks.SK_DOC_OWNER),
+                ConditionExpression="organization_id = :org",
+                ExpressionAttributeValues={":org": {"S": org_id}},
+            )
+        except ClientError as exc:
+            if error_code(exc) != "ConditionalCheckFailedException":
+                raise
 
     def _delete_hash_item(self, org_id: str, project_id: str, content_hash: str, document_id: str) -> None:
         """Removes the dedupe entry only while it still names this document: another document
@@ -203,9 +286,13 @@ class DynamoDocumentStore(DynamoProjectStore):
         pointer = self._get(ks.hash_pk(org_id, project_id, content_hash), ks.SK_HASH)
         if pointer is None:
             return None
-        doc = self.get_document(org_id, pointer["document_id"]["S"])
-        # The entry is a hint; the document itself decides (its content may have changed since).
-        # A failed save is not a duplicate: saving the same content again retries it.
+        return self._duplicate(org_id, pointer["document_id"]["S"], project_id, content_hash)
+
+    def _duplicate(self, org_id: str, document_id: str, project_id: str, content_hash: str) -> Document | None:
+        """The document a content-hash entry names, when it is still a duplicate of that content.
+        The entry is a hint; the document itself decides (its content may have changed since).
+        A failed save is not a duplicate: saving the same content again retries it."""
+        doc = self.get_document(org_id, document_id) if document_id else None
         if doc is None or doc.content_hash != content_hash or doc.project_id != project_id:
             return None
         if doc.status == DocumentStatus.FAILED:
@@ -265,6 +352,7 @@ class DynamoDocumentStore(DynamoProjectStore):
         if doc.get("content_hash"):
             self._delete_hash_item(org_id, doc["project_id"], doc["content_hash"], document_id)
         self._call("delete_item", TableName=self.table_name, Key=_key(pk, ks.SK_DOC))
+        self._release(org_id, document_id)
         if doc.get("content_key") and self.blob_store is not None:
             self.blob_store.delete(doc["content_key"])
         return True
@@ -277,7 +365,7 @@ class DynamoDocumentStore(DynamoProjectStore):
         matches, then merged)."""
         if limit <= 0:
             return []
-        tags = tuple(dict.fromkeys(t.lower() for t in filters.tags))
+        tags = filters.labels()
         content_types = tuple(dict.fromkeys(ct.value for ct in filters.content_types))
         names = {"#status": "status"}
         values: dict[str, Any] = {
@@ -321,7 +409,7 @@ class DynamoDocumentStore(DynamoProjectStore):
                 for item in page.get("Items", []):
                     doc = self._document_from_item(item)
                     if doc is None or (
-                        wanted_tags and not wanted_tags.intersection(t.lower() for t in doc.tags)
+                        wanted_tags and not wanted_tags.intersection(doc.labels)
                     ):
                         continue
                     found.append(doc)
@@ -402,7 +490,7 @@ class DynamoDocumentStore(DynamoProjectStore):
         return int(items[0]["message_index"]["N"]) + 1
 
     def conversation_documents(
-        self, org_id: str, project_id: str, conversation_id: str, now: datetime
+        self, org_id: str, project_id: str, conversation_id: str, now: datetime, *, pending: bool = False
     ) -> list[Document]:
         """One Query of GSI3 (projected whole), in its sort key's order; what is not visible is
         left out here (a filter expression would cost the same read)."""
@@ -411,13 +499,10 @@ class DynamoDocumentStore(DynamoProjectStore):
             KeyConditionExpression="gsi3pk = :pk",
             ExpressionAttributeValues={":pk": {"S": ks.conversation_gsi_pk(org_id, project_id, conversation_id)}},
         )
-        out = []
-        for item in items:
-            doc = self._document_from_item(item)
-            if (doc is not None and doc.status == DocumentStatus.READY and doc.superseded_by is None
-                    and not doc.is_expired(now)):
-                out.append(doc)
-        return out
+        shown = {DocumentStatus.READY} | ({DocumentStatus.QUEUED, DocumentStatus.PROCESSING} if pending else set())
+        docs = (self._document_from_item(item) for item in items)
+        return [doc for doc in docs
+                if doc is not None and doc.status in shown and doc.superseded_by is None and not doc.is_expired(now)]
 
     def conversation_around(
         self, org_id: str, document_ids: Sequence[str], window: int, now: datetime

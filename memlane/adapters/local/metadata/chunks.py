@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memlane.adapters.local.metadata.base import SqliteTables, placeholders
+from memlane.domain.errors import IdTakenError
 from memlane.domain.models import Chunk
 
 
@@ -12,7 +13,18 @@ class SqliteChunkStore(SqliteTables):
     """ChunkStore on SQLite."""
 
     def put_chunks(self, org_id: str, document_id: str, chunks: Sequence[Chunk]) -> None:
+        """The document's chunk records, replaced as a whole; chunk ids another organization holds
+        are refused (IdTakenError) and its records left as they were (`chunks.id` is the key alone)."""
         with self.db.transaction() as conn:
+            ids = [c.id for c in chunks]
+            for start in range(0, len(ids), 500):
+                part = ids[start : start + 500]
+                taken = conn.execute(
+                    f"SELECT id FROM chunks WHERE id IN ({placeholders(len(part))}) AND organization_id != ? LIMIT 1",
+                    (*part, org_id),
+                ).fetchone()
+                if taken is not None:
+                    raise IdTakenError(f"chunk id {taken['id']} is not available")
             conn.execute(
                 "DELETE FROM chunks WHERE organization_id = ? AND document_id = ?", (org_id, document_id)
             )

@@ -13,6 +13,7 @@ from datetime import datetime
 
 from memlane.adapters.local.metadata.base import SqliteTables, placeholders
 from memlane.adapters.local.sqlite_db import iso, parse_iso, parse_iso_required
+from memlane.domain.errors import IdTakenError
 from memlane.domain.models import ContentType, Document, DocumentStatus, MediaInfo, conversation_order
 from memlane.ports import (
     DocumentPage,
@@ -82,7 +83,12 @@ class SqliteDocumentStore(SqliteTables):
                              apart_total=row["apart"])
 
     def put_document(self, doc: Document) -> None:
+        """An upsert by id within the organization; an id another organization holds is refused
+        (IdTakenError) and its document left as it was: `documents.id` is the primary key alone."""
         with self.db.transaction() as conn:
+            holder = conn.execute("SELECT organization_id FROM documents WHERE id = ?", (doc.id,)).fetchone()
+            if holder is not None and holder["organization_id"] != doc.organization_id:
+                raise IdTakenError(f"document id {doc.id} is not available")
             conn.execute(
                 f"INSERT OR REPLACE INTO documents ({DOC_COLUMNS}) VALUES ({placeholders(25)})",
                 (
@@ -116,8 +122,18 @@ class SqliteDocumentStore(SqliteTables):
             conn.execute("DELETE FROM document_tags WHERE document_id = ?", (doc.id,))
             conn.executemany(
                 "INSERT OR IGNORE INTO document_tags (document_id, organization_id, tag) VALUES (?,?,?)",
-                [(doc.id, doc.organization_id, t.lower()) for t in doc.tags],
+                [(doc.id, doc.organization_id, label) for label in doc.labels],
             )
+
+    def add_document(self, doc: Document) -> Document | None:
+        # BEGIN IMMEDIATE: the lookup and the insert under one write lock, so a racing save of the
+        # same content waits for this one and then finds it
+        with self.db.transaction():
+            existing = self.find_document_by_hash(doc.organization_id, doc.project_id, doc.content_hash)
+            if existing is not None and doc.content_hash:
+                return existing
+            self.put_document(doc)
+        return None
 
     def get_document(self, org_id: str, document_id: str) -> Document | None:
         row = (
@@ -200,12 +216,13 @@ class SqliteDocumentStore(SqliteTables):
         if filters.created_after is not None:
             sql.append(" AND created_at > ?")  # strictly after, as on DynamoDB and OpenSearch
             args.append(iso(filters.created_after))
-        if filters.tags:
+        labels = filters.labels()
+        if labels:
             sql.append(
                 " AND id IN (SELECT document_id FROM document_tags WHERE organization_id = ?"
-                f" AND tag IN ({placeholders(len(filters.tags))}))"
+                f" AND tag IN ({placeholders(len(labels))}))"
             )
-            args.extend([org_id, *(t.lower() for t in filters.tags)])
+            args.extend([org_id, *labels])
         sql.append(" ORDER BY created_at DESC, id LIMIT ?")
         args.append(limit)
         rows = self.db.connection().execute("".join(sql), args).fetchall()
@@ -220,11 +237,12 @@ class SqliteDocumentStore(SqliteTables):
         return 0 if row[0] is None else int(row[0]) + 1
 
     def conversation_documents(
-        self, org_id: str, project_id: str, conversation_id: str, now: datetime
+        self, org_id: str, project_id: str, conversation_id: str, now: datetime, *, pending: bool = False
     ) -> list[Document]:
+        status = "status != 'failed'" if pending else "status = 'ready'"
         rows = self.db.connection().execute(
             f"SELECT {DOC_COLUMNS} FROM documents WHERE organization_id = ? AND project_id = ?"
-            " AND conversation_id = ? AND status = 'ready' AND superseded_by IS NULL"
+            f" AND conversation_id = ? AND {status} AND superseded_by IS NULL"
             " AND (forget_after IS NULL OR forget_after > ?)",
             (org_id, project_id, conversation_id, iso(now)),
         ).fetchall()
