@@ -1,7 +1,8 @@
 """The S3 Vectors bucket's custom resource (Custom::MemlaneVectorBucket, search backend "s3vectors"):
 on Create and Update the bucket's default index mode becomes ENHANCED; on Delete, when the stack does
 not retain its data, every index is deleted so CloudFormation can delete the bucket
-(memlane.adapters.aws.s3vectors_bucket). The answer goes to CloudFormation's pre-signed ResponseURL;
+(memlane.adapters.aws.s3vectors_bucket; PutVectorBucketDefaultIndexMode needs the layer's botocore,
+newer than the runtime's). The answer goes to CloudFormation's pre-signed ResponseURL;
 a failure is answered FAILED with its reason, so a deploy stops instead of waiting an hour."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from functions._handler import lambda_handler, logger
 from memlane.adapters.aws import s3vectors_bucket
-from memlane.adapters.aws.s3vectors_index import make_s3vectors_client
+from memlane.adapters.aws._boto import new_client
 
 
 @lambda_handler(correlation_id_path="RequestId")
@@ -21,7 +22,7 @@ def handler(event: dict[str, Any], context: Any, client: Any = None) -> dict[str
     bucket = str(props.get("VectorBucketName", ""))
     status, reason, data = "SUCCESS", "", {}
     try:
-        client = client or make_s3vectors_client()
+        client = client or new_client("s3vectors")
         if event["RequestType"] in ("Create", "Update"):
             data = s3vectors_bucket.prepare(client, bucket)
         elif str(props.get("EmptyOnDelete", "false")).lower() == "true":

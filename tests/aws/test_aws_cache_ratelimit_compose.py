@@ -156,7 +156,7 @@ def test_a_function_outside_the_stack_says_what_is_missing(aws: None,
         compose.build_aws_services()
 
 
-def test_an_s3vectors_stack_composes_s3_vectors_with_memlanes_client_model(
+def test_an_s3vectors_stack_composes_s3_vectors_with_a_client_that_knows_full_text_search(
         stack_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
     # Given the environment the stack gives functions with searchBackend=s3vectors
     monkeypatch.setenv("MEMLANE_SEARCH_KIND", "s3vectors")
@@ -170,7 +170,7 @@ def test_an_s3vectors_stack_composes_s3_vectors_with_memlanes_client_model(
     assert type(index).__name__ == "S3VectorsIndex" and index.bucket == "memlane-test-vectors"
     assert (index.dimension, index.embedder_id) == (1024, "bedrock/amazon.titan-embed-text-v2:0/1024")
     assert index.context_boost == svc.settings.context.text_weight
-    # and its client speaks the model memlane ships (full-text search included)
+    # and its client knows full-text search (the layer ships the botocore the tests run)
     model = index.client.meta.service_model.operation_model("QueryVectors").input_shape.members
     assert {"queryTexts", "returnScores"} <= set(model)
 

@@ -45,35 +45,20 @@ import operator
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from memlane.adapters.aws import s3vectors_layout as lay
-from memlane.adapters.aws._boto import DEFAULT_CLIENT_CONFIG, error_code, is_transient
+from memlane.adapters.aws._boto import error_code, is_transient, lazy_client
 from memlane.domain.errors import DependencyUnavailableError, EmbedderMismatchError, MemlaneError
 from memlane.domain.models import chunk_id_for
-from memlane.lazy import Lazy
 from memlane.ports import Candidate, IndexedChunk, IndexHoldings, LegResults, SearchScope
 
 REINDEX_HINT = "run `memlane reindex --aws` to re-embed every document into indexes for the configured embedder"
 DEFAULT_ALIAS = "memlane-chunks"
 MAX_PUT_BYTES = 16 * 1024 * 1024  # per PutVectors request (the service's limit is 20 MiB)
 _MISSING = frozenset({"NotFoundException", "NoSuchIndex", "ResourceNotFoundException"})
-# botocore's `s3vectors` model (API 2025-07-15) as memlane is tested with: the Lambda runtime's own
-# botocore may predate full-text search (`queryTexts`, `returnScores`) and refuse those parameters.
-BOTOCORE_MODELS = Path(__file__).with_name("botocore_models")
-
-
-def make_s3vectors_client(region: str | None = None) -> Any:
-    """A boto3 `s3vectors` client with memlane's retry policy, from the model shipped with memlane."""
-    import boto3
-    import botocore.session
-
-    session = botocore.session.get_session()
-    session.get_component("data_loader").search_paths.insert(0, str(BOTOCORE_MODELS))
-    return boto3.Session(botocore_session=session, region_name=region).client("s3vectors", config=DEFAULT_CLIENT_CONFIG)
 
 
 class IndexMissing(Exception):
@@ -88,7 +73,9 @@ class S3VectorsIndex:
     def __init__(self, client: Any, bucket: str, dimension: int, *, alias: str = DEFAULT_ALIAS,
                  embedder_id: str | None = None, context_boost: float | None = None,
                  max_top_k: int = lay.MAX_TOP_K) -> None:
-        self.client = client if client is not None else Lazy(make_s3vectors_client, "s3vectors client")
+        # full-text search (`queryTexts`, `returnScores`) needs a recent botocore: the layer ships the
+        # version the tests run (layers/deps/requirements.txt), not the Lambda runtime's
+        self.client = lazy_client(client, "s3vectors")
         self.bucket = bucket
         self.dimension = dimension
         self.alias = alias
