@@ -22,6 +22,7 @@ from typing import Any
 import boto3
 import botocore.handlers
 from botocore.awsrequest import AWSResponse
+from botocore.exceptions import ClientError
 
 from aws_trace.needs import CallInfo, Lookup, needs
 from aws_trace.policy import Decision, Need, Statement, evaluate
@@ -132,7 +133,11 @@ class Trace:
                 return _response(403, {"Error": {"Code": code, "Message": message}})
         answer = self.answers.get((model.service_model.service_name, model.name))
         if answer is not None:
-            return _response(200, answer(context.get(_PARAMS, {})))
+            try:
+                return _response(200, answer(context.get(_PARAMS, {})))
+            except ClientError as exc:  # a fake refused the call as the service would: its error, its status
+                status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400) or 400)
+                return _response(status, {"Error": exc.response["Error"]})
         return None
 
     def after_call(self, parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:

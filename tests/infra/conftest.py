@@ -52,10 +52,11 @@ VARIANTS: dict[str, dict[str, str]] = {
         "region": "eu-west-1",
     },
     # Amazon S3 Vectors instead of OpenSearch, named as docs/deploy.md names it (the camelCase alias),
-    # with lean observability: the near-zero idle bill (issue 37).
+    # with lean observability: the near-zero idle bill (issue 37); in us-east-1 like dev.
     "s3vectors": {
         "searchBackend": "s3vectors",
         "observability": "lean",
+        "region": "us-east-1",
     },
 }
 
