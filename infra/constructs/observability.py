@@ -9,7 +9,8 @@ executions and documents that failed to write for good (the one memlane metric t
 publish, MEMLANE_METRICS=alarmed). It drops the per-function error alarms (an asynchronous function's
 failures end in its dead-letter queue or its workflow's failure, the API's in 5XX), the authorizer's
 refusal burst, the page-error and workflow-failure counts (their pages and documents end in a DLQ or a
-failed execution) and the dashboard. docs/deploy.md states the saving.
+failed execution), the failed context rebuilds (neighbours keep an older context until their next
+write) and the dashboard. docs/deploy.md states the saving.
 
 Alarms fire on the first occurrence (threshold 1 in a 5-minute period) and treat missing data as
 fine: a quiet system is a healthy one.

@@ -98,7 +98,7 @@ def test_lean_observability_keeps_the_alarms_that_say_data_is_lost_or_not_served
                              f"{observability.WRITES_FAILED}Count"}
     assert not s3vectors.of_type("AWS::CloudWatch::Dashboard")
     full = dev.of_type("AWS::CloudWatch::Alarm")
-    assert len(full) == len(c.ALL_FUNCTIONS) + len(dlqs) + 2 + len(observability.ALARMED) + 1 == 29
+    assert len(full) == len(c.ALL_FUNCTIONS) + len(dlqs) + 2 + len(observability.ALARMED) + 1 == 30
     # and the functions publish only the metric those alarms read
     for function in memlane_functions(s3vectors).values():
         assert function["Properties"]["Environment"]["Variables"][observability.ENV_METRICS] == "alarmed"
