@@ -24,31 +24,28 @@ class Lazy(Generic[T]):
     def __init__(self, factory: Callable[[], T], name: str | None = None) -> None:
         self._factory = factory
         self._name = name or getattr(factory, "__name__", "value")
-        self._value: T | None = None
-        self._built = False
+        self._box: tuple[T] | None = None  # what was built, once it is (None may be what was built)
         self._lock = threading.Lock()
 
     def get(self) -> T:
-        if not self._built:
+        if self._box is None:
             with self._lock:
-                if not self._built:
-                    self._value = self._factory()
-                    self._built = True
-        return self._value  # type: ignore[return-value]
+                if self._box is None:
+                    self._box = (self._factory(),)
+        return self._box[0]
 
     @property
     def built(self) -> bool:
-        return self._built
+        return self._box is not None
 
     def reset(self) -> None:
         with self._lock:
-            self._value = None
-            self._built = False
+            self._box = None
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_factory", "_name", "_value", "_built", "_lock"):
+        if name.startswith("__") or name in ("_factory", "_name", "_box", "_lock"):
             raise AttributeError(name)
         return getattr(self.get(), name)
 
     def __repr__(self) -> str:
-        return f"Lazy({self._name}, {'built' if self._built else 'not built yet'})"
+        return f"Lazy({self._name}, {'built' if self.built else 'not built yet'})"

@@ -76,6 +76,13 @@ def create_resolver() -> ConcurrentRestResolver:
     app = ConcurrentRestResolver(enable_validation=True)
     for router in ROUTERS:
         app.include_router(router)
+    _add_own_routes(app)
+    _map_errors(app)
+    return app
+
+
+def _add_own_routes(app: ConcurrentRestResolver) -> None:
+    """/health (shared by the seeds) and the OpenAPI document."""
 
     @app.get("/health", tags=["health"], summary="Liveness (the shape of Mem-Oracle's and Vidurai's /health)")
     def health() -> dict[str, Any]:
@@ -87,6 +94,10 @@ def create_resolver() -> ConcurrentRestResolver:
     def openapi():  # noqa: ANN202 - a bare Response has no schema
         return Response(status_code=200, content_type="application/json", body=openapi_json(app))
 
+
+def _map_errors(app: ConcurrentRestResolver) -> None:
+    """Every error a request can meet, as `{"error": "..."}` with its status (memlane.api.errors)."""
+
     @app.exception_handler(RequestUnsupportedContentType)
     def unsupported(exc: RequestUnsupportedContentType) -> Response:
         return _error(415, "Content-Type: send JSON (Content-Type: application/json)")
@@ -97,14 +108,7 @@ def create_resolver() -> ConcurrentRestResolver:
 
     @app.exception_handler(MemlaneError)
     def domain_error(exc: MemlaneError) -> Response:
-        status = status_for(exc)
-        headers = None
-        if isinstance(exc, RateLimitedError):
-            headers = {"Retry-After": str(exc.retry_after_s), "RateLimit-Limit": str(exc.limit),
-                       "RateLimit-Remaining": "0", "RateLimit-Reset": str(exc.reset_s)}
-        if status >= 500:
-            log.warning("dependency error: %s", exc.message)
-        return _error(status, exc.message, headers)
+        return _memlane_error(exc)
 
     @app.not_found
     def not_found(exc: RouteNotFound) -> Response:
@@ -116,7 +120,17 @@ def create_resolver() -> ConcurrentRestResolver:
         log.exception("unhandled error")
         return _error(500, "internal error")
 
-    return app
+
+def _memlane_error(exc: MemlaneError) -> Response:
+    """A typed error's status from the one table; a rate limit says when to come back."""
+    status = status_for(exc)
+    headers = None
+    if isinstance(exc, RateLimitedError):
+        headers = {"Retry-After": str(exc.retry_after_s), "RateLimit-Limit": str(exc.limit),
+                   "RateLimit-Remaining": "0", "RateLimit-Reset": str(exc.reset_s)}
+    if status >= 500:
+        log.warning("dependency error: %s", exc.message)
+    return _error(status, exc.message, headers)
 
 
 class MemlaneApi:

@@ -10,7 +10,7 @@ import logging
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from memlane.connections.errors import ProviderAuthError, ProviderRateLimited
 from memlane.connections.items import build_document, remove_item_documents
@@ -170,33 +170,37 @@ class SyncRun:
 
     def write(self, fetched: Sequence[tuple[Item, ConnectionItem | None]]) -> None:
         now = self.svc.clock.now()
-        md = self.svc.metadata
-        org = self.conn.organization_id
-        todo: list[_Pending] = []
-        for item, record in fetched:
-            replaces = record.latest_document_id if record else None
-            if replaces is not None and md.get_document(org, replaces) is None:
-                replaces = None  # its latest version was deleted by hand: the item starts afresh
-            try:
-                doc = build_document(self.conn, item, replaces, now)
-            except Exception as exc:  # noqa: BLE001 - content the extractor refuses
-                self.item_failed(item.external_id, exc)
-                continue
-            if record is not None and record.content_hash == doc.content_hash and replaces is not None:
-                self.record(item, record, None, doc.content_hash)  # same text, newer marker: nothing to write
-                continue
-            existing = md.get_document(org, doc.id)
-            if existing is not None and existing.status == DocumentStatus.READY \
-                    and existing.content_hash == doc.content_hash:
-                self.record(item, record, doc.id, doc.content_hash)  # written before a crash; now recorded
-                continue
-            todo.append(_Pending(item, record, doc))
-        if not todo:
-            return
+        todo = [p for item, record in fetched if (p := self._new_version(item, record, now)) is not None]
+        if todo:
+            self._write_all(todo)
+
+    def _new_version(self, item: Item, record: ConnectionItem | None, now: datetime) -> _Pending | None:
+        """The item's document to write, or None: its text did not change or is written already
+        (recorded now), or the extractor refused it (counted as the item's failure)."""
+        md, org = self.svc.metadata, self.conn.organization_id
+        replaces = record.latest_document_id if record else None
+        if replaces is not None and md.get_document(org, replaces) is None:
+            replaces = None  # its latest version was deleted by hand: the item starts afresh
+        try:
+            doc = build_document(self.conn, item, replaces, now)
+        except Exception as exc:  # noqa: BLE001 - content the extractor refuses
+            self.item_failed(item.external_id, exc)
+            return None
+        if record is not None and record.content_hash == doc.content_hash and replaces is not None:
+            self.record(item, record, None, doc.content_hash)  # same text, newer marker: nothing to write
+            return None
+        existing = md.get_document(org, doc.id)
+        if existing is not None and existing.status == DocumentStatus.READY and existing.content_hash == doc.content_hash:
+            self.record(item, record, doc.id, doc.content_hash)  # written before a crash; now recorded
+            return None
+        return _Pending(item, record, doc)
+
+    def _write_all(self, todo: list[_Pending]) -> None:
+        """Stored as `queued`, then written together through the one write path."""
         written: list[_Pending] = []
         for p in todo:
             try:
-                md.put_document(p.document)
+                self.svc.metadata.put_document(p.document)
                 written.append(p)
             except Exception as exc:  # noqa: BLE001 - the store refused this one; the next sync retries
                 self.item_failed(p.item.external_id, exc)

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memlane.conversations.schemas import ConversationIn, MessageIn
-from memlane.domain.errors import MemlaneError
+from memlane.domain.errors import InvalidInputError, MemlaneError
+from memlane.domain.fields import MAX_SAFE_INT
 from memlane.domain.models import Document
 from memlane.domain.resends import Said, repeated_prefix, said_in
 from memlane.ingest.pipeline import prepare
@@ -33,6 +34,11 @@ class Placement:
 
 
 def place_messages(svc: Services, org_id: str, project_id: str, body: ConversationIn) -> list[Placement]:
+    # The next place is read before the messages and raised to follow the last message read: a
+    # racing save that stores messages between the two reads then moves both the same way. Read
+    # after them, it could place this save's new messages past the racer's (which they repeat), and
+    # their dedupe keys would differ.
+    next_place = svc.metadata.next_message_index(org_id, project_id, body.conversation_id)
     stored = svc.metadata.conversation_documents(org_id, project_id, body.conversation_id, svc.clock.now(),
                                                  pending=True)
     texts = [stored_text(m.content) for m in body.messages]
@@ -40,7 +46,11 @@ def place_messages(svc: Services, org_id: str, project_id: str, body: Conversati
         return _at_given_places(stored, body.messages, texts)
     prefix = repeated_prefix([said_in(doc) for doc in stored],
                              [Said(m.role, m.speaker, text) for m, text in zip(body.messages, texts, strict=True)])
-    after = svc.metadata.next_message_index(org_id, project_id, body.conversation_id)
+    after = max([next_place, *((doc.message_index or 0) + 1 for doc in stored)])
+    if (new := len(body.messages) - prefix) and after + new - 1 > MAX_SAFE_INT:
+        raise InvalidInputError(f"messages.{prefix}", f"the conversation's last message is at {after - 1}; "
+                                f"{new} more would pass {MAX_SAFE_INT}, the largest position: give the messages "
+                                "smaller message_index values")
     return ([Placement(duplicate_of=doc) for doc in stored[:prefix]]
             + [Placement(message_index=after + n) for n in range(len(body.messages) - prefix)])
 

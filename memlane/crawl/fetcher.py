@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from types import TracebackType
+from typing import Any
 from urllib.parse import urldefrag, urljoin
 
 import httpx
@@ -274,33 +275,19 @@ class SafeFetcher:
             ) from exc
 
     def _read_body(self, response: httpx.Response, url: str, deadline: float) -> bytes:
+        """The body, inflated as its Content-Encoding says, refused as soon as it passes the size
+        cap (declared or read) or the deadline."""
         limit = self._limits.max_bytes
         too_large = f"page exceeds {format_size(limit)}"
         declared = response.headers.get("content-length", "").strip()
         if declared.isdigit() and int(declared) > limit:
             raise PageTooLargeError(too_large, url=url)
-
         encoding = response.headers.get("content-encoding", "").strip().lower()
-        if encoding in ("", "identity"):
-            decompressor = None
-        elif encoding in ("gzip", "x-gzip"):
-            decompressor = zlib.decompressobj(wbits=31)
-        elif encoding == "deflate":
-            decompressor = zlib.decompressobj()
-        else:
-            raise FetchError(f"unsupported Content-Encoding {encoding!r}", transient=False, url=url)
-
+        decompressor = _decompressor(encoding, url)
         body = bytearray()
         try:
             for raw in response.iter_raw():
-                if decompressor is None:
-                    body += raw
-                else:
-                    pending = raw
-                    # max_length bounds each step's output: a bomb never inflates past the cap.
-                    while pending and len(body) <= limit:
-                        body += decompressor.decompress(pending, limit + 1 - len(body))
-                        pending = decompressor.unconsumed_tail
+                _take(body, raw, decompressor, limit)
                 if len(body) > limit:
                     raise PageTooLargeError(too_large, url=url)
                 if self._clock() > deadline:
@@ -318,6 +305,29 @@ class SafeFetcher:
         if len(body) > limit:
             raise PageTooLargeError(too_large, url=url)
         return bytes(body)
+
+
+def _decompressor(encoding: str, url: str) -> Any:  # a zlib decompressor object, or None
+    """What inflates a body of this Content-Encoding (None: it is not compressed)."""
+    if encoding in ("", "identity"):
+        return None
+    if encoding in ("gzip", "x-gzip"):
+        return zlib.decompressobj(wbits=31)
+    if encoding == "deflate":
+        return zlib.decompressobj()
+    raise FetchError(f"unsupported Content-Encoding {encoding!r}", transient=False, url=url)
+
+
+def _take(body: bytearray, raw: bytes, decompressor: Any, limit: int) -> None:
+    """One chunk read onto the body, inflated first when compressed."""
+    if decompressor is None:
+        body += raw
+        return
+    pending = raw
+    # max_length bounds each step's output: a bomb never inflates past the cap.
+    while pending and len(body) <= limit:
+        body += decompressor.decompress(pending, limit + 1 - len(body))
+        pending = decompressor.unconsumed_tail
 
 
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:

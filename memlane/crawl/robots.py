@@ -24,7 +24,7 @@ robots.txt answer                     policy
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -80,18 +80,20 @@ class _Group:
     crawl_delay: float | None = None
 
 
+def _directives(text: str) -> Iterator[tuple[str, str]]:
+    """Each `field: value` line as (field in lower case, value), comments and other lines left out."""
+    for raw_line in text.splitlines():
+        key, sep, value = raw_line.split("#", 1)[0].strip().partition(":")
+        if sep:
+            yield key.strip().lower(), value.strip()
+
+
 def _parse_lines(text: str) -> tuple[list[_Group], list[str]]:
     groups: list[_Group] = []
     sitemaps: list[str] = []
     current: _Group | None = None
     in_agent_lines = False
-    for raw_line in text.splitlines():
-        line = raw_line.split("#", 1)[0].strip()
-        key, sep, value = line.partition(":")
-        if not sep:
-            continue
-        key = key.strip().lower()
-        value = value.strip()
+    for key, value in _directives(text):
         if key == "user-agent":
             if current is None or not in_agent_lines:
                 current = _Group(agents=[], rules=[])

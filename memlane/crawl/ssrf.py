@@ -343,8 +343,17 @@ def check_url(
         policy = NetworkPolicy.private_network() if allow_private else NetworkPolicy.public_only()
     elif allow_private:
         raise ValueError("pass either allow_private or policy, not both")
-
     raw = url.strip()
+    scheme, host, port = _scheme_host_port(raw)
+    _check_ip_literal(raw, host, policy)
+    client_host = _host_the_client_reaches(raw, scheme, host, port)
+    addresses = check_host(client_host, port, policy=policy, resolver=resolver, url=raw)
+    return ResolvedTarget(url=raw, scheme=scheme, host=client_host, port=port, addresses=addresses)
+
+
+def _scheme_host_port(raw: str) -> tuple[str, str, int]:
+    """An absolute http(s) URL's scheme, host and port (the scheme's default when none is given),
+    with no credentials in it."""
     try:
         parts = urlsplit(raw)
         port = parts.port
@@ -362,10 +371,12 @@ def check_url(
         raise UnsafeURLError(raw, "the URL has no host")
     if port == 0:
         raise UnsafeURLError(raw, "port 0 is not a valid port")
-    port = port or DEFAULT_PORTS[scheme]
+    return scheme, host, port or DEFAULT_PORTS[scheme]
 
-    # Judge IP literals before the HTTP client parses the URL: httpx rejects some alternate
-    # spellings (octal) with a generic error, and the precise reason is the useful one.
+
+def _check_ip_literal(raw: str, host: str, policy: NetworkPolicy) -> None:
+    """Judge IP literals before the HTTP client parses the URL: httpx rejects some alternate
+    spellings (octal) with a generic error, and the precise reason is the useful one."""
     try:
         literal = parse_ip_literal(host)
     except ValueError as exc:
@@ -375,8 +386,10 @@ def check_url(
         if not policy.permits(verdict.category):
             raise UnsafeURLError(raw, _describe(host, literal, verdict), category=verdict.category)
 
-    # The host checked must be the host the HTTP client connects to: refuse any URL the two
-    # parsers read differently (the classic "http://a\\@b/" style of SSRF bypass).
+
+def _host_the_client_reaches(raw: str, scheme: str, host: str, port: int) -> str:
+    """The host checked must be the host the HTTP client connects to: refuse any URL the two
+    parsers read differently (the classic "http://a\\@b/" style of SSRF bypass)."""
     try:
         client_url = httpx.URL(raw)
     except httpx.InvalidURL as exc:
@@ -385,9 +398,7 @@ def check_url(
     client_port = client_url.port or DEFAULT_PORTS[scheme]
     if (host.isascii() and client_host.lower().rstrip(".") != host.rstrip(".")) or client_port != port:
         raise UnsafeURLError(raw, "the URL's host or port is ambiguous")
-
-    addresses = check_host(client_host, port, policy=policy, resolver=resolver, url=raw)
-    return ResolvedTarget(url=raw, scheme=scheme, host=client_host, port=port, addresses=addresses)
+    return client_host
 
 
 def check_peer_address(address: str, *, policy: NetworkPolicy, url: str) -> None:

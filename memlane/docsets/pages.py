@@ -183,28 +183,15 @@ def admissible(docset: Docset, urls: Sequence[str], scope: UrlScope | None = Non
 def fetch_and_prepare(ctx: CrawlContext, docset: Docset, page: DocsetPage) -> PageWork:
     """Fetch a claimed page (conditionally when it was indexed before) and turn it into what
     should happen next. Network and CPU only: nothing is written."""
-    try:
-        robots = ctx.robots.policy_for(page.url)
-        if robots.temporary:
-            return PageWork(page, "error", message=f"robots.txt unavailable: {robots.reason}", transient=True)
-        if not robots.allowed(page.url):
-            return _gone(page, "disallowed by robots.txt")
-        known = page.content_hash is not None and page.document_id is not None
-        result = ctx.fetcher.fetch(page.url, etag=page.etag if known else None,
-                                   last_modified=page.last_modified if known else None)
-    except UnsafeURLError as exc:
-        return PageWork(page, "error", message=exc.message)
-    except FetchError as exc:
-        return PageWork(page, "error", message=exc.message, transient=exc.transient)
-
-    links: list[str] = []
-    if page.url == docset.seed_url:
-        links.extend(_sitemap_links(ctx, docset, robots))
+    fetched = _fetch(ctx, page)
+    if isinstance(fetched, PageWork):
+        return fetched
+    result, robots = fetched
+    links = _sitemap_links(ctx, docset, robots) if page.url == docset.seed_url else []
     if result.not_modified:
         return PageWork(page, "unchanged", links=links, fetched=result)
     if result.skipped:
         return _gone(page, f"HTTP {result.status}", links, http_status=result.status)
-
     target: DocsetPage = page
     redirected: DocsetPage | None = None
     final_url = normalize_url(result.url) or page.url
@@ -214,20 +201,44 @@ def fetch_and_prepare(ctx: CrawlContext, docset: Docset, page: DocsetPage) -> Pa
             return PageWork(page, "skipped", links=links, message=redirected.error if redirected else None,
                             fetched=result)
         target = new_target
+    work = _page_work(ctx, docset, target, result, final_url, links)
+    work.redirected = redirected
+    return work
+
+
+def _fetch(ctx: CrawlContext, page: DocsetPage) -> tuple[FetchResult, RobotsPolicy] | PageWork:
+    """The page fetched, and the site's robots.txt that let it be; or, when it could not be, the
+    page's work: an error (transient or not), or gone (disallowed)."""
+    try:
+        robots = ctx.robots.policy_for(page.url)
+        if robots.temporary:
+            return PageWork(page, "error", message=f"robots.txt unavailable: {robots.reason}", transient=True)
+        if not robots.allowed(page.url):
+            return _gone(page, "disallowed by robots.txt")
+        known = page.content_hash is not None and page.document_id is not None
+        return ctx.fetcher.fetch(page.url, etag=page.etag if known else None,
+                                 last_modified=page.last_modified if known else None), robots
+    except UnsafeURLError as exc:
+        return PageWork(page, "error", message=exc.message)
+    except FetchError as exc:
+        return PageWork(page, "error", message=exc.message, transient=exc.transient)
+
+
+def _page_work(ctx: CrawlContext, docset: Docset, target: DocsetPage, result: FetchResult, final_url: str,
+               links: list[str]) -> PageWork:
+    """A fetched page at its final URL: not HTML, or declined by its own head (gone, its links
+    followed), or prepared to be written."""
     if not is_probably_html(result.content_type, final_url):
-        work = _gone(target, f"not an HTML page ({result.content_type or 'no content type'})", links)
-        work.redirected = redirected
-        return work
-    links.extend(extract_links(result.content, final_url))
+        return _gone(target, f"not an HTML page ({result.content_type or 'no content type'})", links)
+    links = links + extract_links(result.content, final_url)
     declined = _declined_by_head(docset, result.content, final_url)
     if declined is not None:
         reason, canonical = declined
         work = _gone(target, reason, links + ([canonical] if canonical else []))
-        work.fetched, work.redirected = result, redirected
+        work.fetched = result
         return work
     work = _prepare(ctx, docset, target, result)
     work.links = links + work.links
-    work.redirected = redirected
     return work
 
 

@@ -29,6 +29,7 @@ from memlane.domain.docsets import (
 from memlane.domain.errors import InvalidInputError, NotFoundError
 from memlane.domain.models import Project
 from memlane.domain.principal import Principal
+from memlane.domain.tuning import FusionWeights
 from memlane.ports import CrawlDispatcher, DocsetStore, Services
 
 HOUR_MS = 3_600_000
@@ -57,6 +58,11 @@ class DocsetContext:
     @property
     def store(self) -> DocsetStore:
         return self.crawl.store
+
+    @property
+    def fusion(self) -> FusionWeights:
+        """The weights documentation is ranked with (DocsetSettings.fusion): the DocsetShelf port."""
+        return self.crawl.settings.fusion
 
 
 # --------------------------------------------------------------------------- docsets

@@ -17,27 +17,20 @@ before.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memlane.documents import media_budget
 from memlane.documents.keys import media_key
 from memlane.domain.errors import InvalidInputError, MediaBudgetDeferred, MemlaneError, UnprocessableError
 from memlane.domain.models import ContentType, Document, MediaInfo
-from memlane.ingest.media import (
-    MediaPayload,
-    content_type_for,
-    join_pages,
-    page_images,
-    placeholder_title,
-    transcript_text,
-)
+from memlane.ingest.media import MediaPayload, join_pages, page_images, placeholder_title, transcript_text
 from memlane.ingest.media_bounds import MAX_PAGES, check_image, check_pdf_scan
-from memlane.ingest.pipeline import content_hash, derive_title
+from memlane.ingest.pipeline import Original, derive_title
 from memlane.ports import Services, Transcript
 
 if TYPE_CHECKING:  # extraction loads bs4/lxml/pypdf: imported where a save needs it (cold start)
@@ -70,12 +63,6 @@ class MediaSave:
         return self.media.pending
 
 
-def original_hash(data: bytes) -> str:
-    """Media is deduplicated by its bytes: the same photo saved twice is one document, whichever
-    engine read it and however its OCR came out."""
-    return hashlib.sha256(data).hexdigest()
-
-
 def can_read(svc: Services, kind: str) -> bool:
     if kind in ("image", "pdf"):
         return svc.ocr is not None
@@ -89,43 +76,46 @@ def _refuse(kind: str, declared: ContentType | None) -> UnprocessableError:
     return UnprocessableError(f"content: {TRANSCRIBE_HELP.format(kind=shown)}")
 
 
-def prepare_media(
-    svc: Services, org_id: str, document_id: str, title: str | None, declared: ContentType | None,
-    *, payload: MediaPayload | None = None, scan: ScannedPdfError | None = None,
-) -> MediaSave | None:
+def prepare_media(svc: Services, org_id: str, document_id: str, original: Original) -> MediaSave | None:
     """Check that the media can be read here and read it now when it is small. None: a PDF with
-    scanned pages and no OCR engine, but text on its other pages, which is saved as that text."""
-    key = media_key(org_id, document_id)
-    if scan is not None:
-        if svc.ocr is None:
-            if any(t.strip() for t in scan.page_texts):
-                return None
-            raise _refuse("pdf", declared)
-        check_pdf_scan(scan.data, scan.scanned)  # pages × pixels, from the headers: 413 before any decode
-        media = MediaInfo(kind="pdf", mime="application/pdf", bytes=len(scan.data), blob_key=key,
-                          pages=len(scan.page_texts))
-        save = MediaSave(scan.data, media, ContentType.PDF, original_hash(scan.data),
-                         title or scan.title or placeholder_title("pdf", media.mime), metadata=dict(scan.metadata))
-        if len(scan.scanned) <= svc.settings.ocr_inline_pages:
-            with suppress(MediaBudgetDeferred):  # over today's OCR budget: queued, the worker reads it later
-                save.text, save.media = _read_scan(svc, scan, media, org_id)
-                save.title = title or scan.title or derive_title_from(save.text, media)
-        return save
-    assert payload is not None
+    scanned pages and no OCR engine, but text on its other pages (`original.text_pages`), which is
+    saved as that text."""
+    payload, scan = original.payload, original.scan
     if not can_read(svc, payload.kind):
-        raise _refuse(payload.kind, declared)
-    if payload.kind == "image":
-        check_image(payload.data)  # pixels per frame and in all, from the headers: 413 before any decode
-    media = MediaInfo(kind=payload.kind, mime=payload.mime, bytes=len(payload.data), blob_key=key)
-    save = MediaSave(payload.data, media, content_type_for(payload, declared), original_hash(payload.data),
-                     title or placeholder_title(payload.kind, payload.mime))
-    if payload.kind == "image":
-        pages = page_images(payload)  # a bad image is a 400 now, whenever it is read
-        if len(pages) <= svc.settings.ocr_inline_pages:
-            with suppress(MediaBudgetDeferred):
-                save.text, save.media = _read_images(svc, pages, media, org_id)
-                save.title = title or derive_title_from(save.text, media)
+        if original.text_pages is not None:
+            return None
+        raise _refuse(payload.kind, original.content_type)
+    # pixels per frame and in all (pages × pixels for a scan), from the headers: 413 before any decode
+    if scan is not None:
+        check_pdf_scan(scan.data, scan.scanned)
+    elif payload.kind == "image":
+        check_image(payload.data)
+    media = MediaInfo(kind=payload.kind, mime=payload.mime, bytes=len(payload.data),
+                      blob_key=media_key(org_id, document_id), pages=len(scan.page_texts) if scan else None)
+    save = MediaSave(payload.data, media, original.content_type, original.content_hash, original.title,
+                     metadata=dict(original.metadata))
+    _read_if_small(svc, save, original, org_id)
     return save
+
+
+def _read_if_small(svc: Services, save: MediaSave, original: Original, org_id: str) -> None:
+    """Read in the request what has few pages (Settings.ocr_inline_pages) and fits today's OCR
+    budget; the job reads the rest, and every recording."""
+    small = svc.settings.ocr_inline_pages
+    if original.scan is not None:
+        if len(original.scan.scanned) > small:
+            return
+        read = partial(_read_scan, svc, original.scan)
+    elif original.payload.kind == "image":
+        pages = page_images(original.payload)  # a bad image is a 400 now, whenever it is read
+        if len(pages) > small:
+            return
+        read = partial(_read_images, svc, pages)
+    else:
+        return
+    with suppress(MediaBudgetDeferred):  # over today's OCR budget: queued, the worker reads it later
+        save.text, save.media = read(save.media, org_id)
+        save.title = original.named or derive_title_from(save.text, save.media)
 
 
 def derive_title_from(text: str, media: MediaInfo) -> str:
@@ -254,9 +244,4 @@ def _store_text(svc: Services, doc: Document, text: str, media: MediaInfo) -> Do
     return updated
 
 
-def text_of_scan_without_ocr(scan: ScannedPdfError) -> tuple[str, list[int]]:
-    """A PDF whose scanned pages cannot be read here: the text of its other pages."""
-    return join_pages(scan.page_texts)
-
-
-__all__ = ["MediaSave", "apply_transcript", "can_read", "complete_pending", "content_hash", "prepare_media"]
+__all__ = ["MediaSave", "apply_transcript", "can_read", "complete_pending", "prepare_media"]

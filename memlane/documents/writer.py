@@ -291,16 +291,10 @@ class DocumentWriter:
 
     def _embed_texts(self, texts: Sequence[str], chunks: Sequence[Chunk], *, resumable: bool) -> list[list[float]]:
         """Each text's embedding; `chunks` names the document each text belongs to (progress is
-        saved per document)."""
-        embedder_id = self.svc.embedder.id
-        keys = [embedding_key(embedder_id, t) for t in texts]
-        known: dict[str, list[float]] = {}
-        if resumable:
-            for org_id, doc_id in dict.fromkeys((c.organization_id, c.document_id) for c in chunks):
-                saved = self.progress.load(org_id, doc_id)
-                if saved:
-                    self._with_progress.add((org_id, doc_id))
-                    known.update(saved)
+        saved per document). A text is embedded once, and not at all when its vector is known:
+        saved by an earlier attempt (`resumable`), or embedded moments ago by this process."""
+        keys = [embedding_key(self.svc.embedder.id, t) for t in texts]
+        known = self._saved_embeddings(chunks) if resumable else {}
         first_of: dict[str, int] = {}
         for i, key in enumerate(keys):
             first_of.setdefault(key, i)
@@ -308,10 +302,8 @@ class DocumentWriter:
         recent = recent_embeddings(self.svc.embedder)
         if recent is not None:
             for key, i in first_of.items():
-                if key not in known:
-                    hit = recent.get(recent.key(chunks[i].organization_id, key))
-                    if hit is not None:
-                        known[key] = hit
+                if key not in known and (hit := recent.get(recent.key(chunks[i].organization_id, key))) is not None:
+                    known[key] = hit
         todo = [i for key, i in first_of.items() if key not in known]
         for start in range(0, len(todo), EMBED_BATCH):
             batch = todo[start : start + EMBED_BATCH]
@@ -323,6 +315,16 @@ class DocumentWriter:
             if resumable and start + EMBED_BATCH < len(todo):  # a later batch may fail: keep this one
                 self._save_progress([chunks[i] for i in batch], [keys[i] for i in batch], vectors)
         return [known[key] for key in keys]
+
+    def _saved_embeddings(self, chunks: Sequence[Chunk]) -> dict[str, list[float]]:
+        """The vectors an earlier attempt at these documents saved (memlane.documents.progress)."""
+        known: dict[str, list[float]] = {}
+        for org_id, doc_id in dict.fromkeys((c.organization_id, c.document_id) for c in chunks):
+            saved = self.progress.load(org_id, doc_id)
+            if saved:
+                self._with_progress.add((org_id, doc_id))
+                known.update(saved)
+        return known
 
     def _save_progress(
         self, chunks: Sequence[Chunk], keys: Sequence[str], vectors: Sequence[list[float]]

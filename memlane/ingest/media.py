@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import io
 import re
 from collections.abc import Sequence
@@ -56,39 +57,29 @@ class MediaPayload:
     kind: str  # image | pdf | audio | video
 
 
+# Each kind's signature at the start of the file, tried in this order: (pattern, mime type, kind).
+_SIGNATURES = tuple((re.compile(pattern, re.DOTALL), mime, kind) for pattern, mime, kind in (
+    (rb"\x89PNG\r\n\x1a\n", "image/png", "image"),
+    (rb"\xff\xd8\xff", "image/jpeg", "image"),
+    (rb"GIF8[79]a", "image/gif", "image"),
+    (rb"II\*\x00|MM\x00\*", "image/tiff", "image"),
+    (rb"RIFF....WEBP", "image/webp", "image"),
+    (rb"%PDF-", "application/pdf", "pdf"),
+    (rb"RIFF....WAVE", "audio/wav", "audio"),
+    (rb"fLaC", "audio/flac", "audio"),
+    (rb"OggS", "audio/ogg", "audio"),
+    (rb"ID3|\xff[\xe0-\xff]", "audio/mpeg", "audio"),  # an ID3 tag, or an MPEG frame's 11 sync bits
+    (rb"....ftypM4[AB] ", "audio/mp4", "audio"),  # an ISO media file's brand: M4A, M4B
+    (rb"....ftypqt  ", "video/quicktime", "video"),
+    (rb"....ftyp", "video/mp4", "video"),
+    (rb"\x1a\x45\xdf\xa3", "video/webm", "video"),  # EBML (Matroska, WebM)
+))
+
+
 def sniff(data: bytes) -> tuple[str, str] | None:
     """(mime type, kind) from the file's own signature; None when it is none of the known ones."""
     head = data[:16]
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png", "image"
-    if head.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg", "image"
-    if head.startswith((b"GIF87a", b"GIF89a")):
-        return "image/gif", "image"
-    if head.startswith((b"II*\x00", b"MM\x00*")):
-        return "image/tiff", "image"
-    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
-        return "image/webp", "image"
-    if head.startswith(b"%PDF-"):
-        return "application/pdf", "pdf"
-    if head.startswith(b"RIFF") and head[8:12] == b"WAVE":
-        return "audio/wav", "audio"
-    if head.startswith(b"fLaC"):
-        return "audio/flac", "audio"
-    if head.startswith(b"OggS"):
-        return "audio/ogg", "audio"
-    if head.startswith(b"ID3") or (len(head) > 1 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0):
-        return "audio/mpeg", "audio"
-    if head[4:8] == b"ftyp":
-        brand = head[8:12]
-        if brand in (b"M4A ", b"M4B "):
-            return "audio/mp4", "audio"
-        if brand == b"qt  ":
-            return "video/quicktime", "video"
-        return "video/mp4", "video"
-    if head.startswith(b"\x1a\x45\xdf\xa3"):
-        return "video/webm", "video"
-    return None
+    return next(((mime, kind) for pattern, mime, kind in _SIGNATURES if pattern.match(head)), None)
 
 
 def _b64decode(text: str) -> bytes | None:
@@ -106,21 +97,12 @@ def decode_media(content: str, declared: ContentType | None) -> MediaPayload | N
     text or transcript the client sent). PDFs are left to extraction unless they need OCR."""
     if declared is not None and declared not in MEDIA_TYPES:
         return None
-    data_url = _DATA_URL.match(content[:200])
-    if data_url:
-        data = _b64decode(content[data_url.end():])
-        if data is None:
-            raise InvalidInputError("content", "is a data URL whose base64 does not decode")
-    else:
-        head = content[:64].lstrip()
-        if declared is None and not (head.startswith(_BASE64_OPENINGS) or _FTYP_AT.match(head)):
-            return None
-        data = _b64decode(content)
-        if data is None:
-            return None  # text, as before
+    data, from_data_url = _media_bytes(content, declared)
+    if data is None:
+        return None  # text, as before
     found = sniff(data)
     if found is None:
-        if data_url or declared is ContentType.IMAGE and len(data) > 64:
+        if from_data_url or declared is ContentType.IMAGE and len(data) > 64:
             raise InvalidInputError(
                 "content", f"is not a recognised {'image' if declared is ContentType.IMAGE else 'file'} "
                            f"(send {IMAGE_FORMATS} images, or MP3, MP4, M4A, WAV, FLAC, OGG or WebM recordings)")
@@ -128,13 +110,39 @@ def decode_media(content: str, declared: ContentType | None) -> MediaPayload | N
     mime, kind = found
     if kind == "pdf":
         return None  # a PDF is extracted as a PDF (memlane.ingest.extract); scans come back here
+    _check_declared(mime, kind, declared, len(data))
+    return MediaPayload(data=data, mime=mime, kind=kind)
+
+
+def _media_bytes(content: str, declared: ContentType | None) -> tuple[bytes | None, bool]:
+    """The bytes `content` may carry, and whether it is a data URL (which must be media). None:
+    base64 that does not decode, or, with no content_type, text that does not open like media."""
+    data_url = _DATA_URL.match(content[:200])
+    if data_url:
+        data = _b64decode(content[data_url.end():])
+        if data is None:
+            raise InvalidInputError("content", "is a data URL whose base64 does not decode")
+        return data, True
+    head = content[:64].lstrip()
+    if declared is None and not (head.startswith(_BASE64_OPENINGS) or _FTYP_AT.match(head)):
+        return None, False
+    return _b64decode(content), False
+
+
+def _check_declared(mime: str, kind: str, declared: ContentType | None, size: int) -> None:
+    """Media of the kind its content_type says, and no larger than a request can carry."""
     if declared is ContentType.IMAGE and kind != "image":
         raise InvalidInputError("content", f"is {mime}, not an image; save it with content_type {kind}")
     if declared in (ContentType.AUDIO, ContentType.VIDEO) and kind == "image":
         raise InvalidInputError("content", f"is {mime}, not a recording; save it with content_type image")
-    if len(data) > MAX_MEDIA_BYTES:
-        raise InvalidInputError("content", f"is {len(data)} bytes of media; at most {MAX_MEDIA_BYTES} are accepted")
-    return MediaPayload(data=data, mime=mime, kind=kind)
+    if size > MAX_MEDIA_BYTES:
+        raise InvalidInputError("content", f"is {size} bytes of media; at most {MAX_MEDIA_BYTES} are accepted")
+
+
+def original_hash(data: bytes) -> str:
+    """Media is deduplicated by its bytes: the same photo saved twice is one document, whichever
+    engine read it and however its OCR came out."""
+    return hashlib.sha256(data).hexdigest()
 
 
 def content_type_for(payload: MediaPayload, declared: ContentType | None) -> ContentType:

@@ -300,13 +300,25 @@ def summarize_prose(text: str, title: str = "") -> str:
     """The 2–3 sentences that best state the point and its facts, in document order, within
     SUMMARY_MAX_CHARS."""
     prose = plain_prose(text)
-    sentences = []
-    for sentence in summary_sentences(prose):
-        word_count = len(sentence.split())
-        if (len(sentence) >= 20 and word_count >= 4) or (word_count >= 2 and len(sentence) >= 8 and has_fact(sentence)):
-            sentences.append(sentence)
+    sentences = [s for s in summary_sentences(prose) if _worth_summarizing(s)]
     if not sentences:
         return ""
+    scored = _scored(sentences, prose, title)
+    chosen = _chosen(sentences, scored)
+    if not chosen:  # even the best sentence is too long: shorten it
+        return shorten(sentences[scored[0][1]] if scored else sentences[0], SUMMARY_MAX_CHARS)
+    return " ".join(_sentence(sentences[i]) for i in sorted(chosen))
+
+
+def _worth_summarizing(sentence: str) -> bool:
+    """A sentence of some length, or a short one that states a fact (a date, an amount)."""
+    word_count = len(sentence.split())
+    return (len(sentence) >= 20 and word_count >= 4) or (word_count >= 2 and len(sentence) >= 8 and has_fact(sentence))
+
+
+def _scored(sentences: list[str], prose: str, title: str) -> list[tuple[float, int]]:
+    """(weight, index) of each sentence said once, best first: its words' frequency in the text,
+    raised for facts, key-value lines, names, the title's words and an early place."""
     frequencies = Counter(content_words(prose))
     title_words = set(content_words(title))
     scored = []
@@ -318,18 +330,27 @@ def summarize_prose(text: str, title: str = "") -> str:
         seen.add(words)
         weight = sum(frequencies[w] for w in words) / math.sqrt(len(words))
         weight /= max(frequencies.most_common(1)[0][1], 1) ** 0.5  # comparable across documents
-        bonus = 1.0
-        if has_fact(sentence):
-            bonus += 0.8  # the date, the amount, the deadline: what the note is looked up for
-        if is_key_value(sentence):
-            bonus += 0.3
-        if has_name(sentence):
-            bonus += 0.2
-        if title_words & words:
-            bonus += 0.5 * len(title_words & words) / len(title_words)
-        weight *= bonus * (1 + 0.5 / (1 + index))  # the opening of a text tends to say what it is about
+        weight *= _bonus(sentence, words, title_words) * (1 + 0.5 / (1 + index))  # an opening says what it is about
         scored.append((weight, index))
     scored.sort(key=lambda pair: (-pair[0], pair[1]))
+    return scored
+
+
+def _bonus(sentence: str, words: frozenset[str], title_words: set[str]) -> float:
+    bonus = 1.0
+    if has_fact(sentence):
+        bonus += 0.8  # the date, the amount, the deadline: what the note is looked up for
+    if is_key_value(sentence):
+        bonus += 0.3
+    if has_name(sentence):
+        bonus += 0.2
+    if title_words & words:
+        bonus += 0.5 * len(title_words & words) / len(title_words)
+    return bonus
+
+
+def _chosen(sentences: list[str], scored: list[tuple[float, int]]) -> list[int]:
+    """The best sentences that fit SUMMARY_MAX_CHARS, until SUMMARY_SENTENCES are taken."""
     chosen: list[int] = []
     length = 0
     taken = 0.0
@@ -343,9 +364,7 @@ def summarize_prose(text: str, title: str = "") -> str:
             taken += 0.5 if is_key_value(sentence) and len(sentence) <= 60 else 1.0
         if taken >= SUMMARY_SENTENCES:
             break
-    if not chosen:  # even the best sentence is too long: shorten it
-        return shorten(sentences[scored[0][1]] if scored else sentences[0], SUMMARY_MAX_CHARS)
-    return " ".join(_sentence(sentences[i]) for i in sorted(chosen))
+    return chosen
 
 
 def _sentence(text: str) -> str:

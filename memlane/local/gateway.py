@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import logging
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memlane.api.app import PUBLIC_ROUTES, MemlaneApi
 from memlane.api.auth import authorizer_context, is_loopback_host, public_base_url, www_authenticate
@@ -53,33 +53,49 @@ class LocalGateway:
         body: bytes,
         source_ip: str = "127.0.0.1",
     ) -> GatewayResponse:
-        if self.webapp is not None:
-            served = self.webapp.handle(method, path, headers, body)
-            if served is None:
-                served = self.webapp.page_not_found(method, path, headers, self._api_segments())
-            if served is not None:
-                return served
+        served = self._webapp_page(method, path, headers, body)
+        if served is not None:
+            return served
         origin = header(headers, "origin")
         refused = self._refuse(origin, headers)
         if refused is not None:
             return refused
         if method.upper() == "OPTIONS":
             return self._preflight(origin, headers)
-        authorizer = None
-        if (method.upper(), path) not in PUBLIC_ROUTES and method.upper() != "OPTIONS":
-            try:
-                authorizer = authorizer_context(self._authenticate(headers))
-            except AuthenticationError as exc:
-                # API keys only here: the protected resource metadata names no authorization server.
-                challenge = www_authenticate(public_base_url(headers, None, self.services.settings.public_url))
-                return GatewayResponse(
-                    401,
-                    {"Content-Type": "application/json", "WWW-Authenticate": challenge},
-                    error_body(exc.message).encode(),
-                )
+        authorizer: dict[str, str] | None = None
+        if (method.upper(), path) not in PUBLIC_ROUTES:
+            checked = self._authorizer(headers)
+            if isinstance(checked, GatewayResponse):
+                return checked  # the 401
+            authorizer = checked
         received_at_ms = int(self.services.clock.now().timestamp() * 1000)
         event = build_event(method.upper(), path, query, headers, body, authorizer, source_ip, received_at_ms)
-        result = self.api.handle(event, None)
+        return self._response(self.api.handle(event, None), origin)
+
+    def _webapp_page(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> GatewayResponse | None:
+        """The web app's answer (a page, a file, its own 404), or None: the request is the API's."""
+        if self.webapp is None:
+            return None
+        served = self.webapp.handle(method, path, headers, body)
+        if served is None:
+            served = self.webapp.page_not_found(method, path, headers, self._api_segments())
+        return served
+
+    def _authorizer(self, headers: Mapping[str, str]) -> dict[str, str] | GatewayResponse:
+        """The caller as the Lambda authorizer would pass it, or the 401 that refuses the request."""
+        try:
+            return authorizer_context(self._authenticate(headers))
+        except AuthenticationError as exc:
+            # API keys only here: the protected resource metadata names no authorization server.
+            challenge = www_authenticate(public_base_url(headers, None, self.services.settings.public_url))
+            return GatewayResponse(
+                401,
+                {"Content-Type": "application/json", "WWW-Authenticate": challenge},
+                error_body(exc.message).encode(),
+            )
+
+    def _response(self, result: dict[str, Any], origin: str | None) -> GatewayResponse:
+        """The resolver's proxy answer as an HTTP response, with the CORS headers its origin gets."""
         out_headers = {k: str(v) for k, v in (result.get("headers") or {}).items()}
         for k, values in (result.get("multiValueHeaders") or {}).items():
             if values:

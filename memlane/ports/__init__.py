@@ -17,7 +17,7 @@ Protocols, not base classes: a test hands in an in-memory fake with the same met
     keys         KeyRegistry
     fetch        Fetcher (the crawler)
     inventory    Inventory (what `memlane doctor` reads of a deployment)
-    docsets      DocsetStore, CrawlDispatcher
+    docsets      DocsetStore, CrawlDispatcher, DocsetShelf
     connections  ConnectionStore, TokenVault, SyncDispatcher, ProviderApps (ConnectionPorts)
     bundle       Services: the ports of a service call, composed once
 """
@@ -45,6 +45,7 @@ from memlane.ports.connections import (
 )
 from memlane.ports.docsets import (
     CrawlDispatcher,
+    DocsetShelf,
     DocsetStore,
 )
 from memlane.ports.fetch import (
@@ -125,6 +126,7 @@ __all__ = [
     "ConnectionPorts",
     "ConnectionStore",
     "DeletionRecordStore",
+    "DocsetShelf",
     "DocsetStore",
     "DocumentPage",
     "DocumentStats",

@@ -1,5 +1,6 @@
 """The ports of documentation sets (memlane.docsets): the store of docsets, their pages' crawl state
-and client sessions, and the dispatcher that hands queued pages to a crawler."""
+and client sessions, the dispatcher that hands queued pages to a crawler, and what a request
+outside the feature reads of the docsets (`DocsetShelf`: the context pack)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from memlane.domain.docsets import ClientSession, Docset, DocsetPage, PageCounts, PageStatus
+from memlane.domain.tuning import FusionWeights
 
 
 class DocsetStore(Protocol):
@@ -68,3 +70,15 @@ class CrawlDispatcher(Protocol):
         """A page failed transiently and is due again at `due_ms` (its backoff)."""
 
     def docset_deleted(self, docset_id: str) -> None: ...
+
+
+class DocsetShelf(Protocol):
+    """What a use case below the docsets feature reads of a host's documentation sets (the context
+    pack, memlane.services.context_pack): the store, and the fusion weights their documentation is
+    ranked with. memlane.docsets.service.DocsetContext is one."""
+
+    @property
+    def store(self) -> DocsetStore: ...
+
+    @property
+    def fusion(self) -> FusionWeights: ...

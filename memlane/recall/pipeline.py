@@ -27,7 +27,7 @@ from datetime import datetime
 from functools import partial
 from typing import Literal, Protocol
 
-from memlane.domain.models import Chunk, ContentType
+from memlane.domain.models import KEYPHRASE_LABEL, Chunk, ContentType
 from memlane.domain.tuning import FusionWeights, NeighbourWeights
 from memlane.ingest.identifiers import query_identifier_words
 from memlane.ports import DocumentStore, LegResults, SearchScope, Services
@@ -155,6 +155,10 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
     terms = rel.query_terms(text)
     if r.weights.code_text_evidence and code:
         text_scores = {c.chunk_id: code_text_share(c.score, terms, calibration) for c in legs.text if c.chunk_id in code}
+    if filed := filed_under(r.query, records):
+        # A memory filed under every word asked for (a person's own label) is full text evidence,
+        # whatever BM25 makes of one word in a small store.
+        text_scores = {**(text_scores or {}), **dict.fromkeys(filed, 1.0)}
     background = rel.Background.of([c.score for c in legs.vector], r.k) if r.legs != "bm25" else None
     fused = fuse_scores(legs, now, r.weights, text_scores, code, terms)
     _set_relevance(r, fused, calibration, records, background)
@@ -189,6 +193,22 @@ def clear_best(groups: list[ScoredDocument], c: rel.Calibration) -> list[ScoredD
     if best < max(c.clear_cosine, 1e-9) or any(best - other < c.clear_margin for other in cosine[1:]):
         return []
     return groups[:1]
+
+
+def given_tags(ch: Chunk) -> list[str]:
+    """The tags a person or client gave a chunk's document (its labels without the keyphrases)."""
+    return [t for t in ch.tags if not t.startswith(KEYPHRASE_LABEL)]
+
+
+def filed_under(query: str, records: dict[str, Chunk]) -> list[str]:
+    """The candidates whose given tags hold every content word of the query ("home", "travel plans"
+    asked of memories tagged home, or travel and plans): a tag word asked as a query finds what was
+    filed under it (issue 36)."""
+    words = rel.content_words(query)
+    if not words:
+        return []
+    return [cid for cid, ch in records.items()
+            if (tags := {w for t in given_tags(ch) for w in rel.content_words(t)}) and all(w in tags for w in words)]
 
 
 def code_text_share(bm25: float, terms: int, c: rel.Calibration) -> float:
@@ -239,6 +259,7 @@ def _set_relevance(r: Retrieval, fused: list[ScoredChunk], c: rel.Calibration, r
         if sc.bm25 <= 0 or sc.relevance >= c.exact_match:
             continue
         ch = records.get(sc.chunk_id)
-        if ch is not None and rel.exact_match(f"{ch.title}\n{ch.content}", distinctive, words):
+        # what the text leg matched: the title, the text and the given tags (IndexedChunk.body)
+        if ch is not None and rel.exact_match(f"{ch.title}\n{ch.content}\n{' '.join(given_tags(ch))}", distinctive, words):
             sc.exact = True
             sc.relevance = max(sc.relevance, c.exact_match)

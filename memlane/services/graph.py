@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterator
 from itertools import combinations
 from typing import Any
 
@@ -95,16 +96,23 @@ def _entities(doc: Document) -> dict[str, tuple[str, str]]:
     if doc.content_type is ContentType.CODE:
         add(doc.language, "technology")
     add(doc.metadata.get("author"), "person")
-    entities = doc.metadata.get("entities")
-    if isinstance(entities, list):
-        for e in entities:
-            if isinstance(e, str):
-                add(e, "entity")
-            elif isinstance(e, dict):
-                given = e.get("kind") or e.get("type")
-                kind = given if isinstance(given, str) and given else "entity"
-                add(e.get("text") or e.get("name"), str(kind).lower()[:40])
+    for label, kind in _listed_entities(doc.metadata.get("entities")):
+        add(label, kind)
     return found
+
+
+def _listed_entities(entities: Any) -> Iterator[tuple[Any, str]]:
+    """metadata.entities as (label, type): a string is an entity; an object gives its text (or
+    name) and its kind (or type), lower case."""
+    if not isinstance(entities, list):
+        return
+    for e in entities:
+        if isinstance(e, str):
+            yield e, "entity"
+        elif isinstance(e, dict):
+            given = e.get("kind") or e.get("type")
+            kind = given if isinstance(given, str) and given else "entity"
+            yield e.get("text") or e.get("name"), str(kind).lower()[:40]
 
 
 def _tags_named_by_entities(labels: dict[str, tuple[str, str]]) -> dict[str, str]:

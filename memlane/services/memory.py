@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from memlane import observability
 from memlane.documents.lifecycle import latest_version, version_chain
-from memlane.documents.media import MediaSave, original_hash, prepare_media, text_of_scan_without_ocr
+from memlane.documents.media import MediaSave, prepare_media
 from memlane.documents.receipts import DeletionReceipt, delete_with_receipt
 from memlane.documents.writer import WriteOutcome, WriteRequest, apply_summary
 from memlane.documents.writing import enqueue, protect, write_in_request, write_protected
 from memlane.domain.errors import InvalidInputError, NotFoundError, TransientError
 from memlane.domain.facts import RESERVED_KEY, decisions_of, facts_of, kind_of, sources_of, subject_of
 from memlane.domain.fields import MAX_SAFE_INT
-from memlane.domain.models import ContentType, Document, DocumentStatus, IngestJob, new_id
+from memlane.domain.models import Document, DocumentStatus, IngestJob, new_id
 from memlane.domain.principal import Principal
 from memlane.domain.requests import (
     ChunkOut,
@@ -28,8 +29,7 @@ from memlane.domain.requests import (
     VersionOut,
 )
 from memlane.domain.salience import apply_salience
-from memlane.ingest.media import decode_media
-from memlane.ingest.pipeline import Prepared, content_hash, derive_title, message_hash, prepare
+from memlane.ingest.pipeline import MessagePlace, Original, Prepared, prepare_save
 from memlane.ports import Services
 from memlane.services.projects import resolve_project
 
@@ -145,6 +145,27 @@ def _place_in_conversation(svc: Services, who: Principal, project_id: str, body:
     return conversation_id, message_index
 
 
+@dataclass(frozen=True)
+class _Save:
+    """One save as its steps see it: who saves what, into which project, as which new document."""
+
+    who: Principal
+    body: MemoryIn
+    project_id: str
+    document_id: str
+    now: datetime
+
+    @property
+    def source_url(self) -> str | None:
+        return str(self.body.source_url) if self.body.source_url else None
+
+    @property
+    def message_place(self) -> MessagePlace | None:
+        if self.body.conversation_id is None:
+            return None
+        return MessagePlace(self.body.conversation_id, self.body.message_index, self.document_id)
+
+
 def stage_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool | None = None,
                  protect_write: bool = False, own: dict[str, Any] | None = None) -> Staged:
     """Everything of a save up to the write: validation, extraction (or reading media), dedupe,
@@ -152,96 +173,98 @@ def stage_memory(svc: Services, who: Principal, body: MemoryIn, *, inline: bool 
     the request gets its safety-net job before it is stored (callers that store several before
     writing them together). `own`: memlane's part of the metadata (a message's role, a fact's
     sources: memlane.domain.facts), which a client's body cannot carry."""
-    md = svc.metadata
     now = svc.clock.now()
     if body.forget_after is not None and body.forget_after <= now:
         raise InvalidInputError("forget_after", "must be in the future")
-    project = resolve_project(svc, who, body.project_id)
-    previous: Document | None = None
-    if body.updates_memory_id:
-        target = md.get_document(who.organization_id, body.updates_memory_id)
-        if target is None:
-            raise NotFoundError(f"updates_memory_id: document {body.updates_memory_id} not found")
-        previous = latest_version(svc, target)  # an update of an old version extends the chain's end
-
-    # imported here: extraction pulls in bs4/lxml/pypdf, which only a save needs (Lambda cold start)
-    from memlane.ingest.extract import Extracted, ScannedPdfError
-
-    source_url = str(body.source_url) if body.source_url else None
-    document_id = new_id()
-    media_save: MediaSave | None = None
-    payload = decode_media(body.content, body.content_type)
-    scan: ScannedPdfError | None = None
-    prepared: Prepared | None = None
-    if payload is None:
-        try:
-            prepared = prepare(body.content, body.content_type, body.title, source_url)
-        except ScannedPdfError as exc:
-            scan = exc
+    save = _Save(who, body, resolve_project(svc, who, body.project_id).id, new_id(), now)
+    updated = _updated_version(svc, save)
+    found = prepare_save(body.content, body.content_type, body.title, save.source_url, save.message_place)
     svc.metrics.count(observability.MEMORY_SAVED)
-    if payload is not None or scan is not None:
-        # Deduplicated by the original's bytes, before any of it is read.
-        digest = original_hash(payload.data if payload is not None else scan.data)  # type: ignore[union-attr]
-        if (existing := md.find_document_by_hash(who.organization_id, project.id, digest)) is not None:
-            svc.metrics.count(observability.MEMORY_DUPLICATE)
-            return Staged(_out(existing, duplicate=True))
-        media_save = prepare_media(svc, who.organization_id, document_id, body.title, body.content_type,
-                                   payload=payload, scan=scan)
-        if media_save is None:  # scanned pages nobody here can read: the PDF's other pages
-            assert scan is not None
-            text, _ = text_of_scan_without_ocr(scan)
-            prepared = Prepared(Extracted(text=text, content_type=ContentType.PDF, title=scan.title,
-                                          metadata=dict(scan.metadata)),
-                                derive_title(Extracted(text=text, content_type=ContentType.PDF, title=scan.title),
-                                             body.title), content_hash(text))
+    content = _content(svc, save, found)
+    if isinstance(content, Document):
+        svc.metrics.count(observability.MEMORY_DUPLICATE)
+        return duplicate_answer(content)
+    previous = updated if updated is not None else _earlier_version_of_page(svc, save)
+    doc = _document(svc, save, content, previous, own)
+    return _store_new(svc, doc, content if isinstance(content, MediaSave) else None, inline=inline,
+                      protect_write=protect_write)
 
-    if prepared is not None and body.conversation_id is not None:
-        prepared = replace(prepared, content_hash=message_hash(prepared.content_hash, body.conversation_id,
-                                                               body.message_index, document_id))
-    if prepared is not None:
-        existing = md.find_document_by_hash(who.organization_id, project.id, prepared.content_hash)
-        if existing is not None:
-            svc.metrics.count(observability.MEMORY_DUPLICATE)
-            return Staged(_out(existing, duplicate=True))
-    if previous is None and source_url:
-        # Same URL, changed content: a new version of that page (spec §9.1).
-        previous = md.find_latest_by_source_url(who.organization_id, project.id, source_url)
 
+def _updated_version(svc: Services, save: _Save) -> Document | None:
+    """The version a save says it updates (`updates_memory_id`): the end of that document's chain,
+    so an update of an old version extends the chain. A 404 before any of the content is read."""
+    if not save.body.updates_memory_id:
+        return None
+    target = svc.metadata.get_document(save.who.organization_id, save.body.updates_memory_id)
+    if target is None:
+        raise NotFoundError(f"updates_memory_id: document {save.body.updates_memory_id} not found")
+    return latest_version(svc, target)
+
+
+def _content(svc: Services, save: _Save, found: Prepared | Original) -> Prepared | MediaSave | Document:
+    """The content as the new document holds it (media read now, or left to the job), or the
+    document that holds it already: a duplicate, by its text or, before any of it is read, by the
+    original's bytes."""
+    existing = svc.metadata.find_document_by_hash(save.who.organization_id, save.project_id, found.content_hash)
+    if existing is not None:
+        return existing
+    if isinstance(found, Prepared):
+        return found
+    media = prepare_media(svc, save.who.organization_id, save.document_id, found)
+    if media is not None:
+        return media
+    assert found.text_pages is not None  # scanned pages nobody here reads: the PDF's other pages, as text
+    return _content(svc, save, found.text_pages)
+
+
+def _earlier_version_of_page(svc: Services, save: _Save) -> Document | None:
+    """Same URL, changed content: a new version of that page (spec §9.1)."""
+    if not save.source_url:
+        return None
+    return svc.metadata.find_latest_by_source_url(save.who.organization_id, save.project_id, save.source_url)
+
+
+def _document(svc: Services, save: _Save, content: Prepared | MediaSave, previous: Document | None,
+              own: dict[str, Any] | None) -> Document:
+    """The new document, `queued`: its content, the metadata of the body and of its content, and
+    its place among versions and in its conversation."""
     # A salience (Vidurai's CRITICAL…NOISE) sets forget_after from its retention unless one is given.
-    metadata, forget_after = apply_salience(dict(body.metadata), now, body.forget_after)
+    metadata, forget_after = apply_salience(dict(save.body.metadata), save.now, save.body.forget_after)
     if own:
         metadata[RESERVED_KEY] = own
-    extra = prepared.extracted.metadata if prepared is not None else media_save.metadata  # type: ignore[union-attr]
-    if prepared is not None and prepared.extracted.language:
-        metadata.setdefault("language", prepared.extracted.language)
-    for k, v in extra.items():
+    fields, found = _fields(content)
+    for k, v in found.items():
         metadata.setdefault(k, v)
-    fields: dict[str, Any]
-    if prepared is not None:
-        fields = dict(title=prepared.title, content=prepared.extracted.text,
-                      content_type=prepared.extracted.content_type, content_hash=prepared.content_hash)
-    else:
-        assert media_save is not None
-        fields = dict(title=media_save.title, content=media_save.text, content_type=media_save.content_type,
-                      content_hash=media_save.content_hash, media=media_save.media)
-    conversation_id, message_index = _place_in_conversation(svc, who, project.id, body, previous)
-    doc = Document(
-        id=document_id,
-        organization_id=who.organization_id,
-        project_id=project.id,
-        user_id=who.user_id,
-        source_url=source_url,
+    conversation_id, message_index = _place_in_conversation(svc, save.who, save.project_id, save.body, previous)
+    return Document(
+        id=save.document_id,
+        organization_id=save.who.organization_id,
+        project_id=save.project_id,
+        user_id=save.who.user_id,
+        source_url=save.source_url,
         metadata=metadata,
         updates_memory_id=previous.id if previous else None,
         forget_after=forget_after,
-        created_at=now,
-        updated_at=now,
+        created_at=save.now,
+        updated_at=save.now,
         status=DocumentStatus.QUEUED,
         conversation_id=conversation_id,
         message_index=message_index,
         **fields,
     )
-    return _store_new(svc, doc, media_save, inline=inline, protect_write=protect_write)
+
+
+def _fields(content: Prepared | MediaSave) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The document's fields from its content, and the metadata its content brings (a code file's
+    language, a PDF's pages and author), which the body's own metadata overrides."""
+    if isinstance(content, MediaSave):
+        return dict(title=content.title, content=content.text, content_type=content.content_type,
+                    content_hash=content.content_hash, media=content.media), content.metadata
+    extracted = content.extracted
+    found = {"language": extracted.language} if extracted.language else {}
+    found.update((k, v) for k, v in extracted.metadata.items() if k not in found)
+    return dict(title=content.title, content=extracted.text, content_type=extracted.content_type,
+                content_hash=content.content_hash), found
 
 
 def _store_new(svc: Services, doc: Document, media_save: MediaSave | None, *, inline: bool | None,

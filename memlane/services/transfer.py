@@ -75,58 +75,79 @@ def import_lines(
     others take ids of the organization's own (`ImportedIds`; `reminted` counts them). Each header
     line starts a project (an organization's export holds several); `project_name` puts every
     document into that one project instead."""
-    header: dict | None = None
-    project: Project | None = None
-    per_project: dict[str, dict] = {}
-    ids = ImportedIds(svc, who.organization_id)
-    now = svc.clock.now()
+    run = _Import(svc, who, project_name)
+    for n, record in _records(lines):
+        if run.project is None or "format" in record:
+            run.start_project(n, record)
+        else:
+            run.add_document(n, record)
+    return run.summary()
+
+
+def _records(lines: Iterable[str]) -> Iterator[tuple[int, dict]]:
+    """Each non-blank line's JSON, with its line number."""
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            yield n, json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidInputError(f"line {n}", f"not JSON ({exc.msg})") from exc
-        if header is None or "format" in record:
-            if record.get("format") != FORMAT or not isinstance(record.get("project"), dict):
-                raise InvalidInputError(f"line {n}", f"not a memlane export (expected format {FORMAT})")
-            header = record
-            project = _target_project(
-                svc, who, project_name or header["project"]["name"], header["project"].get("description")
-            )
-            per_project.setdefault(project.id, {"project_id": project.id, "project": project.name,
-                                                "imported": 0, "skipped": 0, "expired": 0, "reminted": 0})
-            continue
+
+
+class _Import:
+    """An import as it reads the lines: the project the last header started, and what each
+    project's documents came to (imported, skipped, expired, reminted)."""
+
+    def __init__(self, svc: Services, who: Principal, project_name: str | None) -> None:
+        self.svc, self.who, self.project_name = svc, who, project_name
+        self.project: Project | None = None
+        self.per_project: dict[str, dict] = {}
+        self.ids = ImportedIds(svc, who.organization_id)
+        self.now = svc.clock.now()
+
+    def start_project(self, n: int, header: dict) -> None:
+        if header.get("format") != FORMAT or not isinstance(header.get("project"), dict):
+            raise InvalidInputError(f"line {n}", f"not a memlane export (expected format {FORMAT})")
+        self.project = project = _target_project(
+            self.svc, self.who, self.project_name or header["project"]["name"], header["project"].get("description")
+        )
+        self.per_project.setdefault(project.id, {"project_id": project.id, "project": project.name,
+                                                 "imported": 0, "skipped": 0, "expired": 0, "reminted": 0})
+
+    def add_document(self, n: int, record: dict) -> None:
         data = record.get("document")
-        assert project is not None  # set with the header, which comes first
+        assert self.project is not None  # set with the header, which comes first
         if not isinstance(data, dict):
             raise InvalidInputError(f"line {n}", "expected a document record")
         _check_metadata(n, data.get("metadata"))
-        doc = ids.own(Document.model_validate(
+        doc = self.ids.own(Document.model_validate(
             {
                 **data,
-                "organization_id": who.organization_id,
-                "project_id": project.id,
+                "organization_id": self.who.organization_id,
+                "project_id": self.project.id,
                 "status": DocumentStatus.QUEUED,
             }
         ))
-        counts = per_project[project.id]
-        if doc.is_expired(now):
+        counts = self.per_project[self.project.id]
+        if doc.is_expired(self.now):
             counts["expired"] += 1
-            continue
-        if svc.metadata.get_document(who.organization_id, doc.id) is not None:
+            return
+        if self.svc.metadata.get_document(self.who.organization_id, doc.id) is not None:
             counts["skipped"] += 1
-            continue
-        svc.metadata.put_document(doc)
-        write_in_request(svc, [doc])  # one that cannot be written now is queued for the job worker
+            return
+        self.svc.metadata.put_document(doc)
+        write_in_request(self.svc, [doc])  # one that cannot be written now is queued for the job worker
         counts["imported"] += 1
         counts["reminted"] += doc.id != data.get("id")
-    if header is None or project is None:
-        raise InvalidInputError("file", "is empty")
-    totals = {k: sum(c[k] for c in per_project.values()) for k in ("imported", "skipped", "expired", "reminted")}
-    if len(per_project) == 1:
-        return {"project_id": project.id, **totals}
-    return {**totals, "projects": list(per_project.values())}
+
+    def summary(self) -> dict:
+        if self.project is None:
+            raise InvalidInputError("file", "is empty")
+        totals = {k: sum(c[k] for c in self.per_project.values()) for k in ("imported", "skipped", "expired", "reminted")}
+        if len(self.per_project) == 1:
+            return {"project_id": self.project.id, **totals}
+        return {**totals, "projects": list(self.per_project.values())}
 
 
 _REMINTED = uuid.UUID("5d1f3c8e-2a47-4b90-8e61-696d706f7274")

@@ -30,8 +30,10 @@ def test_recall_is_the_share_of_targets_found_hit_whether_any_and_mrr_the_first(
     assert s["hit@5"] == 1.0 and s["hit@10"] == 1.0
     assert s["mrr@10"] == pytest.approx(1 / 3)
     # and an id at rank 11 is not found at 10, nor counted in MRR@10
-    assert score(ranking, [["d10"]]) == {"recall@5": 0.0, "recall@10": 0.0, "hit@5": 0.0, "hit@10": 0.0,
-                                         "mrr@10": 0.0}
+    assert score(ranking, [["d10"]]) == {"recall@1": 0.0, "recall@3": 0.0, "recall@5": 0.0, "recall@10": 0.0,
+                                         "hit@1": 0.0, "hit@3": 0.0, "hit@5": 0.0, "hit@10": 0.0, "mrr@10": 0.0}
+    # top-1 and top-3 (the personal notes' measures): the 3rd is found at 3, not at 1
+    assert (s["hit@1"], s["hit@3"], s["recall@3"]) == (0.0, 1.0, pytest.approx(1 / 3))
     # and two evidence turns saved as one memory count twice when that memory is returned
     assert score(ranking, [["d1"], ["d1"], ["zz"], ["zz"]])["recall@5"] == pytest.approx(0.5)
     with pytest.raises(ValueError):

@@ -60,6 +60,26 @@ def _docs(root, queries):
                        + json.dumps({"query": "read an environment variable", "relevant": ["library/os.html"]}) + "\n")
 
 
+def _notes(path):
+    """Two notes of one person and a question of each kind, in the format of
+    ../shared/eval/personal-notes-dev.jsonl (the test never reads data outside the repository)."""
+    lines = [
+        {"type": "note", "id": "n01", "title": "Bike lock", "content": "The padlock on the blue bicycle opens with 4417.",
+         "tags": ["home"]},
+        {"type": "note", "id": "n02", "title": None, "content": "# Passport\nMy passport expires on 3 May 2031.",
+         "tags": ["travel"]},
+        {"type": "question", "id": "q001", "query": "digits for the bicycle padlock", "answer": "n01",
+         "kind": "overlap"},
+        {"type": "question", "id": "q002", "query": "when does my travel document run out?", "answer": "n02",
+         "kind": "paraphrase"},
+        {"type": "question", "id": "q003", "query": "4417", "answer": "n01", "kind": "keyword"},
+        {"type": "question", "id": "u01", "query": "what is my bank's sort code?", "answer": None,
+         "kind": "unanswerable"},
+        {"type": "question", "id": "x01", "query": "velvet teapot saxophone", "answer": None, "kind": "nonsense"},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
 def test_the_suite_runs_every_workload_writes_its_sections_and_reruns_from_the_cache(tmp_path, capsys):
     data, stdlib, cache, bench = tmp_path / "locomo.json", tmp_path / "lib", tmp_path / "cache", tmp_path / "B.md"
     docs, queries = tmp_path / "docs", tmp_path / "q.jsonl"
@@ -67,8 +87,9 @@ def test_the_suite_runs_every_workload_writes_its_sections_and_reruns_from_the_c
     _locomo(data)
     _stdlib(stdlib)
     _docs(docs, queries)
+    _notes(tmp_path / "notes.jsonl")
     argv = ["--memory", str(data), "--stdlib", str(stdlib), "--docs-dir", str(docs), "--queries", str(queries),
-            "--skip-crawl", "--cache-dir", str(cache), "--write", str(bench)]
+            "--notes", str(tmp_path / "notes.jsonl"), "--skip-crawl", "--cache-dir", str(cache), "--write", str(bench)]
     # When the suite runs
     assert main(argv) == 0
     first = capsys.readouterr()
@@ -87,9 +108,10 @@ def test_the_suite_runs_every_workload_writes_its_sections_and_reruns_from_the_c
     abstention = json.loads((cache / "results" / "abstention.json").read_text())
     # each conversation's questions of the other's project, each code question of the other half, each
     # docs question of the facts' project, and the fifty nonsense queries of every project (two
-    # conversations, the facts, two code halves, the docs)
-    assert len(abstention["records"]) == 4 + 2 + 2 + 50 * 6
+    # conversations, the facts, two code halves, the docs, the personal notes)
+    assert len(abstention["info"]["projects"]) == 7
+    assert len(abstention["records"]) == 4 + 2 + 2 + 50 * 7
     # And a second run embeds nothing: the server and the baselines read every vector from the cache
     assert main(argv) == 0
     second = capsys.readouterr().err
-    assert second.count(" 0 computed)") == 5, second
+    assert second.count(" 0 computed)") == 6, second

@@ -85,6 +85,16 @@ def test_request_path_handlers_import_neither_the_xray_sdk_nor_botocore(module):
     assert not loaded & {"aws_xray_sdk", "aws_xray_sdk.core", "botocore.session", "boto3"}
 
 
+def test_the_api_cold_start_leaves_the_crawler_and_extraction_out():
+    """The documentation routes import their service where they run (memlane.api.routes.docsets),
+    and a save imports extraction where it runs: the crawler and the HTML and PDF parsers load on
+    the first request that needs them, not when the API function starts."""
+    loaded = _modules_after_import("functions.api.handler", "false")
+    assert "memlane.api.routes.docsets" in loaded
+    assert not loaded & {"memlane.docsets.service", "memlane.docsets.retrieval", "memlane.ingest.extract",
+                         "bs4", "lxml", "pypdf"}
+
+
 def test_with_the_sdk_on_the_tracer_is_powertools_and_loads_xray():
     loaded = _modules_after_import("functions.forget_job.handler", "true")
     assert "aws_xray_sdk.core" in loaded

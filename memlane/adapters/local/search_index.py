@@ -265,109 +265,151 @@ class SqliteSearchIndex:
                 m = self._matrix = Projection(self.dimension, self.context_weight)
             if current == m.seq:
                 return m
-            backfilled: dict[int, bytes] = {}
-            # a first build in this process: rows read go to the graphs BUILD_BATCH at a time
-            stream: list | None = None
             started = time.monotonic()
-            if m.size == 0:  # a whole index to load: size the arrays once
-                total = conn.execute("SELECT COUNT(*) AS n FROM search_rows").fetchone()["n"]
-                ann, saved = (self._load_saved(current, total) if self.ann_at is not None and total >= self.ann_at
-                              else (None, None))
-                if ann is not None and ann.seq:
-                    if saved is not None:  # mapped, not rebuilt: only later writes are read below
-                        m = self._matrix = saved
-                    else:
-                        m.drop_vectors()  # before sizing: no float32 matrix at all
-                    m.ann = ann
-                elif ann is not None and not self._background_build:
-                    self._say(
-                        f"building the vector index of {total:,} chunks (once, on the first search since this "
-                        f"data directory's index was built by an older memlane or rebuilt; about {_minutes(total)} "
-                        "on two idle cores, longer on a busy machine). Later commands load it in seconds."
-                    )
-                    # A one-shot command: the stored vectors go to the graphs as they are read, in
-                    # batches of BUILD_BATCH rows on both cores as a background build adds them (162 s
-                    # at a million chunks; 599 s when each batch of SYNC_BATCH rows was added as it was
-                    # read), and without the float32 matrix (1.5 GB at a million chunks).
-                    m.drop_vectors()
-                    m.ann = ann
-                    stream = []
-                # else no graphs saved and a server (`memlane serve`, `memlane mcp`): the float32
-                # matrix now, exact searches over it until the graphs built from it in the
-                # background are ready (below)
-                m.reserve(max(0, total - m.rows))  # a mapped projection has most of them
+            m, feed = self._start_load(conn, m, current) if m.size == 0 else (m, None)
             ann_seq = m.ann.seq if m.ann is not None else m.seq
-            # a row's vector is read only when something holds it: the float32 matrix, or the
-            # graphs for rows written after they were saved
-            vector = "vector" if m.ann is None else "CASE WHEN seq > :ann THEN vector END AS vector"
-            cursor = conn.execute(
-                "SELECT rowid, chunk_id, document_id, organization_id, project_id, chunk_index, content_type,"
-                f" created_at, forget_after, seq, superseded, terms, kind, {vector} FROM search_rows WHERE seq > :seq",
-                {"ann": ann_seq, "seq": m.seq},
-            )
-            while batch := cursor.fetchmany(SYNC_BATCH):
-                if self._closing.is_set():  # a load cut short is not kept (nor saved by close)
-                    self._matrix = Projection(self.dimension, self.context_weight)
-                    raise IndexClosing("the search index is closing")
-                missing = [r["rowid"] for r in batch if r["terms"] is None]
-                if missing:
-                    if not backfilled:
-                        log.info("tokenising indexed chunks for BM25 (once, for rows from an older memlane)")
-                    backfilled.update(self._tokenize_stored(conn, missing))
-                moved = self._ann_moves(m, batch) if m.ann is not None else []
-                m.apply(
-                    batch, [r["terms"] if r["terms"] is not None else backfilled[r["rowid"]] for r in batch]
-                )
-                m.postings.settle(m.alive)  # a whole load holds its postings sorted as it goes
-                if stream is not None:
-                    stream.extend(batch)
-                    if len(stream) >= BUILD_BATCH:
-                        self._ann_apply(m, stream, [])
-                        stream = []
-                elif m.ann is not None:
-                    self._ann_apply(m, batch, moved)
-            if stream:
-                self._ann_apply(m, stream, [])
-            if stream is not None:
+            backfilled = self._replay_rows(conn, m, ann_seq, feed)
+            if feed is not None:
                 self._say(f"built the vector index in {time.monotonic() - started:.0f} s")
-            gone = []
-            for row in conn.execute(
-                "SELECT row_id FROM search_tombstones WHERE seq >= ?", ((min(m.seq, ann_seq) + 1) * 1_000_000,)
-            ):
-                # a row deleted and later re-added under the same rowid is live again
-                if (
-                    conn.execute("SELECT 1 FROM search_rows WHERE rowid = ?", (row["row_id"],)).fetchone()
-                    is None
-                ):
-                    pos = m.position.get(row["row_id"])
-                    if m.ann is not None:
-                        if pos is None:
-                            gone.append(row["row_id"])
-                        else:
-                            m.ann.remove(*m.partition(pos), np.asarray([row["row_id"]]))
-                    m.remove(row["row_id"])
-            if gone and m.ann is not None:
-                m.ann.remove_anywhere(np.asarray(gone))
+            self._remove_deleted(conn, m, ann_seq)
             if backfilled:
                 self._store_terms(backfilled)
                 log.info("stored the BM25 terms of %d indexed chunks", len(backfilled))
-            if m.dead > max(COMPACT_AT, m.size // 4) and not self._building():  # not under a graph build
-                m.compact()
-            elif m.postings.pending and not m.postings.rows.size:  # a whole load: one layout from now on
-                m.postings.fold(m.alive)
-            else:
-                m.postings.settle(m.alive)
-            if m.ann is None and self.ann_at is not None and m.rows >= self.ann_at:
-                if self._background_build:
-                    self._start_build(m, current)
-                else:
-                    self._build_ann_from_matrix(m)
-            m.seq = current
-            if m.ann is not None:
-                m.ann.seq = current
-                if m.ann.changed >= SAVE_AFTER:
-                    self._save_ann(m)
+            self._tidy(m)
+            self._grow_graphs(m, current)
+            self._synced(m, current)
             return m
+
+    def _start_load(self, conn: sqlite3.Connection, m: Projection, current: int) -> tuple[Projection, list | None]:
+        """A whole index to load: the saved graphs (and the projection saved with them) when there
+        are some, and the arrays sized once. Returns the projection to fill, and the feed of a
+        first graph build in a one-shot command (the rows read go to the graphs BUILD_BATCH at a
+        time), or None."""
+        total = conn.execute("SELECT COUNT(*) AS n FROM search_rows").fetchone()["n"]
+        ann, saved = (self._load_saved(current, total) if self.ann_at is not None and total >= self.ann_at
+                      else (None, None))
+        feed: list | None = None
+        if ann is not None and ann.seq:
+            if saved is not None:  # mapped, not rebuilt: only later writes are read below
+                m = self._matrix = saved
+            else:
+                m.drop_vectors()  # before sizing: no float32 matrix at all
+            m.ann = ann
+        elif ann is not None and not self._background_build:
+            self._say(
+                f"building the vector index of {total:,} chunks (once, on the first search since this "
+                f"data directory's index was built by an older memlane or rebuilt; about {_minutes(total)} "
+                "on two idle cores, longer on a busy machine). Later commands load it in seconds."
+            )
+            # A one-shot command: the stored vectors go to the graphs as they are read, in
+            # batches of BUILD_BATCH rows on both cores as a background build adds them (162 s
+            # at a million chunks; 599 s when each batch of SYNC_BATCH rows was added as it was
+            # read), and without the float32 matrix (1.5 GB at a million chunks).
+            m.drop_vectors()
+            m.ann = ann
+            feed = []
+        # else no graphs saved and a server (`memlane serve`, `memlane mcp`): the float32
+        # matrix now, exact searches over it until the graphs built from it in the
+        # background are ready (_grow_graphs)
+        m.reserve(max(0, total - m.rows))  # a mapped projection has most of them
+        return m, feed
+
+    def _replay_rows(self, conn: sqlite3.Connection, m: Projection, ann_seq: int,
+                     feed: list | None) -> dict[int, bytes]:
+        """Every row written since the projection's sequence number, SYNC_BATCH at a time, into the
+        projection and the graphs; the closing signal is checked once per batch. Returns the BM25
+        terms made for rows stored without them (an older memlane's), to be stored."""
+        # a row's vector is read only when something holds it: the float32 matrix, or the
+        # graphs for rows written after they were saved
+        vector = "vector" if m.ann is None else "CASE WHEN seq > :ann THEN vector END AS vector"
+        cursor = conn.execute(
+            "SELECT rowid, chunk_id, document_id, organization_id, project_id, chunk_index, content_type,"
+            f" created_at, forget_after, seq, superseded, terms, kind, {vector} FROM search_rows WHERE seq > :seq",
+            {"ann": ann_seq, "seq": m.seq},
+        )
+        backfilled: dict[int, bytes] = {}
+        while batch := cursor.fetchmany(SYNC_BATCH):
+            if self._closing.is_set():  # a load cut short is not kept (nor saved by close)
+                self._matrix = Projection(self.dimension, self.context_weight)
+                raise IndexClosing("the search index is closing")
+            moved = self._apply_batch(conn, m, batch, backfilled)
+            if feed is not None:
+                self._feed_graphs(m, feed, batch)
+            elif m.ann is not None:
+                self._ann_apply(m, batch, moved)
+        if feed:  # a first build's last rows
+            self._ann_apply(m, feed, [])
+        return backfilled
+
+    def _apply_batch(self, conn: sqlite3.Connection, m: Projection, batch: list,
+                     backfilled: dict[int, bytes]) -> list[tuple[tuple[str, str], int]]:
+        """One batch of rows into the projection (terms made for rows stored without them).
+        Returns the rows that moved to another partition of the graphs, seen before they moved."""
+        missing = [r["rowid"] for r in batch if r["terms"] is None]
+        if missing:
+            if not backfilled:
+                log.info("tokenising indexed chunks for BM25 (once, for rows from an older memlane)")
+            backfilled.update(self._tokenize_stored(conn, missing))
+        moved = self._ann_moves(m, batch) if m.ann is not None else []
+        m.apply(batch, [r["terms"] if r["terms"] is not None else backfilled[r["rowid"]] for r in batch])
+        m.postings.settle(m.alive)  # a whole load holds its postings sorted as it goes
+        return moved
+
+    @classmethod
+    def _feed_graphs(cls, m: Projection, feed: list, batch: list) -> None:
+        """A first build's rows go to the graphs BUILD_BATCH at a time, as a background build adds them."""
+        feed.extend(batch)
+        if len(feed) >= BUILD_BATCH:
+            cls._ann_apply(m, feed, [])
+            feed.clear()
+
+    @staticmethod
+    def _remove_deleted(conn: sqlite3.Connection, m: Projection, ann_seq: int) -> None:
+        """The rows deleted since the projection (or the graphs) last saw the index, out of both."""
+        gone = []
+        for row in conn.execute(
+            "SELECT row_id FROM search_tombstones WHERE seq >= ?", ((min(m.seq, ann_seq) + 1) * 1_000_000,)
+        ):
+            # a row deleted and later re-added under the same rowid is live again
+            if conn.execute("SELECT 1 FROM search_rows WHERE rowid = ?", (row["row_id"],)).fetchone() is not None:
+                continue
+            pos = m.position.get(row["row_id"])
+            if m.ann is not None:
+                if pos is None:
+                    gone.append(row["row_id"])
+                else:
+                    m.ann.remove(*m.partition(pos), np.asarray([row["row_id"]]))
+            m.remove(row["row_id"])
+        if gone and m.ann is not None:
+            m.ann.remove_anywhere(np.asarray(gone))
+
+    def _tidy(self, m: Projection) -> None:
+        """Compact the arrays when enough slots are dead (never under a graph build), else keep the
+        postings in order: a whole load folds them into one layout from now on."""
+        if m.dead > max(COMPACT_AT, m.size // 4) and not self._building():
+            m.compact()
+        elif m.postings.pending and not m.postings.rows.size:
+            m.postings.fold(m.alive)
+        else:
+            m.postings.settle(m.alive)
+
+    def _grow_graphs(self, m: Projection, current: int) -> None:
+        """Past `ann_at` live rows, the graphs are built: by a thread in a server (searches stay
+        exact meanwhile), at once in a one-shot command."""
+        if m.ann is not None or self.ann_at is None or m.rows < self.ann_at:
+            return
+        if self._background_build:
+            self._start_build(m, current)
+        else:
+            self._build_ann_from_matrix(m)
+
+    def _synced(self, m: Projection, current: int) -> None:
+        """The projection and the graphs now cover `current`; graphs changed enough are saved."""
+        m.seq = current
+        if m.ann is not None:
+            m.ann.seq = current
+            if m.ann.changed >= SAVE_AFTER:
+                self._save_ann(m)
 
     # ------------------------------------------------------------------ the HNSW partitions
 

@@ -176,34 +176,49 @@ def truncate(text: str, max_chars: int) -> str:
 
 def parse_metadata(data: dict[str, Any]) -> dict[str, Any]:
     """Keep only the spec §3.7 fields, each only if it has the right shape."""
-    metadata: dict[str, Any] = {}
-    for key in ("author", "date", "language", "category"):
-        value = data.get(key)
-        if isinstance(value, str) and value.strip() and len(value.strip()) <= _SHORT_FIELD_MAX:
-            metadata[key] = value.strip()
-    if "category" in metadata:
-        metadata["category"] = metadata["category"].lower()
+    metadata = _short_fields(data)
     sentiment = data.get("sentiment")
     if isinstance(sentiment, str) and sentiment.strip().lower() in SENTIMENTS:
         metadata["sentiment"] = sentiment.strip().lower()
-    tags = data.get("tags")
-    if isinstance(tags, list):
-        cleaned: list[str] = []
-        for tag in tags:
-            if isinstance(tag, str):
-                tag = " ".join(tag.split()).lower()
-                if tag and len(tag) <= _TAG_MAX and tag not in cleaned:
-                    cleaned.append(tag)
-        if cleaned:
-            metadata["keyphrases"] = cleaned[:MAX_TAGS]
-    entities = data.get("entities")
-    if isinstance(entities, list):
-        kept: list[dict[str, str]] = []
-        for entity in entities[:_ENTITIES_MAX]:
-            if isinstance(entity, dict) and isinstance(entity.get("text"), str) and entity.get("kind") in ENTITY_KINDS:
-                text = " ".join(entity["text"].split())
-                if text and len(text) <= _TAG_MAX * 2 and all(e["text"] != text for e in kept):
-                    kept.append({"text": text, "kind": entity["kind"]})
-        if kept:
-            metadata["entities"] = kept
+    if keyphrases := _tags(data.get("tags")):
+        metadata["keyphrases"] = keyphrases
+    if entities := _entities(data.get("entities")):
+        metadata["entities"] = entities
     return metadata
+
+
+def _short_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """author, date, language and category: short strings (a category in lower case)."""
+    fields: dict[str, Any] = {}
+    for key in ("author", "date", "language", "category"):
+        value = data.get(key)
+        if isinstance(value, str) and value.strip() and len(value.strip()) <= _SHORT_FIELD_MAX:
+            fields[key] = value.strip()
+    if "category" in fields:
+        fields["category"] = fields["category"].lower()
+    return fields
+
+
+def _tags(tags: Any) -> list[str]:
+    """At most MAX_TAGS distinct short tags, lower case, their spaces collapsed."""
+    if not isinstance(tags, list):
+        return []
+    cleaned: list[str] = []
+    for tag in (" ".join(t.split()).lower() for t in tags if isinstance(t, str)):
+        if tag and len(tag) <= _TAG_MAX and tag not in cleaned:
+            cleaned.append(tag)
+    return cleaned[:MAX_TAGS]
+
+
+def _entities(entities: Any) -> list[dict[str, str]]:
+    """The first _ENTITIES_MAX entities of a known kind, each text once."""
+    if not isinstance(entities, list):
+        return []
+    kept: list[dict[str, str]] = []
+    for entity in entities[:_ENTITIES_MAX]:
+        if not (isinstance(entity, dict) and isinstance(entity.get("text"), str) and entity.get("kind") in ENTITY_KINDS):
+            continue
+        text = " ".join(entity["text"].split())
+        if text and len(text) <= _TAG_MAX * 2 and all(e["text"] != text for e in kept):
+            kept.append({"text": text, "kind": entity["kind"]})
+    return kept

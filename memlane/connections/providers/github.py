@@ -48,6 +48,42 @@ def issue_id(repo: str, number: int) -> str:
     return f"{repo}:#{number}"
 
 
+
+def _repositories(repos: Any) -> list[str]:
+    """owner/name, each once, at most MAX_REPOSITORIES."""
+    if not isinstance(repos, list) or not repos:
+        raise InvalidInputError("options.repositories", "list the repositories to sync, as owner/name")
+    if len(repos) > MAX_REPOSITORIES:
+        raise InvalidInputError("options.repositories", f"at most {MAX_REPOSITORIES} per connection")
+    for r in repos:
+        if not isinstance(r, str) or not _REPO.match(r) or any(p in (".", "..") for p in r.split("/")):
+            raise InvalidInputError("options.repositories", f"{r!r} is not owner/name")
+    return list(dict.fromkeys(repos))
+
+
+def _switch(key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"options.{key}", "must be true or false")
+    return value
+
+
+def _path_prefixes(key: str, value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
+        raise InvalidInputError(f"options.{key}", "must be a list of path prefixes")
+    return value
+
+
+def _branch(branch: Any) -> str | None:
+    if branch is not None and (not isinstance(branch, str) or not branch.strip()):
+        raise InvalidInputError("options.branch", "must be a branch name")
+    return branch
+
+
+def _max_files(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 20_000:
+        raise InvalidInputError("options.max_files", "must be an integer from 1 to 20000")
+    return value
+
 class GitHubProvider(ProviderDefaults):
     name: ClassVar[Provider] = Provider.GITHUB
     api_url: ClassVar[str] = "https://api.github.com"
@@ -64,33 +100,13 @@ class GitHubProvider(ProviderDefaults):
     # ------------------------------------------------------------------ setup
 
     def validate_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        repos = options.get("repositories")
-        if not isinstance(repos, list) or not repos:
-            raise InvalidInputError("options.repositories", "list the repositories to sync, as owner/name")
-        if len(repos) > MAX_REPOSITORIES:
-            raise InvalidInputError("options.repositories", f"at most {MAX_REPOSITORIES} per connection")
-        for r in repos:
-            if not isinstance(r, str) or not _REPO.match(r) or any(p in (".", "..") for p in r.split("/")):
-                raise InvalidInputError("options.repositories", f"{r!r} is not owner/name")
-        out: dict[str, Any] = {"repositories": list(dict.fromkeys(repos))}
+        out: dict[str, Any] = {"repositories": _repositories(options.get("repositories"))}
         for key in ("files", "issues", "pull_requests"):
-            value = options.get(key, True)
-            if not isinstance(value, bool):
-                raise InvalidInputError(f"options.{key}", "must be true or false")
-            out[key] = value
+            out[key] = _switch(key, options.get(key, True))
         for key in ("include", "exclude"):
-            value = options.get(key, [])
-            if not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
-                raise InvalidInputError(f"options.{key}", "must be a list of path prefixes")
-            out[key] = value
-        branch = options.get("branch")
-        if branch is not None and (not isinstance(branch, str) or not branch.strip()):
-            raise InvalidInputError("options.branch", "must be a branch name")
-        out["branch"] = branch
-        max_files = options.get("max_files", repository.DEFAULT_MAX_FILES)
-        if not isinstance(max_files, int) or isinstance(max_files, bool) or not 1 <= max_files <= 20_000:
-            raise InvalidInputError("options.max_files", "must be an integer from 1 to 20000")
-        out["max_files"] = max_files
+            out[key] = _path_prefixes(key, options.get(key, []))
+        out["branch"] = _branch(options.get("branch"))
+        out["max_files"] = _max_files(options.get("max_files", repository.DEFAULT_MAX_FILES))
         unknown = set(options) - set(out)
         if unknown:
             raise InvalidInputError(f"options.{sorted(unknown)[0]}", "is not an option of github connections")

@@ -14,7 +14,8 @@ page whose parent is a database: its properties come first, as a table.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -58,32 +59,75 @@ def page_title(page: dict[str, Any]) -> str:
     return "Untitled"
 
 
+def _user(value: dict[str, Any]) -> str:
+    return value.get("name") or value.get("id", "")
+
+
+# A database row's property as text, by the property's type; any other type as its value.
+_PROPERTY_TEXT: dict[str, Callable[[Any], str]] = {
+    "title": rich_text,
+    "rich_text": rich_text,
+    "select": lambda v: v.get("name", ""),
+    "status": lambda v: v.get("name", ""),
+    "multi_select": lambda v: ", ".join(o.get("name", "") for o in v),
+    "date": lambda v: v.get("start", "") + (f" → {v['end']}" if v.get("end") else ""),
+    "checkbox": lambda v: "yes" if v else "no",
+    "people": lambda v: ", ".join(_user(p) for p in v),
+    "relation": lambda v: f"{len(v)} linked",
+    "formula": lambda v: str(v.get(v.get("type"), "")),
+    "files": lambda v: ", ".join(f.get("name", "") for f in v),
+    "created_by": _user,
+    "last_edited_by": _user,
+}
+
+
 def property_value(prop: dict[str, Any]) -> str:
     kind = prop.get("type")
-    value = prop.get(kind) if kind else None
-    if value is None:
+    if not isinstance(kind, str) or prop.get(kind) is None:
         return ""
-    if kind in ("title", "rich_text"):
-        return rich_text(value)
-    if kind in ("select", "status"):
-        return value.get("name", "")
-    if kind == "multi_select":
-        return ", ".join(v.get("name", "") for v in value)
-    if kind == "date":
-        return value.get("start", "") + (f" → {value['end']}" if value.get("end") else "")
-    if kind == "checkbox":
-        return "yes" if value else "no"
-    if kind == "people":
-        return ", ".join(p.get("name") or p.get("id", "") for p in value)
-    if kind == "relation":
-        return f"{len(value)} linked"
-    if kind == "formula":
-        return str(value.get(value.get("type"), ""))
-    if kind == "files":
-        return ", ".join(f.get("name", "") for f in value)
-    if kind in ("created_by", "last_edited_by"):
-        return value.get("name") or value.get("id", "")
-    return str(value)
+    return _PROPERTY_TEXT.get(kind, str)(prop[kind])
+
+
+@dataclass(frozen=True)
+class _Block:
+    """One block as its Markdown lines need it: its data, its text, its indent and, in a numbered
+    list, its number."""
+
+    data: dict[str, Any]
+    text: str
+    indent: str
+    number: int
+
+
+def _link(b: _Block) -> list[str]:
+    url = b.data.get("url", "")
+    return [f"{b.indent}- [{rich_text(b.data.get('caption')) or url}]({url})"]
+
+
+# A block's Markdown lines by its type (headings apart: heading_1..3); a type not named has none.
+_BLOCK_LINES: dict[str, Callable[[_Block], list[str]]] = {
+    "paragraph": lambda b: [f"{b.indent}{b.text}", ""] if b.text else [],
+    "bulleted_list_item": lambda b: [f"{b.indent}- {b.text}"],
+    "numbered_list_item": lambda b: [f"{b.indent}{b.number}. {b.text}"],
+    "to_do": lambda b: [f"{b.indent}- [{'x' if b.data.get('checked') else ' '}] {b.text}"],
+    "toggle": lambda b: [f"{b.indent}- {b.text}"],
+    "quote": lambda b: [f"{b.indent}> {b.text}", ""],
+    "callout": lambda b: [f"{b.indent}> {b.text}", ""],
+    "code": lambda b: [f"```{b.data.get('language', '')}", b.text, "```", ""],
+    "divider": lambda b: ["---", ""],
+    "child_page": lambda b: [f"{b.indent}- Subpage: {b.data.get('title', '')}"],
+    "child_database": lambda b: [f"{b.indent}- Database: {b.data.get('title', '')}"],
+    "bookmark": _link,
+    "embed": _link,
+    "link_preview": _link,
+}
+
+
+def _block_lines(kind: str, b: _Block) -> list[str]:
+    if kind.startswith("heading_"):
+        level = kind[-1] if kind[-1].isdigit() else "2"
+        return [f"{'#' * (int(level) + 1)} {b.text}", ""]
+    return _BLOCK_LINES.get(kind, lambda _: [])(b)
 
 
 class NotionProvider(ProviderDefaults):
@@ -210,47 +254,20 @@ class NotionProvider(ProviderDefaults):
             params = {"page_size": PAGE_SIZE, "start_cursor": answer["next_cursor"]}
 
     def _blocks(self, session: ProviderSession, block_id: str, depth: int, counter: list[int]) -> list[str]:
+        """The Markdown of a block's children, nested ones indented, at most MAX_BLOCKS in all."""
         lines: list[str] = []
-        indent = "  " * depth
         number = 0
         for block in self._children(session, block_id):
             counter[0] += 1
             if counter[0] > MAX_BLOCKS:
                 break
             kind = block.get("type", "")
-            data = block.get(kind) or {}
-            text = rich_text(data.get("rich_text"))
-            number = number + 1 if kind == "numbered_list_item" else 0
-            if kind.startswith("heading_"):
-                level = kind[-1] if kind[-1].isdigit() else "2"
-                lines += [f"{'#' * (int(level) + 1)} {text}", ""]
-            elif kind == "paragraph":
-                lines += [f"{indent}{text}", ""] if text else []
-            elif kind == "bulleted_list_item":
-                lines.append(f"{indent}- {text}")
-            elif kind == "numbered_list_item":
-                lines.append(f"{indent}{number}. {text}")
-            elif kind == "to_do":
-                lines.append(f"{indent}- [{'x' if data.get('checked') else ' '}] {text}")
-            elif kind == "toggle":
-                lines.append(f"{indent}- {text}")
-            elif kind in ("quote", "callout"):
-                lines += [f"{indent}> {text}", ""]
-            elif kind == "code":
-                lines += [f"```{data.get('language', '')}", text, "```", ""]
-            elif kind == "divider":
-                lines += ["---", ""]
-            elif kind == "child_page":
-                lines += [f"{indent}- Subpage: {data.get('title', '')}"]
-            elif kind == "child_database":
-                lines += [f"{indent}- Database: {data.get('title', '')}"]
-            elif kind in ("bookmark", "embed", "link_preview"):
-                url = data.get("url", "")
-                caption = rich_text(data.get("caption"))
-                lines.append(f"{indent}- [{caption or url}]({url})")
-            elif kind == "table":
+            number = number + 1 if kind == "numbered_list_item" else 0  # any other block ends a list
+            if kind == "table":
                 lines += self._table(session, block["id"])
                 continue
+            data = block.get(kind) or {}
+            lines += _block_lines(kind, _Block(data, rich_text(data.get("rich_text")), "  " * depth, number))
             if block.get("has_children") and depth < MAX_DEPTH and kind not in ("child_page", "child_database"):
                 lines += self._blocks(session, block["id"], depth + 1, counter)
         return lines

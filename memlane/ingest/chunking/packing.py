@@ -102,10 +102,19 @@ def _overlap_start(
     """Where the chunk starting with atoms[cut] begins so that it repeats about `overlap` characters
     of the previous chunk (which spans prev_start..atoms[cut-1].end)."""
     prev_end = atoms[cut - 1].end
-    next_end = atoms[cut].end
-    # The new chunk spans [overlap start, next_end] and must stay within the limit.
-    longest = min(overlap * 3 // 2, limit - (next_end - prev_end))
-    # Prefer a sentence boundary whose overlap is closest to the target.
+    # The new chunk spans [overlap start, atoms[cut].end] and must stay within the limit.
+    longest = min(overlap * 3 // 2, limit - (atoms[cut].end - prev_end))
+    at_sentence = _sentence_overlap(atoms, cut, prev_start, longest, overlap, heading_level)
+    if at_sentence is not None:
+        return at_sentence
+    return _word_overlap(text, atoms, cut, prev_start, min(overlap, longest), heading_level)
+
+
+def _sentence_overlap(atoms: list[Atom], cut: int, prev_start: int, longest: int, overlap: int,
+                      heading_level: int | None) -> tuple[int, tuple[str, ...]] | None:
+    """The sentence boundary whose overlap is closest to `overlap` (at least half of it, at most
+    `longest`), never reaching back across a heading; None when there is none."""
+    prev_end = atoms[cut - 1].end
     best: tuple[int, tuple[str, ...]] | None = None
     best_distance = overlap
     j = cut - 1
@@ -119,10 +128,15 @@ def _overlap_start(
         if heading_level is not None and atom.level >= heading_level:
             break  # overlap may start at a heading but never reaches back across one
         j -= 1
-    if best is not None:
-        return best
-    # No sentence boundary fits: start at a word boundary about `overlap` characters back.
-    target = max(prev_end - min(overlap, longest), prev_start + 1)
+    return best
+
+
+def _word_overlap(text: str, atoms: list[Atom], cut: int, prev_start: int, wanted: int,
+                  heading_level: int | None) -> tuple[int, tuple[str, ...]]:
+    """No sentence boundary fits: start at a word boundary about `wanted` characters back (or at
+    atoms[cut] when there is none, or at a heading in between)."""
+    prev_end = atoms[cut - 1].end
+    target = max(prev_end - wanted, prev_start + 1)
     if target >= prev_end:
         return atoms[cut].start, atoms[cut].path
     if text[target - 1].isspace() and not text[target].isspace():

@@ -30,63 +30,73 @@ def clean_heading(raw: str) -> str:
 
 
 def prose_atoms(text: str) -> list[Atom]:
-    atoms: list[Atom] = []
-    headings: list[tuple[int, str]] = []
-    path: tuple[str, ...] = ()
-    pending = PARAGRAPH  # strength of the boundary before the next atom
-    block_start = -1  # start of the open prose block (paragraph or list item), if any
-    block_end = -1
-    block_level = PARAGRAPH
-    fence: str | None = None
-
-    def flush() -> None:
-        nonlocal block_start
-        if block_start >= 0:
-            for i, (start, end) in enumerate(_sentences(text, block_start, block_end)):
-                atoms.append(Atom(start, end, block_level if i == 0 else SENTENCE, path))
-            block_start = -1
-
+    reader = _ProseReader(text)
     for line_start, line_end in lines(text):
-        start, end = strip_span(text, line_start, line_end)
+        reader.read(line_start, line_end)
+    reader.flush()
+    return reader.atoms
+
+
+class _ProseReader:
+    """`prose_atoms` line by line: blank lines end a block, fenced code is one atom a line,
+    headings set the path, and prose lines open or continue a paragraph or list item, whose
+    sentences become atoms when it ends."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.atoms: list[Atom] = []
+        self.headings: list[tuple[int, str]] = []
+        self.path: tuple[str, ...] = ()
+        self.pending = PARAGRAPH  # strength of the boundary before the next atom
+        self.block_start = -1  # start of the open prose block (paragraph or list item), if any
+        self.block_end = -1
+        self.block_level = PARAGRAPH
+        self.fence: str | None = None
+
+    def read(self, line_start: int, line_end: int) -> None:
+        start, end = strip_span(self.text, line_start, line_end)
+        line = self.text[line_start:line_end]
         if start == end:  # blank line
-            flush()
-            pending = PARAGRAPH
-            continue
-        line = text[line_start:line_end]
-        if fence is not None:  # inside a fenced code block: one atom per line, no headings
-            atoms.append(Atom(start, end, pending, path))
-            pending = SENTENCE
-            if line.strip().startswith(fence):
-                fence = None
-            continue
-        fence_match = _FENCE_LINE.match(line)
-        if fence_match:
-            flush()
-            fence = fence_match.group(1)
-            atoms.append(Atom(start, end, max(pending, PARAGRAPH), path))
-            pending = SENTENCE
-            continue
-        heading_match = _HEADING_LINE.match(line)
-        if heading_match:
-            flush()
-            level = len(heading_match.group(1))
-            title = clean_heading(heading_match.group(2))
-            while headings and headings[-1][0] >= level:
-                headings.pop()
-            if title:
-                headings.append((level, title))
-            path = tuple(t for _, t in headings)
-            atoms.append(Atom(start, end, HEADING, path))
-            pending = PARAGRAPH
-            continue
-        if _ITEM_LINE.match(line) or block_start < 0:
-            flush()
-            block_start, block_end, block_level = start, end, pending
-            pending = SENTENCE
+            self.flush()
+            self.pending = PARAGRAPH
+        elif self.fence is not None:  # inside a fenced code block: one atom per line, no headings
+            self._add(start, end, self.pending)
+            if line.strip().startswith(self.fence):
+                self.fence = None
+        elif fence_match := _FENCE_LINE.match(line):
+            self.flush()
+            self.fence = fence_match.group(1)
+            self._add(start, end, max(self.pending, PARAGRAPH))
+        elif heading_match := _HEADING_LINE.match(line):
+            self.flush()
+            self._enter_heading(len(heading_match.group(1)), clean_heading(heading_match.group(2)))
+            self._add(start, end, HEADING)
+            self.pending = PARAGRAPH
+        elif _ITEM_LINE.match(line) or self.block_start < 0:
+            self.flush()
+            self.block_start, self.block_end, self.block_level = start, end, self.pending
+            self.pending = SENTENCE
         else:  # a wrapped line continues the open paragraph or list item
-            block_end = end
-    flush()
-    return atoms
+            self.block_end = end
+
+    def _add(self, start: int, end: int, level: int) -> None:
+        """One atom at the current path; the next one follows it at sentence strength."""
+        self.atoms.append(Atom(start, end, level, self.path))
+        self.pending = SENTENCE
+
+    def _enter_heading(self, level: int, title: str) -> None:
+        while self.headings and self.headings[-1][0] >= level:
+            self.headings.pop()
+        if title:
+            self.headings.append((level, title))
+        self.path = tuple(t for _, t in self.headings)
+
+    def flush(self) -> None:
+        """The open prose block's sentences as atoms (the first at the block's strength)."""
+        if self.block_start >= 0:
+            for i, (start, end) in enumerate(_sentences(self.text, self.block_start, self.block_end)):
+                self.atoms.append(Atom(start, end, self.block_level if i == 0 else SENTENCE, self.path))
+            self.block_start = -1
 
 
 def _sentences(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:

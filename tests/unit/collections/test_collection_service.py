@@ -12,6 +12,8 @@ from pydantic import ValidationError
 from memlane.collections import service
 from memlane.collections.models import IngestIn, QueryIn
 from memlane.domain.principal import Principal
+from memlane.ports import SearchScope
+from memlane.recall.relevance import query_terms
 from memlane.services.keys import ensure_organization
 
 AUTH = "export function login(user, password) {\n  return issueToken(user);\n}\n"
@@ -125,8 +127,15 @@ def test_semantic_scores_are_the_cosine_and_hybrid_uses_the_fusion_weights(stack
     hyb = query(stack, who, query=q, strategy="hybrid", topK=3)
     best = hyb.results[0]
     assert best.id == "my-repo:lib/billing.py:0"
-    # 0.6 · cosine + 0.4 · (best BM25 → 1.0) + 0.1 · recency (saved one minute before "now")
-    assert math.isclose(best.score, 0.6 * cosine + 0.4 + 0.1 * math.exp(-1 / (60 * 24 * 30)), abs_tol=2e-6)
+    # 0.6 · cosine + 0.4 · BM25 over the batch's best, but over no less than 5 per query word
+    # (FusionWeights.text_reference: a weak best match stays weak) + 0.1 · recency (saved one minute
+    # before "now")
+    scope = SearchScope(organization_id=who.organization_id, project_ids=(project.id,), now=stack.services.clock.now())
+    bm25 = max(c.score for c in stack.services.index.search(scope, q, None, 10).text if c.chunk_id == chunk.id)
+    text_share = bm25 / max(bm25, stack.services.settings.fusion.text_reference * query_terms(q))
+    assert 0 < text_share < 1  # three words of a small corpus: a weak text match
+    assert math.isclose(best.score, 0.6 * cosine + 0.4 * text_share + 0.1 * math.exp(-1 / (60 * 24 * 30)),
+                        abs_tol=2e-6)
     assert hyb.routing.method == "explicit" and hyb.routing.confidence == 1.0
 
 

@@ -98,6 +98,30 @@ def test_github_options_name_the_field_that_is_wrong():
         assert refused.value.field == field
 
 
+def test_github_options_take_their_defaults_and_refuse_each_wrong_value_with_what_it_takes():
+    github = adapter_for("github")
+    # Given one repository and nothing else, every option takes its default
+    assert github.validate_options({"repositories": ["octo/docs"]}) == {
+        "repositories": ["octo/docs"], "files": True, "issues": True, "pull_requests": True, "include": [],
+        "exclude": [], "branch": None, "max_files": repository.DEFAULT_MAX_FILES}
+    # and each wrong value is refused naming its field and what it takes, in the order they are checked
+    one = {"repositories": ["octo/docs"]}
+    for options, field, message in (
+        ({"repositories": "octo/docs"}, "options.repositories", "list the repositories to sync, as owner/name"),
+        ({"repositories": [f"o/r{i}" for i in range(21)]}, "options.repositories", "at most 20 per connection"),
+        ({"repositories": ["octo"]}, "options.repositories", "'octo' is not owner/name"),
+        ({**one, "issues": 1, "include": "src"}, "options.issues", "must be true or false"),
+        ({**one, "exclude": ["src/", ""]}, "options.exclude", "must be a list of path prefixes"),
+        ({**one, "branch": "  "}, "options.branch", "must be a branch name"),
+        ({**one, "max_files": True}, "options.max_files", "must be an integer from 1 to 20000"),
+        ({**one, "max_files": 20_001}, "options.max_files", "must be an integer from 1 to 20000"),
+        ({**one, "colour": "blue", "branch": "main"}, "options.colour", "is not an option of github connections"),
+    ):
+        with pytest.raises(InvalidInputError) as refused:
+            github.validate_options(options)
+        assert (refused.value.field, refused.value.message) == (field, f"{field}: {message}")
+
+
 def test_github_signatures_are_hmac_sha256_of_the_exact_body():
     body = b'{"zen": "Design for failure."}'
     good = github_signature(b"s3cret", body)

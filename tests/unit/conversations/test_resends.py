@@ -78,3 +78,53 @@ def test_doctor_reports_and_removes_the_copies_keeping_the_facts_drawn_from_them
     assert examine(world.stack).total == 0
     hits = world.recall("Paris canal", filters={"kind": ["message"]})
     assert sorted(h["chunks"][0]["content"] for h in hits) == sorted([paris, hiking, rex])
+
+
+def test_a_save_racing_between_the_two_reads_of_a_re_send_leaves_one_copy(world, monkeypatch) -> None:
+    # Given a conversation of two messages, and a chat client that re-sends it with two new ones
+    def send(*turns: tuple[str, str]) -> dict:
+        status, body = world.call("POST", "/v3/conversations", {
+            "conversation_id": "race", "extract": False,
+            "messages": [{"role": role, "content": text} for role, text in turns]})
+        assert status == 201, body
+        return body
+
+    send(HI, HELLO)
+    # When another client's identical re-send is stored between the placing's two reads of the
+    # conversation (its messages and its next place), whichever it reads first
+    store = world.stack.services.metadata
+    racer = {"pending": True}
+
+    def racing(name: str):
+        read = getattr(store, name)
+
+        def call(*args, **kwargs):
+            out = read(*args, **kwargs)
+            if racer.pop("pending", False):
+                send(HI, HELLO, OK, BYE)
+            return out
+        return call
+
+    for name in ("next_message_index", "conversation_documents"):
+        monkeypatch.setattr(store, name, racing(name))
+    answer = send(HI, HELLO, OK, BYE)
+    # Then the conversation holds each message once, and this answer calls all four duplicates
+    monkeypatch.undo()
+    status, listed = world.call("GET", "/v3/conversations/race")
+    assert status == 200, listed
+    assert [(m["message_index"], m["content"]) for m in listed["messages"]] == [
+        (0, HI[1]), (1, HELLO[1]), (2, OK[1]), (3, BYE[1])]
+    assert answer["duplicates"] == 4 and answer["saved"] == 0
+
+
+def test_a_conversation_at_the_last_position_refuses_more_messages_with_a_400(world) -> None:
+    # Given a conversation whose message sits at the largest position a client can read exactly
+    status, body = world.call("POST", "/v3/conversations", {
+        "conversation_id": "full", "extract": False,
+        "messages": [{"role": "user", "content": "first", "message_index": 2**53 - 1}]})
+    assert status == 201, body
+    # When a message without an index follows it, Then it is a 400 naming the message, not a 500
+    status, body = world.call("POST", "/v3/conversations", {
+        "conversation_id": "full", "extract": False, "messages": [{"role": "user", "content": "second"}]})
+    assert status == 400, body
+    assert body["error"].startswith("messages.0") and "largest position" in body["error"]

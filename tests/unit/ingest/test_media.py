@@ -19,13 +19,14 @@ import pytest
 from fakes import FixedClock, HashEmbedder
 from PIL import Image, ImageDraw, ImageFont
 
+from bench.nlp import tiny_pdf
 from memlane.adapters.openai.media import OpenAITranscriber, OpenAIVisionReader, transcript_from_verbose_json
 from memlane.config import Settings
 from memlane.domain.errors import InvalidInputError, UnprocessableError
 from memlane.domain.models import ContentType, DocumentStatus, MediaInfo
 from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn, RecallIn
-from memlane.ingest.media import decode_media, sniff, time_range
+from memlane.ingest.media import MAX_MEDIA_BYTES, MediaPayload, decode_media, sniff, time_range
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import LocalStack, build_local
 from memlane.local.worker import IngestWorker
@@ -102,6 +103,53 @@ def test_media_is_recognised_by_its_bytes_and_text_stays_text() -> None:
         decode_media(b64(b"ID3\x04\x00" + b"\x00" * 200), ContentType.IMAGE)
 
 
+@pytest.mark.parametrize(("head", "expected"), [
+    (b"\x89PNG\r\n\x1a\n" + b"\x00" * 8, ("image/png", "image")),
+    (b"\xff\xd8\xff\xe0", ("image/jpeg", "image")),
+    (b"GIF87a", ("image/gif", "image")), (b"GIF89a", ("image/gif", "image")),
+    (b"II*\x00", ("image/tiff", "image")), (b"MM\x00*", ("image/tiff", "image")),
+    (b"RIFF\x10\x00\x00\x00WEBPVP8 ", ("image/webp", "image")),
+    (b"%PDF-1.7", ("application/pdf", "pdf")),
+    (b"RIFF\x10\x00\x00\x00WAVEfmt ", ("audio/wav", "audio")),
+    (b"fLaC", ("audio/flac", "audio")), (b"OggS", ("audio/ogg", "audio")),
+    (b"ID3\x04", ("audio/mpeg", "audio")), (b"\xff\xfb\x90", ("audio/mpeg", "audio")),
+    (b"\x00\x00\x00\x20ftypM4A \x00", ("audio/mp4", "audio")),
+    (b"\x00\x00\x00\x20ftypM4B \x00", ("audio/mp4", "audio")),
+    (b"\x00\x00\x00\x14ftypqt  \x00", ("video/quicktime", "video")),
+    (b"\x00\x00\x00\x18ftypisom", ("video/mp4", "video")), (b"\x00\x00\x00\x18ftyp", ("video/mp4", "video")),
+    (b"\x1a\x45\xdf\xa3\x01", ("video/webm", "video")),
+    # and what is none of them: RIFF of another kind, a lone 0xFF, a 0xFF whose next byte is no
+    # frame sync, text, nothing
+    (b"RIFF\x10\x00\x00\x00AVI ", None), (b"\xff", None), (b"\xff\xd0", None), (b"Meeting notes", None),
+    (b"", None),
+])
+def test_each_signature_names_its_mime_type_and_kind(head, expected) -> None:
+    assert sniff(head) == expected
+
+
+def test_what_content_type_and_bytes_a_save_may_carry() -> None:
+    png, mp3 = render(["x"]), b"ID3\x04\x00" + b"\x00" * 200
+    # a declared text type is never media; a data URL must decode and be media
+    assert decode_media(b64(png), ContentType.MARKDOWN) is None
+    with pytest.raises(InvalidInputError, match="content: is a data URL whose base64 does not decode"):
+        decode_media("data:image/png;base64,@@@@", None)
+    with pytest.raises(InvalidInputError, match="content: is not a recognised file"):
+        decode_media("data:text/plain;base64," + b64(b"plain words, not media"), None)
+    # base64 that is no media: text, unless it is long and declared an image
+    assert decode_media(b64(b"just some words here"), ContentType.AUDIO) is None
+    with pytest.raises(InvalidInputError, match="content: is not a recognised image"):
+        decode_media(b64(b"x" * 100), ContentType.IMAGE)
+    # a PDF is left to extraction; an image saved as a recording is refused naming the right type
+    assert decode_media(b64(b"%PDF-1.4\n" + b"x" * 100), None) is None
+    with pytest.raises(InvalidInputError, match="content: is image/png, not a recording; save it with content_type image"):
+        decode_media(b64(png), ContentType.VIDEO)
+    assert decode_media(b64(mp3), ContentType.VIDEO) == MediaPayload(mp3, "audio/mpeg", "audio")
+    # and media past the size a request can carry is refused with both sizes
+    big = b"ID3\x04" + b"\x00" * (MAX_MEDIA_BYTES + 1)
+    with pytest.raises(InvalidInputError, match=f"is {len(big)} bytes of media; at most {MAX_MEDIA_BYTES}"):
+        decode_media(b64(big), None)
+
+
 # --------------------------------------------------------------------------- OCR, locally
 
 
@@ -171,6 +219,67 @@ def test_without_an_ocr_engine_an_image_gets_a_422_that_says_what_to_configure(t
         assert out.status == video.status == DocumentStatus.READY
     finally:
         stack.close()
+
+
+def text_and_scan_pdf(line: str, scanned: list[str]) -> bytes:
+    """A PDF whose first page has a text layer (`line`) and whose second is a picture of text."""
+    from pypdf import PdfReader, PdfWriter
+
+    scan = io.BytesIO()
+    Image.open(io.BytesIO(render(scanned))).save(scan, "PDF")
+    writer = PdfWriter()
+    for part in (tiny_pdf([line]), scan.getvalue()):
+        for page in PdfReader(io.BytesIO(part)).pages:
+            writer.add_page(page)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def test_without_an_ocr_engine_a_scan_is_saved_as_the_text_of_its_other_pages(tmp_path) -> None:
+    # Given no OCR engine, and a PDF of one typed page and one scanned page
+    stack = build_local(Settings(data_dir=tmp_path / "none"), embedder=HashEmbedder(),
+                        summarizer=LocalSummarizer(), media_readers=(None, None))
+    org, _ = ensure_organization(stack.metadata, "acme")
+    who = Principal(organization_id=org.id, key_id="k")
+    pdf = b64(text_and_scan_pdf("Harbour lease terms and the rent", ["Signed by both parties"]))
+    try:
+        # When it is saved
+        out = save_memory(stack.services, who, MemoryIn(content=pdf, content_type="pdf"))
+        # Then the typed page is what is stored, as a PDF's text, and no original is kept for OCR
+        doc = get_document(stack.services, who, out.id)
+        assert out.status == DocumentStatus.READY and doc.content_type == ContentType.PDF
+        assert doc.content == "Harbour lease terms and the rent" and doc.media is None
+        assert doc.title == "Harbour lease terms and the rent" and doc.metadata["pages"] == 2
+        assert stack.services.blobs.keys("media/") == []
+        # and the same PDF again is that document (deduplicated by the text it was saved as)
+        again = save_memory(stack.services, who, MemoryIn(content=pdf, content_type="pdf", title="Lease"))
+        assert again.duplicate and again.id == out.id
+        # while a PDF of scanned pages only is refused with what to configure, and nothing is stored
+        scan = io.BytesIO()
+        Image.open(io.BytesIO(render(["Rent: 950 per month"]))).save(scan, "PDF")
+        with pytest.raises(UnprocessableError, match="tesseract-ocr.*OPENAI_API_KEY"):
+            save_memory(stack.services, who, MemoryIn(content=b64(scan.getvalue()), content_type="pdf"))
+        assert stack.services.blobs.keys("media/") == []
+    finally:
+        stack.close()
+
+
+@needs_tesseract
+def test_a_scan_keeps_its_given_title_and_a_message_of_it_is_deduplicated_by_its_bytes(stack, who) -> None:
+    # Given a PDF of one typed page and one scanned page, saved with a title, as a conversation's message
+    pdf = b64(text_and_scan_pdf("Harbour lease terms", ["Signed by both parties"]))
+    out = save_memory(stack.services, who, MemoryIn(content=pdf, content_type="pdf", title="The lease",
+                                                    conversation_id="c1", metadata={"tags": ["lease"]}))
+    # Then both pages are its text, the original is kept, and its title and the PDF's facts are kept
+    doc = get_document(stack.services, who, out.id)
+    assert out.status == DocumentStatus.READY and doc.title == "The lease"
+    assert doc.content.startswith("Harbour lease terms\n\n") and "Signed" in doc.content
+    assert doc.media.kind == "pdf" and doc.media.pages == 2 and doc.metadata["pages"] == 2
+    assert doc.metadata["tags"] == ["lease"] and doc.conversation_id == "c1" and doc.message_index == 0
+    # and the same bytes again, in another conversation, are that document: media is deduplicated by its bytes
+    again = save_memory(stack.services, who, MemoryIn(content=pdf, content_type="pdf", conversation_id="c2"))
+    assert again.duplicate and again.id == out.id
 
 
 # --------------------------------------------------------------------------- OpenAI (scripted transport)

@@ -62,7 +62,9 @@ def tool(stack, who, name, **params):
 
 
 def test_search_memories_returns_the_seed_fields_filtered_by_salience(stack, who, memories):
-    result = tool(stack, who, "search_memories", project=PROJECT, query="login authentication",
+    # (the test embedder hashes words into 256 buckets, and "login" shares one with "uses": a query of
+    # one word that the OAuth memory holds would meet the database memory's vector as closely)
+    result = tool(stack, who, "search_memories", project=PROJECT, query="OAuth login",
                   min_salience="HIGH", limit=10)["result"]
     # ranked by the hybrid recall; the LOW memory about login is filtered out by salience
     assert result[0]["content"] == "Fixed OAuth callback handling in the login flow"

@@ -33,7 +33,7 @@ class _Chunks:
     def get_chunks_by_id(self, org_id, chunk_ids):  # noqa: ANN001, ANN201
         from memlane.domain.models import ContentType
 
-        return [SimpleNamespace(id=c, title="t", content="", content_type=ContentType.TEXT) for c in chunk_ids]
+        return [SimpleNamespace(id=c, title="t", content="", tags=[], content_type=ContentType.TEXT) for c in chunk_ids]
 
 
 def _retrieve(legs: LegResults, query: str, weights: FusionWeights, floor: float = 0.0, keep_clear_best: bool = False):  # noqa: ANN202
