@@ -91,6 +91,16 @@ class Trace:
             self.principal = previous
 
     @contextmanager
+    def answering(self, entries: dict[tuple[str, str], Callable[[dict[str, Any]], dict[str, Any]]]) -> Iterator[None]:
+        """A fake answers these (service, operation) calls, once each is checked, until the block ends."""
+        self.answers.update(entries)
+        try:
+            yield
+        finally:
+            for key in entries:
+                self.answers.pop(key, None)
+
+    @contextmanager
     def unrecorded(self) -> Iterator[None]:
         """The harness's own calls (setting up the world, answering a need's lookup)."""
         previous, self.principal = self.principal, None

@@ -42,13 +42,8 @@ class VectorEdge:
 
     @contextmanager
     def serving(self, trace: Trace) -> Iterator[VectorEdge]:
-        entries = {("s3vectors", op): self._answer(method) for op, method in OPERATIONS.items()}
-        trace.answers.update(entries)
-        try:
+        with trace.answering({("s3vectors", op): self._answer(method) for op, method in OPERATIONS.items()}):
             yield self
-        finally:
-            for key in entries:
-                trace.answers.pop(key, None)
 
     def indexed_context(self, bucket: str, document_id: str) -> str:
         """The `context` the index holds for a document's chunks (read by the harness, unrecorded)."""

@@ -15,7 +15,7 @@ import pytest
 from fn_support import context
 from s3vectors_fake import FakeS3Vectors
 
-from functions.vector_bucket.handler import handler
+from functions.invoke import invoke
 from memlane.adapters.aws._boto import new_client
 
 BUCKET = "memlane-dev-vectors"
@@ -55,6 +55,12 @@ def fake(aws_env: None) -> Iterator[FakeS3Vectors]:
         client = FakeS3Vectors(new_client("s3vectors"))
         client.create_vector_bucket(vectorBucketName=BUCKET)
         yield client
+
+
+def handler(event: dict[str, Any], ctx: Any, client: Any) -> Any:
+    # imported when called (after aws_env), never at collection: functions._handler's shared Metrics
+    # takes the service name from the environment when it is first imported
+    return invoke("vector-bucket", event, ctx, client=client)
 
 
 def event(kind: str, url: str, **props: str) -> dict[str, Any]:
