@@ -157,10 +157,8 @@ class MemlaneApi:
                                 **decision.headers()},
                     "body": error_body(f"rate limit of {decision.limit} requests per minute exceeded; "
                                        f"retry after {decision.retry_after_s} s")}
-        if context is not None and hasattr(context, "get_remaining_time_in_millis"):
-            from memlane.services.idempotency import register_lambda_context
-
-            register_lambda_context(context)
+        if context is not None and hasattr(context, "get_remaining_time_in_millis") and svc.idempotency:
+            svc.idempotency.bind_invocation(context)
         # Requests run concurrently (the local server's threads): each gets its own resolver state.
         with self.resolver.request_scope():
             self.resolver.append_context(services=svc, docsets=self._docsets)

@@ -35,7 +35,7 @@ says at start to rebuild it with `memlane reindex`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -131,15 +131,19 @@ def contexts(
     return out
 
 
-def carriers(metadata: MetadataStore, w: ContextWeights, org_id: str, document_ids: Sequence[str], now: datetime) -> set[str]:
+def carriers(metadata: MetadataStore, w: ContextWeights, org_id: str, document_ids: Sequence[str], now: datetime,
+             *, passing: Collection[str] = ()) -> set[str]:
     """The memories whose index entries may carry these documents as context: the message just
     after each in its conversation (its "before" side) and, with both sides, the one just before.
-    Asked before a document leaves (afterwards the store no longer knows where it stood)."""
+    Asked before a document leaves (afterwards the store no longer knows where it stood).
+    `passing`: messages to look past (a new version stands at its old version's place, right
+    after it, while the old one's real neighbour is the next message)."""
     if not w.active or not document_ids:
         return set()
+    skip = set(passing)
     out: set[str] = set()
-    for before, after in metadata.conversation_around(org_id, list(document_ids), 1, now).values():
-        out.update(after[:1])
+    for before, after in metadata.conversation_around(org_id, list(document_ids), 2 if skip else 1, now).values():
+        out.update([i for i in after if i not in skip][:1])
         if w.sides == "both":
-            out.update(before[:1])
+            out.update([i for i in before if i not in skip][:1])
     return out - set(document_ids)

@@ -459,7 +459,7 @@ class DocumentWriter:
         stale |= {d for d, i in mine.items() if now_seen.get(d, NO_CONTEXT) != i.context}
         # a version hidden by one of these leaves the context of the memories around it
         replaced = [i.document.updates_memory_id for i in items if i.document.updates_memory_id]
-        stale |= carriers(self.svc.metadata, w, org, replaced, now) - set(mine)
+        stale |= carriers(self.svc.metadata, w, org, replaced, now, passing=set(mine)) - set(mine)
         return sorted(stale)
 
     def rebuild_or_report(self, org_id: str, document_ids: Sequence[str] | Callable[[], Sequence[str]],

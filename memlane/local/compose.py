@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from memlane.adapters.idempotency import PowertoolsIdempotency
 from memlane.adapters.local.blob_store import SqliteBlobStore
 from memlane.adapters.local.cache import SqliteCache
 from memlane.adapters.local.connection_store import SqliteConnectionStore
@@ -144,7 +145,7 @@ def build_local(settings: Settings, embedder=None, summarizer=None, media_reader
         summarizer=summarizer or make_summarizer(settings, embedder),
         queue=queue,
         cache=cache,
-        idempotency=SqliteIdempotencyLayer(db),
+        idempotency=PowertoolsIdempotency(lambda: SqliteIdempotencyLayer(db)),
         metrics=CountingMetrics(),
         ocr=ocr,
         transcriber=transcriber,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memlane.config import Settings
 from memlane.domain.models import Document
@@ -12,6 +12,7 @@ from memlane.observability import NoMetrics
 from memlane.ports.cache import Cache
 from memlane.ports.clock import Clock, Metrics, SystemClock
 from memlane.ports.connections import ConnectionPorts
+from memlane.ports.idempotency import Idempotency
 from memlane.ports.keys import KeyRegistry
 from memlane.ports.llm import LLM
 from memlane.ports.models import Embedder, ImageReader, Summarizer, Transcriber
@@ -20,9 +21,6 @@ from memlane.ports.ratelimit import RateLimiter
 from memlane.ports.rerank import Rerank
 from memlane.ports.search import SearchIndex
 from memlane.ports.storage import BlobStore, MetadataStore
-
-if TYPE_CHECKING:  # Powertools' idempotency (and boto3 behind it) loads only where a key is sent
-    from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
 
 
 @dataclass(frozen=True)
@@ -46,7 +44,7 @@ class Services:
     background: Callable[..., Any] | None = None
     cache: Cache | None = None  # recall results (spec §4.7); no caching when None
     rate_limiter: RateLimiter | None = None  # unlimited when None
-    idempotency: BasePersistenceLayer | None = None  # Idempotency-Key ignored when None
+    idempotency: Idempotency | None = None  # Idempotency-Key ignored when None
     metrics: Metrics = field(default_factory=NoMetrics)  # memlane.observability names what is counted
     # The gateway's record of keys (API Gateway's usage plan on AWS), for keys created through
     # the API; None locally, where no gateway meters keys.

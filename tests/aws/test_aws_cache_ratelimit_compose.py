@@ -124,7 +124,7 @@ def test_composition_writes_small_saves_inline_and_builds_nothing_it_does_not_us
     index = svc.index.get()
     assert type(index).__name__ == "OpenSearchIndex" and index.alias == "memlane-chunks"
     assert index.dimension == 1024 and index.serverless is False
-    assert svc.idempotency.table_name == "memlane-test" and svc.idempotency.static_pk_value == "IDEMP#save"
+    assert svc.idempotency.layer().table_name == "memlane-test" and svc.idempotency.layer().static_pk_value == "IDEMP#save"
 
 
 def test_the_inline_limit_can_be_configured(stack_env: None, monkeypatch: pytest.MonkeyPatch) -> None:

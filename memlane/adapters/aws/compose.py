@@ -31,6 +31,7 @@ from memlane.adapters.aws.metadata_store import DynamoMetadataStore
 from memlane.adapters.aws.metrics import PowertoolsMetrics
 from memlane.adapters.aws.ratelimit import DynamoRateLimiter
 from memlane.adapters.aws.textract import TextractReader
+from memlane.adapters.idempotency import PowertoolsIdempotency
 from memlane.config import Settings
 from memlane.connections.apps import ENV_CONNECTIONS_SECRET
 from memlane.connections.flow_binding import ENV_WEBAPP_URL
@@ -328,7 +329,7 @@ def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | No
         clock=clock or SystemClock(),
         cache=DynamoCache(aws.table),
         rate_limiter=DynamoRateLimiter(aws.table),
-        idempotency=build_idempotency_layer(aws),
+        idempotency=PowertoolsIdempotency(lambda: build_idempotency_layer(aws)),
         metrics=PowertoolsMetrics(only=observability.LEAN_ALARMED if aws.metrics == "alarmed" else None),
         # Keys created through POST /v3/keys join the usage plan, as the admin function's do (the
         # API function knows the plan by name; built on the first key created).

@@ -20,6 +20,7 @@ from memlane.conversations.schemas import (
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.requests import MAX_CONVERSATION_ID_CHARS, UUIDStr
 from memlane.ports import Services
+from memlane.services import idempotency
 from memlane.services.profile import ProfileOut, build_profile
 
 router = Router()
@@ -51,15 +52,9 @@ def save_conversation(body: ConversationIn) -> Response[ConversationOut]:
         return {"status": 201, "body": conversations.save_conversation(svc, who, body).model_dump(mode="json")}
 
     key = router.current_event.headers.get("Idempotency-Key")
-    if key is None or svc.idempotency is None:
-        result = save()
-    else:
-        # imported on first use, as POST /v3/memory does: the idempotency utility loads boto3
-        from memlane.services import idempotency
-
-        # the path is part of what the key guards: one key is one request, on one route
-        result = idempotency.run_once(svc.idempotency, who.organization_id, key,
-                                      {"conversations": body.model_dump(mode="json")}, save)
+    # the path is part of what the key guards: one key is one request, on one route
+    result = idempotency.run_once(svc.idempotency, who.organization_id, key,
+                                  {"conversations": body.model_dump(mode="json")}, save)
     out: Any = result["body"]
     return Response(status_code=result["status"], content_type="application/json", body=out)
 

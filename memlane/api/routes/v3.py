@@ -35,7 +35,7 @@ from memlane.domain.requests import (
 )
 from memlane.ports import Services
 from memlane.recall.service import recall as recall_service
-from memlane.services import bulk, graph, memory, projects
+from memlane.services import bulk, graph, idempotency, memory, projects
 
 router = Router()
 
@@ -63,15 +63,7 @@ def save_memory(body: MemoryIn) -> Response[MemoryOut]:
         return {"status": status, "body": out.model_dump(mode="json")}
 
     key = router.current_event.headers.get("Idempotency-Key")  # case-insensitive in Powertools v3
-    if key is None or svc.idempotency is None:
-        result = save()
-    else:
-        # imported on first use: the idempotency utility loads boto3, which most requests never need
-        from memlane.services import idempotency
-
-        result = idempotency.run_once(
-            svc.idempotency, who.organization_id, key, body.model_dump(mode="json"), save
-        )
+    result = idempotency.run_once(svc.idempotency, who.organization_id, key, body.model_dump(mode="json"), save)
     return Response(status_code=result["status"], content_type="application/json", body=result["body"])
 
 

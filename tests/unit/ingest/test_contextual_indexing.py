@@ -311,3 +311,21 @@ def test_a_refused_rebuild_of_the_neighbours_is_logged_and_counted_not_swallowed
     assert metrics.counts[observability.CONTEXT_REBUILDS_FAILED] == 1
     errors = [r for r in caplog.records if r.levelname == "ERROR" and "AccessDeniedException" in r.getMessage()]
     assert errors and "could not rebuild the context" in errors[0].getMessage()
+
+
+def test_a_turn_replaced_by_a_long_version_leaves_both_neighbours_context(stack, who, project, clock):
+    # Given three turns, the middle one then replaced by a version long enough for several chunks
+    ask = save(stack, who, project, ASK, clock)
+    answer = save(stack, who, project, ANSWER, clock)
+    later = save(stack, who, project, LATER, clock)
+    assert set(text_hits(stack, who, project, "bowl")) == {ask, answer, later}
+    long_text = "\n\n".join(f"Bo: part {i}. " + " ".join(f"kiln{i} glaze{j}" for j in range(300)) for i in range(3))
+    clock.advance(seconds=60)
+    out = save_memory(stack.services, who,
+                      MemoryIn(content=long_text, title="chat", project_id=project, updates_memory_id=answer))
+    assert out.status == "ready" and stack.metadata.get_document(who.organization_id, out.id).chunk_count > 1
+    # Then the old words are in no entry: not the hidden version's, not either neighbour's context
+    assert text_hits(stack, who, project, "bowl") == []
+    # and a long message is no one's context, so each neighbour is indexed as itself alone
+    assert stored_vector(stack, ask) == pytest.approx(expected_vector(stack, who, ask), abs=1e-6)
+    assert stored_vector(stack, later) == pytest.approx(expected_vector(stack, who, later), abs=1e-6)
