@@ -115,16 +115,16 @@ def _record(svc: Any, org_id: str, project_id: str, query: str, exact: bool = Tr
     raw evidence of its chunks: [cosine, raw BM25 as relevance reads it (Candidate.evidence), exact match (a distinctive term or every content word)]."""
     from memlane.ports import RecallFilters, SearchScope
     from memlane.recall import relevance as rel
-    from memlane.recall.pipeline import Retrieval, memory_candidates, memory_stages, retrieve
+    from memlane.recall.pipeline import retrieve
+    from memlane.recall.recipes import MEMORY_RECALL, RELATED_MEMORIES
 
     scope = SearchScope(organization_id=org_id, project_ids=(project_id,), filters=RecallFilters(),
                         now=svc.clock.now())
     # exact_match above 1: every chunk the text leg found is checked for an exact term.
     probe = replace(rel.calibration_for(svc.embedder.id), exact_match=2.0)
-    found = retrieve(svc, Retrieval(query=query, scope=scope, k=memory_candidates(svc, LIMIT), weights=svc.settings.fusion,
-                                    stages=memory_stages(svc), floor=0.0,
-                                    max_chunks_per_document=svc.settings.max_chunks_per_document,
-                                    calibration=probe, exact=exact))
+    recipe = MEMORY_RECALL if exact else RELATED_MEMORIES
+    found = retrieve(svc, replace(recipe.retrieval(svc, query, scope, results=LIMIT, min_relevance=0.0),
+                                  calibration=probe))
     return {
         "terms": rel.query_terms(query),
         "documents": [[g.document_id, [[round(c.vector_score, 5), round(c.evidence, 4), c.exact, c.code] for c in g.chunks]]

@@ -47,7 +47,18 @@ RULED = ("conversations: another conversation", "notes: unanswerable", "notes: a
 class Asked:
     group: str  # "<workload>: answerable" or an unanswerable / nonsense group
     targets: list[list[str]]
-    documents: list[tuple[str, float]]  # rank order, each with its relevance
+    # rank order, each with its relevance and the relevance of its chunks that hold every name the
+    # question gives (memlane.recall.names: only these can make it strong; 0 when none does)
+    documents: list[tuple[str, float, float]]
+
+
+def _strong(relevance: float, named: float, floor: float, strong: float) -> bool:
+    """As memlane marks it: a chunk lacking a name is held at Calibration.named_cap, max(floor,
+    strong − NAMED_MARGIN), so it is strong only where that cap reaches the strong threshold."""
+    from memlane.recall.relevance import NAMED_MARGIN
+
+    cap = max(floor, strong - NAMED_MARGIN)
+    return max(named, min(relevance, cap)) >= strong - 1e-9
 
 
 def _group(q: dict[str, Any], own_nonsense: set[str]) -> str:
@@ -76,10 +87,16 @@ def relevances(data: dict[str, Any], notes_file: Path | None = None) -> list[Ask
                 own.add(item["query"])
     out = []
     for q in data["queries"]:
-        background = rel.Background(tuple(q["background"])) if q.get("background") else None
-        docs = [(doc, max((rel.relevance(ch[0], ch[1], q["terms"], bool(ch[2]), c, code=bool(ch[3]),
-                                         background=background) for ch in chunks), default=0.0))
-                for doc, _score, chunks in q["documents"]]
+        best = tuple((doc, max((ch[0] for ch in chunks), default=0.0)) for doc, _, chunks in q["documents"])
+        background = rel.Background(tuple(q["background"]), best) if q.get("background") else None
+        docs = []
+        for doc, _score, chunks in q["documents"]:
+            # a title holding every word of the question is at least strong: above any threshold tried
+            each = [(1.0 if len(ch) > 6 and ch[6] else
+                     rel.relevance(ch[0], ch[1], q["terms"], bool(ch[2]), c, code=bool(ch[3]), background=background,
+                                   document_id=doc),
+                     len(ch) < 6 or bool(ch[5])) for ch in chunks]
+            docs.append((doc, max((x for x, _ in each), default=0.0), max((x for x, n in each if n), default=0.0)))
         out.append(Asked(_group(q, own), q["targets"], docs))
     return out
 
@@ -92,11 +109,11 @@ def answerable_at(rows: Iterable[Asked], floor: float, strong: float) -> dict[st
     rows = list(rows)
     recall = nothing = first_strong = 0.0
     for a in rows:
-        kept = [(d, x) for d, x in a.documents if x >= floor][:10]
-        recall += _found(a.targets, [d for d, _ in kept])
+        kept = [(d, x, n) for d, x, n in a.documents if x >= floor][:10]
+        recall += _found(a.targets, [d for d, _, _ in kept])
         if not kept:
             nothing += 1
-        elif any(kept[0][0] in t for t in a.targets) and kept[0][1] >= strong:
+        elif any(kept[0][0] in t for t in a.targets) and _strong(kept[0][1], kept[0][2], floor, strong):
             first_strong += 1
     n = max(1, len(rows))
     return {"recall@10": recall / n, "nothing": nothing / n, "first_strong": first_strong / n}
@@ -104,9 +121,10 @@ def answerable_at(rows: Iterable[Asked], floor: float, strong: float) -> dict[st
 
 def unanswerable_at(rows: Iterable[Asked], floor: float, strong: float) -> dict[str, float]:
     rows = list(rows)
-    best = [max((x for _, x in a.documents), default=0.0) for a in rows]
+    best = [max((x for _, x, _ in a.documents), default=0.0) for a in rows]
+    strongs = [any(_strong(x, named, floor, strong) for _, x, named in a.documents) for a in rows]
     n = max(1, len(rows))
-    return {"nothing": sum(1 for b in best if b < floor) / n, "strong": sum(1 for b in best if b >= strong) / n}
+    return {"nothing": sum(1 for b in best if b < floor) / n, "strong": sum(strongs) / n}
 
 
 def choose(asked: list[Asked]) -> tuple[float, float]:

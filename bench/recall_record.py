@@ -5,7 +5,9 @@ Every workload of the recall suite that asks memories (conversations, facts, cod
 saved into one local server (the suite's embedding cache; with --data-dir a rerun reuses the saved
 memories), then every question is asked through recall's own pipeline (memlane.recall.pipeline, in
 the server's process, no floor) and what relevance reads is written down: per document in rank order,
-its best chunks' evidence (cosine, BM25 as relevance reads it, exact match, code), and per query the
+its best chunks' evidence (cosine, BM25 as relevance reads it, exact match, code, BM25 over the project, whether
+it holds every name the question gives: memlane.recall.names, whether its title holds every word of
+the question: memlane.recall.relevance `titled`), and per query the
 candidates' cosines (what the store gives this query: the shape relevance reads).
 
 Groups:
@@ -149,21 +151,20 @@ def record_query(svc: Any, org_id: str, q: Query) -> dict[str, Any]:
     evidence, and the query's candidate cosines."""
     from memlane.ports import RecallFilters, SearchScope
     from memlane.recall import relevance as rel
-    from memlane.recall.pipeline import Retrieval, memory_candidates, memory_stages, retrieve
+    from memlane.recall.pipeline import retrieve
+    from memlane.recall.recipes import MEMORY_RECALL
 
     scope = SearchScope(organization_id=org_id, project_ids=(q.project_id,), filters=RecallFilters(), now=svc.clock.now())
     # exact_match above 1: every chunk the text leg found is checked for an exact term (as calibrate_floor does)
     probe = replace(rel.calibration_for(svc.embedder.id), exact_match=2.0)
-    found = retrieve(svc, Retrieval(query=q.query, scope=scope, k=memory_candidates(svc, LIMIT),
-                                    weights=svc.settings.fusion, stages=memory_stages(svc), floor=0.0,
-                                    max_chunks_per_document=svc.settings.max_chunks_per_document,
-                                    calibration=probe))
+    found = retrieve(svc, replace(MEMORY_RECALL.retrieval(svc, q.query, scope, results=LIMIT, min_relevance=0.0),
+                                  calibration=probe))
     return {
         "workload": q.workload, "group": q.group, "category": q.category, "query": q.query,
         "project": q.project_id, "targets": q.targets, "terms": rel.query_terms(q.query),
         "background": found.background.as_json() if found.background is not None else None,
         "documents": [[g.document_id, round(g.score, 5),
-                       [[round(c.vector_score, 5), round(c.evidence, 4), c.exact, c.code, round(c.bm25, 4)]
+                       [[round(c.vector_score, 5), round(c.evidence, 4), c.exact, c.code, round(c.bm25, 4), c.named, c.titled]
                         for c in g.chunks]]
                       for g in found.documents],
     }

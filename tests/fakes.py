@@ -7,6 +7,7 @@ import math
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 
 class HashEmbedder:
@@ -54,3 +55,32 @@ class FixedClock:
 
     def advance(self, **kwargs) -> None:
         self.current += timedelta(**kwargs)
+
+
+class FixedLegs:
+    """A search index that answers every search with the same legs (recall's pipeline tests)."""
+
+    def __init__(self, legs: Any) -> None:
+        self.legs = legs
+
+    def search(self, scope: Any, text: str, vector: Any, k: int, *, complete: bool = True) -> Any:
+        return self.legs
+
+
+class ChunkRecords:
+    """The metadata port's `get_chunks_by_id` over (title, content) by chunk id; a chunk not listed has
+    `default`, and the ids in `code` are code."""
+
+    def __init__(self, texts: dict[str, tuple[str, str]] | None = None, default: tuple[str, str] = ("", ""),
+                 code: frozenset[str] = frozenset()) -> None:
+        self.texts, self.default, self.code = texts or {}, default, code
+
+    def get_chunks_by_id(self, org_id: str, chunk_ids: list[str]) -> list[Any]:
+        from types import SimpleNamespace
+
+        from memlane.domain.models import ContentType
+
+        return [SimpleNamespace(id=c, tags=[], title=self.texts.get(c, self.default)[0],
+                                content=self.texts.get(c, self.default)[1],
+                                content_type=ContentType.CODE if c in self.code else ContentType.TEXT)
+                for c in chunk_ids]

@@ -16,7 +16,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -39,18 +39,15 @@ from memlane.domain.collection_items import RAGED_KEY, filter_tags_for, item_tag
 from memlane.domain.errors import DependencyUnavailableError, NotFoundError
 from memlane.domain.models import Chunk, ContentType, Document, DocumentStatus
 from memlane.domain.principal import Principal
-from memlane.domain.tuning import FusionWeights
 from memlane.ingest.chunking import CHUNKING_KEY
 from memlane.ports import RecallFilters, SearchScope, Services
-from memlane.recall.pipeline import Retrieval, retrieve
+from memlane.recall.pipeline import retrieve
+from memlane.recall.recipes import COLLECTION_HYBRID, COLLECTION_SEMANTIC
 from memlane.services.projects import find_project_by_name
 
 log = logging.getLogger(__name__)
 
-# Semantic ranking is the fusion with only the vector leg weighted: the score is the cosine, as in raged.
-SEMANTIC_WEIGHTS = FusionWeights(vector=1.0, text=0.0, recency=0.0)
 METADATA_SCAN_DOCUMENTS = 1000  # documents a metadata query looks at (newest first)
-POST_FILTER_K = 1000  # candidates per leg when a filter cannot be pushed down exactly
 
 _ITEM_NAMESPACE = uuid.UUID("0b7a4c52-6d8e-4f0a-9c4e-7261676564aa")
 
@@ -233,20 +230,13 @@ def _ranked_hits(svc: Services, who: Principal, project_id: str, body: QueryIn,
     text = body.query or ""
     tag = pushdown_tag(body.filter) if body.filter else None
     exact_pushdown = body.filter is None or (tag is not None and _single_field(body.filter))
-    k = max(svc.settings.candidate_k, body.topK * 4)
-    if not exact_pushdown:
-        k = max(k, POST_FILTER_K)
     scope = SearchScope(organization_id=who.organization_id, project_ids=(project_id,),
                         filters=RecallFilters(tags=(tag,) if tag else ()), now=now)
-    semantic = strategy is Strategy.SEMANTIC
     # No stages and no floor: raged's semantics (every match, ranked) and its result shape (exactly
-    # id, score, source, text, payload: no room for `relevance`) stay.
-    # Hybrid keeps the spec's formula for code too (raged's score; the code share by evidence,
-    # FusionWeights.code_text_evidence, is measured on memories, not on collections).
-    hybrid = replace(svc.settings.fusion, code_text_evidence=False)
-    found = retrieve(svc, Retrieval(query=text, scope=scope, k=k,
-                                    weights=SEMANTIC_WEIGHTS if semantic else hybrid,
-                                    legs="vector" if semantic else "hybrid"))
+    # id, score, source, text, payload: no room for `relevance`) stay; hybrid keeps the spec's formula
+    # for code too (COLLECTION_HYBRID, memlane.recall.recipes).
+    recipe = COLLECTION_SEMANTIC if strategy is Strategy.SEMANTIC else COLLECTION_HYBRID
+    found = retrieve(svc, recipe.retrieval(svc, text, scope, results=body.topK, post_filtered=not exact_pushdown))
     return _materialize(svc, who, found.chunks, body, now)
 
 

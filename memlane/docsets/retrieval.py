@@ -21,6 +21,7 @@ from memlane.domain.quoting import escape_line_breaks
 from memlane.ports import RecallFilters, SearchScope
 from memlane.recall import pipeline
 from memlane.recall.fusion import ScoredChunk
+from memlane.recall.recipes import DOCS_RETRIEVE
 from memlane.recall.relevance import calibration_for
 
 # A result cut to fewer characters than this is not worth sending.
@@ -53,25 +54,21 @@ def _docsets(dctx: DocsetContext, who: Principal, ids: list[str] | None) -> list
 
 def docs_floor(dctx: DocsetContext, body: s.RetrieveIn) -> float:
     """The request's minRelevance, else the embedder's calibrated floor for documentation."""
-    if body.minRelevance is not None:
-        return body.minRelevance
-    return calibration_for(dctx.svc.embedder.id).docs_floor
+    return DOCS_RETRIEVE.floor_for(calibration_for(dctx.svc.embedder.id), body.minRelevance)
 
 
 def rank_chunks(dctx: DocsetContext, who: Principal, docsets: list[Docset],
                 body: s.RetrieveIn) -> list[ScoredChunk]:
-    """Both legs under the docsets' scope, through memlane's retrieval pipeline with the docsets'
-    fusion weights (`mode` keeps one leg, to measure each alone); chunks below the floor are left
-    out."""
+    """Both legs under the docsets' scope, through memlane's retrieval pipeline by /retrieve's recipe
+    (memlane.recall.recipes.DOCS_RETRIEVE: the docsets' fusion weights, enough candidates that the
+    per-page cap still leaves topK results; `mode` keeps one leg, to measure each alone); chunks below
+    the floor are left out."""
     svc = dctx.svc
-    now = svc.clock.now()
     scope = SearchScope(organization_id=who.organization_id, project_ids=tuple(d.project_id for d in docsets),
-                        filters=RecallFilters(), now=now)
-    # Enough candidates that the per-page cap still leaves topK results.
-    k = max(dctx.crawl.settings.candidate_k, body.topK * min(body.maxChunksPerPage, 5) * 2)
-    found = pipeline.retrieve(svc, pipeline.Retrieval(query=body.query, scope=scope, k=k,
-                                                      weights=dctx.crawl.settings.fusion, legs=body.mode,
-                                                      floor=docs_floor(dctx, body)))
+                        filters=RecallFilters(), now=svc.clock.now())
+    found = pipeline.retrieve(svc, DOCS_RETRIEVE.retrieval(
+        svc, body.query, scope, results=body.topK, per_page=body.maxChunksPerPage,
+        min_relevance=body.minRelevance, legs=body.mode, docsets=dctx))
     return found.chunks
 
 

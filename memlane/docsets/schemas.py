@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from memlane.domain.fields import NonBlankStr
+from memlane.recall.recipes import DOCS_CHUNKS_PER_PAGE, DOCS_TOP_K
 
 MAX_TOP_K = 100
 MAX_TOTAL_CHARS = 1_000_000
@@ -66,11 +67,11 @@ class IndexOut(_Schema):
 
 class RetrieveIn(_Request):
     query: NonBlankStr = Field(min_length=1, max_length=10_000, description="Search query")
-    topK: int = Field(default=5, description="Number of results (clamped 1-100)")
+    topK: int = Field(default=DOCS_TOP_K, description="Number of results (clamped 1-100)")
     docsetIds: list[str] | None = Field(
         default=None, max_length=100, description="Filter by specific docsets"
     )
-    maxChunksPerPage: int = Field(default=3, ge=1, description="Max chunks from same page (diversity)")
+    maxChunksPerPage: int = Field(default=DOCS_CHUNKS_PER_PAGE, ge=1, description="Max chunks from same page (diversity)")
     maxTotalChars: int = Field(default=32_000, ge=1, description="Total character budget for results")
     formatSnippets: bool = Field(default=True, description="Include formatted snippets")
     mode: Literal["hybrid", "bm25", "vector"] = Field(

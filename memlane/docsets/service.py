@@ -64,6 +64,11 @@ class DocsetContext:
         """The weights documentation is ranked with (DocsetSettings.fusion): the DocsetShelf port."""
         return self.crawl.settings.fusion
 
+    @property
+    def candidate_k(self) -> int:
+        """Candidates per search leg at least (DocsetSettings.candidate_k): the DocsetShelf port."""
+        return self.crawl.settings.candidate_k
+
 
 # --------------------------------------------------------------------------- docsets
 

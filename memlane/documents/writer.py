@@ -34,6 +34,7 @@ from functools import partial
 from memlane import observability
 from memlane.documents.cache import invalidate_project
 from memlane.documents.contextual import NO_CONTEXT, Context, carriers, contexts, eligible
+from memlane.documents.embedded_text import embedding_text
 from memlane.documents.progress import EmbeddingProgress, embedding_key
 from memlane.domain.errors import MemlaneError, TransientError
 from memlane.domain.facts import kind_of
@@ -80,12 +81,6 @@ def make_chunks(doc: Document, pieces: Sequence[TextChunk]) -> list[Chunk]:
         )
         for i, p in enumerate(pieces)
     ]
-
-
-def embedding_text(chunk: Chunk) -> str:
-    """What the embedder sees: the title and section path give a chunk its topic even when the
-    body never names it (a paragraph under "Sorting HOW TO › Key functions")."""
-    return chunk.indexed_text()
 
 
 def apply_summary(doc: Document, summary: Summary) -> Document:

@@ -225,12 +225,6 @@ class Chunk(_Entity):
     start_seconds: float | None = None
     end_seconds: float | None = None
 
-    def indexed_text(self) -> str:
-        """What the text leg indexes: the chunk with its title and section path, so a query
-        naming a page or section finds chunks whose body never repeats that name."""
-        head = " › ".join([self.title, *self.heading_path]) if self.title else " › ".join(self.heading_path)
-        return f"{head}\n{self.content}" if head else self.content
-
 
 class IngestJob(_Entity):
     id: str = Field(default_factory=new_id)

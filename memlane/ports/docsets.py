@@ -74,11 +74,17 @@ class CrawlDispatcher(Protocol):
 
 class DocsetShelf(Protocol):
     """What a use case below the docsets feature reads of a host's documentation sets (the context
-    pack, memlane.services.context_pack): the store, and the fusion weights their documentation is
-    ranked with. memlane.docsets.service.DocsetContext is one."""
+    pack, memlane.services.context_pack): the store, and the candidate count and fusion weights their
+    documentation is ranked with (memlane.recall.recipes.DOCS_RETRIEVE). memlane.docsets.service.DocsetContext
+    is one."""
 
     @property
     def store(self) -> DocsetStore: ...
 
     @property
     def fusion(self) -> FusionWeights: ...
+
+    @property
+    def candidate_k(self) -> int:
+        """Candidates per search leg at least (DocsetSettings.candidate_k)."""
+        ...

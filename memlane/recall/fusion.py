@@ -52,6 +52,10 @@ class ScoredChunk:
     relevance: float = 0.0  # set by memlane.recall.pipeline from raw evidence; not part of `score`
     exact: bool = False  # holds a distinctive query term verbatim (memlane.recall.relevance)
     code: bool = False  # a chunk of a code memory (set by memlane.recall.pipeline when it read the chunk)
+    # holds every name the question gives (memlane.recall.names; set by memlane.recall.pipeline: True
+    # where the question names nothing)
+    named: bool = True
+    titled: bool = False  # its title holds every content word of the question (memlane.recall.relevance)
 
 
 @dataclass

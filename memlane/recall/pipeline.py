@@ -2,7 +2,8 @@
 
 Every ranked read calls `retrieve`: recall (/v3/recall, MCP recall), the context pack, related
 memories, raged collections and documentation retrieval (/retrieve). Each caller keeps its own scope,
-grouping and output; what it asks for is a `Retrieval`:
+grouping and output; what it asks for is a `Retrieval`, which its recipe builds (memlane.recall.recipes:
+each way memlane retrieves, named once, with its candidate count, legs, fusion, stages and floor):
 
 1. candidates: the query embedded once (or a vector the caller already has), both search legs under
    the caller's scope and filters (`legs` can keep one: raged's semantic strategy, /retrieve's
@@ -33,6 +34,7 @@ from memlane.ingest.identifiers import query_identifier_words
 from memlane.ports import DocumentStore, LegResults, SearchScope, Services
 from memlane.recall import relevance as rel
 from memlane.recall.fusion import ScoredChunk, ScoredDocument, fuse_scores, group_by_document
+from memlane.recall.names import named_terms, names_all
 from memlane.recall.neighbours import add_neighbour_context, changed
 from memlane.recall.rerank import RerankPipelineStage, RerankStage
 
@@ -94,12 +96,6 @@ def _chunk_texts(svc: Services, organization_id: str, chunk_ids: Sequence[str]) 
     return {c.id: c.content for c in svc.metadata.get_chunks_by_id(organization_id, list(chunk_ids))}
 
 
-def memory_candidates(svc: Services, limit: int) -> int:
-    """Candidates per leg for a memory query that shows `limit` documents (recall and the context
-    pack use the same count, so they rank alike)."""
-    return max(svc.settings.candidate_k, limit * 5)
-
-
 @dataclass(frozen=True)
 class Retrieval:
     query: str
@@ -159,7 +155,7 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
         # A memory filed under every word asked for (a person's own label) is full text evidence,
         # whatever BM25 makes of one word in a small store.
         text_scores = {**(text_scores or {}), **dict.fromkeys(filed, 1.0)}
-    background = rel.Background.of([c.score for c in legs.vector], r.k) if r.legs != "bm25" else None
+    background = rel.Background.of([(c.document_id, c.score) for c in legs.vector], r.k) if r.legs != "bm25" else None
     fused = fuse_scores(legs, now, r.weights, text_scores, code, terms)
     _set_relevance(r, fused, calibration, records, background)
     groups = group_by_document(fused, r.max_chunks_per_document)
@@ -247,19 +243,49 @@ def _set_relevance(r: Retrieval, fused: list[ScoredChunk], c: rel.Calibration, r
                    background: rel.Background | None) -> None:
     terms = rel.query_terms(r.query)
     for sc in fused:
-        sc.relevance = rel.relevance(sc.vector_score, sc.evidence, terms, False, c, code=sc.code, background=background)
-    # Exact matches (a distinctive term, or every content word): only the chunks the text leg found
-    # that are not already as relevant as an exact match would make them.
+        sc.relevance = rel.relevance(sc.vector_score, sc.evidence, terms, False, c, code=sc.code, background=background,
+                                     document_id=sc.document_id)
+    # Exact matches and names are read in the chunk's text: only where the text leg ran on a question
+    # (a whole document as the query names everything).
     if r.legs == "vector" or not r.exact:
         return
-    distinctive, words = rel.distinctive_terms(r.query), rel.content_words(r.query)
+    _set_exact(r.query, fused, c, records)
+    _hold_unnamed(r.query, fused, c, records)
+
+
+def _set_exact(query: str, fused: list[ScoredChunk], c: rel.Calibration, records: dict[str, Chunk]) -> None:
+    """Exact matches (a distinctive term, or every content word), and titles that hold every content
+    word (at least `strong`: memlane.recall.relevance `titled`): only the chunks the text leg found."""
+    distinctive, words = rel.distinctive_terms(query), rel.content_words(query)
     if not (distinctive or words):
         return
     for sc in fused:
-        if sc.bm25 <= 0 or sc.relevance >= c.exact_match:
+        ch = records.get(sc.chunk_id) if sc.bm25 > 0 else None
+        if ch is None:
             continue
-        ch = records.get(sc.chunk_id)
+        if rel.titled(ch.title or "", words):
+            sc.titled = sc.exact = True
+            sc.relevance = max(sc.relevance, c.exact_match, c.strong)
         # what the text leg matched: the title, the text and the given tags (IndexedChunk.body)
-        if ch is not None and rel.exact_match(f"{ch.title}\n{ch.content}\n{' '.join(given_tags(ch))}", distinctive, words):
+        elif sc.relevance < c.exact_match and rel.exact_match(
+                f"{ch.title}\n{ch.content}\n{' '.join(given_tags(ch))}", distinctive, words):
             sc.exact = True
             sc.relevance = max(sc.relevance, c.exact_match)
+
+
+def _hold_unnamed(query: str, fused: list[ScoredChunk], c: rel.Calibration, records: dict[str, Chunk]) -> None:
+    """A chunk of prose lacking a name the question gives is at most `named_cap` (memlane.recall.names).
+    One the text leg did not find holds no word of the question, so no name either; one it found is
+    read. Code is left alone: it spells what it handles as identifiers (`_tkinter`), which a question
+    in prose names as words ("Tcl")."""
+    names = named_terms(query)
+    if not names:
+        return
+    cap = c.named_cap
+    for sc in fused:
+        if sc.code:
+            continue
+        ch = records.get(sc.chunk_id) if sc.bm25 > 0 else None
+        sc.named = ch is not None and names_all(f"{ch.title}\n{ch.content}", names)
+        if not sc.named:
+            sc.relevance = min(sc.relevance, cap)

@@ -26,11 +26,22 @@ text is always in some memory.
   to any one question), rescaled from `elevation_zero` → 0 to `elevation_one` → 1. A clear winner is
   relevant even at a low absolute cosine (a person's paraphrase of their own note sits at 0.3-0.45,
   the rest of their notes near 0.1); a flat distribution of weak matches (nonsense, a question about
-  something never saved) is not. Read only with at least MIN_BACKGROUND candidates: with fewer there is
-  no "rest of the store" to stand above.
+  something never saved) is not. The median is read only with at least MIN_BACKGROUND candidates: with
+  fewer there is no "rest of the store", and a chunk stands above the best chunk of any *other*
+  document instead (a stricter reference: the runner-up is never below the median), and only when its
+  own cosine reaches `clear_cosine`, above the band where the model puts unrelated text (three memories
+  and a nonsense query: the least unrelated one can stand 0.1-0.2 above the others). A person's first
+  memories are a small store: "what medication does my pet take daily?" of a note about a cat's pill
+  (cosine 0.55) and two unrelated ones (0.13, 0.09) is a clear answer, and now says so.
+- a title that holds every content word of the query (`titled`): the memory's own name is what was
+  asked ("checklist" of a memory titled Checklist, "wifi password" of "Home wifi password"); relevance
+  is then at least `strong`. A title names one memory, where a tag files many (memlane.recall.pipeline
+  `filed_under`: an exact match, not a strong one).
 
 relevance = max(vector part, text part, exact part, elevation part): each is evidence on its own; none
-is averaged away by the absence of another (a keyword-only match has no cosine to speak of).
+is averaged away by the absence of another (a keyword-only match has no cosine to speak of). A chunk
+that lacks a name the question gives (memlane.recall.names: "Aylin", "Spotify", "3PL") is then held at
+`named_cap`, just below the strong threshold: close in meaning, possibly related, not the answer.
 
 Two thresholds read it (memlane.recall.pipeline, memlane.recall.service): at or above `strong` a
 result is a strong match; between `floor` and `strong` a weak one (returned, marked "weak": the
@@ -96,26 +107,31 @@ class Calibration:
     clear_margin: float = 0.0
     clear_cosine: float = 0.0
 
+    @property
+    def named_cap(self) -> float:
+        """The most a chunk that lacks a name the question gives can be (memlane.recall.names): just
+        below the strong threshold, so it is shown as a weak match, never as the answer; never below
+        the floor, so the rule changes no result's place and hides nothing."""
+        return max(self.floor, self.strong - NAMED_MARGIN)
 
-# MiniLM (the embedded default, every variant): measured, BENCHMARKS.md "Relevance floor"
-# (`python -m bench.calibrate_floor`: every candidate's evidence recorded, each floor applied as recall
-# applies it). The floor is the highest where answerable recall@10 loses at most 0.02: conversations
-# 0.764 → 0.745 at 0.29 (0.739 at 0.30), the suite's code workload 0.973 → 0.960; there 81 % of
-# conversation questions asked of another conversation and 99 % of nonsense queries get nothing.
-# (0.25 until a possessive's `s` stopped counting as a query word, memlane.domain.english; 0.26 until
-# each leg scored the other's candidates, memlane.ports.SearchIndex.search: the ranking without a floor
-# gained 0.020 and candidates found by one leg gained the other's evidence, so the same 0.02 allows a
-# higher floor.)
-# Recalibrated when BM25's statistics became the searched scope's (issue 22; the text evidence read
-# here is the organization's, memlane.ports.Candidate.evidence): the ranking without a floor gained
-# (conversations 0.727 → 0.744), so the same 0.02 allows less; at the former 0.28, conversations keep
-# 0.715 (0.709 before) with the same 79 % abstaining, a loss of 0.029 by the rule. Code: a prose question meets the code that answers it ~0.1 lower than a note that does (the
-# 10th/25th percentiles of the answers' cosines: 0.31/0.39 for code, 0.41/0.49 for conversation turns),
-# so code's scale is prose's moved down by 0.15: at the floor, code's recall@10 loses 0.003 instead of
-# about 0.1. Related memories: 0.5, where related recall@10 loses 0.005 (a whole memory as the query:
-# cosines run higher than a question's).
+
+# How far below the strong threshold a chunk lacking a name of the question is held (Calibration.named_cap).
+NAMED_MARGIN = 0.01
+
+
+# MiniLM (the embedded default, every variant): measured on every workload at once (BENCHMARKS.md, "Recall:
+# the floor and the strong threshold"; `make eval-floor`: bench.recall_record, then bench.calibrate_relevance).
+# The floor is the highest at which no workload answers more than 5 % of its answerable questions with
+# nothing: 0.22 (the personal notes 5.0 % there, 6.2 % at 0.24, once a note's vector stopped repeating its
+# first line: memlane.documents.embedded_text); the strong threshold the lowest (in steps of 0.05) at which
+# questions the store cannot answer (LoCoMo asked of another conversation or of the notes, the notes' own
+# unanswerable questions) get a strong result at most 25 % of the time and nonsense at most 1 %: 0.65.
+# Code: a prose question meets the code that answers it ~0.1 lower than a note that does (the 10th/25th
+# percentiles of the answers' cosines: 0.31/0.39 for code, 0.41/0.49 for conversation turns), so code's
+# scale is prose's moved down by 0.15. Related memories: 0.5, where related recall@10 loses 0.005 (a
+# whole memory as the query: cosines run higher than a question's).
 MINILM = Calibration(cosine_zero=0.3, cosine_one=0.7, bm25_scale=5.0, exact_match=0.6,
-                     floor=0.24, strong=0.65, docs_floor=0.0, related_floor=0.5, calibrated=True,
+                     floor=0.22, strong=0.65, docs_floor=0.0, related_floor=0.5, calibrated=True,
                      code=CosineScale(0.15, 0.55), elevation_zero=0.1, elevation_one=0.5, clear_margin=0.08,
                      clear_cosine=0.25)
 # OpenAI text-embedding-3-* puts unrelated text lower than MiniLM (around 0.0-0.2) and paraphrases
@@ -134,16 +150,29 @@ UNKNOWN = Calibration(cosine_zero=0.1, cosine_one=0.7, bm25_scale=5.0, exact_mat
 @dataclass(frozen=True)
 class Background:
     """What this store gives the query besides its answer: the cosines of the vector leg's
-    candidates (its k nearest chunks in the searched scope), best first. Both hosts return them
-    (SQLite's exact k-NN or ANN locally, OpenSearch's k-NN on AWS: memlane.ports.SearchIndex.search),
-    so relevance reads the same everywhere; nothing is stored per store, and a recall pays a sort of
-    at most 2k numbers."""
+    candidates (its k nearest chunks in the searched scope), best first, and each candidate
+    document's best cosine. Both hosts return them (SQLite's exact k-NN or ANN locally, OpenSearch's
+    k-NN on AWS: memlane.ports.SearchIndex.search), so relevance reads the same everywhere; nothing is
+    stored per store, and a recall pays a sort of at most 2k numbers."""
 
     cosines: tuple[float, ...]
+    documents: tuple[tuple[str, float], ...] = ()  # (document id, its best candidate's cosine)
 
     @classmethod
-    def of(cls, cosines: list[float], k: int) -> Background:
-        return cls(tuple(sorted(cosines, reverse=True)[:k]))
+    def of(cls, candidates: list[tuple[str, float]], k: int) -> Background:
+        """From the vector leg's (document id, cosine) pairs."""
+        best: dict[str, float] = {}
+        for document_id, cosine in candidates:
+            best[document_id] = max(cosine, best.get(document_id, cosine))
+        return cls(tuple(sorted((c for _, c in candidates), reverse=True)[:k]), tuple(best.items()))
+
+    def reference(self, document_id: str | None) -> float | None:
+        """What a chunk of `document_id` must stand above: the median candidate, or, with fewer than
+        MIN_BACKGROUND candidates, the best chunk of another document (None: no other document)."""
+        if self.median is not None:
+            return self.median
+        others = [c for d, c in self.documents if d != document_id]
+        return max(others) if others and document_id is not None else None
 
     @cached_property
     def median(self) -> float | None:
@@ -164,12 +193,15 @@ class Background:
 MIN_BACKGROUND = 10
 
 
-def elevation_part(cosine: float, background: Background | None, c: Calibration) -> float:
-    """How far a chunk stands above what this store gives the query, in [0, 1]."""
-    median = background.median if background is not None else None
-    if median is None or c.elevation_one <= c.elevation_zero:
+def elevation_part(cosine: float, background: Background | None, c: Calibration,
+                   document_id: str | None = None) -> float:
+    """How far a chunk (of `document_id`) stands above what this store gives the query, in [0, 1]."""
+    if background is None or c.elevation_one <= c.elevation_zero:
         return 0.0
-    return min(1.0, max(0.0, (cosine - median - c.elevation_zero) / (c.elevation_one - c.elevation_zero)))
+    reference = background.reference(document_id)
+    if reference is None or (background.median is None and cosine < c.clear_cosine):
+        return 0.0
+    return min(1.0, max(0.0, (cosine - reference - c.elevation_zero) / (c.elevation_one - c.elevation_zero)))
 
 
 def match_of(relevance: float, strong: float) -> Match:
@@ -257,7 +289,12 @@ def text_part(bm25: float, terms: int, c: Calibration) -> float:
     return 1.0 - math.exp(-(bm25 / max(1, terms)) / c.bm25_scale)
 
 
+def titled(title: str, words: list[str]) -> bool:
+    """Whether a title holds every content word of the query (`words`: `content_words`)."""
+    return bool(words) and bool(title) and all(contains_term(title, w) for w in words)
+
+
 def relevance(cosine: float, bm25: float, terms: int, exact: bool, c: Calibration, *, code: bool = False,
-              background: Background | None = None) -> float:
+              background: Background | None = None, document_id: str | None = None) -> float:
     return max(vector_part(cosine, c, code), text_part(bm25, terms, c), c.exact_match if exact else 0.0,
-               elevation_part(cosine, background, c))
+               elevation_part(cosine, background, c, document_id))

@@ -23,7 +23,8 @@ from memlane.domain.principal import Principal
 from memlane.domain.requests import RecalledChunk, RecalledDocument, RecallIn, RecallOut
 from memlane.ports import RecallFilters, SearchScope, Services, project_scope_key
 from memlane.recall.fusion import recency_bonus
-from memlane.recall.pipeline import Retrieval, memory_candidates, memory_stages, retrieve
+from memlane.recall.pipeline import memory_stages, retrieve
+from memlane.recall.recipes import MEMORY_RECALL, Recipe
 from memlane.recall.relevance import calibration_for, match_of
 from memlane.recall.rerank import RerankPipelineStage
 
@@ -105,7 +106,7 @@ def cache_key(svc: Services, scope: SearchScope, body: RecallIn) -> str | None:
         return None
     scope_keys = [project_scope_key(scope.organization_id, p) for p in sorted(scope.project_ids)]
     generations = svc.cache.generations(scope_keys)
-    w = svc.settings.fusion
+    w = MEMORY_RECALL.weights(svc)
     material = {
         "org": scope.organization_id,
         "projects": [[k, generations.get(k, 0)] for k in scope_keys],
@@ -126,10 +127,7 @@ def floor_for(svc: Services, body: RecallIn) -> float:
     """Below this nothing is returned: the request's `min_relevance` (strict abstention at the caller's
     own floor), else the strong threshold for a `strict` request (only strong matches), else the
     embedder's calibrated floor, under which strong and weak matches are both returned, each marked."""
-    if body.min_relevance is not None:
-        return body.min_relevance
-    c = calibration_for(svc.embedder.id)
-    return c.strong if body.strict else c.floor
+    return MEMORY_RECALL.floor_for(calibration_for(svc.embedder.id), body.min_relevance, body.strict)
 
 
 def strong_for(svc: Services) -> float:
@@ -137,13 +135,12 @@ def strong_for(svc: Services) -> float:
     return calibration_for(svc.embedder.id).strong
 
 
-def rank(svc: Services, scope: SearchScope, body: RecallIn, floor: float | None = None, *,
-         exact: bool = True) -> Ranking:
+def rank(svc: Services, scope: SearchScope, body: RecallIn, recipe: Recipe = MEMORY_RECALL) -> Ranking:
     """The ranking for a query, before documents are loaded (memlane.recall.pipeline). Over-fetches
-    so documents deleted since they were indexed can be skipped without coming up short. `floor`
-    and `exact` for related memories (memlane.services.related)."""
+    so documents deleted since they were indexed can be skipped without coming up short. `recipe`:
+    recall's, or related memories' (memlane.services.related)."""
     now = scope.now or svc.clock.now()
-    weights = svc.settings.fusion
+    weights = recipe.weights(svc)
     query = bool(body.query.strip())
     post_filtered = _post_filtered(body, query=query)
     wanted = body.limit * (10 if post_filtered else 2)
@@ -158,18 +155,9 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn, floor: float | None 
             chunks = [RankedChunk(chunk_id_for(d.id, 0), 0, score)] if d.chunk_count else []
             out.append(RankedDocument(d.id, score, chunks))
         return Ranking(out, ["recent"], None)
-    stages = memory_stages(svc, body.query)
-    found = retrieve(svc, Retrieval(
-        query=body.query,
-        scope=scope,
-        k=memory_candidates(svc, body.limit * (4 if post_filtered else 1)),
-        weights=weights,
-        stages=stages,
-        floor=floor_for(svc, body) if floor is None else floor,
-        max_chunks_per_document=svc.settings.max_chunks_per_document,
-        exact=exact,
-        keep_clear_best=floor is None and body.min_relevance is None and not body.strict,
-    ))
+    retrieval = recipe.retrieval(svc, body.query, scope, results=body.limit, post_filtered=post_filtered,
+                                 min_relevance=body.min_relevance, strict=body.strict)
+    found = retrieve(svc, retrieval)
     return Ranking(
         [
             RankedDocument(
@@ -182,7 +170,7 @@ def rank(svc: Services, scope: SearchScope, body: RecallIn, floor: float | None 
         ],
         found.stages,
         found.floor,
-        next((s.report.as_dict() for s in stages if isinstance(s, RerankPipelineStage) and s.report), None),
+        next((s.report.as_dict() for s in retrieval.stages if isinstance(s, RerankPipelineStage) and s.report), None),
     )
 
 

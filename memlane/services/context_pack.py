@@ -4,9 +4,10 @@ for one query, in one block sized for a prompt.
 1. Both kinds are searched with the same query vector: memories over the caller's projects (or the
    ones named), documentation over the docsets' projects (or the ones named).
 2. Each is ranked by memlane's one retrieval pipeline (memlane.recall.pipeline) as /v3/recall and
-   /retrieve rank it: memories with recall's weights, candidate count and stages (a memory ranks
-   here as it ranks in recall: by its document's score after the stages), documentation with the
-   docsets' weights. Pieces below the relevance floor are left out (memories and documentation have
+   /retrieve rank it, each by its recipe (memlane.recall.recipes): memories by CONTEXT_MEMORIES, recall's
+   weights, candidate count and stages (a memory ranks here as it ranks in recall: by its document's
+   score after the stages), documentation by CONTEXT_DOCS, /retrieve's own recipe (its candidate count
+   and weights for /retrieve's default request). Pieces below the relevance floor are left out (memories and documentation have
    their own floors; `min_relevance` sets both). A memory between the floor and the strong threshold is
    a weak match: it is packed after every strong piece and labelled "possibly related; low confidence"
    in `text` (`strict` leaves weak memories out). Documentation must hold its own as evidence: a
@@ -36,11 +37,11 @@ from memlane.domain.models import Chunk, Document
 from memlane.domain.principal import Principal
 from memlane.domain.quoting import for_assistant, for_assistant_data, quote_block, quoted
 from memlane.domain.requests import ContextIn, ContextOut, ContextPiece, Match
-from memlane.domain.tuning import FusionWeights
 from memlane.ingest.chunking import estimate_tokens
 from memlane.ports import DocsetShelf, RecallFilters, SearchScope, Services
 from memlane.recall.fusion import ScoredChunk
-from memlane.recall.pipeline import Retrieval, memory_candidates, memory_stages, retrieve
+from memlane.recall.pipeline import memory_stages, retrieve
+from memlane.recall.recipes import CONTEXT_DOCS, CONTEXT_MEMORIES
 from memlane.recall.relevance import Calibration, calibration_for, match_of
 from memlane.services.profile import build_profile
 
@@ -49,8 +50,6 @@ NOTICE = ("Context from memlane for the query below. Quoted blocks are stored da
 MIN_CUT_CHARS = 200  # a piece cut shorter than this is not worth its source line
 SHINGLE = 5
 NEAR_COPY = 0.8  # share of word 5-grams two pieces have in common to count as one
-# Memories are ranked with the candidates /v3/recall uses at its default limit, so both rank alike.
-RANKED_LIKE_RECALL_LIMIT = 10
 
 
 WEAK_LABEL = "possibly related; low confidence"
@@ -78,22 +77,17 @@ def build_context(svc: Services, who: Principal, body: ContextIn, docsets: Docse
     stages = ["fusion", *(s.name for s in memory_stages(svc, body.query))]
     if memory_projects:
         scope = SearchScope(organization_id=org, project_ids=tuple(memory_projects), filters=RecallFilters(), now=now)
-        found = retrieve(svc, Retrieval(
-            query=body.query, scope=scope, k=memory_candidates(svc, RANKED_LIKE_RECALL_LIMIT),
-            weights=svc.settings.fusion, stages=memory_stages(svc, body.query), floor=floor,
-            max_chunks_per_document=svc.settings.max_chunks_per_document, query_vector=query_vector,
-            keep_clear_best=body.min_relevance is None and not body.strict))
+        found = retrieve(svc, CONTEXT_MEMORIES.retrieval(svc, body.query, scope, min_relevance=body.min_relevance,
+                                                         strict=body.strict, query_vector=query_vector))
         stages = found.stages
         kept = {c.chunk_id for c in found.chunks}
         candidates += [_Candidate(c, "memory", g.score, match_of(g.relevance, calibration.strong))
                        for g in found.documents for c in g.chunks if c.chunk_id in kept]
-    if wanted_docsets:
-        weights: FusionWeights = docsets.fusion if docsets is not None else svc.settings.fusion
+    if wanted_docsets and docsets is not None:
         scope = SearchScope(organization_id=org, project_ids=tuple(d.project_id for d in wanted_docsets),
                             filters=RecallFilters(), now=now)
-        docs_found = retrieve(svc, Retrieval(
-            query=body.query, scope=scope, k=max(svc.settings.candidate_k, 50), weights=weights,
-            floor=docs_floor, query_vector=query_vector))
+        docs_found = retrieve(svc, CONTEXT_DOCS.retrieval(svc, body.query, scope, min_relevance=body.min_relevance,
+                                                          query_vector=query_vector, docsets=docsets))
         candidates += _documentation(docs_found.chunks, candidates, floor, calibration.strong, body)
     docset_of_project = {d.project_id: d.id for d in wanted_docsets}
     # best first, as recall ranks (strong pieces first, then weak ones, was measured: LoCoMo's evidence inside
@@ -130,11 +124,10 @@ def build_context(svc: Services, who: Principal, body: ContextIn, docsets: Docse
 
 
 def _floors(body: ContextIn, c: Calibration) -> tuple[float, float]:
-    """The memories' and the documentation's floors: `min_relevance` for both when given; `strict`
-    raises the memories' to the strong threshold."""
-    if body.min_relevance is not None:
-        return body.min_relevance, body.min_relevance
-    return (c.strong if body.strict else c.floor), c.docs_floor
+    """The memories' and the documentation's floors (their recipes'): `min_relevance` for both when
+    given; `strict` raises the memories' to the strong threshold."""
+    return (CONTEXT_MEMORIES.floor_for(c, body.min_relevance, body.strict),
+            CONTEXT_DOCS.floor_for(c, body.min_relevance, body.strict))
 
 
 def _documentation(chunks: list[ScoredChunk], memories: list[_Candidate], floor: float, strong: float,

@@ -1,7 +1,8 @@
 """Related memories (spec §8.4): a document's semantic neighbours, for the memory page.
 
 The document's own title, summary and opening text are the query, ranked by recall's pipeline
-(memlane.recall.pipeline: the same legs, fusion and stages), in every project of the organization.
+(memlane.recall.pipeline: the same legs, fusion and stages; the recipe RELATED_MEMORIES,
+memlane.recall.recipes), in every project of the organization.
 A whole document as the query scores differently from a question, so related memories have their
 own relevance floor (`related_floor`, memlane.recall.relevance); each is marked strong or weak by the
 same strong threshold as recall. The document itself and the other
@@ -15,6 +16,7 @@ from memlane.domain.errors import NotFoundError
 from memlane.domain.principal import Principal
 from memlane.domain.requests import RecallIn, RelatedDocument, RelatedOut
 from memlane.ports import RecallFilters, SearchScope, Services
+from memlane.recall.recipes import RELATED_MEMORIES
 from memlane.recall.relevance import calibration_for
 from memlane.recall.service import materialize, rank
 
@@ -29,13 +31,13 @@ def related_documents(svc: Services, who: Principal, document_id: str, limit: in
     query = "\n".join(p for p in (doc.title, doc.summary or "", doc.content[:QUERY_CHARS]) if p).strip()
     same_memory = {v.id for v in version_chain(svc, doc)}
     projects = tuple(p.id for p in svc.metadata.list_projects(who.organization_id))
-    floor = calibration_for(svc.embedder.id).related_floor
+    floor = RELATED_MEMORIES.floor_for(calibration_for(svc.embedder.id))
     if not query or not projects:
         return RelatedOut(document_id=doc.id, related=[], floor=floor)
     body = RecallIn(query=query[:10_000], limit=min(limit + len(same_memory), 100))
     scope = SearchScope(organization_id=who.organization_id, project_ids=projects,
                         filters=RecallFilters(), now=now)
-    ranking = [r for r in rank(svc, scope, body, floor, exact=False).documents if r.document_id not in same_memory]
+    ranking = [r for r in rank(svc, scope, body, RELATED_MEMORIES).documents if r.document_id not in same_memory]
     strong = calibration_for(svc.embedder.id).strong
     found = materialize(svc, who, ranking, body, now, strong)[:limit]
     return RelatedOut(document_id=doc.id, related=[

@@ -302,3 +302,27 @@ def test_a_stale_page_is_refreshed_on_read_and_memories_saved_from_it_are_told(w
     assert again["refreshedPages"] == 1 and again["changedPages"] == 0 and world.site.fetches == before + 1
     page = world.docsets.store.get_page(world.docset.id, page_id_for(world.docset.id, PAGE))
     assert page.status == PageStatus.INDEXED
+
+
+def test_the_context_packs_documentation_ranks_as_retrieve_ranks_it(world) -> None:
+    # Given a docset of 71 pages: 70 that share one common word with the query, and one that names
+    # its rare word among many others, so its cosine ranks 71st while its keyword match ranks first
+    # (the candidates each leg brings decide its score: issue 33 item 4)
+    for i in range(70):
+        status, out, _ = world.call("POST", "/v3/memory", {"content": f"tides w{i}a w{i}b",
+                                                           "project_id": world.docset.project_id})
+        assert status in (200, 201), out
+    target = world.call("POST", "/v3/memory", {"content": "mooring alpha bravo charlie delta echo",
+                                               "project_id": world.docset.project_id})[1]
+    query = "tides mooring"
+    # When /retrieve is asked as a client asks by default, and the context pack for documentation only
+    status, retrieved, _ = world.call("POST", "/retrieve", {"query": query, "minRelevance": 0})
+    assert status == 200, retrieved
+    status, pack, _ = world.call("POST", "/v3/context", {"query": query, "projects": [], "min_relevance": 0,
+                                                         "budget": 20_000})
+    assert status == 200, pack
+    # Then both put the same snippets first, in the same order, with the same scores (the rare word's
+    # page among the first two: a made-up word may share the query's hash bucket in the test embedder)
+    shown = [(r["chunkId"], r["score"]) for r in retrieved["results"]]
+    assert len(shown) == 5 and target["id"] in [r["pageId"] for r in retrieved["results"][:2]]
+    assert [(p["chunk_id"], p["score"]) for p in pack["pieces"][:5]] == shown

@@ -18,7 +18,14 @@ whole recalls changed, as fusion now sees those scores.
 Rewritten again on purpose (issue 35: the text share's divisor is never below 5 BM25 per query word,
 and relevance reads how far a chunk stands above the median candidate): the legs of both runs were
 compared before the rewrite and had not moved (every entry to the last digit); all 82 whole recalls
-changed score or relevance, 80 of them their order, as the fusion and relevance now read more."""
+changed score or relevance, 80 of them their order, as the fusion and relevance now read more.
+
+Rewritten again on purpose (issue 35, branch recall2): a chunk's vector is its title and section path
+once, not repeated when the chunk opens with them (memlane.documents.embedded_text), so the saved
+corpus of the whole recalls has other vectors; relevance also holds a chunk lacking a name of the
+question below strong, and reads a title holding every word asked as strong. Both legs' runs were
+compared before the rewrite and had not moved (no entry of "graphs" or "exact" changed); 81 of the
+whole recalls changed."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from memlane.collections import service
 from memlane.collections.models import IngestIn, QueryIn
+from memlane.documents.embedded_text import embedding_text
 from memlane.domain.principal import Principal
 from memlane.ports import SearchScope
 from memlane.recall.relevance import query_terms
@@ -121,7 +122,7 @@ def test_semantic_scores_are_the_cosine_and_hybrid_uses_the_fusion_weights(stack
     project = next(p for p in stack.metadata.list_projects(who.organization_id) if p.name == "docs")
     chunk = stack.metadata.get_chunks(who.organization_id,
                                       service.document_id_for(project.id, "my-repo:lib/billing.py"))[0]
-    cosine = sum(a * b for a, b in zip(emb.embed_query(q), emb.embed_documents([chunk.indexed_text()])[0],
+    cosine = sum(a * b for a, b in zip(emb.embed_query(q), emb.embed_documents([embedding_text(chunk)])[0],
                                        strict=True))
     assert math.isclose(top.score, round(cosine, 6), abs_tol=1e-6)
     hyb = query(stack, who, query=q, strategy="hybrid", topK=3)

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import pytest
+from fakes import ChunkRecords, FixedLegs
 
 from memlane.config import Settings
 from memlane.domain.tuning import FusionWeights
@@ -21,24 +22,10 @@ C = rel.MINILM
 FLAT = [0.14, 0.13, 0.12, 0.12, 0.11, 0.1, 0.1, 0.09, 0.09, 0.08, 0.07, 0.05]
 
 
-class _Index:
-    def __init__(self, legs: LegResults) -> None:
-        self.legs = legs
-
-    def search(self, scope, text, vector, k, *, complete=True):  # noqa: ANN001, ANN201
-        return self.legs
-
-
-class _Chunks:
-    def get_chunks_by_id(self, org_id, chunk_ids):  # noqa: ANN001, ANN201
-        from memlane.domain.models import ContentType
-
-        return [SimpleNamespace(id=c, title="t", content="", tags=[], content_type=ContentType.TEXT) for c in chunk_ids]
-
-
 def _retrieve(legs: LegResults, query: str, weights: FusionWeights, floor: float = 0.0, keep_clear_best: bool = False):  # noqa: ANN202
     svc = SimpleNamespace(embedder=SimpleNamespace(id="local/all-MiniLM-L6-v2/384", embed_query=lambda q: [1.0]),
-                          index=_Index(legs), clock=SimpleNamespace(now=lambda: NOW), metadata=_Chunks())
+                          index=FixedLegs(legs), clock=SimpleNamespace(now=lambda: NOW),
+                          metadata=ChunkRecords(default=("t", "")))
     scope = SearchScope(organization_id="o", project_ids=("p",), filters=RecallFilters(), now=NOW)
     return retrieve(svc, Retrieval(query=query, scope=scope, k=50, weights=weights, floor=floor,  # type: ignore[arg-type]
                                    keep_clear_best=keep_clear_best))
@@ -159,3 +146,48 @@ def test_the_pack_leaves_out_documentation_that_is_no_evidence_for_the_question(
     assert kept(weak_memory, ContextIn(query="x", strict=True)) == ["on-topic"]
     # the caller's own floor is the floor of both kinds: nothing else is cut
     assert kept(strong_memory, ContextIn(query="x", min_relevance=0)) == ["on-topic", "weak", "unrelated"]
+
+
+def test_a_clear_winner_among_a_few_memories_is_strong_and_nonsense_there_is_not() -> None:
+    # Given a person's first three memories (too few candidates for a median) and a paraphrase of one:
+    # the cat's pill note at cosine 0.55, the bakery and the backups at 0.13 and 0.09
+    found = _retrieve(_store(0.55, [0.13, 0.09]), "what medication does my pet take daily?", FusionWeights(),
+                      floor=C.floor)
+    # Then the note is the answer, strong: it stands 0.42 above every other document
+    assert [g.document_id for g in found.documents] == ["d-answer"]
+    assert rel.match_of(found.documents[0].relevance, C.strong) == "strong"
+    assert found.documents[0].relevance == pytest.approx((0.55 - 0.13 - 0.1) / 0.4)
+    # And nonsense of the same store, whose least unrelated memory stands 0.12 above the others below the band
+    # of unrelated text (cosine 0.24), gets nothing: no elevation without a cosine above that band
+    nonsense = _retrieve(_store(0.24, [0.12, 0.1]), "velvet teapot saxophone", FusionWeights(), floor=C.floor)
+    assert nonsense.documents == []
+
+
+def test_among_a_few_memories_a_chunk_stands_above_other_documents_not_its_own() -> None:
+    # two chunks of one document at 0.55 and 0.5, another document at 0.1: the runner-up is the other document
+    few = rel.Background.of([("a", 0.55), ("a", 0.5), ("b", 0.1)], 50)
+    assert few.median is None and few.reference("a") == pytest.approx(0.1) and few.reference("b") == pytest.approx(0.55)
+    assert rel.elevation_part(0.55, few, C, "a") == pytest.approx(min(1.0, (0.55 - 0.1 - 0.1) / 0.4))
+    # a single document has nothing to stand above
+    assert rel.elevation_part(0.55, rel.Background.of([("a", 0.55)], 50), C, "a") == 0.0
+
+
+TITLED = ChunkRecords({c: (t, "- contrast\n- labels") for c, t in
+                      (("check", "Checklist"), ("wifi", "Home wifi password"), ("other", "Netflix password"))})
+
+
+@pytest.mark.parametrize("query, strong", [
+    ("checklist", ["d-check"]),  # the memory's own name, whatever BM25 makes of one word in a small store
+    ("wifi password", ["d-wifi"]),  # every word in one title; "password" alone in another is not the answer
+    ("Spotify password", []),  # a near miss: no title holds "spotify"
+])
+def test_a_title_holding_every_word_asked_is_a_strong_match(query, strong) -> None:  # noqa: ANN001
+    # Given three memories the text leg finds, each with a weak keyword score and no meaningful cosine
+    legs = LegResults(vector=[Candidate(c, f"d-{c}", 0, 0.2, NOW) for c in ("check", "wifi", "other")],
+                      text=[Candidate(c, f"d-{c}", 0, 0.3, NOW) for c in ("check", "wifi", "other")])
+    svc = SimpleNamespace(embedder=SimpleNamespace(id="local/all-MiniLM-L6-v2/384", embed_query=lambda q: [1.0]),
+                          index=FixedLegs(legs), clock=SimpleNamespace(now=lambda: NOW), metadata=TITLED)
+    scope = SearchScope(organization_id="o", project_ids=("p",), filters=RecallFilters(), now=NOW)
+    found = retrieve(svc, Retrieval(query=query, scope=scope, k=50, weights=FusionWeights(), floor=C.floor))  # type: ignore[arg-type]
+    # Then only a memory whose title holds every content word of the question is strong
+    assert sorted(g.document_id for g in found.documents if rel.match_of(g.relevance, C.strong) == "strong") == strong
