@@ -1,5 +1,5 @@
-"""Composition on AWS: memlane's ports wired to DynamoDB, S3, SQS, Step Functions, OpenSearch and
-Bedrock or OpenAI, from the environment the CDK stack gives every function.
+"""Composition on AWS: memlane's ports wired to DynamoDB, S3, SQS, Step Functions, OpenSearch or
+S3 Vectors, and Bedrock or OpenAI, from the environment the CDK stack gives every function.
 
 Nothing happens at import time. `build_aws_services()` reads the environment once per cold start
 (the result is kept for the life of the execution environment), and every adapter creates its
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from memlane import observability
 from memlane.adapters.aws import dynamo_schema as schema
 from memlane.adapters.aws._boto import new_client
 from memlane.adapters.aws.blob_store import S3BlobStore
@@ -96,7 +97,8 @@ class AwsSettings(BaseModel):
     page_queue_url: str = ""
     state_machine_arn: str = ""
     search_endpoint: str = ""
-    search_kind: Literal["managed", "serverless"] = "managed"
+    search_kind: Literal["managed", "serverless", "s3vectors"] = "managed"
+    vector_bucket: str = ""  # the S3 Vectors bucket (search_kind "s3vectors")
     search_index_alias: str = DEFAULT_SEARCH_INDEX_ALIAS
     embedder: Literal["bedrock", "openai"] = "bedrock"
     bedrock_model_id: str = DEFAULT_BEDROCK_MODEL_ID
@@ -113,6 +115,7 @@ class AwsSettings(BaseModel):
     rerank_weight: float = DEFAULT_RERANK_WEIGHT
     extraction_queue_url: str = ""  # "" = no extraction queue (extraction off)
     llm_model_id: str = ""  # "" = no LLM: conversations are saved, no fact is extracted
+    metrics: Literal["all", "alarmed"] = "all"  # "alarmed": only what an alarm reads (lean observability)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AwsSettings:
@@ -131,6 +134,7 @@ class AwsSettings(BaseModel):
             "state_machine_arn": env.get(schema.ENV_STATE_MACHINE_ARN),
             "search_endpoint": env.get(schema.ENV_SEARCH_ENDPOINT),
             "search_kind": env.get(schema.ENV_SEARCH_KIND),
+            "vector_bucket": env.get(schema.ENV_VECTOR_BUCKET),
             "search_index_alias": env.get(schema.ENV_SEARCH_INDEX_ALIAS),
             "embedder": env.get(schema.ENV_EMBEDDER),
             "bedrock_model_id": env.get(ENV_BEDROCK_MODEL_ID),
@@ -147,6 +151,7 @@ class AwsSettings(BaseModel):
             "rerank_weight": env.get(ENV_RERANK_WEIGHT),
             "extraction_queue_url": env.get(schema.ENV_EXTRACTION_QUEUE_URL),
             "llm_model_id": env.get(schema.ENV_LLM_MODEL_ID),
+            "metrics": env.get(observability.ENV_METRICS),
         }
         try:
             return cls.model_validate({k: v for k, v in values.items() if v})
@@ -265,19 +270,28 @@ def build_llm(aws: AwsSettings) -> Any:
 
 
 def build_search_index(aws: AwsSettings, embedder: Embedder, context_weight: float | None = None) -> SearchIndex:
-    """OpenSearch behind the alias, SigV4-signed ("es" or "aoss") with the function's role. The
-    `context` field (memlane.documents.contextual) weighs `context_weight` against a memory's own
+    """The search index the stack deployed: OpenSearch behind the alias, SigV4-signed ("es" or "aoss")
+    with the function's role, or Amazon S3 Vectors (an index per organization in the vector bucket).
+    The `context` field (memlane.documents.contextual) weighs `context_weight` against a memory's own
     words, as the local index's does (MEMLANE_CONTEXT_TEXT_WEIGHT)."""
+    extra = {} if context_weight is None else {"context_boost": context_weight}
+
+    def s3vectors() -> SearchIndex:
+        from memlane.adapters.aws.s3vectors_index import S3VectorsIndex
+
+        return S3VectorsIndex(None, aws.require("vector_bucket"), embedder.dimension, alias=aws.search_index_alias,
+                              embedder_id=embedder.id, context_boost=context_weight)
 
     def opensearch() -> SearchIndex:
         from memlane.adapters.aws.opensearch_index import OpenSearchIndex, make_opensearch_client
 
         endpoint, region = aws.require("search_endpoint"), aws.require("region")
         client = make_opensearch_client(endpoint, region, aws.search_kind)
-        extra = {} if context_weight is None else {"context_boost": context_weight}
         return OpenSearchIndex(client, aws.search_index_alias, embedder.dimension, embedder_id=embedder.id,
                                serverless=aws.search_kind == "serverless", **extra)
 
+    if aws.search_kind == "s3vectors":
+        return Lazy(s3vectors, "S3VectorsIndex")
     return Lazy(opensearch, "OpenSearchIndex")
 
 
@@ -316,7 +330,7 @@ def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | No
         cache=DynamoCache(aws.table),
         rate_limiter=DynamoRateLimiter(aws.table),
         idempotency=PowertoolsIdempotency(lambda: build_idempotency_layer(aws)),
-        metrics=PowertoolsMetrics(),
+        metrics=PowertoolsMetrics(only=observability.LEAN_ALARMED if aws.metrics == "alarmed" else None),
         # Keys created through POST /v3/keys join the usage plan, as the admin function's do (the
         # API function knows the plan by name; built on the first key created).
         key_registry=Lazy(lambda: build_key_registry(aws), "ApiGatewayKeyRegistry"),
