@@ -41,7 +41,7 @@ def build_app(
 
     stack = MemlaneStack(app, config.stack_name, config=config, code_dir=code_dir, layer_dir=layer_dir,
                          webapp_dir=webapp_dir)
-    missing = [spec.handler for spec in c.ALL_FUNCTIONS if handler_module_path(spec.handler) is None]
+    missing = [spec.handler for spec in c.EVERY_FUNCTION if handler_module_path(spec.handler) is None]
     if missing:
         Annotations.of(stack).add_warning_v2(
             "memlane:missing-handlers",

@@ -61,9 +61,17 @@ DEFAULT_CONTEXT: dict[str, Any] = {
     # The Region the stack is deployed to, when synth should not take the CDK CLI's (CDK_DEFAULT_REGION,
     # else AWS_REGION or AWS_DEFAULT_REGION): it decides what `llm_model: auto` means.
     "region": "",
+    # "full": an alarm on every function and queue, a dashboard, every memlane metric; "lean": the
+    # alarms that say data is not being written or served, no dashboard, only the metric an alarm reads
+    # (docs/deploy.md, "Cost": the saving line by line).
+    "observability": "full",
 }
+# `-c searchBackend=…` is read as `search_backend` (docs/deploy.md names it so; the rest of the context
+# is snake_case). cdk.json always holds search_backend's default, so the alias, when given, wins.
+CONTEXT_ALIASES = {"searchBackend": "search_backend"}
 
-SEARCH_BACKENDS = ("managed", "serverless")
+SEARCH_BACKENDS = ("managed", "serverless", "s3vectors")
+OBSERVABILITY = ("full", "lean")
 REGION_PATTERN = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d+$")
 # Where the Region comes from when the context does not name it, in order (the CDK CLI sets the first).
 REGION_VARIABLES = ("CDK_DEFAULT_REGION", "AWS_REGION", "AWS_DEFAULT_REGION")
@@ -144,6 +152,7 @@ class DeploymentConfig:
     llm_model_note: str = ""
     llm_model_for_region: bool = False
     public_url: str = ""  # a custom domain for /mcp tokens, OAuth callbacks and webhooks; "" = the API's own URL
+    observability: str = "full"  # "full" | "lean"
 
     @property
     def stack_name(self) -> str:
@@ -163,7 +172,7 @@ class DeploymentConfig:
         process environment by default) gives the deploying Region when the context does not."""
 
         def value(key: str) -> Any:
-            found = get(key)
+            found = _aliased(get, key)
             return DEFAULT_CONTEXT.get(key) if found is None else found
 
         stage = str(value("stage"))
@@ -231,11 +240,20 @@ class DeploymentConfig:
             region=region,
             llm_model_note=llm_note,
             llm_model_for_region=str(value("llm_model")).strip() == AUTO and bool(llm_model),
+            observability=_choice("observability", value("observability"), OBSERVABILITY),
         )
 
     @classmethod
     def from_mapping(cls, context: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> DeploymentConfig:
         return cls.from_context(context.get, {} if environ is None else environ)
+
+
+def _aliased(get: Callable[[str], Any], key: str) -> Any:
+    """The context value of `key`, or of its camelCase alias (CONTEXT_ALIASES) when that is given: an
+    alias given with `-c` wins over the snake_case default in cdk.json."""
+    alias = next((a for a, k in CONTEXT_ALIASES.items() if k == key), None)
+    given = get(alias) if alias else None
+    return get(key) if given is None else given
 
 
 def _rerank_model(raw: Any) -> str:

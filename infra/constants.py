@@ -196,6 +196,17 @@ ALL_FUNCTIONS = (
     EXTRACTION_CONSUMER_FUNCTION,
 )
 
+# Only in a stack with searchBackend=s3vectors: the vector bucket's custom resource
+# (infra/constructs/vector_search.py). Every handler module, whatever the variant: EVERY_FUNCTION.
+VECTOR_BUCKET_FUNCTION = FunctionSpec(
+    "VectorBucketFunction",
+    "functions.vector_bucket.handler.handler",
+    "Deploy time: the S3 Vectors bucket's default index mode (ENHANCED); its indexes deleted with a dev stack",
+    256,
+    300,
+)
+EVERY_FUNCTION = (*ALL_FUNCTIONS, VECTOR_BUCKET_FUNCTION)
+
 # --------------------------------------------------------------------------- environment
 
 # Names the functions read in addition to those in memlane.adapters.aws.dynamo_schema.

@@ -7,7 +7,6 @@ from pathlib import Path
 from aws_cdk import Aws, CfnOutput, CfnRule, CfnRuleAssertion, Fn, Stack
 from constructs import Construct
 
-from infra import constants as c
 from infra.config import DeploymentConfig
 from infra.constructs.api import Api
 from infra.constructs.connections import Connections
@@ -20,7 +19,9 @@ from infra.constructs.observability import Observability
 from infra.constructs.schedules import Schedules
 from infra.constructs.search import create_search
 from infra.constructs.storage import Storage
+from infra.constructs.vector_search import VectorSearch
 from infra.constructs.webapp import WebApp
+from memlane import observability
 from memlane.adapters.aws import dynamo_schema as schema
 from memlane.config.aws import ENV_WEBAPP_URL
 
@@ -60,12 +61,14 @@ class MemlaneStack(Stack):
             environment={
                 schema.ENV_TABLE: self.storage.table.table_name,
                 schema.ENV_BUCKET: self.storage.content_bucket.bucket_name,
-                schema.ENV_SEARCH_ENDPOINT: self.search.endpoint,
-                schema.ENV_SEARCH_KIND: self.search.kind,
-                schema.ENV_SEARCH_INDEX_ALIAS: c.SEARCH_INDEX_ALIAS,
+                **self.search.environment,
                 **self.models.environment,
+                # lean observability: the functions publish only the metric an alarm reads
+                **({observability.ENV_METRICS: "alarmed"} if config.observability == "lean" else {}),
             },
         )
+        if isinstance(self.search, VectorSearch):
+            self.search.prepare(self.functions)
         self.ingestion = Ingestion(
             self,
             "Ingestion",
@@ -194,7 +197,11 @@ class MemlaneStack(Stack):
         CfnOutput(self, "KeysFunctionName", value=keys_function)
         CfnOutput(self, "MetadataTableName", value=self.storage.table.table_name)
         CfnOutput(self, "ContentBucketName", value=self.storage.content_bucket.bucket_name)
-        CfnOutput(self, "SearchEndpoint", value=self.search.endpoint)
+        if isinstance(self.search, VectorSearch):
+            CfnOutput(self, "VectorBucketName", value=self.search.bucket_name,
+                      description="S3 Vectors: one index per organization, created on its first save")
+        else:
+            CfnOutput(self, "SearchEndpoint", value=self.search.endpoint)
         CfnOutput(self, "IngestQueueUrl", value=self.ingestion.ingest.queue.queue_url)
         CfnOutput(self, "StateMachineArn", value=self.ingestion.state_machine.state_machine_arn)
         CfnOutput(self, "AlarmTopicArn", value=self.observability.topic.topic_arn)

@@ -41,6 +41,10 @@ FORGET_SWEEPS = "ForgetSweeps"
 
 # What the alarms watch (a sum over the alarm period above zero is worth a look).
 ALARMED = (WRITES_FAILED, INGESTION_FAILED, PAGE_ERRORS, CONTEXT_REBUILDS_FAILED)
+# With lean observability (the stack's `observability=lean`) one of them has an alarm, and the functions
+# publish only it (MEMLANE_METRICS=alarmed): CloudWatch bills each custom metric it receives.
+LEAN_ALARMED = (WRITES_FAILED,)
+ENV_METRICS = "MEMLANE_METRICS"  # "all" (default) | "alarmed"
 
 
 class NoMetrics:

@@ -476,6 +476,8 @@ class _Row:
 class MemorySearchIndex:
     """Exact k-NN (cosine) and a plain BM25 over chunks, with the scope applied in both legs."""
 
+    backend = "memory"
+
     def __init__(self, dimension: int | None = None) -> None:
         self.dimension = dimension
         self._lock = threading.Lock()
@@ -609,7 +611,7 @@ class MemorySearchIndex:
         with self._lock:
             return len(self._rows)
 
-    def holdings(self, document_id: str) -> IndexHoldings:
+    def holdings(self, document_id: str, org_id: str | None = None) -> IndexHoldings:
         with self._lock:
             rows = sum(1 for r in self._rows.values() if r.chunk.document_id == document_id)
             return IndexHoldings(text=rows, vector=rows)

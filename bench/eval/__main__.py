@@ -13,6 +13,7 @@ import logging
 import math
 import os
 import sys
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,7 +54,10 @@ def _module(name: str) -> Any:
     return importlib.import_module(f"bench.eval.workloads.{name}")
 
 
-def run_workloads(args: argparse.Namespace) -> int:
+def run_workloads(args: argparse.Namespace, server: Callable[..., AbstractContextManager[Api]] = running_server,
+                  results_dir: Path | None = None) -> int:
+    """Every selected workload through `server` (a running_server), results saved in `results_dir`
+    (default: the cache's results/, what --report-only reads)."""
     from memlane.config.docsets import DocsetSettings
 
     selected = args.workloads
@@ -68,15 +72,15 @@ def run_workloads(args: argparse.Namespace) -> int:
         print(f"{PROG}: {args.memory} not found (--memory)", file=sys.stderr)
         return 2
     cache = EmbeddingCache(cache_dir(args.cache_dir) / "embeddings.sqlite3")
-    results_dir = cache_dir(args.cache_dir) / "results"
+    results_dir = results_dir or cache_dir(args.cache_dir) / "results"
     print(f"embedding cache: {cache.path} ({len(cache)} vectors)", file=sys.stderr, flush=True)
     docset_settings = args.docset_settings = DocsetSettings.from_env(os.environ)
 
     def stages_off() -> AbstractContextManager[Api]:
-        return running_server(cache, recall_neighbour_weight=0.0, context_sides="none")
+        return server(cache, recall_neighbour_weight=0.0, context_sides="none")
 
     data_dir = Path(args.data_dir) if args.data_dir else None
-    with running_server(cache, data_dir=data_dir, allow_private_network="docs" in selected and not args.skip_crawl,
+    with server(cache, data_dir=data_dir, allow_private_network="docs" in selected and not args.skip_crawl,
                         docset_settings=docset_settings) as api:
         ctx = Context(api, args, stages_off=stages_off)
         for name in selected:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,9 +131,11 @@ def running_server(
     data_dir: Path | None = None,
     allow_private_network: bool = False,
     docset_settings: Any = None,
+    search_index: Callable[[Any], Any] | None = None,
     **overrides: Any,
 ) -> Iterator[Api]:
-    """A LocalServer with the cached embedded default; settings from the environment, then `overrides`."""
+    """A LocalServer with the cached embedded default; settings from the environment, then `overrides`.
+    `search_index(embedder)`: another SearchIndex for the server (bench.s3vectors_spread: S3 Vectors)."""
     from memlane.adapters.local.embedder import MiniLMEmbedder
     from memlane.config import Settings
     from memlane.local.server import LocalServer
@@ -149,6 +151,7 @@ def running_server(
             embedder=embedder,
             allow_private_network=allow_private_network,
             docset_settings=docset_settings,
+            search_index=search_index(embedder) if search_index is not None else None,
         )
         server.prepare()
         server.start_in_thread()

@@ -3,6 +3,15 @@ failure counts (memlane.observability: documents that failed to write, pages tha
 encrypted SNS topic they notify, and one dashboard with saves, recalls, cache hits and misses,
 writes, pages crawled and documents forgotten.
 
+`-c observability=lean` keeps the alarms that say data is being lost or not served: every dead-letter
+queue (work that failed after all its retries), the API's 5XX answers, failed and timed-out ingestion
+executions and documents that failed to write for good (the one memlane metric the functions then
+publish, MEMLANE_METRICS=alarmed). It drops the per-function error alarms (an asynchronous function's
+failures end in its dead-letter queue or its workflow's failure, the API's in 5XX), the authorizer's
+refusal burst, the page-error and workflow-failure counts (their pages and documents end in a DLQ or a
+failed execution), the failed context rebuilds (neighbours keep an older context until their next
+write) and the dashboard. docs/deploy.md states the saving.
+
 Alarms fire on the first occurrence (threshold 1 in a 5-minute period) and treat missing data as
 fine: a quiet system is a healthy one.
 """
@@ -74,6 +83,7 @@ class Observability(Construct):
         action = cw_actions.SnsAction(self.topic)
 
         self.alarms: list[cloudwatch.Alarm] = []
+        self.lean = config.observability == "lean"
         for name, queue in dead_letter_queues.items():
             self._alarm(
                 f"{name}Depth",
@@ -81,7 +91,7 @@ class Observability(Construct):
                 f"Messages in the {name} dead-letter queue: work that failed after all retries",
                 action,
             )
-        for function in functions:
+        for function in [] if self.lean else functions:
             construct_id = function.node.id
             if construct_id == c.AUTHORIZER_FUNCTION.construct_id:
                 # The authorizer answers every refused key with an error (that is how API Gateway
@@ -113,6 +123,7 @@ class Observability(Construct):
             action,
         )
         # memlane's own counts (memlane.observability, emitted as EMF by the functions)
+        alarmed = observability.LEAN_ALARMED if self.lean else observability.ALARMED
         for name, description, threshold in (
             (observability.WRITES_FAILED, "Documents failed to write for good (their status says why)", 1),
             (observability.INGESTION_FAILED, "The ingestion workflow gave up on documents", 1),
@@ -121,7 +132,8 @@ class Observability(Construct):
             (observability.CONTEXT_REBUILDS_FAILED, "Memories next to a written or removed one could not be "
              "indexed again (a refused model or grant, the index down): see the function's error log", 1),
         ):
-            self._alarm(f"{name}Count", app_metric(name, label=False), description, action, threshold=threshold)
+            if name in alarmed:
+                self._alarm(f"{name}Count", app_metric(name, label=False), description, action, threshold=threshold)
         self._alarm(
             "Api5xx",
             rest_api.metric_server_error(period=PERIOD, statistic="Sum"),
@@ -129,6 +141,13 @@ class Observability(Construct):
             action,
         )
 
+        self.dashboard: cloudwatch.Dashboard | None = None
+        if not self.lean:
+            self._dashboard(functions, dead_letter_queues, state_machine, rest_api, work_queues)
+
+    def _dashboard(self, functions: list[lambda_.Function], dead_letter_queues: dict[str, sqs.IQueue],
+                   state_machine: sfn.StateMachine, rest_api: apigw.RestApi,
+                   work_queues: dict[str, sqs.IQueue]) -> None:
         self.dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=self._prefix)
         self.dashboard.add_widgets(
             cloudwatch.GraphWidget(

@@ -1,6 +1,6 @@
-"""Search: the k-NN + BM25 index behind recall, on OpenSearch.
+"""Search: the k-NN + BM25 index behind recall, on OpenSearch or Amazon S3 Vectors.
 
-Two backends, chosen with `-c search_backend=`:
+Three backends, chosen with `-c search_backend=` (or `-c searchBackend=`):
 
 * managed (default): one OpenSearch Service domain. Low idle cost (one t3.small.search node). Public
   HTTPS endpoint, no VPC: every request is SigV4-signed and the domain's access policy names only
@@ -11,8 +11,11 @@ Two backends, chosen with `-c search_backend=`:
   owned key), network policy (public endpoint, no dashboards) and a data access policy naming only
   the functions' roles.
 
-Either way the functions get `MEMLANE_SEARCH_ENDPOINT` (an https URL), `MEMLANE_SEARCH_KIND` and
-`MEMLANE_SEARCH_INDEX`; readers and writers get different actions.
+* s3vectors: an Amazon S3 Vectors bucket, an index per organization, nothing billed while idle
+  (infra/constructs/vector_search.py).
+
+OpenSearch functions get `MEMLANE_SEARCH_ENDPOINT` (an https URL), `MEMLANE_SEARCH_KIND` and
+`MEMLANE_SEARCH_INDEX` (`environment`); readers and writers get different actions.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ from constructs import Construct
 from infra import constants as c
 from infra.config import DeploymentConfig
 from infra.constructs.functions import log_removal_policy, retention_days
+from infra.constructs.vector_search import VectorSearch
 from infra.nag import acknowledge, wildcard_resource_finding
+from memlane.adapters.aws import dynamo_schema as schema
 
 # What memlane's OpenSearchIndex sends, on its own paths only (the alias, the `<alias>-v<n>` indices
 # behind it, `_alias/<alias>`): reads look indices and the alias up (GET, HEAD) and search (POST to
@@ -58,14 +63,29 @@ class Search(Protocol):
     """What the other constructs use, whatever the backend."""
 
     kind: str
-    endpoint: str
+    endpoint: str  # "" where there is none (S3 Vectors)
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """What every function is told about the search index."""
+        ...
 
     def grant_read(self, role: iam.IRole) -> None: ...
 
     def grant_write(self, role: iam.IRole) -> None: ...
 
 
-class ManagedSearch(Construct):
+class OpenSearchEnvironment:
+    kind: str
+    endpoint: str
+
+    @property
+    def environment(self) -> dict[str, str]:
+        return {schema.ENV_SEARCH_ENDPOINT: self.endpoint, schema.ENV_SEARCH_KIND: self.kind,
+                schema.ENV_SEARCH_INDEX_ALIAS: c.SEARCH_INDEX_ALIAS}
+
+
+class ManagedSearch(OpenSearchEnvironment, Construct):
     kind = "managed"
 
     def __init__(self, scope: Construct, construct_id: str, *, config: DeploymentConfig) -> None:
@@ -205,7 +225,7 @@ class ManagedSearch(Construct):
                     acknowledge(role, wildcard_resource_finding(self, resource), DOMAIN_PATHS_REASON)
 
 
-class ServerlessSearch(Construct):
+class ServerlessSearch(OpenSearchEnvironment, Construct):
     kind = "serverless"
 
     def __init__(self, scope: Construct, construct_id: str, *, config: DeploymentConfig) -> None:
@@ -298,6 +318,8 @@ class ServerlessSearch(Construct):
 
 
 def create_search(scope: Construct, construct_id: str, *, config: DeploymentConfig) -> Search:
+    if config.search_backend == "s3vectors":
+        return VectorSearch(scope, construct_id, config=config)
     if config.search_backend == "serverless":
         return ServerlessSearch(scope, construct_id, config=config)
     return ManagedSearch(scope, construct_id, config=config)

@@ -88,7 +88,7 @@ def _add_own_routes(app: ConcurrentRestResolver) -> None:
     def health() -> dict[str, Any]:
         svc: Services = app.context["services"]
         return {"status": "ok", "timestamp": int(svc.clock.now().timestamp() * 1000), "version": __version__,
-                "embedder": svc.embedder.id}
+                "embedder": svc.embedder.id, "search": svc.index.backend}
 
     @app.get("/openapi.json", include_in_schema=False)
     def openapi():  # noqa: ANN202 - a bare Response has no schema

@@ -105,12 +105,15 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return run_stdio(configuration_of(args), org=getattr(args, "org", None))
 
 
-@works_on_data_directory("reindex")
+@works_on_data_directory("reindex", "unset MEMLANE_API_URL (or fill a deployed stack's index with --aws)",
+                         unless=lambda args: args.aws)
 def cmd_reindex(args: argparse.Namespace) -> int:
     """Write every document again with the current embedder (after switching models)."""
     from memlane.local import index_rules
     from memlane.local.reindex import requeue_everything
 
+    if args.aws:
+        return _reindex_aws(args)
     if existing_data_dir(args) is None:
         return no_data_dir(args)
     runtime = local_runtime(args)
@@ -127,6 +130,26 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     finally:
         runtime.close()
     return 0
+
+
+def _reindex_aws(args: argparse.Namespace) -> int:
+    """Every ready document of the stack's DynamoDB table written into its search index again."""
+    from memlane.adapters.aws.compose import aws_settings, build_aws_services
+    from memlane.adapters.aws.doctor import AwsInventory
+    from memlane.services.reindex import reindex
+
+    services = build_aws_services(settings_of(args))
+    target = aws_settings().vector_bucket or aws_settings().search_endpoint
+    print(f"filling the {services.index.backend} index ({target}) with {services.embedder.id}", file=sys.stderr)
+    report = reindex(services, AwsInventory(services),
+                     progress=lambda done, total: print(f"\rwritten {done} of {plural(total, 'document')}", end="",
+                                                        file=sys.stderr, flush=True))
+    counts = report.as_dict()
+    print("\n" + ", ".join(f"{name} {value}" for name, value in counts.items()))
+    if report.deferred or report.failed:
+        print("deferred documents are retried by the stack's ingest consumer; failed ones say why in their status "
+              "(GET /v3/documents/{id}); run `memlane reindex --aws` again to retry them all", file=sys.stderr)
+    return 1 if report.failed else 0
 
 
 @works_on_data_directory("forget")

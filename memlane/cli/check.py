@@ -6,6 +6,8 @@ Everything happens in a fresh project named memlane-check-<random>, deleted at t
 after a failure). The checks:
 
     connect       the key is accepted (GET /v3/whoami)
+    search        which search index answers (GET /health names it: the embedded one, OpenSearch or
+                  Amazon S3 Vectors) and what the checks below exercise there
     save          four memories and, where the server has the conversation signal, a conversation
     ready         every save is ready (polled until --timeout)
     vector        a paraphrase sharing no word with its memory finds it first (only embeddings can)
@@ -53,6 +55,25 @@ CONVERSATION = (
     "Nine sharp, from pier four; be there twenty minutes early.",
 )
 CONVERSATION_QUERY = "ferry to Lindholm island"
+# What `vector`, `keyword` and `receipt` exercise on each search index GET /health may name, and where
+# to look when `vector` or `keyword` fails there.
+SEARCH_BACKENDS: dict[str, tuple[str, str, str, str, str]] = {
+    "embedded": ("the embedded index of this server (SQLite)", "its k-NN over the stored vectors",
+                 "its BM25 over the searched scope", "the index's rows of the memory",
+                 "the server's embedder and `memlane reindex`"),
+    "opensearch": ("OpenSearch (managed domain), one index for every organization", "a k-NN query (faiss)",
+                   "a BM25 query (english analyzer)", "the documents counted in the index",
+                   "the domain's index has vectors (the embedder's grant and model id) and the functions' "
+                   "es:ESHttp* grants"),
+    "opensearch-serverless": ("OpenSearch Serverless, one index for every organization", "a k-NN query",
+                              "a BM25 query (english analyzer)", "the documents counted in the index",
+                              "the collection's data access policy names the function roles"),
+    "s3vectors": ("Amazon S3 Vectors, an index per organization", "QueryVectors with the query vector",
+                  "QueryVectors with queryTexts (full-text search)", "GetVectors of the memory's keys",
+                  "the organization's index is ENHANCED with the text keys text, title, headings, context "
+                  "(aws s3vectors get-index) and the function roles may call s3vectors:QueryVectors and "
+                  "s3vectors:GetVectors"),
+}
 # Names a server might give the conversation's explicit order (issue 22 leaves the name to its
 # implementer): a sequence number, or the time the message was said.
 ORDER_FIELDS = ("sequence", "seq", "turn", "turn_index", "position", "message_index")
@@ -72,6 +93,7 @@ class Run:
     timeout: float
     out: Callable[[str], None]
     outcomes: list[Outcome] = field(default_factory=list)
+    backend: str | None = None  # the search index GET /health names
     project_id: str | None = None
     saved: dict[str, str] = field(default_factory=dict)  # role → document id
 
@@ -130,6 +152,7 @@ def check(client: MemlaneClient, timeout: float, out: Callable[[str], None]) -> 
         run.report("connect", "FAIL", f"{client.base_url} answered {exc.status}: {exc.error}")
         return run
     run.report("connect", "PASS", f"{client.base_url} accepts the key (organization {who.get('organization_id', '?')})")
+    _search_report(run)
     try:
         _checks(run)
     except MemlaneUnreachable as exc:
@@ -137,6 +160,24 @@ def check(client: MemlaneClient, timeout: float, out: Callable[[str], None]) -> 
     finally:
         _cleanup(run)
     return run
+
+
+def _search_report(run: Run) -> None:
+    try:
+        health = run.client.request("GET", "/health")
+    except MemlaneError:
+        health = {}
+    backend = health.get("search") if isinstance(health, dict) else None
+    if backend not in SEARCH_BACKENDS:
+        run.report("search", "SKIP", "server does not name its search index (no known `search` in GET /health)")
+        return
+    run.backend = backend
+    name, vector, keyword, receipt, _ = SEARCH_BACKENDS[backend]
+    run.report("search", "PASS", f"{name}: `vector` runs {vector}, `keyword` {keyword}, `receipt` reads {receipt}")
+
+
+def _hint(run: Run) -> str:
+    return f"; check {SEARCH_BACKENDS[run.backend][4]}" if run.backend in SEARCH_BACKENDS else ""
 
 
 def _checks(run: Run) -> None:
@@ -248,7 +289,7 @@ def _recall_check(run: Run, name: str, query: str, role: str, what: str) -> None
         run.report(name, "PASS", f"{what} found its memory first (score {score}, {answer.get('query_time_ms')} ms)")
     else:
         where = f"at rank {rank}" if rank else f"not in the first {RECALL_LIMIT}"
-        run.report(name, "FAIL", f"{what} found its memory {where}; first was {_top(answer)}")
+        run.report(name, "FAIL", f"{what} found its memory {where}; first was {_top(answer)}{_hint(run)}")
     if name == "vector":
         _rerank_report(run, answer)
 

@@ -64,6 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     x = sub.add_parser("reindex", help="re-embed everything with the current embedder")
     data_dir_option(x)
+    x.add_argument(
+        "--aws",
+        action="store_true",
+        help="fill the deployed stack's search index (OpenSearch or S3 Vectors, as MEMLANE_SEARCH_KIND says) "
+        "from DynamoDB, after switching searchBackend or the embedding model (AWS env vars as for doctor --aws)",
+    )
     x.set_defaults(func=admin.cmd_reindex)
 
     f = sub.add_parser("forget", help="remove documents whose forget_after has passed")

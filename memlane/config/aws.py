@@ -19,7 +19,7 @@ from memlane.config.settings import ENV_EMBEDDER as ENV_EMBEDDER  # Settings.emb
 from memlane.config.variables import Section, SettingsPart, any_case, variable, variables_of
 from memlane.domain.errors import MemlaneError
 from memlane.domain.tuning import DEFAULT_RERANK_TOP_N, DEFAULT_RERANK_WEIGHT, MAX_RERANK_TOP_N
-from memlane.observability import NAMESPACE
+from memlane.observability import ENV_METRICS, NAMESPACE
 
 # The names infra sets (memlane.adapters.aws.dynamo_schema and .compose repeat them for infra's imports).
 ENV_TABLE = "MEMLANE_TABLE"
@@ -29,6 +29,7 @@ ENV_STATE_MACHINE_ARN = "MEMLANE_STATE_MACHINE_ARN"
 ENV_SEARCH_ENDPOINT = "MEMLANE_SEARCH_ENDPOINT"
 ENV_SEARCH_KIND = "MEMLANE_SEARCH_KIND"
 ENV_SEARCH_INDEX_ALIAS = "MEMLANE_SEARCH_INDEX"
+ENV_VECTOR_BUCKET = "MEMLANE_VECTOR_BUCKET"
 ENV_OPENAI_SECRET_NAME = "MEMLANE_OPENAI_SECRET_NAME"
 ENV_PAGE_QUEUE_URL = "MEMLANE_PAGE_QUEUE_URL"
 ENV_SYNC_QUEUE_URL = "MEMLANE_SYNC_QUEUE_URL"
@@ -86,10 +87,14 @@ class AwsSettings(FunctionSettings):
         ENV_EXTRACTION_QUEUE_URL, "", section=_STACK, doc="the queue of fact extraction; unset: extraction is off")
     state_machine_arn: str = variable(ENV_STATE_MACHINE_ARN, "", section=_STACK, doc="the ingestion workflow")
     search_endpoint: str = variable(ENV_SEARCH_ENDPOINT, "", section=_STACK, doc="OpenSearch's endpoint")
-    search_kind: Annotated[Literal["managed", "serverless"], BeforeValidator(any_case)] = variable(
-        ENV_SEARCH_KIND, "managed", section=_STACK, doc="OpenSearch: a managed domain or Serverless")
+    search_kind: Annotated[Literal["managed", "serverless", "s3vectors"], BeforeValidator(any_case)] = variable(
+        ENV_SEARCH_KIND, "managed", section=_STACK,
+        doc="the search backend: an OpenSearch managed domain, OpenSearch Serverless, or Amazon S3 Vectors "
+            "(the `search_backend` context)")
+    vector_bucket: str = variable(ENV_VECTOR_BUCKET, "", section=_STACK,
+                                  doc="the S3 Vectors bucket (with `MEMLANE_SEARCH_KIND=s3vectors`)")
     search_index_alias: str = variable(ENV_SEARCH_INDEX_ALIAS, DEFAULT_SEARCH_INDEX_ALIAS, section=_STACK,
-                                       doc="the search index's alias")
+                                       doc="the search index's alias (on S3 Vectors, the prefix of the index names)")
     bedrock_model_id: str = variable(ENV_BEDROCK_MODEL_ID, DEFAULT_BEDROCK_MODEL_ID, section=_STACK,
                                      doc="the Bedrock embedding model (with `MEMLANE_EMBEDDER=bedrock`)")
     openai_secret_name: str = variable(ENV_OPENAI_SECRET_NAME, "", section=_STACK,
@@ -117,6 +122,10 @@ class AwsSettings(FunctionSettings):
                                         "context key sets it")
     llm_model_id: str = variable(ENV_LLM_MODEL_ID, "", section=_STACK,
                                  doc="the Bedrock model that extracts facts; unset: extraction is off")
+    metrics: Annotated[Literal["all", "alarmed"], BeforeValidator(any_case)] = variable(
+        ENV_METRICS, "all", section=_STACK,
+        doc="which of memlane's metrics a function publishes: `all`, or `alarmed` (only what an alarm reads; "
+            "the `observability=lean` context), since CloudWatch bills each custom metric it receives")
 
     def require(self, field: str) -> str:
         """The value of `field`, which this function needs; unset, an error naming its variable."""

@@ -59,7 +59,7 @@ def verify_removed(svc: Services, docs: Sequence[Document]) -> list[StoreCheck]:
              + len(svc.metadata.get_chunks_by_id(org, chunk_ids)))
         files = document_keys(org, doc.id)  # the list remove_document deleted
         note("content", doc.id, sum(svc.blobs.versions(key) for key in files.keys))
-        held = svc.index.holdings(doc.id)
+        held = svc.index.holdings(doc.id, org)
         note("text index", doc.id, held.text)
         note("vector index", doc.id, held.vector)
         if svc.cache is not None:

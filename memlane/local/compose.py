@@ -27,7 +27,7 @@ from memlane.domain.models import Document
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local import index_rules
 from memlane.observability import CountingMetrics
-from memlane.ports import ConnectionPorts, RateLimiter, Services, SyncDispatcher
+from memlane.ports import ConnectionPorts, RateLimiter, SearchIndex, Services, SyncDispatcher
 
 log = logging.getLogger(__name__)
 
@@ -127,12 +127,15 @@ def build_local(settings: Settings, embedder=None, summarizer=None, media_reader
                 on_enqueued: Callable[[Document | None], object] | None = None,
                 background: Callable[..., Any] | None = None, rate_limiter: RateLimiter | None = None,
                 connection_dispatcher: SyncDispatcher | None = None, public_url: str | None = None,
-                llm: Any = None, local: LocalSettings | None = None, apps: ConnectionApps | None = None) -> LocalStack:
+                llm: Any = None, local: LocalSettings | None = None, apps: ConnectionApps | None = None,
+                search_index: SearchIndex | None = None) -> LocalStack:
     """The stores and models over `settings.data_dir`, and the complete Services in one go.
     The keywords are what a running host adds (memlane.local.runtime): the worker's wake-up, the
     background executor, the rate limiter, the connections' sync runner and public URL, and the
     local parts of the configuration it read (the model cache, OCR's languages, the providers'
-    OAuth apps; their defaults when not given)."""
+    OAuth apps; their defaults when not given). `search_index`: another SearchIndex for the
+    services (the tests and the recall suite run the local server over S3 Vectors this way); the
+    embedded one is still opened, unused."""
     local = local or LocalSettings()
     private_dir(settings.data_dir)
     db = SqliteDatabase(settings.data_dir / DB_FILE)
@@ -147,7 +150,7 @@ def build_local(settings: Settings, embedder=None, summarizer=None, media_reader
         settings=settings,
         metadata=metadata,
         blobs=SqliteBlobStore(db),
-        index=index,
+        index=search_index if search_index is not None else index,
         embedder=embedder,
         summarizer=summarizer or make_summarizer(settings, embedder),
         queue=queue,

@@ -39,7 +39,7 @@ from memlane.local.connections import LocalSyncRunner
 from memlane.local.periodic import PeriodicJob
 from memlane.local.worker import IngestWorker
 from memlane.mcp.backend import DOCS_NEED_A_SERVER, Dispatch, InProcessBackend
-from memlane.ports import Services
+from memlane.ports import SearchIndex, Services
 from memlane.services.keys import create_key, ensure_organization, hash_key
 from memlane.services.ratelimit import InMemoryRateLimiter
 
@@ -68,7 +68,8 @@ class LocalRuntime:
     def __init__(self, settings: Settings, *, embedder: Any = None, summarizer: Any = None,
                  media_readers: Any = None, docsets: bool | None = True, allow_private_network: bool = False,
                  docset_settings: DocsetSettings | None = None, public_url: str | None = None,
-                 local: LocalSettings | None = None, apps: ConnectionApps | None = None) -> None:
+                 local: LocalSettings | None = None, apps: ConnectionApps | None = None,
+                 search_index: SearchIndex | None = None) -> None:
         self.settings = settings
         doorbell = threading.Event()  # rung when a document is queued: wakes the worker
 
@@ -83,7 +84,7 @@ class LocalRuntime:
             settings, embedder=embedder, summarizer=summarizer, media_readers=media_readers,
             on_enqueued=enqueued, background=self._background.submit,
             rate_limiter=InMemoryRateLimiter(), connection_dispatcher=self.connection_runner,
-            public_url=public_url, local=local, apps=apps)
+            public_url=public_url, local=local, apps=apps, search_index=search_index)
         self.services: Services = self.stack.services
         self.worker = IngestWorker(self.services, self.stack.queue, doorbell=doorbell)
         self.forget_job = PeriodicJob("forget", FORGET_EVERY_SECONDS, lambda: forget_expired(self.services))

@@ -30,6 +30,7 @@ from memlane.local.gateway import LocalGateway
 from memlane.local.responses import GatewayResponse
 from memlane.local.runtime import LocalRuntime, first_start_key
 from memlane.local.webapp import WebApp, default_build_dir
+from memlane.ports import SearchIndex
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +140,8 @@ class LocalServer:
     def __init__(self, settings: Settings, host: str = "127.0.0.1", port: int = 7432, embedder=None, *,
                  no_auth: bool = False, allow_all_origins: bool = False, allow_private_network: bool = False,
                  docset_settings: DocsetSettings | None = None, allowed_origins: Iterable[str] = (),
-                 local: LocalSettings | None = None, apps: ConnectionApps | None = None) -> None:
+                 local: LocalSettings | None = None, apps: ConnectionApps | None = None,
+                 search_index: SearchIndex | None = None) -> None:
         refuse_no_auth_off_loopback(host, no_auth)
         self.settings = settings
         self.no_auth = no_auth
@@ -149,7 +151,8 @@ class LocalServer:
         local = local or LocalSettings()
         self.runtime = LocalRuntime(settings, embedder=embedder, allow_private_network=allow_private_network,
                                     docset_settings=docset_settings, public_url=f"http://{shown}:{port}",
-                                    local=local, apps=apps)
+                                    local=local, apps=apps,
+                                    search_index=search_index)
         self.stack = self.runtime.stack
         self.worker = self.runtime.worker
         self.docsets = self.runtime.docsets

@@ -109,6 +109,11 @@ class IndexedChunk:
 class SearchIndex(Protocol):
     """k-NN + BM25 over chunks. Engines return candidates with raw scores; memlane ranks them."""
 
+    # What answers both legs, as GET /health names it (memlane check says what it tests there):
+    # "embedded" | "opensearch" | "opensearch-serverless" | "s3vectors"
+    @property
+    def backend(self) -> str: ...
+
     def upsert(self, embedder_id: str, items: Sequence[IndexedChunk]) -> None: ...
     def delete_document(self, org_id: str, document_id: str) -> None: ...
     def set_superseded(self, org_id: str, document_id: str, superseded: bool) -> None: ...
@@ -131,7 +136,8 @@ class SearchIndex(Protocol):
         ...
 
     def document_ids(self, org_id: str | None = None) -> set[str]: ...
-    def holdings(self, document_id: str) -> IndexHoldings:
-        """Read from the index itself (any organization: a document id is unique), not from what
-        memlane believes it wrote."""
+    def holdings(self, document_id: str, org_id: str | None = None) -> IndexHoldings:
+        """Read from the index itself, not from what memlane believes it wrote: in any organization (a
+        document id is unique), or in `org_id`'s part of the index where the host keeps organizations
+        apart (S3 Vectors: an index per organization, so a receipt reads one, not every one)."""
         ...

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memlane.documents.writer import WriteRequest, pieces_of
-from memlane.documents.writing import write_in_request
-from memlane.domain.models import DocumentStatus, IngestJob
+from memlane.domain.models import DocumentStatus
 from memlane.ports import Inventory, Services, StoredDocument
 from memlane.services.doctor_resends import ResentCopy, find_resent_copies, remove_resent_copies
+from memlane.services.reindex import reindex
 
 # Workflow staging (work/…) and queued payloads (raw/…) outlive nothing: once the document is
 # ready or failed they are leftovers. Stored content (content/…) and originals (media/…: an image,
@@ -128,18 +127,9 @@ def _repair(svc: Services, inventory: Inventory, found: _Findings) -> None:
     remove_resent_copies(svc, found.resent)  # first: what the checks below found of them is gone with them
     for doc_id, org_id in found.index_orphan_orgs.items():
         svc.index.delete_document(org_id, doc_id)
-    for doc_id in report.missing_from_index:
-        org_id = found.docs[doc_id].organization_id
-        chunks = svc.metadata.get_chunks(org_id, doc_id)
-        doc = svc.metadata.get_document(org_id, doc_id)
-        if chunks and doc is not None:
-            # Written again from its chunk records: the same chunks, embedded and indexed.
-            write_in_request(svc, [WriteRequest(doc, pieces=pieces_of(chunks), summarize=False)])
-        elif doc is not None:  # nothing to index from: process the document again
-            svc.metadata.set_status(
-                org_id, doc_id, DocumentStatus.QUEUED, "re-queued by doctor: no chunk records"
-            )
-            svc.queue.enqueue(IngestJob(document_id=doc_id, organization_id=org_id))
+    # Written again from their chunk records (the same chunks, embedded and indexed), or queued
+    # when they have none: what `memlane reindex --aws` does for every ready document.
+    reindex(svc, inventory, only=report.missing_from_index)
     inventory.delete_records(report.chunk_orphans)
     for key in report.blob_orphans:
         svc.blobs.delete(key)

@@ -154,3 +154,28 @@ def test_a_function_outside_the_stack_says_what_is_missing(aws: None,
     compose.reset_aws_services()
     with pytest.raises(Exception, match="MEMLANE_TABLE is not set"):
         compose.build_aws_services()
+
+
+def test_an_s3vectors_stack_composes_s3_vectors_with_a_client_that_knows_full_text_search(
+        stack_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given the environment the stack gives functions with searchBackend=s3vectors
+    monkeypatch.setenv("MEMLANE_SEARCH_KIND", "s3vectors")
+    monkeypatch.delenv("MEMLANE_SEARCH_ENDPOINT")
+    monkeypatch.setenv("MEMLANE_VECTOR_BUCKET", "memlane-test-vectors")
+    monkeypatch.setenv("MEMLANE_EMBEDDER", "bedrock")
+    svc = compose.build_aws_services()
+    # Then the index is S3 Vectors, built on first use, for the bucket and the embedder
+    assert "not built yet" in repr(svc.index)
+    index = svc.index.get()
+    assert type(index).__name__ == "S3VectorsIndex" and index.bucket == "memlane-test-vectors"
+    assert (index.dimension, index.embedder_id) == (1024, "bedrock/amazon.titan-embed-text-v2:0/1024")
+    assert index.context_boost == svc.settings.context.text_weight
+    # and its client knows full-text search (the layer ships the botocore the tests run)
+    model = index.client.meta.service_model.operation_model("QueryVectors").input_shape.members
+    assert {"queryTexts", "returnScores"} <= set(model)
+
+
+def test_an_s3vectors_stack_without_its_bucket_says_so(stack_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMLANE_SEARCH_KIND", "s3vectors")
+    with pytest.raises(Exception, match="vector_bucket is not configured"):
+        compose.build_aws_services().index.get()

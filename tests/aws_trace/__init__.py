@@ -12,11 +12,12 @@ synthesized template (and every OpenSearch request against the domain's access p
     checker.py     calls against grants: what was denied, which grants nothing used
     environ.py     the environment variables memlane's code reads while a function runs
     models.py      Bedrock's answers (embeddings, Converse, Rerank); knn.py: k-NN for osmem-server
+    vectors.py     Amazon S3 Vectors: moto, with tests/s3vectors_fake.py for what moto lacks (QueryVectors)
     events.py      the events Lambda hands the functions
 
 The scenarios that drive it are tests/infra/trace_scenarios.py; the tests, test_permission_trace.py
-and test_environment.py beside them. A second search backend (S3 Vectors, say) plugs in by adding
-the `needs` of its operations (needs.py's registry; S3 Vectors' are there already), a provisioner
-for the resource types the world must create (provision.py), a variant in tests/infra/conftest.py,
-and, if its search goes over plain HTTP like OpenSearch, an edge like World._search_edge.
+and test_environment.py beside them. The second search backend, S3 Vectors, plugs in through the
+`needs` of its operations (needs.py), a provisioner for its bucket (provision.py), its edge
+(vectors.py: every s3vectors call checked against the role, then answered by the fake) and the
+`s3vectors` variant in tests/infra/conftest.py.
 """

@@ -74,9 +74,5 @@ class FakeBedrock:
         entries = {("bedrock-runtime", "InvokeModel"): self.invoke_model,
                    ("bedrock-runtime", "Converse"): self.converse,
                    ("bedrock-agent-runtime", "Rerank"): self.rerank}
-        trace.answers.update(entries)
-        try:
+        with trace.answering(entries):
             yield self
-        finally:
-            for key in entries:
-                trace.answers.pop(key, None)

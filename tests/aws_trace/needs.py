@@ -375,7 +375,7 @@ def vector_index_arn(call: CallInfo) -> str:
 
 
 @needs_of("s3vectors", "PutVectors", "GetVectors", "DeleteVectors", "ListVectors", "GetIndex", "CreateIndex",
-          "DeleteIndex")
+          "DeleteIndex", "UpdateIndexMode")
 def _vector_index(call: CallInfo) -> list[Need]:
     return [] if call.after else [Need(f"s3vectors:{call.operation}", vector_index_arn(call))]
 
@@ -392,7 +392,7 @@ def _query_vectors(call: CallInfo) -> list[Need]:
     return out
 
 
-@needs_of("s3vectors", "ListIndexes", "GetVectorBucket")
+@needs_of("s3vectors", "ListIndexes", "GetVectorBucket", "PutVectorBucketDefaultIndexMode")
 def _vector_bucket(call: CallInfo) -> list[Need]:
     if call.after:
         return []

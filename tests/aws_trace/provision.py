@@ -90,6 +90,15 @@ def _state_machine(world: World, logical_id: str, props: dict[str, Any]) -> dict
     return {"Ref": str(arn), "Arn": str(arn), "Name": name}
 
 
+@provisioner("AWS::S3Vectors::VectorBucket")
+def _vector_bucket(world: World, logical_id: str, props: dict[str, Any]) -> dict[str, str]:
+    """The bucket only: its indexes are memlane's to create, one per organization, at run time."""
+    name = str(props.get("VectorBucketName") or _name(world, logical_id).lower())
+    world.client("s3vectors").create_vector_bucket(vectorBucketName=name)
+    arn = f"arn:{PARTITION}:s3vectors:{world.template.region}:{ACCOUNT}:bucket/{name}"
+    return {"Ref": name, "VectorBucketArn": arn, "Arn": arn}
+
+
 @provisioner("AWS::KMS::Key")
 def _key(world: World, logical_id: str, props: dict[str, Any]) -> dict[str, str]:
     metadata = world.client("kms").create_key(Description=str(props.get("Description", logical_id)))["KeyMetadata"]

@@ -22,6 +22,7 @@ from typing import Any
 import boto3
 import botocore.handlers
 from botocore.awsrequest import AWSResponse
+from botocore.exceptions import ClientError
 
 from aws_trace.needs import CallInfo, Lookup, needs
 from aws_trace.policy import Decision, Need, Statement, evaluate
@@ -90,6 +91,16 @@ class Trace:
             self.principal = previous
 
     @contextmanager
+    def answering(self, entries: dict[tuple[str, str], Callable[[dict[str, Any]], dict[str, Any]]]) -> Iterator[None]:
+        """A fake answers these (service, operation) calls, once each is checked, until the block ends."""
+        self.answers.update(entries)
+        try:
+            yield
+        finally:
+            for key in entries:
+                self.answers.pop(key, None)
+
+    @contextmanager
     def unrecorded(self) -> Iterator[None]:
         """The harness's own calls (setting up the world, answering a need's lookup)."""
         previous, self.principal = self.principal, None
@@ -132,7 +143,11 @@ class Trace:
                 return _response(403, {"Error": {"Code": code, "Message": message}})
         answer = self.answers.get((model.service_model.service_name, model.name))
         if answer is not None:
-            return _response(200, answer(context.get(_PARAMS, {})))
+            try:
+                return _response(200, answer(context.get(_PARAMS, {})))
+            except ClientError as exc:  # a fake refused the call as the service would: its error, its status
+                status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400) or 400)
+                return _response(status, {"Error": exc.response["Error"]})
         return None
 
     def after_call(self, parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:

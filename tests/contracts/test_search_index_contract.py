@@ -2,7 +2,9 @@
 tags) applied inside both legs; upserts by chunk id; deletes that leave no row behind.
 
 Adapters: SQLite (the embedded default), OpenSearchIndex on osmem-server (an in-memory
-OpenSearch-compatible server on loopback) and the in-memory fake. Two honest differences:
+OpenSearch-compatible server on loopback), S3VectorsIndex on moto with the QueryVectors of
+tests/s3vectors_fake.py (every request checked against botocore's service model) and the in-memory
+fake. Two honest differences:
 
 * osmem-server has no k-NN, so the vector-leg cases run on SQLite and the fake only; the k-NN
   request body (the same scope filter inside the knn clause) is checked in
@@ -16,6 +18,7 @@ OpenSearch-compatible server on loopback) and the in-memory fake. Two honest dif
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -34,7 +37,7 @@ from memlane.ports import UNKNOWN_KIND, IndexedChunk, LegResults, RecallFilters,
 pytestmark = pytest.mark.integration
 # the fixtures they need are in tests/contracts/conftest.py; "sqlite-ann" is the embedded index with
 # its vector leg on the HNSW partitions from the first row, every scope searched through the graphs
-ADAPTERS = ["sqlite", "sqlite-ann", "aws", "memory"]
+ADAPTERS = ["sqlite", "sqlite-ann", "aws", "s3vectors", "memory"]
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 NOW = T0 + timedelta(days=2)
@@ -130,9 +133,37 @@ def idx(request: pytest.FixtureRequest) -> Iterator[Index]:
             index.ensure_index()
             yield Index(index, vectors=False, settle=lambda: client.indices.refresh(index="memlane-chunks"),
                         unkind=_opensearch_unkind(client, "memlane-chunks"))
+    elif request.param == "s3vectors":
+        yield _s3vectors_index(request)
     else:
         memory = MemorySearchIndex(DIM)
         yield Index(memory, vectors=True, metadata=None, unkind=_memory_unkind(memory))
+
+
+def _s3vectors_index(request: pytest.FixtureRequest) -> Index:
+    """S3VectorsIndex on a new vector bucket in moto, QueryVectors from the fake."""
+    from s3vectors_fake import FakeS3Vectors
+
+    from memlane.adapters.aws._boto import new_client
+    from memlane.adapters.aws.s3vectors_index import S3VectorsIndex
+
+    request.getfixturevalue("aws")
+    fake = FakeS3Vectors(new_client("s3vectors"))
+    bucket = f"memlane-vectors-{uuid.uuid4().hex[:12]}"
+    fake.create_vector_bucket(vectorBucketName=bucket)
+    index = S3VectorsIndex(fake, bucket, DIM)
+    return Index(index, vectors=True, unkind=_s3vectors_unkind(index))
+
+
+def _s3vectors_unkind(index: Any) -> Any:
+    def unkind(doc_ids: Sequence[str]) -> None:  # vectors written without a kind (ports.UNKNOWN_KIND)
+        name = index.index_for(A)
+        keys = [chunk_id_for(d, i) for d in doc_ids for i in range(3)]
+        found = index.client.get_vectors(vectorBucketName=index.bucket, indexName=name, keys=keys,
+                                         returnData=True, returnMetadata=True)["vectors"]
+        index.client.put_vectors(vectorBucketName=index.bucket, indexName=name, vectors=[
+            {"key": v["key"], "data": v["data"], "metadata": {**v["metadata"], "kind": UNKNOWN_KIND}} for v in found])
+    return unkind
 
 
 def _sqlite_unkind(db: Any) -> Any:

@@ -195,8 +195,13 @@ def test_authorizer_output_is_what_the_api_reads(deployment: Deployment, secret:
 
 def test_the_api_function_flushes_its_counts_as_cloudwatch_emf(deployment: Deployment, org: Organization,
                                                               capsys, monkeypatch) -> None:
-    # Given the namespace the stack sets on every function
+    # Given the namespace the stack sets on every function, and its service name: Powertools reads
+    # POWERTOOLS_SERVICE_NAME once, when functions._handler is first imported, which an earlier test
+    # (tests/infra's trace of every handler) may have done without the stack's environment
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "memlane")
+    from functions import _handler
+
+    monkeypatch.setattr(_handler.metrics.provider, "service", "memlane")
     # When a save is handled
     call_api(load_event("api_post_memory.json"))
     # Then one EMF document on stdout carries its counts in memlane's namespace

@@ -51,6 +51,13 @@ VARIANTS: dict[str, dict[str, str]] = {
         # in the EU: the default LLM through the eu. cross-Region inference profile
         "region": "eu-west-1",
     },
+    # Amazon S3 Vectors instead of OpenSearch, named as docs/deploy.md names it (the camelCase alias),
+    # with lean observability: the near-zero idle bill (issue 37); in us-east-1 like dev.
+    "s3vectors": {
+        "searchBackend": "s3vectors",
+        "observability": "lean",
+        "region": "us-east-1",
+    },
 }
 
 
@@ -114,7 +121,12 @@ def prod(synth_variant) -> Synth:
     return synth_variant("prod")
 
 
-@pytest.fixture(scope="session", params=["dev", "serverless", "prod"])
+@pytest.fixture(scope="session")
+def s3vectors(synth_variant) -> Synth:
+    return synth_variant("s3vectors")
+
+
+@pytest.fixture(scope="session", params=["dev", "serverless", "prod", "s3vectors"])
 def every_variant(request, synth_variant) -> Synth:
     return synth_variant(request.param)
 

@@ -20,6 +20,7 @@ from aws_trace.environ import Read, import_time_reads
 from aws_trace.world import HARNESS_VARIABLES, World, short_name
 
 from infra import constants as c
+from memlane import observability
 from memlane.adapters.aws import dynamo_schema as schema
 
 pytestmark = pytest.mark.infra
@@ -84,6 +85,11 @@ DEFAULTS_RIGHT_ON_AWS: dict[str, Default] = {
     **_reason(FEATURE_OFF, "MEMLANE_OAUTH_ISSUER", "MEMLANE_OAUTH_CLIENT_IDS", "MEMLANE_OAUTH_DOMAIN",
               "MEMLANE_OAUTH_RATE_LIMIT_PER_MINUTE", with_feature=f"({API}|ApiAuthorizerFunction)"),
     **_reason(FEATURE_OFF, schema.ENV_OPENAI_SECRET_NAME),
+    **_reason("the search index is the other backend: OpenSearch's endpoint where it is S3 Vectors, the vector "
+              "bucket where it is OpenSearch (every function is told one of them; AwsSettings.require fails a "
+              "function that needs the other)", schema.ENV_SEARCH_ENDPOINT, schema.ENV_VECTOR_BUCKET),
+    **_reason("every memlane count is published (observability=full); observability=lean sets `alarmed` on "
+              "every function", observability.ENV_METRICS),
     **_reason("the public base URL: where /mcp tokens are bound and connection providers send users back; only "
               "the API and its authorizer answer there", "MEMLANE_PUBLIC_URL",
               required_on=f"({API}|ApiAuthorizerFunction)"),
@@ -105,7 +111,7 @@ def _functions_reading(world: World, probe: dict[str, list[Read]]) -> dict[str, 
     return reads
 
 
-@pytest.fixture(scope="module", params=["dev", "prod"])
+@pytest.fixture(scope="module", params=["dev", "prod", "s3vectors"])
 def reads(request: Any, trace_variant: Any) -> tuple[World, dict[str, list[Read]]]:
     world, _ = trace_variant(request.param)
     handlers = sorted({str(r["Properties"]["Handler"]).rsplit(".", 1)[0]
@@ -127,7 +133,9 @@ def test_the_settings_readers_are_seen(reads: tuple[World, dict[str, list[Read]]
     # readers no longer look variables up by name, and this test would pass blind: record them another way
     # (tests/aws_trace/environ.py) before trusting it again.
     world, found = reads
-    for function in world.template.memlane_functions():
+    for function, resource in world.template.memlane_functions().items():
+        if resource["Properties"]["Handler"] == c.VECTOR_BUCKET_FUNCTION.handler:
+            continue  # the vector bucket's custom resource composes no services: its event says everything
         assert schema.ENV_TABLE in {r.name for r in found[function]}, short_name(function)
 
 
@@ -157,7 +165,7 @@ def test_every_variable_a_function_reads_is_set_or_has_a_default_right_on_aws(
 def test_every_default_listed_is_still_read_unset(trace_variant: Any) -> None:
     # An entry no function reads unset any more (now set by the stack, or no longer read) is removed.
     unset_reads: set[str] = set()
-    for variant in ("dev", "prod"):
+    for variant in ("dev", "prod", "s3vectors"):
         world, _ = trace_variant(variant)
         for invocation in world.invocations:
             environment = world.lambda_environment(invocation.function)

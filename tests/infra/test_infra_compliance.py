@@ -24,6 +24,8 @@ EXPECTED_ACKNOWLEDGMENTS = [
     # the search index's own paths: the alias's subpaths and its versioned indices (<alias>-v<n>)
     r"AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:es:<AWS::Region>:<AWS::AccountId>:domain/memlane-\w+/"
     r"memlane-chunks(/\*|-v\*)\]",
+    # S3 Vectors: the indexes memlane creates per organization at run time, inside the stack's vector bucket
+    r"AwsSolutions-IAM5\[Resource::<SearchBucket\w+\.VectorBucketArn>/index/\*\]",
     r"AwsSolutions-IAM5\[Resource::<\w+Function\w+\.Arn>:\*\]",  # qualified invocations of one function
     # API keys (and their tags on create), conditioned on the stage tag memlane sets
     r"AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/(apikeys|tags)/\*\]",
@@ -171,6 +173,7 @@ SERVERLESS_SEARCH_TYPES = {
     "AWS::OpenSearchServerless::SecurityPolicy",
     "AWS::OpenSearchServerless::AccessPolicy",
 }
+S3VECTORS_SEARCH_TYPES = {"AWS::S3Vectors::VectorBucket", "Custom::MemlaneVectorBucket"}
 # oauth=true: the Cognito user pool that issues tokens for /mcp
 OAUTH_TYPES = {
     "AWS::Cognito::UserPool",
@@ -192,6 +195,9 @@ DEV_ONLY_TYPES = {"Custom::S3AutoDeleteObjects"}  # empties the dev buckets on d
             COMMON_RESOURCE_TYPES | SERVERLESS_SEARCH_TYPES | DEV_ONLY_TYPES | {"AWS::ApiGateway::Account"},
         ),
         ("prod", COMMON_RESOURCE_TYPES | MANAGED_SEARCH_TYPES | OAUTH_TYPES | {"AWS::SNS::Subscription"}),
+        # no OpenSearch; lean observability has no dashboard
+        ("s3vectors", (COMMON_RESOURCE_TYPES - {"AWS::CloudWatch::Dashboard"}) | S3VECTORS_SEARCH_TYPES
+         | DEV_ONLY_TYPES | {"AWS::ApiGateway::Account"}),
     ],
 )
 def test_the_stack_is_made_of_exactly_these_resource_types(synth_variant, variant, expected):

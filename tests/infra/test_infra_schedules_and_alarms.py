@@ -95,6 +95,9 @@ def test_every_function_has_an_errors_alarm(every_variant):
         and alarm["Properties"]["Namespace"] == "AWS/Lambda"
     }
     functions = memlane_functions(every_variant)
+    if every_variant.name == "s3vectors":  # lean observability: failures show in DLQs, 5XX and executions
+        assert watched == set()
+        return
     assert len(functions) == len(c.ALL_FUNCTIONS)
     assert watched == set(functions)
 

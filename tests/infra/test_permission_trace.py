@@ -4,8 +4,9 @@ request is recorded and checked against the IAM policies of the caller's role in
 template (and the OpenSearch domain's access policy). A call the template does not grant fails;
 a grant no traced call uses fails unless JUSTIFIED below says why it is kept.
 
-It runs on the default stack and on the production-like variant (OAuth for /mcp, the rerank stage,
-an LLM reached through a cross-Region inference profile, two search nodes, x86_64)."""
+It runs on the default stack, on the production-like variant (OAuth for /mcp, the rerank stage,
+an LLM reached through a cross-Region inference profile, two search nodes, x86_64) and on the S3
+Vectors stack with lean observability (searchBackend=s3vectors: tests/aws_trace/vectors.py)."""
 
 from __future__ import annotations
 
@@ -67,18 +68,47 @@ JUSTIFIED = (
               "the docset and connection stores' read set (and, for the refresh, write set) on their GSI1 listings"),
     Justified("IngestionEmbedFunction.*", "dynamodb:(GetItem|Query|UpdateItem)", TABLE,
               "a message's neighbours (GSI3) for its context, and a retry noted on the document's status"),
-    # --- the search index: the first write of a deployment creates it
-    Justified(WRITERS, "es:ESHttpHead", SEARCH,
-              "the first write into a new deployment finds no index and creates it (HEAD the index and the "
-              "alias, then PUT): in the trace the API's first save did", policy="role"),
-    Justified(WRITERS, "es:ESHttpHead", SEARCH, "as above, in the domain's access policy", policy="opensearch"),
     # --- connections
     Justified("ConnectionsConnectionSyncFunction.*", "kms:Encrypt", ANY,
               "a provider token refreshed during a sync is sealed again (memlane.adapters.aws.token_vault)"),
 )
 
 
-@pytest.fixture(scope="module", params=["dev", "prod"])
+# OpenSearch stacks (managed): the first write of a deployment creates the index.
+OPENSEARCH_JUSTIFIED = (
+    Justified(WRITERS, "es:ESHttpHead", SEARCH,
+              "the first write into a new deployment finds no index and creates it (HEAD the index and the "
+              "alias, then PUT): in the trace the API's first save did", policy="role"),
+    Justified(WRITERS, "es:ESHttpHead", SEARCH, "as above, in the domain's access policy", policy="opensearch"),
+)
+VECTOR_INDEXES = r"arn:aws:s3vectors:[^:]+:\d+:bucket/[^/]+/index/\*"
+VECTOR_BUCKET = r"arn:aws:s3vectors:[^:]+:\d+:bucket/[^/]+"
+# S3 Vectors stacks (searchBackend=s3vectors): the search users' set of actions on their organization's index.
+S3VECTORS_JUSTIFIED = (
+    Justified(WRITERS, "s3vectors:(CreateIndex|QueryVectors|GetVectors|PutVectors|DeleteVectors)", VECTOR_INDEXES,
+              "the search index's read/write set (infra/constructs/vector_search.py): the first write of an "
+              "organization creates its index, a rewrite or removal reads its vectors back by key and deletes "
+              "them, recall queries; which a run uses depends on the documents, not on the function"),
+    Justified(WRITERS, "s3vectors:UpdateIndexMode", VECTOR_INDEXES,
+              "an index found in CLASSIC mode (a vector bucket from before ENHANCED was the default) is switched "
+              "by the next write; the trace's bucket is ENHANCED"),
+    Justified(WRITERS, "s3vectors:ListIndexes", VECTOR_BUCKET,
+              "a document is deleted from every index of its organization (one per embedder), found with "
+              "ListIndexes; the documents this function handled here were not removed or rewritten"),
+    Justified(WRITERS, "kms:(Decrypt|GenerateDataKey)", ANY,
+              "S3 Vectors uses the bucket's KMS key on the caller's behalf (kms:ViaService s3vectors); no "
+              "function calls KMS for it, so no traced call names the key"),
+)
+
+
+def justified(world: World) -> tuple[Justified, ...]:
+    """The allow-list of this stack: what every stack keeps, and its search backend's own."""
+    opensearch = bool(world.template.of_type("AWS::OpenSearchService::Domain"))
+    vectors = bool(world.template.of_type("AWS::S3Vectors::VectorBucket"))
+    return JUSTIFIED + (OPENSEARCH_JUSTIFIED if opensearch else ()) + (S3VECTORS_JUSTIFIED if vectors else ())
+
+
+@pytest.fixture(scope="module", params=["dev", "prod", "s3vectors"])
 def traced(request: Any, trace_variant: Any) -> tuple[World, Outcomes]:
     return trace_variant(request.param)
 
@@ -92,7 +122,7 @@ def test_every_call_a_function_makes_is_granted(traced: tuple[World, Outcomes]) 
 def test_every_grant_is_used_by_a_traced_call_or_justified(traced: tuple[World, Outcomes]) -> None:
     world, _ = traced
     found = checker.unused(world.trace, principals(world))
-    missing = checker.unjustified(found, JUSTIFIED)
+    missing = checker.unjustified(found, justified(world))
     assert missing == [], "grants nothing uses (remove them, or justify them in JUSTIFIED):\n" + "\n".join(
         u.describe() for u in missing)
 
@@ -100,7 +130,7 @@ def test_every_grant_is_used_by_a_traced_call_or_justified(traced: tuple[World, 
 def test_every_justification_still_covers_a_grant(traced: tuple[World, Outcomes]) -> None:
     world, _ = traced
     found = checker.unused(world.trace, principals(world))
-    assert checker.stale(found, JUSTIFIED) == []
+    assert checker.stale(found, justified(world)) == []
 
 
 @pytest.mark.parametrize("name", ["large", "scan", "recording", "standup-1-v2"])

@@ -14,9 +14,10 @@ import json
 import socket
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -24,6 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 from aws_trace.events import api_event, authorizer_event, load
 from aws_trace.models import FakeBedrock
+from aws_trace.vectors import VectorEdge
 from aws_trace.world import STATE_MACHINE, World
 from media_samples import blank_image, wav
 
@@ -77,6 +79,32 @@ def large_text() -> str:
     return "\n\n".join(f"## Section {i}\n\n{paragraph * 3}" for i in range(LARGE_CHARS // 600 + 1))[:LARGE_CHARS]
 
 
+class ResponseSink:
+    """CloudFormation's pre-signed response URL for a custom resource, on 127.0.0.1."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.answers: list[dict[str, Any]] = []
+        sink = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's name
+                return
+
+            def do_PUT(self) -> None:  # noqa: N802 - the stdlib's name
+                sink.answers.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                self.send_response(200)
+                self.end_headers()
+
+        self.server = HTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/cloudformation-response"
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
 @dataclass
 class Outcomes:
     """What the scenarios observed (the tests assert on it)."""
@@ -107,9 +135,16 @@ class Scenarios:
         self.github.add_issue(REPO, 1, "Pager fatigue", "Too many night pages.")
         self.site = SiteFetcher()
         self.bedrock = FakeBedrock(llm_answers())
+        # S3 Vectors (searchBackend=s3vectors): moto plus the fake QueryVectors, and CloudFormation's
+        # response URL for the vector bucket's custom resource
+        vectors = world.template.of_type("AWS::S3Vectors::VectorBucket")
+        self.vectors = VectorEdge(world.template.region) if vectors else None
+        self.cloudformation = ResponseSink() if vectors else None
 
     def close(self) -> None:
         self.github.stop()
+        if self.cloudformation is not None:
+            self.cloudformation.close()
 
     # ------------------------------------------------------------------ helpers
 
@@ -153,7 +188,8 @@ class Scenarios:
                 compose.build_fetcher, docset_service.check_url = original, check
 
         self.world.fakes["fetcher"] = fetcher
-        with self.bedrock.serving(self.world.trace):
+        with self.bedrock.serving(self.world.trace), \
+                (self.vectors.serving(self.world.trace) if self.vectors else nullcontext()):
             yield
 
     def setup_world(self) -> None:
@@ -175,6 +211,7 @@ class Scenarios:
 
     def run(self) -> Outcomes:
         self.setup_world()
+        self.vector_bucket("Create")
         self.keys_and_authorizer()
         self.saves_and_recall()
         self.conversation_and_extraction()
@@ -184,7 +221,25 @@ class Scenarios:
         self.connection_flow_and_sync()
         self.docset_crawl_and_refresh()
         self.delete_a_document()
+        self.vector_bucket("Delete")
         return self.out
+
+    def vector_bucket(self, kind: str) -> None:
+        """The S3 Vectors bucket's custom resource as CloudFormation drives it: Create makes the bucket's
+        default index mode ENHANCED, Delete (a dev stack) deletes the indexes so the bucket can go."""
+        if self.cloudformation is None:
+            return
+        world = self.world
+        function = world.template.function_by_handler(c.VECTOR_BUCKET_FUNCTION.handler)
+        ((resource_id, resource),) = world.template.of_type("Custom::MemlaneVectorBucket").items()
+        props = world.resolve(resource["Properties"])
+        world.invoke(function, {"RequestType": kind, "ResponseURL": self.cloudformation.url,
+                                "StackId": f"arn:aws:cloudformation:{world.template.region}:123456789012:stack/trace/1",
+                                "RequestId": f"trace-{kind}", "LogicalResourceId": resource_id,
+                                "ResourceType": resource["Type"], "ResourceProperties": props,
+                                **({"PhysicalResourceId": props["VectorBucketName"]} if kind != "Create" else {})})
+        answer = self.cloudformation.answers[-1]
+        assert answer["Status"] == "SUCCESS", answer
 
     def keys_and_authorizer(self) -> None:
         world = self.world
@@ -343,8 +398,14 @@ class Scenarios:
         self.api("delete-message", "DELETE", f"/v3/documents/{self.out.documents['message-2']}", status=200)
 
     def indexed_context(self, document_id: str) -> str:
-        """The `context` field the search index holds for a document's chunks (osmem, unrecorded)."""
+        """The `context` field the search index holds for a document's chunks (osmem or the vector
+        bucket, unrecorded)."""
         from opensearchpy import OpenSearch
+
+        if self.vectors is not None:
+            bucket = self.world.resolve.environment(self.fn("ApiFunction"))["MEMLANE_VECTOR_BUCKET"]
+            with self.world.trace.unrecorded():
+                return self.vectors.indexed_context(bucket, document_id)
 
         client = OpenSearch(hosts=[str(self.world.search_url)])
         hits = client.search(index=c.SEARCH_INDEX_ALIAS, body={

@@ -55,7 +55,8 @@ def closed_port() -> int:
     (["export"], "`memlane export` works on the local data directory; unset MEMLANE_API_URL (or read a deployed "
                  "stack with --aws)"),
     (["forget"], "`memlane forget` works on the local data directory; unset MEMLANE_API_URL"),
-    (["reindex"], "`memlane reindex` works on the local data directory; unset MEMLANE_API_URL"),
+    (["reindex"], "`memlane reindex` works on the local data directory; unset MEMLANE_API_URL (or fill a deployed "
+                  "stack's index with --aws)"),
 ])
 def test_data_directory_commands_refuse_a_server(data_dir, monkeypatch, capsys, argv, hint):
     monkeypatch.setenv("MEMLANE_API_URL", "http://127.0.0.1:7432")

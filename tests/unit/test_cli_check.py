@@ -17,8 +17,10 @@ class ScriptedApi:
     base_url = "https://api.example.test/v3"
 
     def __init__(self, fields: set[str], answer_extra: dict[str, Any] | None = None, floor_results: int = 0,
-                 conversation_rank: int = 1) -> None:
+                 conversation_rank: int = 1, search: str | None = "s3vectors", keyword_found: bool = True) -> None:
         self.fields = frozenset(fields)
+        self.search = search
+        self.keyword_found = keyword_found
         self.extra = answer_extra or {}
         self.floor_results = floor_results
         self.conversation_rank = conversation_rank
@@ -28,6 +30,10 @@ class ScriptedApi:
 
     def whoami(self) -> dict[str, Any]:
         return {"organization_id": "org-1"}
+
+    def request(self, method: str, path: str) -> dict[str, Any]:
+        assert (method, path) == ("GET", "/health")
+        return {"status": "ok", **({"search": self.search} if self.search else {})}
 
     def schema_fields(self, schema: str) -> frozenset[str]:
         return self.fields if schema == "MemoryIn" else frozenset()
@@ -53,7 +59,7 @@ class ScriptedApi:
             others = [i for i in self.saved if i != self._id_of("answer")]
             first = others[: self.conversation_rank - 1] + [self._id_of("answer")]
         elif query.startswith("zq"):
-            first = [self._id_of("keyword")]
+            first = [self._id_of("keyword")] if self.keyword_found else [self._id_of("distractor-1")]
         else:  # the nonsense query
             first = list(self.saved)[: self.floor_results]
         results = [{"document_id": i, "title": self.saved[i]["title"], "score": 0.5} for i in first]
@@ -110,3 +116,20 @@ def test_a_refused_rerank_is_a_configuration_fault_and_a_throttled_one_is_skippe
     throttled = {**refused, "reason": "Bedrock Rerank (amazon.rerank-v1:0) unavailable: ThrottlingException"}
     status, _, failed = lines_of(ScriptedApi({"content"}, {"rerank": throttled}))
     assert status["rerank"] == "SKIP" and not failed
+
+
+def test_the_search_backend_is_named_with_what_each_check_ran_there_and_a_failure_says_where_to_look() -> None:
+    status, lines, _ = lines_of(ScriptedApi({"content"}))
+    search = next(line for line in lines if " search " in line)
+    assert status["search"] == "PASS" and "Amazon S3 Vectors, an index per organization" in search
+    assert "`keyword` QueryVectors with queryTexts" in search and "GetVectors" in search
+    # a keyword miss on S3 Vectors points at the index's mode and text keys
+    status, lines, failed = lines_of(ScriptedApi({"content"}, keyword_found=False))
+    keyword = next(line for line in lines if " keyword " in line)
+    assert failed and status["keyword"] == "FAIL" and "ENHANCED with the text keys" in keyword
+    # OpenSearch is named as such; a server that does not say is a skip with the reason
+    status, lines, _ = lines_of(ScriptedApi({"content"}, search="opensearch"))
+    assert "OpenSearch (managed domain), one index for every organization" in next(x for x in lines if " search " in x)
+    status, lines, failed = lines_of(ScriptedApi({"content"}, search=None))
+    assert status["search"] == "SKIP" and not failed
+    assert "does not name its search index" in next(x for x in lines if " search " in x)

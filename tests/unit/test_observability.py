@@ -52,3 +52,28 @@ def test_powertools_counts_past_its_buffer_without_a_namespace_in_the_environmen
         assert f'"Namespace": "{o.NAMESPACE}"' in capsys.readouterr().out
     finally:
         metrics._metrics.clear_metrics()
+
+
+def test_lean_observability_publishes_only_the_metric_its_alarm_reads(monkeypatch):
+    # Given a function of a stack with observability=lean (MEMLANE_METRICS=alarmed)
+    from memlane.adapters.aws import compose
+
+    monkeypatch.setenv("MEMLANE_TABLE", "t")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv(o.ENV_METRICS, "alarmed")
+    metrics = compose.compose_aws(compose.AwsSettings.from_env(), compose.memlane_settings()).metrics
+    try:
+        # When it counts a save, a recall and a failed write
+        for name in (o.MEMORY_SAVED, o.RECALLS, o.WRITES_FAILED):
+            metrics.count(name)
+        # Then only the failed write is published (CloudWatch bills every custom metric it receives)
+        assert set(metrics._metrics.metric_set) == {o.WRITES_FAILED} == set(o.LEAN_ALARMED)
+    finally:
+        metrics._metrics.clear_metrics()
+    monkeypatch.delenv(o.ENV_METRICS)
+    every = compose.compose_aws(compose.AwsSettings.from_env(), compose.memlane_settings()).metrics
+    try:
+        every.count(o.RECALLS)
+        assert o.RECALLS in every._metrics.metric_set
+    finally:
+        every._metrics.clear_metrics()

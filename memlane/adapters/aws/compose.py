@@ -1,5 +1,5 @@
-"""Composition on AWS: memlane's ports wired to DynamoDB, S3, SQS, Step Functions, OpenSearch and
-Bedrock or OpenAI, from the environment the CDK stack gives every function.
+"""Composition on AWS: memlane's ports wired to DynamoDB, S3, SQS, Step Functions, OpenSearch or
+S3 Vectors, and Bedrock or OpenAI, from the environment the CDK stack gives every function.
 
 Nothing happens at import time. `build_aws_services()` reads the environment once per cold start
 (the result is kept for the life of the execution environment), and every adapter creates its
@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+from memlane import observability
 from memlane.adapters.aws import dynamo_schema as schema
 from memlane.adapters.aws._boto import new_client
 from memlane.adapters.aws.blob_store import S3BlobStore
@@ -178,19 +179,28 @@ def build_llm(aws: AwsSettings) -> Any:
 
 
 def build_search_index(aws: AwsSettings, embedder: Embedder, context_weight: float | None = None) -> SearchIndex:
-    """OpenSearch behind the alias, SigV4-signed ("es" or "aoss") with the function's role. The
-    `context` field (memlane.documents.contextual) weighs `context_weight` against a memory's own
+    """The search index the stack deployed: OpenSearch behind the alias, SigV4-signed ("es" or "aoss")
+    with the function's role, or Amazon S3 Vectors (an index per organization in the vector bucket).
+    The `context` field (memlane.documents.contextual) weighs `context_weight` against a memory's own
     words, as the local index's does (MEMLANE_CONTEXT_TEXT_WEIGHT)."""
+    extra = {} if context_weight is None else {"context_boost": context_weight}
+
+    def s3vectors() -> SearchIndex:
+        from memlane.adapters.aws.s3vectors_index import S3VectorsIndex
+
+        return S3VectorsIndex(None, aws.require("vector_bucket"), embedder.dimension, alias=aws.search_index_alias,
+                              embedder_id=embedder.id, context_boost=context_weight)
 
     def opensearch() -> SearchIndex:
         from memlane.adapters.aws.opensearch_index import OpenSearchIndex, make_opensearch_client
 
         endpoint, region = aws.require("search_endpoint"), aws.require("region")
         client = make_opensearch_client(endpoint, region, aws.search_kind)
-        extra = {} if context_weight is None else {"context_boost": context_weight}
         return OpenSearchIndex(client, aws.search_index_alias, embedder.dimension, embedder_id=embedder.id,
                                serverless=aws.search_kind == "serverless", **extra)
 
+    if aws.search_kind == "s3vectors":
+        return Lazy(s3vectors, "S3VectorsIndex")
     return Lazy(opensearch, "OpenSearchIndex")
 
 
@@ -229,7 +239,8 @@ def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | No
         cache=DynamoCache(aws.table),
         rate_limiter=DynamoRateLimiter(aws.table),
         idempotency=PowertoolsIdempotency(lambda: build_idempotency_layer(aws)),
-        metrics=PowertoolsMetrics(namespace=aws.metrics_namespace),
+        metrics=PowertoolsMetrics(namespace=aws.metrics_namespace,
+                                  only=observability.LEAN_ALARMED if aws.metrics == "alarmed" else None),
         # Keys created through POST /v3/keys join the usage plan, as the admin function's do (the
         # API function knows the plan by name; built on the first key created).
         key_registry=Lazy(lambda: build_key_registry(aws), "ApiGatewayKeyRegistry"),

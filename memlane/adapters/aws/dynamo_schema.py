@@ -117,6 +117,9 @@ from memlane.config.aws import (
 from memlane.config.aws import (
     ENV_TABLE as ENV_TABLE,
 )
+from memlane.config.aws import (
+    ENV_VECTOR_BUCKET as ENV_VECTOR_BUCKET,
+)
 
 PK = "pk"
 SK = "sk"

@@ -121,6 +121,10 @@ class OpenSearchIndex:
         self._context_mapped = False
         self._kind_mapped = False
 
+    @property
+    def backend(self) -> str:
+        return "opensearch-serverless" if self.serverless else "opensearch"
+
     # ----------------------------------------------------------------- plumbing
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -514,7 +518,7 @@ class OpenSearchIndex:
             created_at=parse_time(source["created_at"]),
         )
 
-    def holdings(self, document_id: str) -> IndexHoldings:
+    def holdings(self, document_id: str, org_id: str | None = None) -> IndexHoldings:
         """Chunks of the document the index holds: with text (the BM25 leg), and at all (each holds
         a vector, for the k-NN leg). Counted after a refresh so a delete that has not become visible yet is not
         mistaken for one that happened (Serverless refreshes on its own; its counts may lag ~1 s)."""

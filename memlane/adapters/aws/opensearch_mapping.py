@@ -4,11 +4,11 @@ memlane.adapters.aws.opensearch_index). Pure functions over dicts: no client her
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from memlane.adapters.aws.unit_vectors import normalize as normalize  # imported from here by the adapter
 from memlane.ports import IndexedChunk
 
 HNSW_M = 16
@@ -100,16 +100,6 @@ def cosine_from_knn_score(score: float) -> float:
 def knn_score_from_cosine(cosine: float) -> float:
     """OpenSearch's translation (for tests and documentation): the inverse of the above."""
     return 1.0 + cosine if cosine >= 0 else 1.0 / (1.0 - cosine)
-
-
-def normalize(vector: Sequence[float]) -> list[float]:
-    # Plain Python, not numpy: a few thousand multiply-adds per chunk, and the Lambda layer stays
-    # ~48 MB smaller without numpy (the AWS path needs it nowhere else).
-    values = [float(v) for v in vector]
-    norm = math.sqrt(math.fsum(v * v for v in values))
-    if norm == 0.0 or not math.isfinite(norm):
-        return values
-    return [v / norm for v in values]
 
 
 def iso(value: datetime) -> str:

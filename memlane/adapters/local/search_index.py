@@ -80,6 +80,8 @@ def _minutes(rows: int) -> str:
 
 
 class SqliteSearchIndex:
+    backend = "embedded"
+
     def __init__(
         self,
         db: SqliteDatabase,
@@ -763,7 +765,7 @@ class SqliteSearchIndex:
             ).fetchall()
         return {r["document_id"] for r in rows}
 
-    def holdings(self, document_id: str) -> IndexHoldings:
+    def holdings(self, document_id: str, org_id: str | None = None) -> IndexHoldings:
         """Stored rows (vectors, BM25 terms, FTS5 text) and the live rows of this process's
         in-memory projection, which is what both legs actually search."""
         conn = self.db.connection()
