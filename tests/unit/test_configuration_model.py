@@ -68,6 +68,11 @@ def test_a_lambda_function_is_refused_at_its_cold_start_naming_the_variable():
     with pytest.raises(ConfigurationError) as exc:
         FunctionSettings.from_env({"MEMLANE_XRAY_SDK": "sometimes"})
     assert exc.value.message == f"MEMLANE_XRAY_SDK='sometimes': {SWITCH}"
+    # the S3 Vectors backend's choices (main's parser refused them with "invalid settings: metrics")
+    with pytest.raises(ConfigurationError, match="^MEMLANE_METRICS='lean': expected all or alarmed$"):
+        AwsSettings.from_env({"MEMLANE_TABLE": "t", "MEMLANE_METRICS": "lean"})
+    aws = AwsSettings.from_env({"MEMLANE_TABLE": "t", "MEMLANE_SEARCH_KIND": "S3Vectors", "MEMLANE_METRICS": "alarmed"})
+    assert (aws.search_kind, aws.metrics, aws.vector_bucket) == ("s3vectors", "alarmed", "")
 
 
 def test_the_spellings_a_switch_and_a_choice_take():
