@@ -170,12 +170,12 @@ def run(saves: int) -> dict[str, Any]:
     from moto import mock_aws
     from opensearchpy import OpenSearch
 
-    from memlane.adapters.aws import compose
     from memlane.adapters.aws._boto import new_client
     from memlane.adapters.aws.bedrock_embedder import BedrockEmbedder
     from memlane.adapters.aws.dynamo_schema import table_definition
     from memlane.adapters.aws.opensearch_index import OpenSearchIndex
     from memlane.api.app import MemlaneApi
+    from memlane.aws import compose
     from memlane.services.keys import create_key
 
     latency = LatencyModel()

@@ -74,8 +74,8 @@ def is_lambda_handler(handler: object) -> bool:
 
 
 def compose_services() -> Services:
-    """The deployed Services (memlane.adapters.aws.compose), for a handler's `Lazy`: the AWS
+    """The deployed Services (memlane.aws.compose), for a handler's `Lazy`: the AWS
     composition is imported on first use, not on import."""
-    from memlane.adapters.aws.compose import build_aws_services
+    from memlane.aws.compose import build_aws_services
 
     return build_aws_services()

@@ -21,13 +21,13 @@ from memlane.services.key_admin import administer_keys, parse_command
 
 
 def _compose_store() -> MetadataStore:
-    from memlane.adapters.aws.compose import aws_settings, build_metadata_store
+    from memlane.aws.compose import aws_settings, build_metadata_store
 
     return build_metadata_store(aws_settings())
 
 
 def _compose_registry() -> KeyRegistry:
-    from memlane.adapters.aws.compose import build_key_registry
+    from memlane.aws.compose import build_key_registry
 
     return build_key_registry()
 

@@ -16,7 +16,7 @@ from memlane.lazy import Lazy
 
 
 def _compose() -> MemlaneApi:
-    from memlane.adapters.aws.compose import build_aws_services, lazy_docset_context
+    from memlane.aws.compose import build_aws_services, lazy_docset_context
 
     return MemlaneApi(build_aws_services, docsets=lazy_docset_context())
 

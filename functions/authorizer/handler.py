@@ -41,7 +41,7 @@ from memlane.services.oauth import TokenValidator, authenticate_token, looks_lik
 
 
 def _compose() -> OrganizationStore:
-    from memlane.adapters.aws.compose import aws_settings, build_organization_store
+    from memlane.aws.compose import aws_settings, build_organization_store
 
     return build_organization_store(aws_settings())
 

@@ -36,7 +36,7 @@ processor = BatchProcessor(event_type=EventType.SQS, model=IngestJobRecord,
 
 
 def _compose_starter() -> WorkflowStarter:
-    from memlane.adapters.aws.compose import build_starter
+    from memlane.aws.compose import build_starter
 
     return build_starter()
 

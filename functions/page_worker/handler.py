@@ -28,7 +28,7 @@ processor = BatchProcessor(event_type=EventType.SQS, model=PageRecord, raise_on_
 
 
 def _compose() -> DocsetContext:
-    from memlane.adapters.aws.compose import build_docset_context
+    from memlane.aws.compose import build_docset_context
 
     return build_docset_context()
 

@@ -14,7 +14,7 @@ from memlane.lazy import Lazy
 
 
 def _compose() -> DocsetContext:
-    from memlane.adapters.aws.compose import build_docset_context
+    from memlane.aws.compose import build_docset_context
 
     return build_docset_context()
 

@@ -36,7 +36,7 @@ from infra.constructs.schedules import Schedules
 from infra.constructs.search import Search
 from infra.constructs.storage import Storage
 from memlane.adapters.aws import dynamo_schema as schema
-from memlane.adapters.aws.compose import ENV_CONNECTIONS_SECRET
+from memlane.aws.compose import ENV_CONNECTIONS_SECRET
 
 
 class Connections(Construct):

@@ -87,7 +87,7 @@ class ModelAccess(Construct):
 
     def grant_rerank(self, function: lambda_.Function) -> None:
         """The rerank stage of recall, when the stack turns it on: the model's id in the function's
-        environment (memlane.adapters.aws.compose reads it once) and the two actions a direct Rerank
+        environment (memlane.aws.compose reads it once) and the two actions a direct Rerank
         call needs, on that model's ARN only. Without `rerank_model`, nothing."""
         if self.rerank_model_arn is None:
             return

@@ -134,8 +134,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 def _reindex_aws(args: argparse.Namespace) -> int:
     """Every ready document of the stack's DynamoDB table written into its search index again."""
-    from memlane.adapters.aws.compose import aws_settings, build_aws_services
     from memlane.adapters.aws.doctor import AwsInventory
+    from memlane.aws.compose import aws_settings, build_aws_services
     from memlane.services.reindex import reindex
 
     services = build_aws_services(settings_of(args))
@@ -175,8 +175,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if not args.aws and existing_data_dir(args) is None:
         return no_data_dir(args)
     if args.aws:
-        from memlane.adapters.aws.compose import build_aws_services
         from memlane.adapters.aws.doctor import AwsInventory
+        from memlane.aws.compose import build_aws_services
         from memlane.services.doctor import examine as examine_services
 
         services = build_aws_services(settings_of(args))

@@ -63,7 +63,7 @@ class Store:
     def __init__(self, args: argparse.Namespace) -> None:
         self._runtime = None
         if getattr(args, "aws", False):
-            from memlane.adapters.aws.compose import build_aws_services
+            from memlane.aws.compose import build_aws_services
             from memlane.services.keys import ensure_organization
 
             self.services = build_aws_services(settings_of(args).model_copy(update={"inline_max_chars": 10**9}))

@@ -1,7 +1,7 @@
 """The AWS parts of the configuration: what the CDK stack tells each Lambda function through its
 environment. `FunctionSettings` is read when a handler module is imported (functions._handler: the
 tracer and the metrics), `AwsSettings` once per cold start by the AWS composition
-(memlane.adapters.aws.compose). The stack sets them from CDK context (infra/); infra imports these
+(memlane.aws.compose). The stack sets them from CDK context (infra/); infra imports these
 names, memlane never imports infra.
 
 AWS_REGION is the Lambda runtime's own variable (the SDK reads it too); memlane reads it here for

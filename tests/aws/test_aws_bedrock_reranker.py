@@ -12,8 +12,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from memlane.adapters.aws import compose
 from memlane.adapters.aws.bedrock_reranker import AMAZON_RERANK_V1, COHERE_RERANK_V35, BedrockReranker
+from memlane.aws import compose
 from memlane.domain.errors import ConfigurationError, MemlaneError, TransientError
 from memlane.domain.requests import MemoryIn, RecallIn
 from memlane.ports import Rerank, Reranker

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
-from memlane.adapters.aws import compose
 from memlane.adapters.aws._boto import new_client
 from memlane.adapters.aws.cache import DynamoCache
 from memlane.adapters.aws.ratelimit import DynamoRateLimiter
+from memlane.aws import compose
 from memlane.domain.errors import TransientError
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)

@@ -23,10 +23,10 @@ from fakes import FixedClock, HashEmbedder
 from moto import mock_aws
 from opensearchpy import OpenSearch
 
-from memlane.adapters.aws import compose
 from memlane.adapters.aws._boto import new_client
 from memlane.adapters.aws.dynamo_schema import table_definition
 from memlane.adapters.aws.opensearch_index import OpenSearchIndex
+from memlane.aws import compose
 from memlane.config import Settings
 from memlane.domain.models import Organization, Project
 from memlane.domain.principal import Principal

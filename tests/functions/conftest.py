@@ -24,11 +24,11 @@ from fn_support import (  # noqa: E402
     Deployment,
 )
 
-from memlane.adapters.aws import compose  # noqa: E402
 from memlane.adapters.aws._boto import new_client  # noqa: E402
 from memlane.adapters.aws.dynamo_schema import TTL_ATTRIBUTE, table_definition  # noqa: E402
 from memlane.adapters.local.search_index import SqliteSearchIndex  # noqa: E402
 from memlane.adapters.local.sqlite_db import SqliteDatabase  # noqa: E402
+from memlane.aws import compose  # noqa: E402
 from memlane.domain.models import Organization, Project  # noqa: E402
 
 

@@ -78,7 +78,7 @@ class Deployment:
     def cold_start(self) -> None:
         """What a new execution environment would compose: memlane's settings read again from the
         environment as it is now (a running one read them once, when it started)."""
-        from memlane.adapters.aws import compose
+        from memlane.aws import compose
 
         self.composed = dataclasses.replace(self.composed, settings=compose.memlane_settings())
 

@@ -11,8 +11,8 @@ import pytest
 from fn_support import ORG_ID, Deployment, context, load_event
 
 from functions.invoke import invoke
-from memlane.adapters.aws import compose
 from memlane.adapters.aws.api_keys import GATEWAY_KEY_ATTRIBUTE
+from memlane.aws import compose
 from memlane.domain.models import Organization
 from memlane.services.keys import create_key
 

@@ -20,8 +20,8 @@ from fake_github import FakeGitHub  # noqa: E402
 from fake_provider import CLIENT_ID, CLIENT_SECRET  # noqa: E402
 
 from functions.invoke import invoke  # noqa: E402
-from memlane.adapters.aws import compose  # noqa: E402
 from memlane.adapters.aws._boto import new_client  # noqa: E402
+from memlane.aws import compose  # noqa: E402
 from memlane.connections import service  # noqa: E402
 from memlane.connections.schemas import ConnectionIn  # noqa: E402
 from memlane.domain.connections import ConnectionStatus  # noqa: E402

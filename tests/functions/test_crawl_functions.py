@@ -11,9 +11,9 @@ from functools import partial
 import pytest
 from fn_support import ORG_ID, TABLE, Deployment, context, load_event
 
-from memlane.adapters.aws import compose
 from memlane.adapters.aws.crawl_queue import PageMessage
 from memlane.adapters.aws.docset_store import DynamoDocsetStore
+from memlane.aws import compose
 from memlane.domain.docsets import Docset, PageStatus, epoch_ms, page_id_for
 from memlane.domain.models import Organization
 from memlane.ports import FetchResult

@@ -12,10 +12,10 @@ import pytest
 from fn_support import ORG_ID
 from s3vectors_fake import FakeS3Vectors
 
-from memlane.adapters.aws import compose
 from memlane.adapters.aws._boto import new_client
 from memlane.adapters.aws.doctor import AwsInventory
 from memlane.adapters.aws.s3vectors_index import S3VectorsIndex
+from memlane.aws import compose
 from memlane.cli import main as cli_main
 from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn, RecallIn

@@ -106,7 +106,7 @@ def test_every_handler_and_the_aws_adapters_work_without_what_the_layer_leaves_o
     modules = sorted({spec.handler.rsplit(".", 1)[0] for spec in c.EVERY_FUNCTION
                       if handler_module_path(spec.handler) is not None})
     script = IMPORT_WITHOUT + f"""
-for name in {modules!r} + ["memlane.adapters.aws.opensearch_index", "memlane.adapters.aws.compose",
+for name in {modules!r} + ["memlane.adapters.aws.opensearch_index", "memlane.aws.compose",
                            "memlane.adapters.aws.s3vectors_index"]:
     importlib.import_module(name)
 from memlane.adapters.aws.opensearch_index import OpenSearchIndex, make_opensearch_client, normalize

@@ -174,7 +174,7 @@ class Scenarios:
     @contextmanager
     def edges(self) -> Iterator[None]:
         """What is not AWS, replaced at its edge for every function run."""
-        import memlane.adapters.aws.compose as compose
+        import memlane.aws.compose as compose
         import memlane.docsets.service as docset_service
 
         @contextmanager

@@ -56,7 +56,7 @@ def test_powertools_counts_past_its_buffer_without_a_namespace_in_the_environmen
 
 def test_lean_observability_publishes_only_the_metric_its_alarm_reads(monkeypatch):
     # Given a function of a stack with observability=lean (MEMLANE_METRICS=alarmed)
-    from memlane.adapters.aws import compose
+    from memlane.aws import compose
 
     monkeypatch.setenv("MEMLANE_TABLE", "t")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
