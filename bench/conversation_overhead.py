@@ -31,6 +31,7 @@ from memlane.config import Settings  # noqa: E402
 from memlane.domain.principal import Principal  # noqa: E402
 from memlane.local.compose import build_local  # noqa: E402
 from memlane.local.worker import IngestWorker  # noqa: E402
+from memlane.ports import LanguageModel
 from memlane.services.keys import ensure_organization  # noqa: E402
 
 TOPICS = ["hiking", "cooking", "chess", "Berlin", "guitar"]
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
             llm = OpenAICompatibleLLM(base_url=server.base_url, model="fake") if mode == "on" else None
             stack = build_local(Settings(data_dir=Path(tmp) / mode), embedder=embedder, media_readers=(None, None),
                                 llm=llm)
-            stack.services = replace(stack.services, llm=llm)
+            stack.services = replace(stack.services, llm=LanguageModel(llm) if llm is not None else None)
             api = MemlaneApi(stack.services)
             org, _ = ensure_organization(stack.metadata, "bench")
             who = authorizer_context(Principal(organization_id=org.id, key_id="k", rate_limit_per_minute=10**6))

@@ -157,8 +157,8 @@ class MemlaneApi:
                                 **decision.headers()},
                     "body": error_body(f"rate limit of {decision.limit} requests per minute exceeded; "
                                        f"retry after {decision.retry_after_s} s")}
-        if context is not None and hasattr(context, "get_remaining_time_in_millis") and svc.idempotency:
-            svc.idempotency.bind_invocation(context)
+        if context is not None and hasattr(context, "get_remaining_time_in_millis") and svc.platform.idempotency:
+            svc.platform.idempotency.bind_invocation(context)
         # Requests run concurrently (the local server's threads): each gets its own resolver state.
         with self.resolver.request_scope():
             self.resolver.append_context(services=svc, docsets=self._docsets)
@@ -238,10 +238,10 @@ def _refuse_unbounded_json(event: dict[str, Any]) -> dict[str, Any] | None:
 
 def _rate_limit(svc: Services | None, event: dict[str, Any]):
     ctx = (event.get("requestContext") or {}).get("authorizer") or {}
-    if svc is None or svc.rate_limiter is None or not ctx.get("key_id"):
+    if svc is None or svc.platform.rate_limiter is None or not ctx.get("key_id"):
         return None
     limit = rate_limit_of(ctx)
-    return svc.rate_limiter.hit(ctx["key_id"], limit, svc.clock.now(), request_weight(event, limit))
+    return svc.platform.rate_limiter.hit(ctx["key_id"], limit, svc.clock.now(), request_weight(event, limit))
 
 
 def _too_large() -> dict[str, Any]:

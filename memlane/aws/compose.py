@@ -40,6 +40,9 @@ from memlane.ports import (
     ConnectionPorts,
     Embedder,
     Fetcher,
+    LanguageModel,
+    MediaReaders,
+    Platform,
     Rerank,
     SearchIndex,
     Services,
@@ -168,14 +171,14 @@ def build_rerank(aws: AwsSettings) -> Rerank | None:
     return Rerank(reranker, aws.rerank_top_n, aws.rerank_weight)
 
 
-def build_llm(aws: AwsSettings) -> Any:
+def build_llm(aws: AwsSettings, clock: Clock | None = None) -> LanguageModel | None:
     """The Bedrock model that draws facts from conversations (the stack's `llm_model`), with its
-    queue; None when the stack deploys none (answers then say extraction is off)."""
+    queue (SQS with its DLQ); None when the stack deploys none (answers then say extraction is off)."""
     if not aws.llm_model_id or not aws.extraction_queue_url:
         return None
     from memlane.adapters.aws.bedrock_llm import BedrockLLM
 
-    return BedrockLLM(aws.llm_model_id)
+    return LanguageModel(BedrockLLM(aws.llm_model_id), queue=SqsIngestQueue(aws.extraction_queue_url, clock=clock))
 
 
 def build_search_index(aws: AwsSettings, embedder: Embedder, context_weight: float | None = None) -> SearchIndex:
@@ -237,21 +240,21 @@ def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | No
         queue=SqsIngestQueue(aws.ingest_queue_url, clock=clock),
         clock=clock or SystemClock(),
         cache=DynamoCache(aws.table),
-        rate_limiter=DynamoRateLimiter(aws.table),
-        idempotency=PowertoolsIdempotency(lambda: build_idempotency_layer(aws)),
         metrics=PowertoolsMetrics(namespace=aws.metrics_namespace,
                                   only=observability.LEAN_ALARMED if aws.metrics == "alarmed" else None),
-        # Keys created through POST /v3/keys join the usage plan, as the admin function's do (the
-        # API function knows the plan by name; built on the first key created).
-        key_registry=Lazy(lambda: build_key_registry(aws), "ApiGatewayKeyRegistry"),
         # Images: Amazon Textract (in the request, or the workflow's Extract step). Recordings:
         # an Amazon Transcribe job the workflow runs, so no transcriber in-process.
-        ocr=TextractReader(),
-        transcribe_in_workflow=True,
+        media=MediaReaders(ocr=TextractReader(), transcribe_in_workflow=True),
+        platform=Platform(
+            rate_limiter=DynamoRateLimiter(aws.table),
+            idempotency=PowertoolsIdempotency(lambda: build_idempotency_layer(aws)),
+            # Keys created through POST /v3/keys join the usage plan, as the admin function's do (the
+            # API function knows the plan by name; built on the first key created).
+            key_registry=Lazy(lambda: build_key_registry(aws), "ApiGatewayKeyRegistry"),
+        ),
         connections=build_connection_ports(aws, settings.public_url),
         rerank=rerank if rerank is not None else build_rerank(aws),
-        llm=build_llm(aws),
-        extraction_queue=SqsIngestQueue(aws.extraction_queue_url, clock=clock) if aws.extraction_queue_url else None,
+        llm=build_llm(aws, clock),
     )
 
 

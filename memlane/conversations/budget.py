@@ -73,7 +73,7 @@ def ask(svc: Services, org_id: str, prompt: Prompt[A], data: object) -> tuple[A,
             raise refused
         svc.metrics.count(observability.LLM_CALLS)
         try:
-            completion = svc.llm.complete_json(task=prompt.task, system=prompt.system, user=prompt.user(data),
+            completion = svc.llm.model.complete_json(task=prompt.task, system=prompt.system, user=prompt.user(data),
                                                schema=prompt.schema, max_tokens=prompt.max_tokens)
         except LLMOutputError as exc:  # an unusable answer still cost its tokens
             svc.metrics.count(observability.LLM_MALFORMED)

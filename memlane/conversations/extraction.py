@@ -150,7 +150,7 @@ def reconcile_and_store(svc: Services, who: Principal, record: ExtractionOut, fa
     subject = record.subject or fact.subject
     known = similar_facts(svc, who, record.project_id, subject, fact.text)
     now = svc.clock.now()
-    model = svc.llm.id if svc.llm is not None else ""
+    model = svc.llm.model.id if svc.llm is not None else ""
     tokens = 0
     target: Document | None = None
     outcome: Outcome

@@ -122,7 +122,7 @@ def queue_extraction(svc: Services, who: Principal, project_id: str, body: Conve
                            subject=body.subject, status="queued", messages=list(dict.fromkeys(message_ids)),
                            created_at=now, user_id=who.user_id)
     store_record(svc, who.organization_id, record)  # before the job that reads it
-    (svc.extraction_queue or svc.queue).enqueue(IngestJob(document_id=EXTRACTION_JOB_PREFIX + record.id, organization_id=who.organization_id,
+    ((svc.llm.queue if svc.llm else None) or svc.queue).enqueue(IngestJob(document_id=EXTRACTION_JOB_PREFIX + record.id, organization_id=who.organization_id,
                                 not_before=now, created_at=now))
     if svc.on_enqueued is not None:
         svc.on_enqueued(None)

@@ -65,8 +65,8 @@ class MediaSave:
 
 def can_read(svc: Services, kind: str) -> bool:
     if kind in ("image", "pdf"):
-        return svc.ocr is not None
-    return svc.transcriber is not None or svc.transcribe_in_workflow
+        return svc.media.ocr is not None
+    return svc.media.transcriber is not None or svc.media.transcribe_in_workflow
 
 
 def _refuse(kind: str, declared: ContentType | None) -> UnprocessableError:
@@ -129,9 +129,9 @@ def derive_title_from(text: str, media: MediaInfo) -> str:
 
 
 def _ocr(svc: Services):  # noqa: ANN202 - the ImageReader port
-    if svc.ocr is None:
+    if svc.media.ocr is None:
         raise MemlaneError(OCR_HELP)
-    return svc.ocr
+    return svc.media.ocr
 
 
 # What reading one page costs, reserved before the work (memlane.documents.media_budget.reserved):
@@ -212,15 +212,15 @@ def complete_pending(svc: Services, doc: Document) -> Document:
             text = extract(data, ContentType.PDF).text
             media = media.model_copy(update={"extracted_by": "pdf"})
     else:
-        if svc.transcriber is None:
+        if svc.media.transcriber is None:
             raise MemlaneError(TRANSCRIBE_HELP.format(kind=doc.content_type.value))
         started = time.monotonic()
         try:
-            transcript = svc.transcriber.transcribe(data, media.mime)
+            transcript = svc.media.transcriber.transcribe(data, media.mime)
         finally:
-            media_budget.charge(svc, doc.organization_id, media_budget.transcribe_meter(svc.transcriber.id),
+            media_budget.charge(svc, doc.organization_id, media_budget.transcribe_meter(svc.media.transcriber.id),
                                 time.monotonic() - started)
-        return apply_transcript(svc, doc, transcript, svc.transcriber.id)
+        return apply_transcript(svc, doc, transcript, svc.media.transcriber.id)
     return _store_text(svc, doc, text, media)
 
 

@@ -158,9 +158,9 @@ def extract(svc: Services, inp: StepInput) -> ExtractResult:
         return ExtractResult(skip="document already ready")
     if doc.media is None or not doc.media.pending:
         return ExtractResult()
-    in_workflow = doc.media.kind in ("audio", "video") and svc.transcriber is None and svc.transcribe_in_workflow
-    engine = svc.ocr.id if doc.media.kind in ("image", "pdf") and svc.ocr is not None else (
-        svc.transcriber.id if svc.transcriber is not None else None)
+    in_workflow = doc.media.kind in ("audio", "video") and svc.media.transcriber is None and svc.media.transcribe_in_workflow
+    engine = svc.media.ocr.id if doc.media.kind in ("image", "pdf") and svc.media.ocr is not None else (
+        svc.media.transcriber.id if svc.media.transcriber is not None else None)
     spent = media_budget.over_budget(svc, doc.organization_id,
                                      media_budget.meters_for(doc.media.kind, engine, in_workflow))
     if spent is not None:

@@ -27,7 +27,16 @@ from memlane.domain.models import Document
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local import index_rules
 from memlane.observability import CountingMetrics
-from memlane.ports import ConnectionPorts, RateLimiter, SearchIndex, Services, SyncDispatcher
+from memlane.ports import (
+    ConnectionPorts,
+    LanguageModel,
+    MediaReaders,
+    Platform,
+    RateLimiter,
+    SearchIndex,
+    Services,
+    SyncDispatcher,
+)
 
 log = logging.getLogger(__name__)
 
@@ -155,15 +164,14 @@ def build_local(settings: Settings, embedder=None, summarizer=None, media_reader
         summarizer=summarizer or make_summarizer(settings, embedder),
         queue=queue,
         cache=cache,
-        idempotency=PowertoolsIdempotency(lambda: SqliteIdempotencyLayer(db)),
         metrics=CountingMetrics(),
-        ocr=ocr,
-        transcriber=transcriber,
+        media=MediaReaders(ocr=ocr, transcriber=transcriber),
+        platform=Platform(rate_limiter=rate_limiter,
+                          idempotency=PowertoolsIdempotency(lambda: SqliteIdempotencyLayer(db))),
         connections=build_connection_ports(settings, db, dispatcher=connection_dispatcher, public_url=public_url,
                                            apps=apps),
         on_enqueued=on_enqueued,
         background=background,
-        rate_limiter=rate_limiter,
-        llm=llm if llm is not None else make_llm(settings),
+        llm=LanguageModel(model) if (model := llm if llm is not None else make_llm(settings)) is not None else None,
     )
     return LocalStack(db=db, services=svc, queue=queue, index=index, metadata=metadata, cache=cache)

@@ -101,7 +101,7 @@ class IngestWorker:
         today (checked first, and again by the reading's own reservation) the job waits for
         tomorrow; it does not fail (memlane.documents.media_budget)."""
         assert doc.media is not None
-        engine = self.svc.ocr if doc.media.kind in ("image", "pdf") else self.svc.transcriber
+        engine = self.svc.media.ocr if doc.media.kind in ("image", "pdf") else self.svc.media.transcriber
         wait = media_budget.deferral(self.svc, job.organization_id,
                                      media_budget.meters_for(doc.media.kind, engine.id if engine else None))
         if wait is not None:

@@ -19,11 +19,15 @@ Protocols, not base classes: a test hands in an in-memory fake with the same met
     inventory    Inventory (what `memlane doctor` reads of a deployment)
     docsets      DocsetStore, CrawlDispatcher, DocsetShelf
     connections  ConnectionStore, TokenVault, SyncDispatcher, ProviderApps (ConnectionPorts)
-    bundle       Services: the ports of a service call, composed once
+    bundle       Services: the ports of a service call, composed once (MediaReaders, Platform,
+                 LanguageModel: its optional capabilities)
 """
 
 from memlane.ports.budget import MediaBudget, Meter
 from memlane.ports.bundle import (
+    LanguageModel,
+    MediaReaders,
+    Platform,
     Services,
 )
 from memlane.ports.cache import (
@@ -159,6 +163,9 @@ __all__ = [
     "MediaBudget",
     "Meter",
     "Services",
+    "LanguageModel",
+    "MediaReaders",
+    "Platform",
     "StoredBlob",
     "StoredDocument",
     "Summarizer",

@@ -24,9 +24,43 @@ from memlane.ports.storage import BlobStore, MetadataStore
 
 
 @dataclass(frozen=True)
+class MediaReaders:
+    """Reading images, scans and recordings: a media save answers 422 when its reader is None."""
+
+    ocr: ImageReader | None = None  # images and scanned PDFs
+    transcriber: Transcriber | None = None  # audio and video
+    # On AWS, Amazon Transcribe runs as a workflow job rather than in-process (`transcriber` None):
+    # saves of audio and video are accepted and queued for it.
+    transcribe_in_workflow: bool = False
+
+
+@dataclass(frozen=True)
+class Platform:
+    """What stands in front of the API for every request: each None is simply not enforced."""
+
+    rate_limiter: RateLimiter | None = None  # unlimited when None
+    idempotency: Idempotency | None = None  # Idempotency-Key ignored when None
+    # The gateway's record of keys (API Gateway's usage plan on AWS), for keys created through
+    # the API; None locally, where no gateway meters keys.
+    key_registry: KeyRegistry | None = None
+
+
+@dataclass(frozen=True)
+class LanguageModel:
+    """Facts from conversations (memlane.conversations): the model, and where its jobs go."""
+
+    model: LLM
+    # SQS with its DLQ on AWS; None: the Services' `queue` (the durable local queue, whose worker
+    # runs them).
+    queue: JobQueue | None = None
+
+
+@dataclass(frozen=True)
 class Services:
-    """The ports a service needs, composed once at the edge (memlane.local.compose, functions/*) and
-    immutable after that: a variant is `dataclasses.replace(svc, field=...)`."""
+    """The ports a service needs, composed once at the edge (memlane.local.compose, memlane.aws.compose)
+    and immutable after that: a variant is `dataclasses.replace(svc, field=...)`. The core every
+    request uses comes first; then the optional capabilities, each a group of its own (media,
+    platform, connections, llm, rerank), so a feature names the capability it needs."""
 
     settings: Settings
     metadata: MetadataStore
@@ -43,22 +77,11 @@ class Services:
     # synchronous when None.
     background: Callable[..., Any] | None = None
     cache: Cache | None = None  # recall results (spec §4.7); no caching when None
-    rate_limiter: RateLimiter | None = None  # unlimited when None
-    idempotency: Idempotency | None = None  # Idempotency-Key ignored when None
     metrics: Metrics = field(default_factory=NoMetrics)  # memlane.observability names what is counted
-    # The gateway's record of keys (API Gateway's usage plan on AWS), for keys created through
-    # the API; None locally, where no gateway meters keys.
-    key_registry: KeyRegistry | None = None
-    ocr: ImageReader | None = None  # images and scanned PDFs; a media save answers 422 when None
-    transcriber: Transcriber | None = None  # audio and video; likewise
-    # On AWS, Amazon Transcribe runs as a workflow job rather than in-process (`transcriber` None):
-    # saves of audio and video are accepted and queued for it.
-    transcribe_in_workflow: bool = False
-    # Recall's optional rerank stage (memlane.recall.rerank): off when None, as locally.
-    rerank: Rerank | None = None
+
+    # ---- optional capabilities
+    media: MediaReaders = field(default_factory=MediaReaders)
+    platform: Platform = field(default_factory=Platform)
     connections: ConnectionPorts | None = None  # synced outside services (spec §11); routes answer 503 when None
-    # Facts from conversations (memlane.conversations): off when None, and every answer says so.
-    llm: LLM | None = None
-    # Where extraction jobs go: SQS with its DLQ on AWS; None: `queue` (the durable local queue,
-    # whose worker runs them).
-    extraction_queue: JobQueue | None = None
+    llm: LanguageModel | None = None  # facts from conversations: off when None, and every answer says so
+    rerank: Rerank | None = None  # recall's optional rerank stage (memlane.recall.rerank): off when None

@@ -141,7 +141,7 @@ def create_organization_key(svc: Services, who: Principal, name: str, can_manage
     """A key of the caller's organization (never another's), with the caller's rate limit."""
     _require_manager(who)
     secret, key, _ = create_registered_key(
-        svc.metadata, svc.key_registry or NoGatewayRegistry(), who.organization_id, name, svc.clock.now(),
+        svc.metadata, svc.platform.key_registry or NoGatewayRegistry(), who.organization_id, name, svc.clock.now(),
         rate_limit_per_minute=who.rate_limit_per_minute, can_manage_keys=can_manage_keys)
     return secret, KeyOut.of(key)
 
@@ -157,7 +157,7 @@ def revoke_organization_key(svc: Services, who: Principal, key_id: str) -> None:
     if key.id == who.key_id:
         raise ConflictError("key_id: this is the key making the request; revoke it with another key")
     svc.metadata.revoke_api_key(key.id, svc.clock.now())
-    (svc.key_registry or NoGatewayRegistry()).deregister(key.id)
+    (svc.platform.key_registry or NoGatewayRegistry()).deregister(key.id)
 
 
 def parse_command(payload: object) -> KeysCommand:

@@ -118,13 +118,13 @@ def test_composition_writes_small_saves_inline_and_builds_nothing_it_does_not_us
     assert type(svc.metadata).__name__ == "DynamoMetadataStore" and svc.metadata.table_name == "memlane-test"
     assert type(svc.queue).__name__ == "SqsIngestQueue"
     assert type(svc.cache).__name__ == "DynamoCache"
-    assert type(svc.rate_limiter).__name__ == "DynamoRateLimiter"
+    assert type(svc.platform.rate_limiter).__name__ == "DynamoRateLimiter"
     assert svc.embedder.id == "bedrock/amazon.titan-embed-text-v2:0/1024"
     assert "not built yet" in repr(svc.index)  # OpenSearch is signed and connected on first use only
     index = svc.index.get()
     assert type(index).__name__ == "OpenSearchIndex" and index.alias == "memlane-chunks"
     assert index.dimension == 1024 and index.serverless is False
-    assert svc.idempotency.layer().table_name == "memlane-test" and svc.idempotency.layer().static_pk_value == "IDEMP#save"
+    assert svc.platform.idempotency.layer().table_name == "memlane-test" and svc.platform.idempotency.layer().static_pk_value == "IDEMP#save"
 
 
 def test_the_inline_limit_can_be_configured(stack_env: None, monkeypatch: pytest.MonkeyPatch) -> None:

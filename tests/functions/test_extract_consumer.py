@@ -19,6 +19,7 @@ from memlane.conversations.service import get_extraction, save_conversation
 from memlane.domain.facts import is_fact, sources_of
 from memlane.domain.models import Organization
 from memlane.domain.principal import Principal
+from memlane.ports import LanguageModel
 
 WHO = Principal(organization_id=ORG_ID, key_id="key-1")
 
@@ -38,7 +39,7 @@ def server():
 def _with_llm(deployment: Deployment, server: FakeChatServer) -> tuple[Any, str]:
     url = deployment.sqs.create_queue(QueueName="memlane-dev-ExtractionQueue")["QueueUrl"]
     llm = OpenAICompatibleLLM(base_url=server.base_url, model="fake-1", retry_delays=(0.0,), sleep=lambda s: None)
-    svc = dataclasses.replace(deployment.services(), llm=llm, extraction_queue=SqsIngestQueue(url, clock=deployment.clock))
+    svc = dataclasses.replace(deployment.services(), llm=LanguageModel(llm, queue=SqsIngestQueue(url, clock=deployment.clock)))
     return svc, url
 
 

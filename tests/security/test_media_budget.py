@@ -21,6 +21,7 @@ from memlane.domain.principal import Principal
 from memlane.domain.requests import MemoryIn
 from memlane.local.compose import build_local
 from memlane.local.worker import IngestWorker
+from memlane.ports import MediaReaders
 from memlane.services.keys import ensure_organization
 from memlane.services.memory import get_document, save_memory
 
@@ -120,7 +121,7 @@ def watched(tmp_path):
                             embedder=HashEmbedder(), media_readers=(None, None))
         org, _ = ensure_organization(stack.metadata, "reader")
         reader = BudgetWatchingReader(ref, org.id, fail)
-        stack.services = replace(stack.services, clock=FixedClock(), ocr=reader)
+        stack.services = replace(stack.services, clock=FixedClock(), media=MediaReaders(ocr=reader))
         ref.append(stack)
         return stack, reader, Principal(organization_id=org.id, key_id="k")
 

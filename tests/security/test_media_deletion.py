@@ -43,7 +43,7 @@ from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import build_local
 from memlane.local.doctor import examine
 from memlane.local.worker import IngestWorker
-from memlane.ports import FetchResult, Services
+from memlane.ports import FetchResult, MediaReaders, Services
 from memlane.services.keys import ensure_organization
 
 REMOVALS = ("api", "auto-forget", "project")
@@ -160,7 +160,7 @@ class Host:
 def _host(svc: Services, embedder: FailsOnce, docsets: Any, doctor: Any = None) -> Host:
     blobs = WatchedBlobs(svc.blobs)
     clock = FixedClock()
-    svc = replace(svc, blobs=blobs, clock=clock, ocr=Reader())
+    svc = replace(svc, blobs=blobs, clock=clock, media=MediaReaders(ocr=Reader()))
     org, _ = ensure_organization(svc.metadata, "acme")
     return Host(svc, blobs, clock, embedder, Principal(organization_id=org.id, key_id="k"), docsets, doctor)
 

@@ -26,7 +26,7 @@ from memlane.domain.principal import Principal
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import LocalStack, build_local
 from memlane.mcp.tools import MemlaneTools
-from memlane.ports import FetchResult
+from memlane.ports import FetchResult, Platform
 from memlane.services.keys import ensure_organization
 from memlane.services.ratelimit import InMemoryRateLimiter
 
@@ -84,7 +84,7 @@ def world(tmp_path) -> Iterator[World]:
     stack = build_local(Settings(data_dir=tmp_path / "d"), embedder=HashEmbedder(), summarizer=LocalSummarizer(),
                         media_readers=(None, None))
     clock = FixedClock()
-    stack.services = replace(stack.services, clock=clock, rate_limiter=InMemoryRateLimiter())
+    stack.services = replace(stack.services, clock=clock, platform=Platform(rate_limiter=InMemoryRateLimiter()))
     org, _ = ensure_organization(stack.metadata, "acme")
     who = Principal(organization_id=org.id, key_id="key-a", rate_limit_per_minute=150)
     site = SiteFetcher()

@@ -48,7 +48,7 @@ def _api_error(rt: LocalRuntime, method: str, path: str, body: dict) -> tuple[in
 def test_services_are_complete_at_construction(tmp_path):
     with LocalRuntime(Settings(data_dir=tmp_path / "d"), embedder=HashEmbedder(), docsets=False) as rt:
         svc = rt.services
-        assert svc.rate_limiter is not None and svc.background is not None and svc.on_enqueued is not None
+        assert svc.platform.rate_limiter is not None and svc.background is not None and svc.on_enqueued is not None
         assert svc.connections is not None and svc.connections.dispatcher is rt.connection_runner
 
 

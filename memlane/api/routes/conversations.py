@@ -53,7 +53,7 @@ def save_conversation(body: ConversationIn) -> Response[ConversationOut]:
 
     key = router.current_event.headers.get("Idempotency-Key")
     # the path is part of what the key guards: one key is one request, on one route
-    result = idempotency.run_once(svc.idempotency, who.organization_id, key,
+    result = idempotency.run_once(svc.platform.idempotency, who.organization_id, key,
                                   {"conversations": body.model_dump(mode="json")}, save)
     out: Any = result["body"]
     return Response(status_code=result["status"], content_type="application/json", body=out)

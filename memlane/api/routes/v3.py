@@ -65,7 +65,7 @@ def save_memory(body: MemoryIn) -> Response[MemoryOut]:
         return {"status": status, "body": out.model_dump(mode="json")}
 
     key = router.current_event.headers.get("Idempotency-Key")  # case-insensitive in Powertools v3
-    result = idempotency.run_once(svc.idempotency, who.organization_id, key, body.model_dump(mode="json"), save)
+    result = idempotency.run_once(svc.platform.idempotency, who.organization_id, key, body.model_dump(mode="json"), save)
     return Response(status_code=result["status"], content_type="application/json", body=result["body"])
 
 

@@ -21,6 +21,7 @@ from memlane.domain.principal import Principal
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import LocalStack, build_local
 from memlane.local.worker import IngestWorker
+from memlane.ports import LanguageModel
 from memlane.services.keys import ensure_organization
 
 # What each scripted message says, as the facts a careful model would draw from it.
@@ -102,7 +103,7 @@ def make_world(tmp_path, llm: FakeChatServer | None, **settings: Any) -> World:
     stack = build_local(Settings(data_dir=tmp_path / "d", **settings), embedder=HashEmbedder(),
                         summarizer=LocalSummarizer(), media_readers=(None, None), llm=adapter)
     clock = FixedClock()
-    stack.services = replace(stack.services, clock=clock, llm=adapter)
+    stack.services = replace(stack.services, clock=clock, llm=LanguageModel(adapter) if adapter is not None else None)
     org, _ = ensure_organization(stack.metadata, "acme")
     who = Principal(organization_id=org.id, key_id="key-a", rate_limit_per_minute=1000)
     return World(stack, MemlaneApi(stack.services), who, clock, llm, IngestWorker(stack.services, stack.queue))

@@ -21,6 +21,7 @@ from memlane.domain.models import Project
 from memlane.domain.principal import Principal
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import build_local
+from memlane.ports import Platform
 from memlane.services.keys import ensure_organization
 from memlane.services.ratelimit import InMemoryRateLimiter
 
@@ -54,7 +55,7 @@ class Api:
         settings = Settings(data_dir=tmp_path / "d", index_identifier_words=identifier_words)
         self.stack = build_local(settings, embedder=self.embedder,
                                  summarizer=LocalSummarizer(), media_readers=(None, None))
-        self.stack.services = replace(self.stack.services, clock=FixedClock(), rate_limiter=InMemoryRateLimiter())
+        self.stack.services = replace(self.stack.services, clock=FixedClock(), platform=Platform(rate_limiter=InMemoryRateLimiter()))
         org, _ = ensure_organization(self.stack.metadata, "acme")
         self.who = Principal(organization_id=org.id, key_id="key-a", rate_limit_per_minute=1000)
         self.api = MemlaneApi(self.stack.services)
