@@ -11,7 +11,11 @@ evidence that means the same whatever else the batch holds:
   code scale where it has one (`code`: a question in prose sits at lower cosines against the code
   that answers it than against a note that does);
 - the chunk's unnormalised BM25 per query term (`bm25 / terms`), saturating: `1 − exp(−x / bm25_scale)`.
-  Dividing by the query's terms rewards covering the query with rare words, not a long query;
+  Dividing by the query's terms rewards covering the query with rare words, not a long query. The BM25
+  is the ranking's own, over the searched projects' statistics (N, df, avgdl), not the organization's:
+  a project's relevance then does not move when another project saves (a person's 60 notes beside a
+  documentation set of 7,700 long chunks scored 2.5 × the BM25 per word, mostly from N through idf, and
+  half of their unanswerable questions turned strong: BENCHMARKS.md, "Recall that answers, third round");
 - an exact match in the chunk's text (title and content) of a distinctive query term (an
   identifier, a code, a number, an acronym: a word with a digit, an inner capital, `_`, `-`, `.` or
   `/` between letters, or all capitals; not a year), or of every content word of the query:
