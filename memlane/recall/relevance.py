@@ -142,10 +142,10 @@ MINILM = Calibration(cosine_zero=0.3, cosine_one=0.7, bm25_scale=5.0, exact_matc
 # OpenAI text-embedding-3-* puts unrelated text lower than MiniLM (around 0.0-0.2) and paraphrases
 # lower too (0.4-0.6); not measured here, so the floors are lower than MiniLM's (they return more).
 OPENAI = Calibration(cosine_zero=0.15, cosine_one=0.55, bm25_scale=5.0, exact_match=0.6,
-                     floor=0.2, strong=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
+                     floor=0.18, strong=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
 # Bedrock (Titan Text Embeddings v2, Cohere embed): not measured here; conservative like OpenAI's.
 BEDROCK = Calibration(cosine_zero=0.15, cosine_one=0.6, bm25_scale=5.0, exact_match=0.6,
-                      floor=0.2, strong=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
+                      floor=0.18, strong=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
 # Anything else (a test's fake embedder, a model not listed): relevance is reported but no floor
 # applies, since nothing says where this model puts unrelated text.
 UNKNOWN = Calibration(cosine_zero=0.1, cosine_one=0.7, bm25_scale=5.0, exact_match=0.6,

@@ -797,8 +797,8 @@ def test_relevance_reads_the_same_background_on_opensearch_as_locally(fake: Fake
         {"responses": [leg(*(hit(f"doc-{i}", 0, knn_score_from_cosine(c)) for i, c in enumerate(cosines)))]},
     ]
     results = index.search(scope(), "", [1.0, 0.0], 10)
-    background = rel.Background.of([c.score for c in results.vector], 10)
-    local = rel.Background.of(cosines, 10)
+    background = rel.Background.of([(c.document_id, c.score) for c in results.vector], 10)
+    local = rel.Background.of([(f"doc-{i}", c) for i, c in enumerate(cosines)], 10)
     assert background.median == pytest.approx(local.median, abs=1e-9) and local.median == pytest.approx(0.125)
     got = [rel.relevance(c.score, 0.0, 3, False, rel.MINILM, background=background) for c in results.vector]
     want = [rel.relevance(c, 0.0, 3, False, rel.MINILM, background=local) for c in cosines]
