@@ -13,7 +13,7 @@ ARGS   ?=
 .PHONY: run test setup ocr lint synth layers bench bench-scale bench-nlp bench-entities bench-concurrency bench-embedder bench-aws-save bench-rerank eval eval-conversations eval-facts eval-code \
 	eval-docs eval-notes eval-abstention eval-floor eval-floor-locomo context-pack-eval test-numeric clean extension integrations-env clients-test \
 	extension-build extension-test chromium \
-	web web-test bench-web bench-page-weight screenshots types docs
+	web web-test bench-web bench-page-weight screenshots types docs configuration-docs
 
 # jsii (behind aws-cdk-lib) warns on every run under Node 20; the warning is not actionable here.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
@@ -62,6 +62,11 @@ $(TYPES_MODULES): clients/typescript/package-lock.json
 
 types: $(STAMP) $(TYPES_MODULES)
 	$(BIN)/python -m codegen
+
+# docs/configuration.md, written from the configuration model (memlane.config.reference): every variable
+# with what it takes, its default and meaning; tests/docs/test_configuration_page.py fails when stale.
+configuration-docs: $(STAMP)
+	$(BIN)/python -m memlane.config.reference
 
 # The documentation's pictures of the app (docs/screenshots, shown in docs/web-app.md), taken by its
 # end-to-end tests.

@@ -17,9 +17,9 @@ import argparse
 import time
 from pathlib import Path
 
+from memlane.config.docsets import DocsetSettings
 from memlane.crawl.similarity import Sketch
 from memlane.docsets.duplicates import KnownPage, SketchIndex, aggregates_holding, judge
-from memlane.docsets.models import DocsetSettings
 from memlane.docsets.pages import link_density, strip_markdown_links
 from memlane.domain.errors import InvalidInputError
 from memlane.domain.models import ContentType

@@ -31,14 +31,15 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from aws_lambda_powertools import Logger, Metrics
 
 from functions._tracing import lambda_tracer
-from memlane.observability import metrics_namespace
+from memlane.config.aws import FunctionSettings
 
 if TYPE_CHECKING:
     from memlane.ports import Services
 
+function_settings = FunctionSettings.from_env()  # when the handler module is first imported
 logger = Logger()
-metrics = Metrics(namespace=metrics_namespace())  # flushed as CloudWatch EMF after each invocation
-tracer = lambda_tracer()
+metrics = Metrics(namespace=function_settings.metrics_namespace)  # flushed as CloudWatch EMF after each invocation
+tracer = lambda_tracer(function_settings.xray_sdk)
 # Powertools warns on every flush of an empty set; most invocations of the authorizer, the keys
 # function and the schedules count nothing, and that is not worth a log line each.
 warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)

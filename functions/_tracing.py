@@ -11,14 +11,13 @@ Unset means on, as with a plain `Tracer()`.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from memlane.config.aws import ENV_XRAY_SDK as ENV_XRAY_SDK  # FunctionSettings.xray_sdk
+
 if TYPE_CHECKING:
     from aws_lambda_powertools import Tracer
-
-ENV_XRAY_SDK = "MEMLANE_XRAY_SDK"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,13 +32,10 @@ class Untraced:
         return method
 
 
-def xray_sdk_enabled() -> bool:
-    return os.getenv(ENV_XRAY_SDK, "true").strip().lower() not in ("0", "false", "no", "off")
-
-
-def lambda_tracer() -> Tracer | Untraced:
-    """A Powertools `Tracer()` when the X-Ray SDK is on for this function, else `Untraced()`."""
-    if not xray_sdk_enabled():
+def lambda_tracer(xray_sdk: bool) -> Tracer | Untraced:
+    """A Powertools `Tracer()` when the X-Ray SDK is on for this function
+    (FunctionSettings.xray_sdk), else `Untraced()`."""
+    if not xray_sdk:
         return Untraced()
     from aws_lambda_powertools import Tracer
 

@@ -23,7 +23,7 @@ from infra.constructs.vector_search import VectorSearch
 from infra.constructs.webapp import WebApp
 from memlane import observability
 from memlane.adapters.aws import dynamo_schema as schema
-from memlane.connections.flow_binding import ENV_WEBAPP_URL
+from memlane.config.aws import ENV_WEBAPP_URL
 
 FIRST_KEY_PAYLOAD = '{"action":"create","org":"default"}'
 

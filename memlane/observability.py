@@ -4,17 +4,13 @@ infra/constructs/observability.py watch. Every count goes through the `Metrics` 
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import Counter
 
-# The CloudWatch namespace (the stack sets POWERTOOLS_METRICS_NAMESPACE to the same name; a handler
-# run outside the stack, by `memlane invoke` or a test, still has one).
+# The CloudWatch namespace (the stack sets POWERTOOLS_METRICS_NAMESPACE to the same name, which
+# memlane.config.aws.FunctionSettings reads; a handler run outside the stack, by `memlane invoke` or
+# a test, still has one).
 NAMESPACE = "memlane"
-
-
-def metrics_namespace() -> str:
-    return os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or NAMESPACE
 
 # Saves and recalls
 MEMORY_SAVED = "MemorySaved"  # a save accepted: written in the request, queued, or a duplicate

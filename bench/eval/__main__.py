@@ -58,7 +58,7 @@ def run_workloads(args: argparse.Namespace, server: Callable[..., AbstractContex
                   results_dir: Path | None = None) -> int:
     """Every selected workload through `server` (a running_server), results saved in `results_dir`
     (default: the cache's results/, what --report-only reads)."""
-    from memlane.docsets.models import DocsetSettings
+    from memlane.config.docsets import DocsetSettings
 
     selected = args.workloads
     if selected == ["abstention"]:

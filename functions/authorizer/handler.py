@@ -19,7 +19,6 @@ the protected resource metadata (the UNAUTHORIZED gateway response).
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
@@ -32,12 +31,13 @@ from aws_lambda_powertools.utilities.parser.models import ApiGatewayAuthorizerRe
 
 from functions._handler import lambda_handler, logger
 from memlane.api.auth import MCP_PATH, VIA_KEY, VIA_OAUTH, authorizer_context
+from memlane.config.oauth import OAuthVariables
 from memlane.domain.errors import AuthenticationError
 from memlane.domain.principal import Principal
 from memlane.lazy import Lazy
 from memlane.ports import OrganizationStore
 from memlane.services.keys import authenticate, hash_key, key_from_headers
-from memlane.services.oauth import OAuthSettings, TokenValidator, authenticate_token, looks_like_jwt
+from memlane.services.oauth import TokenValidator, authenticate_token, looks_like_jwt
 
 
 def _compose() -> OrganizationStore:
@@ -50,7 +50,7 @@ _store: Lazy[OrganizationStore] = Lazy(_compose, "OrganizationStore")
 
 
 def _compose_validator() -> TokenValidator | None:
-    settings = OAuthSettings.from_env(os.environ)  # once per cold start
+    settings = OAuthVariables.from_env().settings()  # once per cold start
     return TokenValidator(settings) if settings is not None else None
 
 

@@ -20,6 +20,7 @@ import sys
 
 from memlane.cli.common import FileArgumentError, err
 from memlane.cli.parser import build_parser
+from memlane.config.local import LocalConfiguration
 from memlane.domain.errors import ConfigurationError, DamagedStoreError
 
 __all__ = ["build_parser", "main"]
@@ -35,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     quiet_third_party(getattr(args, "verbose", False))
     try:
+        # the one read of the environment: every command, `memlane serve` and `memlane mcp` take
+        # their settings from it (memlane.cli.common.configuration_of)
+        args.configuration = LocalConfiguration.from_env()
         code = args.func(args) or 0
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code

@@ -6,12 +6,12 @@ import argparse
 import contextlib
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import cast
 
 from memlane.cli.common import (
+    configuration_of,
     err,
     existing_data_dir,
     local_runtime,
@@ -43,7 +43,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     quiet_handlers(getattr(args, "verbose", False))
     print(f"memlane: data directory {settings.data_dir}", flush=True)
-    allow_private = args.allow_private_network or os.environ.get("MEMLANE_ALLOW_PRIVATE_NETWORK") == "1"
+    parts = configuration_of(args)
+    allow_private = args.allow_private_network or parts.local.allow_private_network
     server = LocalServer(
         settings,
         host=args.host,
@@ -52,6 +53,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         allow_all_origins=args.allow_all_origins,
         allow_private_network=allow_private,
         allowed_origins=origins,
+        docset_settings=parts.docsets,
+        local=parts.local,
+        apps=parts.apps,
     )
     if args.no_auth:
         print(
@@ -98,8 +102,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format=LOG_FORMAT)
     quiet_handlers(getattr(args, "verbose", False))
-    data_dir = Path(args.data_dir).expanduser() if getattr(args, "data_dir", None) else None
-    return run_stdio(data_dir, org=getattr(args, "org", None))
+    return run_stdio(configuration_of(args), org=getattr(args, "org", None))
 
 
 @works_on_data_directory("reindex", "unset MEMLANE_API_URL (or fill a deployed stack's index with --aws)",

@@ -25,7 +25,6 @@ after a failure). The checks:
 from __future__ import annotations
 
 import argparse
-import os
 import secrets
 import sys
 import time
@@ -36,7 +35,7 @@ from typing import Any
 
 from memlane_client import MemlaneClient, MemlaneError, MemlaneUnreachable
 
-from memlane.cli.common import ENV_API_KEY, ENV_API_URL
+from memlane.config.client import ENV_API_KEY, ENV_API_URL
 
 DEFAULT_TIMEOUT_S = 120.0
 POLL_S = 0.5
@@ -123,14 +122,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    url = args.url or os.environ.get(ENV_API_URL)
+    client = args.configuration.client
+    url = args.url or client.api_url
     if not url:
         print(f"memlane check: give --url (or set {ENV_API_URL})", file=sys.stderr)
         return 2
     if args.timeout <= 0:
         print("memlane check: --timeout must be a positive number of seconds", file=sys.stderr)
         return 2
-    key = args.key or os.environ.get(ENV_API_KEY)
+    key = args.key or client.api_key
     with MemlaneClient(url, key, timeout=60.0) as client:
         try:
             run = check(client, args.timeout, print)

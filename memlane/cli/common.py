@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,11 +15,10 @@ from memlane_client.errors import error_for, error_text
 from pydantic import ValidationError
 
 from memlane.config import Settings
+from memlane.config.local import LocalConfiguration
 from memlane.domain.principal import Principal
 from memlane.local.runtime import LocalRuntime, org_name
 
-ENV_API_URL = "MEMLANE_API_URL"
-ENV_API_KEY = "MEMLANE_API_KEY"
 CLI_USER = "cli"
 
 Command = Callable[[argparse.Namespace], int]
@@ -45,10 +43,15 @@ def org_option(first: argparse.ArgumentParser, *subcommands: argparse.ArgumentPa
         parser.add_argument("--org", default=argparse.SUPPRESS, help=help)
 
 
+def configuration_of(args: argparse.Namespace) -> LocalConfiguration:
+    """What `main` read from the environment when the command started (memlane.config.local), with
+    `--data-dir` winning over MEMLANE_DATA_DIR."""
+    given = getattr(args, "data_dir", None)
+    return args.configuration.with_data_dir(Path(given).expanduser() if given else None)
+
+
 def settings_of(args: argparse.Namespace) -> Settings:
-    return Settings.from_env(
-        data_dir=Path(args.data_dir).expanduser() if getattr(args, "data_dir", None) else None
-    )
+    return configuration_of(args).settings
 
 
 class FileArgumentError(Exception):
@@ -120,7 +123,7 @@ def works_on_data_directory(name: str, hint: str = "unset MEMLANE_API_URL",
     def wrap(command: Command) -> Command:
         @functools.wraps(command)
         def run(args: argparse.Namespace) -> int:
-            if remote_url() and not unless(args):
+            if remote_url(args) and not unless(args):
                 return err(f"`memlane {name}` works on the local data directory; {hint}", 2)
             return command(args)
 
@@ -160,8 +163,10 @@ class NoEmbedder:
 def local_runtime(args: argparse.Namespace, **options: Any) -> LocalRuntime:
     """The local runtime over the data directory, for one command (nothing runs in the
     background: a command that queues work calls `drain()`)."""
-    options.setdefault("docsets", False)
-    runtime = LocalRuntime(settings_of(args), **options)
+    parts = configuration_of(args)
+    options = {"docsets": False, "docset_settings": parts.docsets, "local": parts.local, "apps": parts.apps,
+               **options}
+    runtime = LocalRuntime(parts.settings, **options)
     # a search that must first build the vector index (the first after an upgrade: minutes at a
     # million chunks) says so, rather than seeming to hang
     runtime.stack.index.notice = lambda message: print(f"memlane: {message}", file=sys.stderr, flush=True)
@@ -171,7 +176,7 @@ def local_runtime(args: argparse.Namespace, **options: Any) -> LocalRuntime:
 def cli_principal(runtime: LocalRuntime, args: argparse.Namespace) -> Principal:
     """The one organization rule (memlane.local.runtime): --org, else MEMLANE_ORG, else the
     default organization (that of `make run`'s key)."""
-    return runtime.principal(org_name(getattr(args, "org", None)), user_id=CLI_USER)
+    return runtime.principal(org_name(getattr(args, "org", None), configuration_of(args).local.org), user_id=CLI_USER)
 
 
 class LocalClient(MemlaneClient):
@@ -197,15 +202,16 @@ class LocalClient(MemlaneClient):
         self.runtime.close()
 
 
-def remote_url() -> str | None:
-    return os.environ.get(ENV_API_URL) or None
+def remote_url(args: argparse.Namespace) -> str | None:
+    """MEMLANE_API_URL: the server a command goes through instead of the data directory."""
+    return args.configuration.client.api_url
 
 
 def open_client(args: argparse.Namespace) -> MemlaneClient:
     """MEMLANE_API_URL (with MEMLANE_API_KEY) names a server; otherwise the data directory."""
-    url = remote_url()
-    if url:
-        return MemlaneClient(url, os.environ.get(ENV_API_KEY))
+    client = args.configuration.client
+    if client.api_url:
+        return MemlaneClient(client.api_url, client.api_key)
     runtime = local_runtime(args)
     try:
         return LocalClient(runtime, cli_principal(runtime, args))

@@ -52,7 +52,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 def cmd_connect(args: argparse.Namespace) -> int:
     """`memlane connect git PATH`: sync a local clone's committed files into a project, now and
     then every 15 minutes while `memlane serve` runs on the same data directory."""
-    if remote_url():
+    if remote_url(args):
         return err("git connections read a clone on this machine: run without MEMLANE_API_URL, "
                    "against the data directory of the server on this machine (--data-dir)")
     from memlane.connections.service import connect_git, connection_out
@@ -86,7 +86,7 @@ def cmd_connect(args: argparse.Namespace) -> int:
 @reports_errors
 def cmd_connections(args: argparse.Namespace) -> int:
     """List, sync or delete the data directory's connections (the API offers the same remotely)."""
-    if remote_url():
+    if remote_url(args):
         return err("`memlane connections` works on the local data directory; unset MEMLANE_API_URL, or use "
                    "the API for a server: GET /v3/connections, POST /v3/connections/{id}/sync, "
                    "DELETE /v3/connections/{id}", 2)

@@ -10,7 +10,6 @@ next `memlane serve`, `memlane docs refresh` or `index` (the crawl state is dura
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from memlane_client import MemlaneClient, MemlaneError
 from memlane.cli.common import (
     LocalClient,
     cli_principal,
+    configuration_of,
     data_dir_option,
     err,
     existing_data_dir,
@@ -33,12 +33,13 @@ from memlane.cli.common import (
     reports_errors,
 )
 from memlane.cli.common import open_client as open_remote_or_local
+from memlane.config.local import ENV_ALLOW_PRIVATE_NETWORK
 
 POLL_S = 0.5
 BAR_WIDTH = 28
-PRIVATE_ENV = "MEMLANE_ALLOW_PRIVATE_NETWORK"
+
 PRIVATE_HELP = ("without MEMLANE_API_URL: let the crawler fetch loopback and private addresses, for docs served on "
-                f"this machine or your network (also {PRIVATE_ENV}=1)")
+                f"this machine or your network (also {ENV_ALLOW_PRIVATE_NETWORK}=1)")
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -82,10 +83,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 def open_docs_client(args: argparse.Namespace) -> MemlaneClient:
     """A server's API, or the local runtime with documentation sets (its crawler runs in this
     process for index and refresh)."""
-    if remote_url():
+    if remote_url(args):
         return open_remote_or_local(args)
     crawls = args.docs_cmd in ("index", "refresh") and not getattr(args, "no_wait", False)
-    private = getattr(args, "allow_private_network", False) or os.environ.get(PRIVATE_ENV) == "1"
+    private = getattr(args, "allow_private_network", False) or configuration_of(args).local.allow_private_network
     runtime = local_runtime(args, docsets=True, allow_private_network=private)
     try:
         client = LocalClient(runtime, cli_principal(runtime, args))
@@ -99,7 +100,7 @@ def open_docs_client(args: argparse.Namespace) -> MemlaneClient:
 
 @reports_errors
 def cmd_docs(args: argparse.Namespace) -> int:
-    if not remote_url() and args.docs_cmd != "index" and existing_data_dir(args) is None:
+    if not remote_url(args) and args.docs_cmd != "index" and existing_data_dir(args) is None:
         return no_data_dir(args)
     with open_docs_client(args) as client:
         command: Callable[[MemlaneClient, argparse.Namespace], int] = COMMANDS[args.docs_cmd]

@@ -125,7 +125,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
 @reports_errors
 def cmd_recall(args: argparse.Namespace) -> int:
-    if not remote_url() and existing_data_dir(args) is None:
+    if not remote_url(args) and existing_data_dir(args) is None:
         return no_data_dir(args)
     with open_client(args) as client:
         strict: dict[str, Any] = {"strict": True} if getattr(args, "strict", False) else {}

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from memlane.cli.common import (
     CLI_USER,
     cli_principal,
+    configuration_of,
     data_dir_option,
     err,
     existing_data_dir,
@@ -66,7 +67,7 @@ class Store:
             from memlane.services.keys import ensure_organization
 
             self.services = build_aws_services(settings_of(args).model_copy(update={"inline_max_chars": 10**9}))
-            org, _ = ensure_organization(self.services.metadata, org_name(args.org) or DEFAULT_ORG)
+            org, _ = ensure_organization(self.services.metadata, org_name(args.org, configuration_of(args).local.org) or DEFAULT_ORG)
             self.who = Principal(organization_id=org.id, key_id=CLI_USER, user_id=CLI_USER)
         else:
             self._runtime = local_runtime(args)

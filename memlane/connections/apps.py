@@ -1,12 +1,8 @@
 """Where the OAuth clients registered with each provider come from (docs/connections.md).
 
-Locally: environment variables, read once where the server is composed —
-
-    MEMLANE_GITHUB_CLIENT_ID / MEMLANE_GITHUB_CLIENT_SECRET
-    MEMLANE_NOTION_CLIENT_ID / …_SECRET     MEMLANE_GOOGLE_CLIENT_ID / …_SECRET
-    MEMLANE_SLACK_CLIENT_ID / …_SECRET      MEMLANE_X_CLIENT_ID / …_SECRET
-
-and optionally `…_AUTH_URL`, `…_TOKEN_URL`, `…_API_URL` (GitHub Enterprise Server). On AWS: one
+Locally: environment variables, MEMLANE_<PROVIDER>_CLIENT_ID and _CLIENT_SECRET, and optionally
+_AUTH_URL, _TOKEN_URL and _API_URL (GitHub Enterprise Server), which the host reads once when it
+starts (memlane.config.apps) and hands to its composition (`static_apps`). On AWS: one
 Secrets Manager secret (MEMLANE_CONNECTIONS_SECRET names it) holding
 `{"github": {"client_id": "…", "client_secret": "…"}, "notion": {…}, …}`, read through Powertools
 Parameters and cached for SECRET_MAX_AGE_S, so a rotated secret is picked up without a deploy.
@@ -19,12 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from memlane.domain.connections import Provider
+from memlane.config.apps import ConnectionApps
 from memlane.ports.connections import OAuthApp
 
-ENV_PREFIX = {Provider.GITHUB: "GITHUB", Provider.NOTION: "NOTION", Provider.GOOGLE_DRIVE: "GOOGLE",
-              Provider.SLACK: "SLACK", Provider.X: "X"}
-ENV_CONNECTIONS_SECRET = "MEMLANE_CONNECTIONS_SECRET"
 SECRET_MAX_AGE_S = 300
 
 
@@ -37,16 +30,13 @@ def _app(values: Mapping[str, Any]) -> OAuthApp | None:
                     api_url=values.get("api_url") or None)
 
 
-def apps_from_env(env: Mapping[str, str]) -> StaticApps:
-    """The OAuth clients named in `env` (the local host passes its environment, once)."""
+def static_apps(configured: ConnectionApps) -> StaticApps:
+    """The OAuth clients of the providers whose id and secret the host was given."""
     apps: dict[str, OAuthApp] = {}
-    for provider, prefix in ENV_PREFIX.items():
-        key = f"MEMLANE_{prefix}_"
-        app = _app({"client_id": env.get(f"{key}CLIENT_ID"), "client_secret": env.get(f"{key}CLIENT_SECRET"),
-                    "authorize_url": env.get(f"{key}AUTH_URL"), "token_url": env.get(f"{key}TOKEN_URL"),
-                    "api_url": env.get(f"{key}API_URL")})
+    for provider, given in configured.by_provider().items():
+        app = _app({**given.model_dump(), "authorize_url": given.auth_url})
         if app is not None:
-            apps[provider.value] = app
+            apps[provider] = app
     return StaticApps(apps)
 
 

@@ -29,7 +29,6 @@ from memlane.ports.connections import TokenVault
 
 CONFIRM_TTL = timedelta(minutes=15)
 CONFIRM_PATH = "/connections/confirm"
-ENV_WEBAPP_URL = "MEMLANE_WEBAPP_URL"  # the web app's origin when it is not the API's (CloudFront)
 _STATE_CONTEXT = {"purpose": "oauth-state"}
 _CODE_CONTEXT = {"purpose": "oauth-code"}
 

@@ -28,6 +28,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from memlane import observability
+from memlane.config.docsets import DocsetSettings
 from memlane.crawl.errors import FetchError, UnsafeURLError
 from memlane.crawl.head import head_signals
 from memlane.crawl.robots import RobotsPolicy, load_robots, robots_url
@@ -42,7 +43,6 @@ from memlane.docsets.duplicates import (
     aggregates_holding,
     judge,
 )
-from memlane.docsets.models import DocsetSettings
 from memlane.documents.lifecycle import remove_document
 from memlane.documents.writer import DocumentWriter, WriteRequest
 from memlane.domain.docsets import Docset, DocsetPage, PageStatus, epoch_ms, page_id_for

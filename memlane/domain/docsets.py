@@ -1,4 +1,4 @@
-"""The records behind documentation sets (their settings: memlane.docsets.models).
+"""The records behind documentation sets (their settings: memlane.config.docsets).
 
 A docset belongs to an organization and owns one project of that organization (created with it,
 named after it). Each crawled page that has content is a memlane Document in that project

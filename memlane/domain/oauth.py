@@ -1,14 +1,13 @@
 """The OAuth settings of a stack whose /mcp accepts access tokens from its Amazon Cognito user pool
-(memlane.services.oauth checks the tokens): a record read once from the environment the stack
-sets on the API and authorizer functions (MEMLANE_OAUTH_*, MEMLANE_PUBLIC_URL). Pure: no I/O."""
+(memlane.services.oauth checks the tokens): a record built once from the environment the stack
+sets on the API and authorizer functions (MEMLANE_OAUTH_*, MEMLANE_PUBLIC_URL: memlane.config.oauth
+declares and reads them). Pure: no I/O."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memlane.domain.errors import ConfigurationError
 from memlane.domain.limits import DEFAULT_RATE_LIMIT_PER_MINUTE
 
 ENV_ISSUER = "MEMLANE_OAUTH_ISSUER"
@@ -19,18 +18,6 @@ ENV_PUBLIC_URL = "MEMLANE_PUBLIC_URL"
 ORG_GROUP_PREFIX = "org:"  # a user's Cognito group `org:<slug>` names their organization
 SCOPE_NAME = "tools"  # the resource server's one scope: `<resource>/tools`
 ALGORITHMS = ["RS256"]  # what Cognito signs with
-
-
-def _rate_limit(raw: str) -> int:
-    if not raw:
-        return DEFAULT_RATE_LIMIT_PER_MINUTE
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ConfigurationError(ENV_RATE_LIMIT, f"{ENV_RATE_LIMIT}={raw!r}: expected a whole number of requests, at least 1")
-    return value
 
 
 @dataclass(frozen=True)
@@ -53,23 +40,6 @@ class OAuthSettings:
     @property
     def jwks_url(self) -> str:
         return f"{self.issuer}/.well-known/jwks.json"
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> OAuthSettings | None:
-        """From the host's environment (read once, by memlane.config.Settings.from_env or the
-        authorizer's composition); None without MEMLANE_OAUTH_ISSUER."""
-        issuer = env.get(ENV_ISSUER, "").strip().rstrip("/")
-        if not issuer:
-            return None
-        public_url = env.get(ENV_PUBLIC_URL, "").strip().rstrip("/")
-        clients = frozenset(c.strip() for c in env.get(ENV_CLIENT_IDS, "").split(",") if c.strip())
-        if not public_url or not clients:
-            # A half-configured deployment must not accept tokens it cannot bind to this API.
-            raise ConfigurationError(
-                ENV_ISSUER, f"{ENV_ISSUER} is set, so {ENV_PUBLIC_URL} and {ENV_CLIENT_IDS} must be too")
-        return cls(issuer=issuer, public_url=public_url, client_ids=clients,
-                   auth_domain=env.get(ENV_AUTH_DOMAIN, "").strip().rstrip("/"),
-                   rate_limit_per_minute=_rate_limit(env.get(ENV_RATE_LIMIT, "").strip()))
 
     def authorization_server_metadata(self) -> dict[str, Any]:
         """RFC 8414 metadata for the pool, published by memlane at its own base URL.

@@ -1,7 +1,11 @@
 """The small weight value types that settings (memlane.config) build and the pipeline reads:
-recall's fusion (memlane.recall.fusion), its neighbouring-memories stage (memlane.recall.neighbours)
-and contextual indexing at write time (memlane.documents.contextual). Values only, no behaviour beyond
-validation, so config can build them without importing the pipeline."""
+recall's fusion (memlane.recall.fusion), its neighbouring-memories stage (memlane.recall.neighbours),
+contextual indexing at write time (memlane.documents.contextual) and the rerank stage. Values only,
+no behaviour beyond validation, so config can build them without importing the pipeline.
+
+Their defaults are written here once: the settings' defaults (memlane.config), the /v3/recall
+description in the OpenAPI document (memlane.api.routes.v3) and docs/configuration.md are all taken
+from these values."""
 
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ class FusionWeights:
     identifier_words: bool = False
     # Each leg scores the other leg's candidates (memlane.ports.SearchIndex.search, `complete`): the
     # formula then reads a chunk's real cosine and BM25 instead of 0 for "outside that leg's top k".
-    # Documentation retrieval keeps each leg's own top k (memlane.docsets.models.DOCSET_FUSION): its
+    # Documentation retrieval keeps each leg's own top k (memlane.domain.tuning.DOCSET_FUSION): its
     # weights and page support were chosen with them, and completed legs cost it (BENCHMARKS.md).
     complete_legs: bool = True
     # The text share's divisor is the batch's best BM25, but never less than this much BM25 per query
@@ -49,12 +53,27 @@ class FusionWeights:
             raise ValueError("support_chunks must be ≥ 0")
 
 
+# Memory recall's fusion (Settings.fusion: /v3/recall, the context pack's memories, related): the
+# spec's weights, with a code chunk's text share by its own evidence, each leg completed, and the text
+# share's divisor never below 5 BM25 per query word (the BM25 per query word at which relevance's text
+# part reaches 1 − 1/e: memlane.recall.relevance, bm25_scale).
+RECALL_FUSION = FusionWeights(code_text_evidence=True, complete_legs=True, text_reference=5.0)
+# Documentation's (DocsetSettings.fusion: /retrieve, the context pack's documentation): top candidates'
+# cosines sit in a narrow band while max-normalised BM25 spans 0-1, so at the memory weights the
+# keyword leg decides most orderings; 0.8/0.2 measured best on the docs eval (BENCHMARKS.md, docsets).
+# No recency bonus: documentation does not age, and a refresh must not reorder pages by when they
+# happened to be fetched. Page evidence: a page's best chunk gains 0.2 × the scores of the page's
+# next two best candidates, so a page about the topic beats a page that mentions it once. Each leg
+# keeps its own top k (the weights and page support were chosen with them).
+DOCSET_FUSION = FusionWeights(vector=0.8, text=0.2, recency=0.0, support=0.2, support_chunks=2,
+                              code_text_evidence=False, complete_legs=False)
+
+
 @dataclass(frozen=True)
 class NeighbourWeights:
     weight: float = 0.3
     window: int = 2
     decay: float = 0.8  # a neighbour two saves away passes 0.8 of what the next one would
-    max_gap_seconds: float = 1800.0  # unused since the conversation signal (config compatibility)
     lookups: int = 100
 
     def __post_init__(self) -> None:
@@ -64,8 +83,6 @@ class NeighbourWeights:
             raise ValueError("neighbour window and lookups must be ≥ 1")
         if not 0 <= self.decay <= 1:
             raise ValueError("neighbour decay must be between 0 and 1")
-        if self.max_gap_seconds < 0:
-            raise ValueError("neighbour max_gap_seconds must be ≥ 0")
 
     @property
     def active(self) -> bool:
@@ -81,7 +98,6 @@ class ContextWeights:
     # memory's vector is final when it is saved, so the next save rebuilds its entry without
     # embedding anything (its own and its window's embeddings are recent: memlane.ingest.embedding_cache).
     vector_after: bool = True
-    max_gap_seconds: float = 1800.0  # unused since the conversation signal (config compatibility)
     max_chars: int = 600  # of each neighbour's text (the embedder reads ~256 word pieces)
 
     def __post_init__(self) -> None:
@@ -89,8 +105,8 @@ class ContextWeights:
             raise ValueError("context sides must be none, before or both")
         if self.text_weight < 0:
             raise ValueError("context text weight must be ≥ 0")
-        if self.max_gap_seconds < 0 or self.max_chars < 1:
-            raise ValueError("context max_gap_seconds must be ≥ 0 and max_chars ≥ 1")
+        if self.max_chars < 1:
+            raise ValueError("context max_chars must be ≥ 1")
 
     @property
     def text(self) -> bool:
@@ -99,3 +115,10 @@ class ContextWeights:
     @property
     def active(self) -> bool:
         return self.sides != "none" and (self.vector or self.text)
+
+
+# Recall's optional rerank stage (memlane.ports.Rerank; on AWS with MEMLANE_RERANK_MODEL_ID): how many
+# fused candidates the reranker reads, and its weight against the fused score (1.0 replaces it).
+DEFAULT_RERANK_TOP_N = 30
+DEFAULT_RERANK_WEIGHT = 0.7
+MAX_RERANK_TOP_N = 100  # Bedrock bills a query per 100 documents: more than 100 costs a second query

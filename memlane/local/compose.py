@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from memlane.adapters.idempotency import PowertoolsIdempotency
@@ -20,7 +20,9 @@ from memlane.adapters.local.search_index import SqliteSearchIndex
 from memlane.adapters.local.sqlite_db import SqliteDatabase
 from memlane.adapters.local.token_vault import FileTokenVault
 from memlane.config import DEFAULT_PORT, Settings
-from memlane.connections.apps import apps_from_env
+from memlane.config.apps import ConnectionApps
+from memlane.config.local import LocalSettings
+from memlane.connections.apps import static_apps
 from memlane.domain.models import Document
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local import index_rules
@@ -32,10 +34,12 @@ log = logging.getLogger(__name__)
 DB_FILE = "memlane.sqlite3"
 
 
-def make_embedder(settings: Settings):
+def make_embedder(settings: Settings, models_dir: Path | None = None):
     """`MEMLANE_EMBEDDER`: auto (OpenAI when a key is set, else local) | openai | local (MiniLM
     on ONNX Runtime) | local-int8 (the same, weights quantized: its own embedder id) |
-    local-torch (MiniLM through sentence-transformers: the same vectors and id as local)."""
+    local-torch (MiniLM through sentence-transformers: the same vectors and id as local).
+    `bedrock` is the AWS stack's: a shell set up for `--aws` commands keeps the local model here.
+    `models_dir`: where the local model's export is kept (LocalSettings.models_dir)."""
     choice = settings.embedder
     if choice == "openai" or (choice == "auto" and settings.openai_api_key):
         from memlane.adapters.openai.embedder import OpenAIEmbedder
@@ -47,7 +51,8 @@ def make_embedder(settings: Settings):
         return MiniLMTorchEmbedder()
     from memlane.adapters.local.embedder import MiniLMEmbedder
 
-    return MiniLMEmbedder("int8" if choice == "local-int8" else "fp32", window=settings.embedder_window)
+    return MiniLMEmbedder("int8" if choice == "local-int8" else "fp32", window=settings.embedder_window,
+                          cache_dir=models_dir)
 
 
 def make_summarizer(settings: Settings, embedder: Any = None):
@@ -60,16 +65,17 @@ def make_summarizer(settings: Settings, embedder: Any = None):
     return LocalSummarizer(embedder)
 
 
-def make_media_readers(settings: Settings):
+def make_media_readers(settings: Settings, ocr_languages: str = LocalSettings().ocr_languages):
     """(ImageReader, Transcriber): OpenAI when a key is configured (a vision model, the
-    transcription API); otherwise Tesseract when it is installed, and no transcriber."""
+    transcription API); otherwise Tesseract when it is installed, reading `ocr_languages`
+    (MEMLANE_OCR_LANGUAGES), and no transcriber."""
     if settings.openai_api_key:
         from memlane.adapters.openai.media import OpenAITranscriber, OpenAIVisionReader
 
         return OpenAIVisionReader(api_key=settings.openai_api_key), OpenAITranscriber(api_key=settings.openai_api_key)
     from memlane.adapters.local.tesseract import TesseractReader
 
-    return (TesseractReader() if TesseractReader.available() else None), None
+    return (TesseractReader(languages=ocr_languages) if TesseractReader.available() else None), None
 
 
 def make_llm(settings: Settings):
@@ -90,13 +96,13 @@ def make_llm(settings: Settings):
 
 
 def build_connection_ports(settings: Settings, db: SqliteDatabase, *, dispatcher: SyncDispatcher | None = None,
-                           public_url: str | None = None) -> ConnectionPorts:
+                           public_url: str | None = None, apps: ConnectionApps | None = None) -> ConnectionPorts:
     """Connections in the embedded default: SQLite, tokens sealed with a key file in the data
-    directory, OAuth clients from the environment (memlane.connections.apps, read here, once).
+    directory, the OAuth clients the host read from its environment (`apps`, memlane.config.apps).
     The local runtime hands in the dispatcher (its sync runner) and the public URL its server
     listens on; MEMLANE_PUBLIC_URL (Settings.public_url) wins over the latter."""
     return ConnectionPorts(store=SqliteConnectionStore(db), vault=FileTokenVault(settings.data_dir),
-                           apps=apps_from_env(os.environ), dispatcher=dispatcher,
+                           apps=static_apps(apps or ConnectionApps()), dispatcher=dispatcher,
                            public_url=settings.public_url or public_url
                            or f"http://127.0.0.1:{DEFAULT_PORT}")
 
@@ -121,21 +127,25 @@ def build_local(settings: Settings, embedder=None, summarizer=None, media_reader
                 on_enqueued: Callable[[Document | None], object] | None = None,
                 background: Callable[..., Any] | None = None, rate_limiter: RateLimiter | None = None,
                 connection_dispatcher: SyncDispatcher | None = None, public_url: str | None = None,
-                llm: Any = None, search_index: SearchIndex | None = None) -> LocalStack:
+                llm: Any = None, local: LocalSettings | None = None, apps: ConnectionApps | None = None,
+                search_index: SearchIndex | None = None) -> LocalStack:
     """The stores and models over `settings.data_dir`, and the complete Services in one go.
     The keywords are what a running host adds (memlane.local.runtime): the worker's wake-up, the
-    background executor, the rate limiter, the connections' sync runner and public URL.
-    `search_index`: another SearchIndex for the services (the tests and the recall suite run the
-    local server over S3 Vectors this way); the embedded one is still opened, unused."""
+    background executor, the rate limiter, the connections' sync runner and public URL, and the
+    local parts of the configuration it read (the model cache, OCR's languages, the providers'
+    OAuth apps; their defaults when not given). `search_index`: another SearchIndex for the
+    services (the tests and the recall suite run the local server over S3 Vectors this way); the
+    embedded one is still opened, unused."""
+    local = local or LocalSettings()
     private_dir(settings.data_dir)
     db = SqliteDatabase(settings.data_dir / DB_FILE)
     index_rules.settle_on_open(db)
-    embedder = embedder or make_embedder(settings)
+    embedder = embedder or make_embedder(settings, local.models_dir)
     metadata = SqliteMetadataStore(db)
     index = SqliteSearchIndex(db, embedder.dimension, context_weight=settings.context.text_weight)
     queue = SqliteJobQueue(db)
     cache = SqliteCache(db)
-    ocr, transcriber = media_readers if media_readers is not None else make_media_readers(settings)
+    ocr, transcriber = media_readers if media_readers is not None else make_media_readers(settings, local.ocr_languages)
     svc = Services(
         settings=settings,
         metadata=metadata,
@@ -149,7 +159,8 @@ def build_local(settings: Settings, embedder=None, summarizer=None, media_reader
         metrics=CountingMetrics(),
         ocr=ocr,
         transcriber=transcriber,
-        connections=build_connection_ports(settings, db, dispatcher=connection_dispatcher, public_url=public_url),
+        connections=build_connection_ports(settings, db, dispatcher=connection_dispatcher, public_url=public_url,
+                                           apps=apps),
         on_enqueued=on_enqueued,
         background=background,
         rate_limiter=rate_limiter,

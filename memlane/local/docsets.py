@@ -8,12 +8,10 @@ MEMLANE_ALLOW_PRIVATE_NETWORK=1). Link-local and cloud metadata addresses stay r
 
 from __future__ import annotations
 
-import os
-
 from memlane.adapters.local.docset_store import SqliteDocsetStore
+from memlane.config.docsets import DocsetSettings
 from memlane.crawl.fetcher import FetchLimits, SafeFetcher
 from memlane.crawl.ssrf import NetworkPolicy
-from memlane.docsets.models import DocsetSettings
 from memlane.docsets.pages import CrawlContext, RobotsCache
 from memlane.docsets.runner import CrawlRunner
 from memlane.docsets.service import DocsetContext, refresh_stale_docsets
@@ -29,7 +27,7 @@ PRIVATE_NETWORK_HINT = (
 class LocalDocsets:
     def __init__(self, stack: LocalStack, *, allow_private_network: bool = False,
                  settings: DocsetSettings | None = None, fetcher: Fetcher | None = None) -> None:
-        self.settings = settings or DocsetSettings.from_env(os.environ)
+        self.settings = settings or DocsetSettings()  # the host passes what it read (memlane.config.local)
         self.policy = (NetworkPolicy.private_network() if allow_private_network
                        else NetworkPolicy.public_only())
         self._owned_fetcher = None

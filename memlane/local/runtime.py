@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import os
 import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +28,9 @@ from memlane.api.app import MemlaneApi
 from memlane.api.auth import authorizer_context
 from memlane.api.inprocess import call, in_process
 from memlane.config import Settings
-from memlane.docsets.models import DocsetSettings
+from memlane.config.apps import ConnectionApps
+from memlane.config.docsets import DocsetSettings
+from memlane.config.local import LocalSettings
 from memlane.documents.forget import forget_expired
 from memlane.domain.models import ApiKey, Document, Organization
 from memlane.domain.principal import Principal
@@ -46,26 +47,28 @@ log = logging.getLogger(__name__)
 
 KEY_FILE = "local-api-key"  # the first-start key, kept in the data directory (mode 0600)
 FORGET_EVERY_SECONDS = 3600
-ENV_ORG = "MEMLANE_ORG"
 DEFAULT_ORG = "default"
 
 
-def org_name(flag: str | None, env: Mapping[str, str] | None = None) -> str | None:
-    """The organization a host was told to act as: `--org`, else MEMLANE_ORG, else None (the
-    default organization, `LocalRuntime.organization`)."""
-    chosen = (flag or (os.environ if env is None else env).get(ENV_ORG) or "").strip()
+def org_name(flag: str | None, configured: str | None = None) -> str | None:
+    """The organization a host was told to act as: `--org`, else MEMLANE_ORG (`configured`,
+    LocalSettings.org), else None (the default organization, `LocalRuntime.organization`)."""
+    chosen = (flag or configured or "").strip()
     return chosen or None
 
 
 class LocalRuntime:
     """`docsets`: compose documentation sets (their crawler too); None means whenever
     memlane.local.docsets is installed. `public_url`: where the server listens (connections'
-    OAuth callback and webhooks; MEMLANE_PUBLIC_URL wins). Nothing runs until `start()`; a
-    one-shot command uses `drain()` instead of the worker thread."""
+    OAuth callback and webhooks; MEMLANE_PUBLIC_URL wins). `docset_settings`, `local` and
+    `apps`: the parts of the configuration the host read (memlane.config.local; their defaults
+    when not given). Nothing runs until `start()`; a one-shot command uses `drain()` instead of
+    the worker thread."""
 
     def __init__(self, settings: Settings, *, embedder: Any = None, summarizer: Any = None,
                  media_readers: Any = None, docsets: bool | None = True, allow_private_network: bool = False,
                  docset_settings: DocsetSettings | None = None, public_url: str | None = None,
+                 local: LocalSettings | None = None, apps: ConnectionApps | None = None,
                  search_index: SearchIndex | None = None) -> None:
         self.settings = settings
         doorbell = threading.Event()  # rung when a document is queued: wakes the worker
@@ -81,7 +84,7 @@ class LocalRuntime:
             settings, embedder=embedder, summarizer=summarizer, media_readers=media_readers,
             on_enqueued=enqueued, background=self._background.submit,
             rate_limiter=InMemoryRateLimiter(), connection_dispatcher=self.connection_runner,
-            public_url=public_url, search_index=search_index)
+            public_url=public_url, local=local, apps=apps, search_index=search_index)
         self.services: Services = self.stack.services
         self.worker = IngestWorker(self.services, self.stack.queue, doorbell=doorbell)
         self.forget_job = PeriodicJob("forget", FORGET_EVERY_SECONDS, lambda: forget_expired(self.services))

@@ -20,7 +20,9 @@ from memlane.api.auth import is_loopback_host
 from memlane.api.errors import error_body
 from memlane.api.events import MAX_BODY_BYTES
 from memlane.config import Settings
-from memlane.docsets.models import DocsetSettings
+from memlane.config.apps import ConnectionApps
+from memlane.config.docsets import DocsetSettings
+from memlane.config.local import LocalSettings
 from memlane.domain.errors import InvalidInputError
 from memlane.local import index_rules
 from memlane.local.compression import Compressor
@@ -138,6 +140,7 @@ class LocalServer:
     def __init__(self, settings: Settings, host: str = "127.0.0.1", port: int = 7432, embedder=None, *,
                  no_auth: bool = False, allow_all_origins: bool = False, allow_private_network: bool = False,
                  docset_settings: DocsetSettings | None = None, allowed_origins: Iterable[str] = (),
+                 local: LocalSettings | None = None, apps: ConnectionApps | None = None,
                  search_index: SearchIndex | None = None) -> None:
         refuse_no_auth_off_loopback(host, no_auth)
         self.settings = settings
@@ -145,14 +148,16 @@ class LocalServer:
         self.host = host
         self.port = port
         shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+        local = local or LocalSettings()
         self.runtime = LocalRuntime(settings, embedder=embedder, allow_private_network=allow_private_network,
                                     docset_settings=docset_settings, public_url=f"http://{shown}:{port}",
+                                    local=local, apps=apps,
                                     search_index=search_index)
         self.stack = self.runtime.stack
         self.worker = self.runtime.worker
         self.docsets = self.runtime.docsets
         self.api = self.runtime.api
-        self.webapp = WebApp(default_build_dir())
+        self.webapp = WebApp(local.web_dir or default_build_dir())
         self.gateway = LocalGateway(self.api, self.runtime.services, no_auth=no_auth,
                                     allow_all_origins=allow_all_origins, allowed_origins=allowed_origins,
                                     webapp=self.webapp)

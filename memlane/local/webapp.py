@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import mimetypes
-import os
 import re
 import secrets
 import threading
@@ -44,16 +43,12 @@ SIGN_IN_CODE_TTL_S = 15 * 60
 # 192-bit and single-use, so guessing is hopeless anyway; this keeps the endpoint from being a
 # free oracle (300 tries in 0.2 s before).
 SIGN_IN_ATTEMPTS_PER_MINUTE = 10
-ENV_WEB_DIR = "MEMLANE_WEB_DIR"
 _APP_ROUTES = re.compile("|".join(f"(?:{p})" for p in APP_ROUTE_PATTERNS))
 _HASHED_ASSET = re.compile(r"^/assets/.+-[A-Za-z0-9_-]{8,}\.[a-z0-9]+$")
 
 
 def default_build_dir() -> Path:
-    """web/dist of this checkout (`make run` builds it), or MEMLANE_WEB_DIR."""
-    configured = os.environ.get(ENV_WEB_DIR)
-    if configured:
-        return Path(configured)
+    """web/dist of this checkout (`make run` builds it); MEMLANE_WEB_DIR (LocalSettings.web_dir) names another."""
     return Path(__file__).resolve().parents[2] / "web" / "dist"
 
 

@@ -13,9 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 # Why 30 and 0.7: docs/deploy.md ("Rerank (optional)") and memlane.recall.rerank.
-DEFAULT_RERANK_TOP_N = 30
-DEFAULT_RERANK_WEIGHT = 0.7
-MAX_RERANK_TOP_N = 100  # Bedrock bills a query per 100 documents: more than 100 costs a second query
+from memlane.domain.tuning import DEFAULT_RERANK_TOP_N, DEFAULT_RERANK_WEIGHT, MAX_RERANK_TOP_N
 
 
 @runtime_checkable

@@ -14,7 +14,7 @@ from botocore.stub import Stubber
 
 from memlane.adapters.aws import compose
 from memlane.adapters.aws.bedrock_reranker import AMAZON_RERANK_V1, COHERE_RERANK_V35, BedrockReranker
-from memlane.domain.errors import MemlaneError, TransientError
+from memlane.domain.errors import ConfigurationError, MemlaneError, TransientError
 from memlane.domain.requests import MemoryIn, RecallIn
 from memlane.ports import Rerank, Reranker
 from memlane.recall.service import recall
@@ -175,12 +175,16 @@ def test_the_stack_turns_the_stage_on_without_building_a_client(stack_env: None,
     assert "not built yet" in repr(option.reranker.client)  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("name, value, says", [("MEMLANE_RERANK_MODEL_ID", "amazon.titan", "choose one of"),
-                                               ("MEMLANE_RERANK_TOP_N", "500", "top_n"),
-                                               ("MEMLANE_RERANK_WEIGHT", "lots", "rerank_weight")])
+@pytest.mark.parametrize("name, value, says", [
+    ("MEMLANE_RERANK_MODEL_ID", "amazon.titan", "MEMLANE_RERANK_MODEL_ID='amazon.titan': rerank model 'amazon.titan': "
+                                                "choose one of"),
+    ("MEMLANE_RERANK_TOP_N", "500", "MEMLANE_RERANK_TOP_N='500': expected a whole number of candidates, at least 1, "
+                                    "at most 100"),
+    ("MEMLANE_RERANK_WEIGHT", "lots", "MEMLANE_RERANK_WEIGHT='lots': expected a number, more than 0, at most 1")])
 def test_bad_rerank_settings_name_the_setting(stack_env: None, monkeypatch: pytest.MonkeyPatch,
                                               name: str, value: str, says: str) -> None:
     monkeypatch.setenv("MEMLANE_RERANK_MODEL_ID", AMAZON_RERANK_V1)
     monkeypatch.setenv(name, value)
-    with pytest.raises(MemlaneError, match=says):
+    with pytest.raises(ConfigurationError) as exc:
         compose.build_aws_services()
+    assert exc.value.variable == name and exc.value.message.startswith(says)

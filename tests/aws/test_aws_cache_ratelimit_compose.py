@@ -177,5 +177,5 @@ def test_an_s3vectors_stack_composes_s3_vectors_with_a_client_that_knows_full_te
 
 def test_an_s3vectors_stack_without_its_bucket_says_so(stack_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMLANE_SEARCH_KIND", "s3vectors")
-    with pytest.raises(Exception, match="vector_bucket is not configured"):
+    with pytest.raises(Exception, match="MEMLANE_VECTOR_BUCKET is not set on this function"):
         compose.build_aws_services().index.get()

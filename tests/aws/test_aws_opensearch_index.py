@@ -800,7 +800,9 @@ def test_relevance_reads_the_same_background_on_opensearch_as_locally(fake: Fake
     background = rel.Background.of([(c.document_id, c.score) for c in results.vector], 10)
     local = rel.Background.of([(f"doc-{i}", c) for i, c in enumerate(cosines)], 10)
     assert background.median == pytest.approx(local.median, abs=1e-9) and local.median == pytest.approx(0.125)
-    got = [rel.relevance(c.score, 0.0, 3, False, rel.MINILM, background=background) for c in results.vector]
-    want = [rel.relevance(c, 0.0, 3, False, rel.MINILM, background=local) for c in cosines]
+    got = [rel.relevance(c.score, 0.0, 3, False, rel.MINILM, background=background, document_id=c.document_id)
+           for c in results.vector]
+    want = [rel.relevance(c, 0.0, 3, False, rel.MINILM, background=local, document_id=f"doc-{i}")
+            for i, c in enumerate(cosines)]
     assert got == pytest.approx(want, abs=1e-9)
     assert got[0] >= rel.MINILM.strong > max(got[1:])  # the clear winner, strong at a cosine of 0.5

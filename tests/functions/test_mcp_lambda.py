@@ -17,6 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
 from oauth_fakes import TokenIssuer
 
+from memlane.config.oauth import OAuthVariables
 from memlane.domain.models import Organization
 from memlane.mcp.definitions import BEHAVIOUR
 from memlane.mcp.formatting import DATA_NOTICE
@@ -144,7 +145,7 @@ def issuer(monkeypatch: pytest.MonkeyPatch) -> Iterator[TokenIssuer]:
 @pytest.fixture
 def oauth_gateway(deployment: Deployment, org: Organization, issuer: TokenIssuer) -> ApiGatewayStandIn:
     deployment.cold_start()  # the functions start with the pool in their environment
-    settings = OAuthSettings.from_env(os.environ)
+    settings = OAuthVariables.from_env(os.environ).settings()
     assert settings is not None
     return ApiGatewayStandIn(deployment, validator=TokenValidator(settings))
 

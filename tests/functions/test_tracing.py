@@ -56,17 +56,23 @@ def test_the_setting_names_the_same_variable_as_the_infra():
         ("no", False),
     ],
 )
-def test_unset_means_on_like_a_plain_tracer(monkeypatch, value, enabled):
-    if value is None:
-        monkeypatch.delenv(c.ENV_XRAY_SDK, raising=False)
-    else:
-        monkeypatch.setenv(c.ENV_XRAY_SDK, value)
-    assert _tracing.xray_sdk_enabled() is enabled
+def test_unset_means_on_like_a_plain_tracer(value, enabled):
+    from memlane.config.aws import FunctionSettings
+
+    assert FunctionSettings.from_env({} if value is None else {c.ENV_XRAY_SDK: value}).xray_sdk is enabled
 
 
-def test_untraced_decorators_return_the_function_itself(monkeypatch):
-    monkeypatch.setenv(c.ENV_XRAY_SDK, "false")
-    tracer = _tracing.lambda_tracer()
+def test_a_value_that_is_neither_on_nor_off_stops_the_function_at_import():
+    from memlane.config.aws import FunctionSettings
+    from memlane.domain.errors import ConfigurationError
+
+    # the parser before the settings model read anything but 0/false/no/off as on
+    with pytest.raises(ConfigurationError, match="MEMLANE_XRAY_SDK='maybe': expected on or off"):
+        FunctionSettings.from_env({c.ENV_XRAY_SDK: "maybe"})
+
+
+def test_untraced_decorators_return_the_function_itself():
+    tracer = _tracing.lambda_tracer(False)
 
     def handler(event, context):
         return {"event": event}

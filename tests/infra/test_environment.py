@@ -50,12 +50,11 @@ FEATURE_OFF = ("a feature this function does not have: unset is off (a function 
 DEFAULTS_RIGHT_ON_AWS: dict[str, Default] = {
     **_reason("memlane's recall, fusion, context and write defaults, the same on every host (memlane.config)",
               "MEMLANE_WEIGHT_VECTOR", "MEMLANE_WEIGHT_TEXT", "MEMLANE_WEIGHT_RECENCY",
-              "MEMLANE_RECALL_NEIGHBOUR_WEIGHT", "MEMLANE_RECALL_NEIGHBOUR_MAX_GAP_SECONDS",
+              "MEMLANE_RECALL_NEIGHBOUR_WEIGHT", "MEMLANE_FUSION_TEXT_REFERENCE",
               "MEMLANE_CONTEXT_TEXT_WEIGHT", "MEMLANE_CONTEXT_SIDES", "MEMLANE_CONTEXT_VECTOR",
               "MEMLANE_CONTEXT_VECTOR_SIDES", "MEMLANE_FUSION_CODE_TEXT_EVIDENCE", "MEMLANE_FUSION_COMPLETE_LEGS",
-              "MEMLANE_FUSION_TEXT_REFERENCE",
               "MEMLANE_INDEX_IDENTIFIER_WORDS", "MEMLANE_EMBEDDER_WINDOW"),
-    **_reason("the documentation sets' crawl and ranking defaults, the same on every host (memlane.docsets.models)",
+    **_reason("the documentation sets' crawl and ranking defaults, the same on every host (memlane.config.docsets)",
               "MEMLANE_CRAWL_CONCURRENCY", "MEMLANE_CRAWL_MAX_PAGES", "MEMLANE_CRAWL_WORKERS",
               "MEMLANE_DOCSET_CHUNK_OVERLAP", "MEMLANE_DOCSET_CHUNK_TOKENS", "MEMLANE_DOCSET_REFRESH_HOURS",
               "MEMLANE_DOCSET_SUPPORT_CHUNKS", "MEMLANE_DOCSET_WEIGHT_RECENCY", "MEMLANE_DOCSET_WEIGHT_SUPPORT",
@@ -82,7 +81,9 @@ DEFAULTS_RIGHT_ON_AWS: dict[str, Default] = {
     **_reason(FEATURE_OFF, schema.ENV_EXTRACTION_QUEUE_URL, schema.ENV_LLM_MODEL_ID,
               with_feature=f"({API}|ExtractionExtractionConsumerFunction)"),
     **_reason(FEATURE_OFF, c.ENV_RERANK_MODEL_ID, c.ENV_RERANK_TOP_N, with_feature=API),
-    **_reason(FEATURE_OFF, "MEMLANE_OAUTH_ISSUER", with_feature=f"({API}|ApiAuthorizerFunction)"),
+    # the OAuth part is read whole (memlane.config.oauth): without an issuer the others are unused
+    **_reason(FEATURE_OFF, "MEMLANE_OAUTH_ISSUER", "MEMLANE_OAUTH_CLIENT_IDS", "MEMLANE_OAUTH_DOMAIN",
+              "MEMLANE_OAUTH_RATE_LIMIT_PER_MINUTE", with_feature=f"({API}|ApiAuthorizerFunction)"),
     **_reason(FEATURE_OFF, schema.ENV_OPENAI_SECRET_NAME),
     **_reason("the search index is the other backend: OpenSearch's endpoint where it is S3 Vectors, the vector "
               "bucket where it is OpenSearch (every function is told one of them; AwsSettings.require fails a "

@@ -254,10 +254,14 @@ def test_rerank_settings_are_checked_before_synthesis():
 
 
 def test_the_stack_and_the_function_name_the_rerank_settings_alike():
-    from memlane.adapters.aws import compose
     from memlane.adapters.aws.bedrock_reranker import RERANK_MODELS
+    from memlane.config import aws
     from memlane.ports.rerank import DEFAULT_RERANK_TOP_N, MAX_RERANK_TOP_N
 
-    assert (c.ENV_RERANK_MODEL_ID, c.ENV_RERANK_TOP_N) == (compose.ENV_RERANK_MODEL_ID, compose.ENV_RERANK_TOP_N)
+    # infra/constants.py keeps its own copies (it imports only memlane's ground floor): the same names
+    for name in ("ENV_RERANK_MODEL_ID", "ENV_RERANK_TOP_N", "ENV_BEDROCK_MODEL_ID", "ENV_USAGE_PLAN_ID",
+                 "ENV_USAGE_PLAN_NAME", "ENV_XRAY_SDK"):
+        assert getattr(c, name) == getattr(aws, name), name
+    assert c.ENV_POWERTOOLS_METRICS_NAMESPACE == aws.ENV_METRICS_NAMESPACE
     assert c.RERANK_MODELS == RERANK_MODELS and c.DEFAULT_RERANK_TOP_N == DEFAULT_RERANK_TOP_N
     assert MAX_RERANK_TOP_N == 100  # infra/config.py refuses rerank_top_n above it

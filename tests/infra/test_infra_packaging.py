@@ -69,6 +69,7 @@ def test_layer_requirements_leave_out_the_local_only_stack():
     assert {
         "aws-lambda-powertools",
         "pydantic",
+        "pydantic-settings",
         "opensearch-py",
         "requests-aws4auth",
         "httpx",

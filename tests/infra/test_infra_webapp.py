@@ -13,7 +13,7 @@ from infra_helpers import as_list, function_by_handler, function_role, join_to_t
 from infra import constants as c
 from infra.config import ConfigError
 from infra.constructs.webapp import API_PATH_PATTERNS, spa_rewrite_function_code
-from memlane.connections.flow_binding import ENV_WEBAPP_URL
+from memlane.config.aws import ENV_WEBAPP_URL
 from memlane.webapp_policy import CONTENT_SECURITY_POLICY
 
 pytestmark = pytest.mark.infra

@@ -12,6 +12,7 @@ from conftest_helpers import free_port
 from fakes import HashEmbedder
 
 from memlane.config import Settings
+from memlane.config.local import LocalSettings
 from memlane.local.server import LocalServer
 
 pytestmark = pytest.mark.integration
@@ -19,14 +20,14 @@ BUNDLE = ("export function render(node) { return node.children.map(render).join(
 
 
 @pytest.fixture
-def served(tmp_path, monkeypatch):
+def served(tmp_path):
     build = tmp_path / "dist"
     (build / "assets").mkdir(parents=True)
     (build / "index.html").write_text("<!doctype html><html><head><title>memlane</title></head><body>"
                                       + "<div id=root></div>" * 100 + "</body></html>")
     (build / "assets" / "Markdown-3f2a9c1d.js").write_bytes(BUNDLE)
-    monkeypatch.setenv("MEMLANE_WEB_DIR", str(build))
-    srv = LocalServer(Settings(data_dir=tmp_path / "data"), port=free_port(), embedder=HashEmbedder())
+    srv = LocalServer(Settings(data_dir=tmp_path / "data"), port=free_port(), embedder=HashEmbedder(),
+                      local=LocalSettings.from_env({"MEMLANE_WEB_DIR": str(build)}))
     key = srv.prepare()
     srv.start_in_thread()
     yield f"http://127.0.0.1:{srv.port}", key

@@ -16,8 +16,8 @@ from memlane.api.app import MemlaneApi
 from memlane.api.auth import authorizer_context
 from memlane.api.events import build_event
 from memlane.config import Settings
+from memlane.config.docsets import DocsetSettings
 from memlane.crawl.ssrf import NetworkPolicy
-from memlane.docsets.models import DocsetSettings
 from memlane.docsets.pages import CrawlContext, RobotsCache, crawl_page
 from memlane.docsets.service import DocsetContext
 from memlane.domain.docsets import Docset, PageStatus, page_id_for

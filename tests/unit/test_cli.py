@@ -385,7 +385,7 @@ def test_recall_marks_weak_matches_and_says_when_nothing_is_strong(monkeypatch, 
     import memlane.cli.memories as memories
 
     client = _Answering(results)
-    monkeypatch.setattr(memories, "remote_url", lambda: "http://127.0.0.1:1")
+    monkeypatch.setattr(memories, "remote_url", lambda args: "http://127.0.0.1:1")
     monkeypatch.setattr(memories, "open_client", lambda args: client)
     monkeypatch.setattr(memories, "project_id", lambda c, p: None)
     code, out, _ = run(capsys, "recall", "travel document")

@@ -81,7 +81,7 @@ def test_reindex_rebuilds_the_index_without_the_old_context_and_records_the_rule
     from memlane.local import compose
 
     data, project, landlord, bm25 = old_directory
-    monkeypatch.setattr(compose, "make_embedder", lambda settings: HashEmbedder())
+    monkeypatch.setattr(compose, "make_embedder", lambda settings, models_dir=None: HashEmbedder())
     assert main(["reindex", "--data-dir", str(data)]) == 0
     stack, who = _open(data, HashEmbedder())
     try:

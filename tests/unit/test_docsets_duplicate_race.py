@@ -16,8 +16,8 @@ from fakes import HashEmbedder
 
 from memlane.adapters.local.docset_store import SqliteDocsetStore
 from memlane.config import Settings
+from memlane.config.docsets import DocsetSettings
 from memlane.docsets.duplicates import aggregate_reason
-from memlane.docsets.models import DocsetSettings
 from memlane.docsets.pages import CrawlContext, PageWork, RobotsCache, fetch_and_prepare, index_pages
 from memlane.domain.docsets import Docset, PageStatus, page_id_for
 from memlane.domain.models import Project

@@ -70,7 +70,7 @@ def test_an_index_from_before_kinds_is_flagged_at_start_and_reindex_gives_each_r
     finally:
         server.shutdown()
     # When `memlane reindex` runs
-    monkeypatch.setattr(compose, "make_embedder", lambda settings: HashEmbedder())
+    monkeypatch.setattr(compose, "make_embedder", lambda settings, models_dir=None: HashEmbedder())
     assert main(["reindex", "--data-dir", str(data)]) == 0
     stack, who = _open(data)
     try:

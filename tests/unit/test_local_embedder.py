@@ -103,12 +103,19 @@ def test_each_window_is_its_own_representation():
         MiniLMEmbedder(window=512)
 
 
-def test_the_default_cache_follows_the_environment(monkeypatch, tmp_path):
-    monkeypatch.setenv("MEMLANE_MODEL_CACHE", str(tmp_path / "explicit"))
-    assert minilm_onnx.default_cache_dir() == tmp_path / "explicit"
-    monkeypatch.delenv("MEMLANE_MODEL_CACHE")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert minilm_onnx.default_cache_dir() == tmp_path / "xdg" / "memlane" / "models"
+def test_the_model_cache_is_where_the_host_was_told(tmp_path):
+    from memlane.config import Settings
+    from memlane.config.local import LocalSettings
+    from memlane.local.compose import make_embedder
+
+    explicit = LocalSettings.from_env({"MEMLANE_MODEL_CACHE": str(tmp_path / "explicit"),
+                                       "XDG_CACHE_HOME": str(tmp_path / "xdg")})
+    assert explicit.models_dir == tmp_path / "explicit"
+    xdg = LocalSettings.from_env({"XDG_CACHE_HOME": str(tmp_path / "xdg")})
+    assert xdg.models_dir == tmp_path / "xdg" / "memlane" / "models"
+    assert LocalSettings.from_env({}).models_dir == Path.home() / ".cache" / "memlane" / "models"
+    # and the local embedder the host composes exports its model there
+    assert make_embedder(Settings(embedder="local"), xdg.models_dir).cache_dir == xdg.models_dir
 
 
 # ------------------------------------------------------------------ the real model

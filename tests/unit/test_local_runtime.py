@@ -12,7 +12,8 @@ from fakes import HashEmbedder
 from memlane.api.events import build_event
 from memlane.cli import main
 from memlane.config import Settings
-from memlane.local.mcp import backend_from_env, local_backend
+from memlane.config.local import LocalConfiguration
+from memlane.local.mcp import backend_from, local_backend
 from memlane.local.runtime import KEY_FILE, LocalRuntime
 from memlane.mcp.tools import MemlaneTools, ToolError
 from memlane.services.keys import create_key
@@ -21,7 +22,7 @@ from memlane.services.keys import create_key
 @pytest.fixture(autouse=True)
 def hashing_embedder(monkeypatch):
     """The CLI composes its own runtime: give it the hashing embedder instead of the model."""
-    monkeypatch.setattr("memlane.local.compose.make_embedder", lambda settings: HashEmbedder())
+    monkeypatch.setattr("memlane.local.compose.make_embedder", lambda settings, models_dir=None: HashEmbedder())
     monkeypatch.delenv("MEMLANE_ORG", raising=False)
     monkeypatch.delenv("MEMLANE_API_URL", raising=False)
 
@@ -124,7 +125,7 @@ def test_cli_saves_queued_work_before_it_exits(tmp_path, capsys, monkeypatch):
 
 def _mcp_org(data, flag: str | None = None) -> str:
     """The organization `memlane mcp [--org FLAG]` acts as (the environment is the process's)."""
-    backend = backend_from_env(data, org=flag)
+    backend = backend_from(LocalConfiguration.from_env().with_data_dir(data), org=flag)
     try:
         return backend.request("GET", "/v3/whoami")["organization_name"]
     finally:

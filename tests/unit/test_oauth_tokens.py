@@ -10,9 +10,10 @@ import pytest
 from mcp.shared.auth import OAuthMetadata
 from oauth_fakes import CLIENT_ID, PUBLIC_URL, RESOURCE, TokenIssuer, new_key
 
+from memlane.config.oauth import OAuthVariables
 from memlane.domain.errors import AuthenticationError
 from memlane.domain.models import Organization
-from memlane.services.oauth import OAuthSettings, TokenValidator, authenticate_token, looks_like_jwt
+from memlane.services.oauth import TokenValidator, authenticate_token, looks_like_jwt
 
 DEFAULT_ORG = Organization(id="6d1f2b8e-3c4a-4e5f-9a7b-1c2d3e4f5a6b", name="default", slug="default")
 
@@ -33,7 +34,7 @@ def issuer() -> Iterator[TokenIssuer]:
 
 @pytest.fixture(scope="module")
 def validator(issuer: TokenIssuer) -> TokenValidator:
-    settings = OAuthSettings.from_env(issuer.environment())
+    settings = OAuthVariables.from_env(issuer.environment()).settings()
     assert settings is not None
     return TokenValidator(settings)
 
@@ -107,16 +108,16 @@ def test_only_jwt_shaped_credentials_take_the_token_path() -> None:
 
 
 def test_settings_come_from_the_stack_environment_or_there_is_no_oauth(issuer) -> None:
-    assert OAuthSettings.from_env({}) is None
-    settings = OAuthSettings.from_env(issuer.environment())
+    assert OAuthVariables.from_env({}).settings() is None
+    settings = OAuthVariables.from_env(issuer.environment()).settings()
     assert settings.resource == RESOURCE and settings.scope == f"{RESOURCE}/tools"
     assert settings.client_ids == frozenset({CLIENT_ID})
     with pytest.raises(ValueError, match="MEMLANE_PUBLIC_URL and MEMLANE_OAUTH_CLIENT_IDS must be too"):
-        OAuthSettings.from_env({"MEMLANE_OAUTH_ISSUER": issuer.issuer})
+        OAuthVariables.from_env({"MEMLANE_OAUTH_ISSUER": issuer.issuer}).settings()
 
 
 def test_the_published_authorization_server_metadata_advertises_pkce_s256(issuer) -> None:
-    settings = OAuthSettings.from_env(issuer.environment())
+    settings = OAuthVariables.from_env(issuer.environment()).settings()
     meta = OAuthMetadata.model_validate(settings.authorization_server_metadata())
     assert str(meta.issuer).rstrip("/") == PUBLIC_URL
     assert meta.code_challenge_methods_supported == ["S256"]

@@ -11,7 +11,7 @@ import pytest
 
 from memlane.api.app import MemlaneApi
 from memlane.config import Settings
-from memlane.docsets.models import DocsetSettings
+from memlane.config.docsets import DocsetSettings
 from memlane.domain.errors import ConfigurationError
 from memlane.ingest.summarize import LocalSummarizer
 from memlane.local.compose import build_local

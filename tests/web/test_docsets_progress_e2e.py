@@ -22,7 +22,7 @@ from fakes import HashEmbedder
 from playwright.sync_api import expect
 
 from memlane.config import Settings
-from memlane.docsets.models import DocsetSettings
+from memlane.config.docsets import DocsetSettings
 from memlane.local.server import LocalServer
 from memlane.services.keys import hash_key
 

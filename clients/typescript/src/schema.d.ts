@@ -810,7 +810,7 @@ export interface paths {
         put?: never;
         /**
          * Hybrid recall
-         * @description Chunks ranked by 0.6 · cosine + 0.4 · BM25 / max BM25 of the batch + 0.1 · exp(−age_days / 30) (a chunk of a code memory: 0.4 · (1 − exp(−BM25 per query word / 5)) instead of the batch share, unless MEMLANE_FUSION_CODE_TEXT_EVIDENCE=0), grouped by document (best chunk first). Then neighbouring messages as context: a memory saved with a conversation_id gains MEMLANE_RECALL_NEIGHBOUR_WEIGHT (0.3) × the fused score of the best message within two places of it in the same conversation (0.8 of that two places away); a memory without one gains nothing. Chunk scores are the fused scores; document scores include the neighbours' share; `stages` says which stages applied.
+         * @description Chunks ranked by 0.6 · cosine + 0.4 · BM25 / max(max BM25 of the batch, 5 · query words) + 0.1 · exp(−age_days / 30) (a chunk of a code memory: 0.4 · (1 − exp(−BM25 per query word / 5)) instead of the batch share, unless MEMLANE_FUSION_CODE_TEXT_EVIDENCE=0), grouped by document (best chunk first). Then neighbouring messages as context: a memory saved with a conversation_id gains MEMLANE_RECALL_NEIGHBOUR_WEIGHT (0.3) × the fused score of the best message within two places of it in the same conversation (0.8 of that two places away); a memory without one gains nothing. Chunk scores are the fused scores; document scores include the neighbours' share; `stages` says which stages applied.
          */
         post: operations["recall_v3_recall_post"];
         delete?: never;

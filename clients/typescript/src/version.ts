@@ -2,4 +2,4 @@
 /** The version of memlane's API (its OpenAPI document's info.version) this client was generated from. */
 export const API_VERSION = "0.1.0"
 /** SHA-256 of that OpenAPI document. */
-export const OPENAPI_SHA256 = "b57e0a2b16813954eabe974f135dbd8c5d42da9b2c2b86c2cfcabd834c11e592"
+export const OPENAPI_SHA256 = "945d6a7424b8f5d1d3dd4f11154f723f0d95b7630835c32fa2b83a99660077fd"

@@ -14,11 +14,8 @@ request (201); only larger ones go through the SQS queue and the Step Functions 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, cast
-
-from pydantic import BaseModel, ConfigDict, ValidationError
+from typing import TYPE_CHECKING, Any, cast
 
 from memlane import observability
 from memlane.adapters.aws import dynamo_schema as schema
@@ -33,10 +30,10 @@ from memlane.adapters.aws.ratelimit import DynamoRateLimiter
 from memlane.adapters.aws.textract import TextractReader
 from memlane.adapters.idempotency import PowertoolsIdempotency
 from memlane.config import Settings
-from memlane.connections.apps import ENV_CONNECTIONS_SECRET
-from memlane.connections.flow_binding import ENV_WEBAPP_URL
-from memlane.domain.errors import MemlaneError
-from memlane.domain.oauth import ENV_PUBLIC_URL
+from memlane.config.aws import ENV_CONNECTIONS_SECRET as ENV_CONNECTIONS_SECRET  # infra sets it
+from memlane.config.aws import ENV_RERANK_MODEL_ID, AwsSettings
+from memlane.config.docsets import DocsetSettings
+from memlane.domain.errors import ConfigurationError
 from memlane.lazy import Lazy
 from memlane.ports import (
     Clock,
@@ -49,7 +46,6 @@ from memlane.ports import (
     Summarizer,
     SystemClock,
 )
-from memlane.ports.rerank import DEFAULT_RERANK_TOP_N, DEFAULT_RERANK_WEIGHT
 
 if TYPE_CHECKING:
     # Types only: these modules are imported by the builders, on first use (cold start).
@@ -59,119 +55,23 @@ if TYPE_CHECKING:
     from memlane.adapters.aws.docset_store import DynamoDocsetStore
     from memlane.adapters.openai.embedder import OpenAIEmbedder
     from memlane.adapters.openai.summarizer import OpenAISummarizer
+    from memlane.config.docsets import DocsetSettings
     from memlane.crawl.fetcher import SafeFetcher
-    from memlane.docsets.models import DocsetSettings
     from memlane.docsets.service import DocsetContext
     from memlane.ingest.summarize import LocalSummarizer
 
-# Names the stack sets besides those in dynamo_schema (infra/constants.py holds the same strings;
-# infra imports memlane, never the other way round).
-ENV_BEDROCK_MODEL_ID = "MEMLANE_BEDROCK_MODEL_ID"
-ENV_USAGE_PLAN_ID = "MEMLANE_USAGE_PLAN_ID"
-ENV_USAGE_PLAN_NAME = "MEMLANE_USAGE_PLAN_NAME"  # the API function's: the plan's id is looked up by name
-ENV_STAGE = "MEMLANE_STAGE"  # the stack's stage: the tag on the API keys it creates
-ENV_INLINE_MAX_CHARS = "MEMLANE_INLINE_MAX_CHARS"
-# The optional rerank stage (docs/deploy.md): the Bedrock model id turns it on; unset, it is off.
-ENV_RERANK_MODEL_ID = "MEMLANE_RERANK_MODEL_ID"
-ENV_RERANK_TOP_N = "MEMLANE_RERANK_TOP_N"
-ENV_RERANK_WEIGHT = "MEMLANE_RERANK_WEIGHT"
-DEFAULT_SEARCH_INDEX_ALIAS = "memlane-chunks"
-DEFAULT_BEDROCK_MODEL_ID = "amazon.titan-embed-text-v2:0"
 BEDROCK_DIMENSION = 1024
 # Powertools keeps a fetched secret this long before asking Secrets Manager again (rotation).
 SECRET_MAX_AGE_S = 300
 IDEMPOTENCY_PK = "IDEMP#save"
 
 
-class AwsSettings(BaseModel):
-    """What the CDK stack tells a function through its environment (every function gets the
-    table, bucket, queues, search and embedder settings; the consumer also the state machine, the
-    keys function the usage plan)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    table: str
-    bucket: str = ""
-    region: str = ""
-    ingest_queue_url: str = ""
-    page_queue_url: str = ""
-    state_machine_arn: str = ""
-    search_endpoint: str = ""
-    search_kind: Literal["managed", "serverless", "s3vectors"] = "managed"
-    vector_bucket: str = ""  # the S3 Vectors bucket (search_kind "s3vectors")
-    search_index_alias: str = DEFAULT_SEARCH_INDEX_ALIAS
-    embedder: Literal["bedrock", "openai"] = "bedrock"
-    bedrock_model_id: str = DEFAULT_BEDROCK_MODEL_ID
-    openai_secret_name: str = ""
-    usage_plan_id: str = ""
-    usage_plan_name: str = ""
-    stage: str = ""
-    sync_queue_url: str = ""
-    connections_key: str = ""
-    connections_secret: str = ""
-    public_url: str = ""
-    rerank_model_id: str = ""  # "" = no rerank stage
-    rerank_top_n: int = DEFAULT_RERANK_TOP_N
-    rerank_weight: float = DEFAULT_RERANK_WEIGHT
-    extraction_queue_url: str = ""  # "" = no extraction queue (extraction off)
-    llm_model_id: str = ""  # "" = no LLM: conversations are saved, no fact is extracted
-    metrics: Literal["all", "alarmed"] = "all"  # "alarmed": only what an alarm reads (lean observability)
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> AwsSettings:
-        # the mapping itself, not a copy: each variable is looked up by name (the environment test
-        # records which ones a function reads)
-        env = os.environ if env is None else env
-        table = env.get(schema.ENV_TABLE, "")
-        if not table:
-            raise MemlaneError(f"{schema.ENV_TABLE} is not set: is this running in memlane's stack?")
-        values = {
-            "table": table,
-            "bucket": env.get(schema.ENV_BUCKET),
-            "region": env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION"),
-            "ingest_queue_url": env.get(schema.ENV_INGEST_QUEUE_URL),
-            "page_queue_url": env.get(schema.ENV_PAGE_QUEUE_URL),
-            "state_machine_arn": env.get(schema.ENV_STATE_MACHINE_ARN),
-            "search_endpoint": env.get(schema.ENV_SEARCH_ENDPOINT),
-            "search_kind": env.get(schema.ENV_SEARCH_KIND),
-            "vector_bucket": env.get(schema.ENV_VECTOR_BUCKET),
-            "search_index_alias": env.get(schema.ENV_SEARCH_INDEX_ALIAS),
-            "embedder": env.get(schema.ENV_EMBEDDER),
-            "bedrock_model_id": env.get(ENV_BEDROCK_MODEL_ID),
-            "openai_secret_name": env.get(schema.ENV_OPENAI_SECRET_NAME),
-            "usage_plan_id": env.get(ENV_USAGE_PLAN_ID),
-            "usage_plan_name": env.get(ENV_USAGE_PLAN_NAME),
-            "stage": env.get(ENV_STAGE),
-            "sync_queue_url": env.get(schema.ENV_SYNC_QUEUE_URL),
-            "connections_key": env.get(schema.ENV_CONNECTIONS_KEY),
-            "connections_secret": env.get(ENV_CONNECTIONS_SECRET),
-            "public_url": env.get(ENV_PUBLIC_URL),
-            "rerank_model_id": env.get(ENV_RERANK_MODEL_ID),
-            "rerank_top_n": env.get(ENV_RERANK_TOP_N),
-            "rerank_weight": env.get(ENV_RERANK_WEIGHT),
-            "extraction_queue_url": env.get(schema.ENV_EXTRACTION_QUEUE_URL),
-            "llm_model_id": env.get(schema.ENV_LLM_MODEL_ID),
-            "metrics": env.get(observability.ENV_METRICS),
-        }
-        try:
-            return cls.model_validate({k: v for k, v in values.items() if v})
-        except ValidationError as exc:
-            fields = ", ".join(str(e["loc"][0]) for e in exc.errors() if e.get("loc"))
-            raise MemlaneError(f"this function's environment has invalid settings: {fields}") from exc
-
-    def require(self, field: str) -> str:
-        value = getattr(self, field)
-        if not value:
-            raise MemlaneError(f"{field} is not configured for this function (see infra/constants.py)")
-        return str(value)
-
-
-def memlane_settings(env: dict[str, str] | None = None) -> Settings:
+def memlane_settings(env: Mapping[str, str] | None = None) -> Settings:
     """memlane's Settings for AWS, from the environment, as locally: a save up to
     `inline_max_chars` (MEMLANE_INLINE_MAX_CHARS, 20,000 by default) is written in the API
     function's request and answered 201 with its summary; a larger one is queued (202) for the
     Step Functions workflow."""
-    return Settings.from_env()
+    return Settings.from_env(env)
 
 
 class OpenAIClientFromSecret:
@@ -188,9 +88,9 @@ class OpenAIClientFromSecret:
 
         key = str(get_secret(self.secret_name, max_age=SECRET_MAX_AGE_S)).strip()
         if key != self._key or self._client is None:
-            from memlane.adapters.openai.embedder import openai_client_from_env
+            from memlane.adapters.openai.embedder import openai_client
 
-            self._client, self._key = openai_client_from_env(key), key
+            self._client, self._key = openai_client(key), key
         return self._client
 
     def __getattr__(self, name: str) -> Any:
@@ -210,10 +110,18 @@ def build_organization_store(aws: AwsSettings) -> DynamoOrganizationStore:
     return DynamoOrganizationStore(aws.table)
 
 
-def build_embedder(aws: AwsSettings) -> Embedder:
+def aws_embedder(settings: Settings) -> str:
+    """The stack's embedder (MEMLANE_EMBEDDER): `openai`, or Amazon Bedrock's (`bedrock`, also when unset)."""
+    if settings.embedder not in ("auto", "bedrock", "openai"):
+        raise ConfigurationError("MEMLANE_EMBEDDER", f"MEMLANE_EMBEDDER={settings.embedder!r}: expected bedrock or "
+                                                     "openai on AWS (the local models are not deployed)")
+    return "openai" if settings.embedder == "openai" else "bedrock"
+
+
+def build_embedder(aws: AwsSettings, settings: Settings) -> Embedder:
     """Bedrock's Titan (built at once: its client is created on first use), or OpenAI's behind a
     `Lazy`, so that a function that never embeds never reads the secret."""
-    if aws.embedder == "openai":
+    if aws_embedder(settings) == "openai":
         secret = aws.require("openai_secret_name")
 
         def openai_embedder() -> OpenAIEmbedder:
@@ -227,8 +135,8 @@ def build_embedder(aws: AwsSettings) -> Embedder:
     return BedrockEmbedder(model_id=aws.bedrock_model_id, dimension=BEDROCK_DIMENSION)
 
 
-def build_summarizer(aws: AwsSettings) -> Summarizer:
-    if aws.embedder == "openai":
+def build_summarizer(aws: AwsSettings, settings: Settings) -> Summarizer:
+    if aws_embedder(settings) == "openai":
         secret = aws.require("openai_secret_name")
 
         def openai_summarizer() -> OpenAISummarizer:
@@ -254,9 +162,10 @@ def build_rerank(aws: AwsSettings) -> Rerank | None:
     from memlane.adapters.aws.bedrock_reranker import BedrockReranker
 
     try:
-        return Rerank(BedrockReranker(aws.rerank_model_id, aws.region), aws.rerank_top_n, aws.rerank_weight)
-    except ValueError as exc:
-        raise MemlaneError(f"rerank settings: {exc}") from exc
+        reranker = BedrockReranker(aws.rerank_model_id, aws.region)
+    except ValueError as exc:  # a model the Rerank API does not serve
+        raise ConfigurationError(ENV_RERANK_MODEL_ID, f"{ENV_RERANK_MODEL_ID}={aws.rerank_model_id!r}: {exc}") from None
+    return Rerank(reranker, aws.rerank_top_n, aws.rerank_weight)
 
 
 def build_llm(aws: AwsSettings) -> Any:
@@ -314,7 +223,7 @@ def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | No
                 rerank: Rerank | None = None) -> Services:
     """memlane's ports on AWS. `embedder`, `index`, `clock` and `rerank` replace the deployed ones
     (tests hand in fakes this way instead of patching this module)."""
-    embedder = embedder if embedder is not None else build_embedder(aws)
+    embedder = embedder if embedder is not None else build_embedder(aws, settings)
     return Services(
         settings=settings,
         metadata=build_metadata_store(aws),
@@ -323,14 +232,15 @@ def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | No
         # stage at recall read the conversation through the metadata port (DynamoDB GSI3).
         index=index if index is not None else build_search_index(aws, embedder, settings.context.text_weight),
         embedder=embedder,
-        summarizer=build_summarizer(aws),
+        summarizer=build_summarizer(aws, settings),
         # SQS triggers the consumer, which starts the workflow: nothing to wake in-process.
         queue=SqsIngestQueue(aws.ingest_queue_url, clock=clock),
         clock=clock or SystemClock(),
         cache=DynamoCache(aws.table),
         rate_limiter=DynamoRateLimiter(aws.table),
         idempotency=PowertoolsIdempotency(lambda: build_idempotency_layer(aws)),
-        metrics=PowertoolsMetrics(only=observability.LEAN_ALARMED if aws.metrics == "alarmed" else None),
+        metrics=PowertoolsMetrics(namespace=aws.metrics_namespace,
+                                  only=observability.LEAN_ALARMED if aws.metrics == "alarmed" else None),
         # Keys created through POST /v3/keys join the usage plan, as the admin function's do (the
         # API function knows the plan by name; built on the first key created).
         key_registry=Lazy(lambda: build_key_registry(aws), "ApiGatewayKeyRegistry"),
@@ -338,7 +248,7 @@ def compose_aws(aws: AwsSettings, settings: Settings, *, embedder: Embedder | No
         # an Amazon Transcribe job the workflow runs, so no transcriber in-process.
         ocr=TextractReader(),
         transcribe_in_workflow=True,
-        connections=build_connection_ports(aws),
+        connections=build_connection_ports(aws, settings.public_url),
         rerank=rerank if rerank is not None else build_rerank(aws),
         llm=build_llm(aws),
         extraction_queue=SqsIngestQueue(aws.extraction_queue_url, clock=clock) if aws.extraction_queue_url else None,
@@ -356,7 +266,7 @@ def build_aws_services(settings: Settings | None = None) -> Services:
     return _services.get()
 
 
-def build_connection_ports(aws: AwsSettings) -> ConnectionPorts | None:
+def build_connection_ports(aws: AwsSettings, public_url: str) -> ConnectionPorts | None:
     """Connections on AWS: the store in the metadata table, tokens sealed with the stack's KMS key,
     OAuth clients from one Secrets Manager secret, syncs sent to the sync queue. None where the
     stack gave the function no key (a function that has nothing to do with connections)."""
@@ -368,8 +278,8 @@ def build_connection_ports(aws: AwsSettings) -> ConnectionPorts | None:
     from memlane.connections.apps import SecretApps
 
     return ConnectionPorts(store=DynamoConnectionStore(aws.table), vault=KmsTokenVault(aws.connections_key),
-                           apps=SecretApps(aws.connections_secret), public_url=aws.public_url,
-                           webapp_url=os.environ.get(ENV_WEBAPP_URL),  # CloudFront: the confirmation page
+                           apps=SecretApps(aws.connections_secret), public_url=public_url,
+                           webapp_url=aws.webapp_url or None,  # CloudFront: the confirmation page
                            dispatcher=SqsSyncDispatcher(aws.sync_queue_url) if aws.sync_queue_url else None)
 
 
@@ -421,14 +331,14 @@ def build_docset_context(aws: AwsSettings | None = None, services: Services | No
     """What the docset service needs on AWS: the services, the docset store, an SSRF-guarded
     fetcher for the public internet only, and the SQS page queue as its dispatcher."""
     from memlane.adapters.aws.crawl_queue import SqsPageDispatcher
+    from memlane.config.docsets import DocsetSettings
     from memlane.crawl.ssrf import NetworkPolicy
-    from memlane.docsets.models import DocsetSettings
     from memlane.docsets.pages import CrawlContext, RobotsCache
     from memlane.docsets.service import DocsetContext
 
     aws = aws or aws_settings()
     store = build_docset_store(aws)
-    settings = DocsetSettings.from_env(os.environ)  # once per cold start
+    settings = DocsetSettings.from_env()  # once per cold start
     fetcher = fetcher or build_fetcher(settings)
     svc = services or build_aws_services()
     crawl = CrawlContext(svc=svc, store=store, fetcher=fetcher, settings=settings, robots=RobotsCache(fetcher))

@@ -73,6 +73,54 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
+# Environment variables the functions read, set by the CDK stack: declared with the AWS settings
+# (memlane.config.aws); named here too because infra sets them beside the table they describe.
+from memlane.config.aws import (
+    ENV_BUCKET as ENV_BUCKET,
+)
+from memlane.config.aws import (
+    ENV_CONNECTIONS_KEY as ENV_CONNECTIONS_KEY,
+)
+from memlane.config.aws import (
+    ENV_EMBEDDER as ENV_EMBEDDER,
+)
+from memlane.config.aws import (
+    ENV_EXTRACTION_QUEUE_URL as ENV_EXTRACTION_QUEUE_URL,
+)
+from memlane.config.aws import (
+    ENV_INGEST_QUEUE_URL as ENV_INGEST_QUEUE_URL,
+)
+from memlane.config.aws import (
+    ENV_LLM_MODEL_ID as ENV_LLM_MODEL_ID,
+)
+from memlane.config.aws import (
+    ENV_OPENAI_SECRET_NAME as ENV_OPENAI_SECRET_NAME,
+)
+from memlane.config.aws import (
+    ENV_PAGE_QUEUE_URL as ENV_PAGE_QUEUE_URL,
+)
+from memlane.config.aws import (
+    ENV_SEARCH_ENDPOINT as ENV_SEARCH_ENDPOINT,
+)
+from memlane.config.aws import (
+    ENV_SEARCH_INDEX_ALIAS as ENV_SEARCH_INDEX_ALIAS,
+)
+from memlane.config.aws import (
+    ENV_SEARCH_KIND as ENV_SEARCH_KIND,
+)
+from memlane.config.aws import (
+    ENV_STATE_MACHINE_ARN as ENV_STATE_MACHINE_ARN,
+)
+from memlane.config.aws import (
+    ENV_SYNC_QUEUE_URL as ENV_SYNC_QUEUE_URL,
+)
+from memlane.config.aws import (
+    ENV_TABLE as ENV_TABLE,
+)
+from memlane.config.aws import (
+    ENV_VECTOR_BUCKET as ENV_VECTOR_BUCKET,
+)
+
 PK = "pk"
 SK = "sk"
 GSI1 = "gsi1"
@@ -109,24 +157,6 @@ SK_DOCSET_TEXTS = "TEXTS"
 DOCSET_SESSION_SK_PREFIX = "DOCSESSION#"
 ALL_DOCSETS_GSI_PK = "DOCSETS"
 PAGE_SHARDS = 10
-
-# Environment variables the functions read (set by the CDK stack).
-ENV_TABLE = "MEMLANE_TABLE"
-ENV_BUCKET = "MEMLANE_BUCKET"
-ENV_INGEST_QUEUE_URL = "MEMLANE_INGEST_QUEUE_URL"
-ENV_STATE_MACHINE_ARN = "MEMLANE_STATE_MACHINE_ARN"
-ENV_SEARCH_ENDPOINT = "MEMLANE_SEARCH_ENDPOINT"
-ENV_SEARCH_KIND = "MEMLANE_SEARCH_KIND"  # "managed" | "serverless" | "s3vectors"
-ENV_VECTOR_BUCKET = "MEMLANE_VECTOR_BUCKET"  # the S3 Vectors bucket (search kind "s3vectors")
-ENV_SEARCH_INDEX_ALIAS = "MEMLANE_SEARCH_INDEX"
-ENV_EMBEDDER = "MEMLANE_EMBEDDER"  # "openai" | "bedrock"
-ENV_OPENAI_SECRET_NAME = "MEMLANE_OPENAI_SECRET_NAME"
-ENV_PAGE_QUEUE_URL = "MEMLANE_PAGE_QUEUE_URL"
-ENV_SYNC_QUEUE_URL = "MEMLANE_SYNC_QUEUE_URL"  # connections to sync (memlane.connections)
-ENV_EXTRACTION_QUEUE_URL = "MEMLANE_EXTRACTION_QUEUE_URL"  # conversations' fact extraction (memlane.conversations)
-ENV_LLM_MODEL_ID = "MEMLANE_LLM_MODEL_ID"  # the Bedrock model that extracts facts; unset: extraction off
-ENV_CONNECTIONS_KEY = "MEMLANE_CONNECTIONS_KEY"  # the KMS key that seals connection tokens
-
 
 def org_pk(org_id: str) -> str:
     return f"ORG#{org_id}"

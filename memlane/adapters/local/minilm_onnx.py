@@ -9,8 +9,9 @@ texts, and caches it. Later processes only hash the weights and open the cached 
 never imported on the serving path.
 
 The cache is per user, not per data directory: one export serves every data directory and test
-run on the machine, and a data directory never carries a 90 MB derived file. Its location is
-`MEMLANE_MODEL_CACHE`, else `$XDG_CACHE_HOME/memlane/models`, else `~/.cache/memlane/models`. The
+run on the machine, and a data directory never carries a 90 MB derived file. Its location is the
+host's (memlane.config.local.LocalSettings.models_dir: `MEMLANE_MODEL_CACHE`, else
+`$XDG_CACHE_HOME/memlane/models`), else `~/.cache/memlane/models`. The
 file name carries a fingerprint of the weights, this module's recipe, the variant and ONNX
 Runtime's version, so a changed input gets a new file and a stale one is never opened. Files are
 written under a temporary name and renamed into place, so two processes exporting at once both end
@@ -33,6 +34,8 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from memlane.config.local import LocalSettings
 
 log = logging.getLogger(__name__)
 
@@ -90,13 +93,6 @@ class PackagedModel:
         return digest.hexdigest()
 
 
-def default_cache_dir() -> Path:
-    if os.environ.get("MEMLANE_MODEL_CACHE"):
-        return Path(os.environ["MEMLANE_MODEL_CACHE"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "memlane" / "models"
-
-
 def cached_file_name(model: PackagedModel, variant: str) -> str:
     import onnxruntime
 
@@ -110,7 +106,7 @@ def onnx_model(variant: str = "fp32", cache_dir: Path | None = None) -> Path | b
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, not {variant!r}")
     model = PackagedModel.locate()
-    cache_dir = cache_dir or default_cache_dir()
+    cache_dir = cache_dir or LocalSettings().models_dir  # the default; a host passes the one it read
     target = cache_dir / cached_file_name(model, variant)
     if target.is_file():
         return target

@@ -7,7 +7,6 @@ The OpenAI client's own retries are switched off (max_retries=0): retrying is me
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable, Sequence
 
@@ -36,12 +35,12 @@ def is_transient_openai_error(exc: BaseException) -> bool:
     return isinstance(exc, _TRANSIENT_OPENAI_ERRORS)
 
 
-def openai_client_from_env(api_key: str | None = None) -> openai.OpenAI:
-    """A client for the real API, built on first use (never at import time)."""
-    key = api_key or os.environ.get("OPENAI_API_KEY")
-    if not key:
+def openai_client(api_key: str | None) -> openai.OpenAI:
+    """A client for the real API, built on first use (never at import time), with the key the host
+    read (Settings.openai_api_key; on AWS the secret's)."""
+    if not api_key:
         raise MemlaneError("OpenAI is configured but OPENAI_API_KEY is not set")
-    return openai.OpenAI(api_key=key, max_retries=0, timeout=REQUEST_TIMEOUT_S)
+    return openai.OpenAI(api_key=api_key, max_retries=0, timeout=REQUEST_TIMEOUT_S)
 
 
 def describe_openai_error(exc: BaseException) -> str:
@@ -96,7 +95,7 @@ class OpenAIEmbedder:
 
     def _client_or_default(self) -> openai.OpenAI:
         if self._client is None:
-            self._client = openai_client_from_env(self._api_key)
+            self._client = openai_client(self._api_key)
         return self._client
 
     def _embed_batch(self, texts: Sequence[str]) -> list[list[float]]:

@@ -18,7 +18,7 @@ import openai
 from memlane.adapters.openai.embedder import (
     describe_openai_error,
     is_transient_openai_error,
-    openai_client_from_env,
+    openai_client,
 )
 from memlane.domain.errors import DependencyUnavailableError, MemlaneError, TransientError
 from memlane.ports import Transcript, TranscriptSegment
@@ -44,7 +44,7 @@ class _OpenAIMedia:
         self._sleep = sleep
 
     def _call(self, what: str, fn: Callable[[openai.OpenAI], Any]) -> Any:
-        client = self._client = self._client or openai_client_from_env(self._api_key)
+        client = self._client = self._client or openai_client(self._api_key)
         try:
             return call_with_retries(lambda: fn(client), delays=self._retry_delays,
                                      is_transient=is_transient_openai_error, sleep=self._sleep, operation=what)

@@ -18,7 +18,7 @@ import openai
 from memlane.adapters.openai.embedder import (
     describe_openai_error,
     is_transient_openai_error,
-    openai_client_from_env,
+    openai_client,
 )
 from memlane.domain.errors import MemlaneError
 from memlane.domain.models import ContentType
@@ -114,7 +114,7 @@ class OpenAISummarizer:
 
     def _client_or_default(self) -> openai.OpenAI:
         if self._client is None:
-            self._client = openai_client_from_env(self._api_key)
+            self._client = openai_client(self._api_key)
         return self._client
 
     def _chat(self, operation: str, **request: Any) -> str:

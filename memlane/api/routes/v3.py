@@ -33,7 +33,9 @@ from memlane.domain.requests import (
     UUIDStr,
     WhoAmIOut,
 )
+from memlane.domain.tuning import RECALL_FUSION, NeighbourWeights
 from memlane.ports import Services
+from memlane.recall.relevance import MINILM
 from memlane.recall.service import recall as recall_service
 from memlane.services import bulk, graph, idempotency, memory, projects
 
@@ -104,19 +106,31 @@ def describe_item_error(exc: Exception | None) -> tuple[int, str]:
     return 500, "internal error"
 
 
+def recall_description() -> str:
+    """/v3/recall's description in the OpenAPI document, written from the defaults (memlane.domain.tuning)
+    that Settings gives a server unless its environment says otherwise."""
+    fusion, neighbours, bm25_scale = RECALL_FUSION, NeighbourWeights(), MINILM.bm25_scale
+    places = {1: "one place", 2: "two places", 3: "three places"}.get(neighbours.window, f"{neighbours.window} places")
+    divisor = (f"max(max BM25 of the batch, {fusion.text_reference:g} · query words)" if fusion.text_reference
+               else "max BM25 of the batch")
+    return (
+        f"Chunks ranked by {fusion.vector:g} · cosine + {fusion.text:g} · BM25 / {divisor} + "
+        f"{fusion.recency:g} · exp(−age_days / {fusion.recency_days:g}) "
+        f"(a chunk of a code memory: {fusion.text:g} · (1 − exp(−BM25 per query word / {bm25_scale:g})) instead of "
+        "the batch share, unless MEMLANE_FUSION_CODE_TEXT_EVIDENCE=0), grouped by document (best chunk first). "
+        "Then neighbouring messages as context: a memory saved with a conversation_id gains "
+        f"MEMLANE_RECALL_NEIGHBOUR_WEIGHT ({neighbours.weight:g}) × the fused score of the best message within "
+        f"{places} of it in the same conversation ({neighbours.decay:g} of that {places} away); a memory without "
+        "one gains nothing. Chunk scores are the fused scores; document scores include the neighbours' share; "
+        "`stages` says which stages applied."
+    )
+
+
 @router.post(
     "/v3/recall",
     tags=["memory"],
     summary="Hybrid recall",
-    description=(
-        "Chunks ranked by 0.6 · cosine + 0.4 · BM25 / max BM25 of the batch + 0.1 · exp(−age_days / 30) "
-        "(a chunk of a code memory: 0.4 · (1 − exp(−BM25 per query word / 5)) instead of the batch share, "
-        "unless MEMLANE_FUSION_CODE_TEXT_EVIDENCE=0), grouped by document (best chunk first). Then neighbouring messages as context: a memory saved "
-        "with a conversation_id gains MEMLANE_RECALL_NEIGHBOUR_WEIGHT (0.3) × the fused score of the best "
-        "message within two places of it in the same conversation (0.8 of that two places away); a memory "
-        "without one gains nothing. Chunk scores are the fused scores; document scores include the "
-        "neighbours' share; `stages` says which stages applied."
-    ),
+    description=recall_description(),
 )
 def recall(body: RecallIn) -> RecallOut:
     return recall_service(services(), principal_of(router), body)

@@ -109,7 +109,7 @@ def test_a_local_clone_is_synced_verbatim_versioned_and_pruned(tmp_path, repo):
 
 def test_connect_git_command_syncs_a_clone_into_a_named_project(tmp_path, repo, capsys, monkeypatch):
     # Given the CLI on a data directory (the hashing embedder instead of loading the model)
-    monkeypatch.setattr("memlane.local.compose.make_embedder", lambda settings: HashEmbedder())
+    monkeypatch.setattr("memlane.local.compose.make_embedder", lambda settings, models_dir=None: HashEmbedder())
     # When the CLI connects the clone into a project
     code = main(["--data-dir", str(tmp_path / "cli-data"), "connect", "git", str(repo), "--project", "Billing",
                  "--repo-id", "shop/billing"])

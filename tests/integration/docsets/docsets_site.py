@@ -16,7 +16,7 @@ from conftest_helpers import free_port
 from fakes import HashEmbedder
 
 from memlane.config import Settings
-from memlane.docsets.models import DocsetSettings
+from memlane.config.docsets import DocsetSettings
 from memlane.local.server import LocalServer
 
 

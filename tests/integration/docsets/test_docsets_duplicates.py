@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import replace
 
 import pytest
 from conftest_helpers import Running
@@ -64,7 +63,7 @@ def crawl(docs_server, site) -> tuple[str, dict[str, dict]]:
 def docs_server(tmp_path) -> Iterator[Running]:
     """Several crawl workers, so a print page and its chapters are prepared side by side (the
     interleavings themselves are forced one by one in tests/unit/test_docsets_duplicate_race.py)."""
-    running = start_server(tmp_path / "data", settings=replace(FAST, fetch_workers=4))
+    running = start_server(tmp_path / "data", settings=FAST.model_copy(update={"fetch_workers": 4}))
     yield running
     running.client.close()
     running.server.shutdown()

@@ -3,7 +3,6 @@ mentions the query once, even when that one mention is the best single chunk."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 import pytest
@@ -62,12 +61,12 @@ def test_a_page_about_the_query_outranks_a_single_mention(tmp_path, ranking_site
     assert FAST.fusion.support > 0  # the docset default
     assert top_pages(FAST, tmp_path / "support", ranking_site) == ["/docs/widgets", "/docs/changelog"]
     # Without page evidence the single best chunk decides.
-    chunk_only = dataclasses.replace(FAST, fusion=dataclasses.replace(FAST.fusion, support=0.0))
+    chunk_only = FAST.model_copy(update={"weight_support": 0.0})
     assert top_pages(chunk_only, tmp_path / "chunks", ranking_site) == ["/docs/changelog", "/docs/widgets"]
 
 
 def test_docset_settings_read_page_support_from_the_environment(monkeypatch):
-    from memlane.docsets.models import DocsetSettings
+    from memlane.config.docsets import DocsetSettings
 
     assert DocsetSettings.from_env(os.environ).fusion.support == pytest.approx(0.2)
     monkeypatch.setenv("MEMLANE_DOCSET_WEIGHT_SUPPORT", "0")

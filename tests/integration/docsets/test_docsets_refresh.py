@@ -210,13 +210,12 @@ def test_crawl_resumes_after_a_restart_without_losing_or_duplicating_pages(tmp_p
 
 
 def test_the_local_server_refreshes_stale_docsets_on_its_own(tmp_path, site):
-    from dataclasses import replace
 
     from docsets_site import FAST
 
     # Given a server whose periodic refresh runs every few milliseconds
-    running = start_server(tmp_path / "data", settings=replace(FAST, maintenance_interval_s=0.05,
-                                                                refresh_interval_hours=0.00001))
+    running = start_server(tmp_path / "data", settings=FAST.model_copy(update={
+        "maintenance_interval_s": 0.05, "refresh_interval_hours": 0.00001}))
     try:
         docset_id = index(running, site)["docsetId"]
         running.wait_ready(docset_id)

@@ -73,11 +73,10 @@ def test_a_redirect_to_an_internal_address_is_refused_at_the_hop(docs_server, si
 
 
 def test_page_size_and_page_count_caps(tmp_path, site):
-    from dataclasses import replace
 
     from docsets_site import FAST, start_server
 
-    running = start_server(tmp_path / "caps", settings=replace(FAST, max_page_bytes=20_000))
+    running = start_server(tmp_path / "caps", settings=FAST.model_copy(update={"max_page_bytes": 20_000}))
     try:
         site.raw("/docs/huge", 200, b"<html><body><p>" + b"big " * 10_000 + b"</p></body></html>",
                  {"Content-Type": "text/html"})

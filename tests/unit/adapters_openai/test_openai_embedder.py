@@ -117,18 +117,16 @@ def test_a_wrong_dimension_is_an_error(fake_openai):
 
 
 def test_the_default_client_needs_an_api_key(monkeypatch):
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    # the key comes from the host's settings (Settings.openai_api_key), not from the environment here
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-in-the-environment")
     with pytest.raises(MemlaneError, match="OPENAI_API_KEY"):
         OpenAIEmbedder().embed_query("x")
 
 
-def test_the_default_client_is_built_lazily_without_sdk_retries(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    embedder = OpenAIEmbedder()
-    client = embedder._client_or_default()
+def test_the_default_client_is_built_lazily_without_sdk_retries():
+    client = OpenAIEmbedder(api_key="sk-test")._client_or_default()
     assert client.max_retries == 0
     assert client.api_key == "sk-test"
-    assert OpenAIEmbedder(api_key="sk-explicit")._client_or_default().api_key == "sk-explicit"
 
 
 def test_batch_size_is_bounded_by_the_api_limit():

@@ -24,7 +24,7 @@ from memlane.collections.models import IngestIn
 from memlane.collections.service import document_id_for
 from memlane.collections.service import ingest as raged_ingest
 from memlane.config import Settings
-from memlane.docsets.models import DocsetSettings
+from memlane.config.docsets import DocsetSettings
 from memlane.docsets.pages import CrawlContext, RobotsCache, crawl_page
 from memlane.documents import workflow as steps
 from memlane.domain.docsets import Docset, DocsetPage, PageStatus, page_id_for

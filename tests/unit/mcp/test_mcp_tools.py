@@ -9,7 +9,8 @@ from fakes import HashEmbedder
 from memlane_client import MemlaneClient
 
 from memlane.config import Settings
-from memlane.local.mcp import backend_from_env, local_backend
+from memlane.config.local import LocalConfiguration
+from memlane.local.mcp import backend_from, local_backend
 from memlane.mcp.backend import DOCS_NEED_A_SERVER, ApiError
 from memlane.mcp.formatting import DATA_NOTICE, quote
 from memlane.mcp.remote import HttpBackend
@@ -203,11 +204,13 @@ def test_http_backend_reports_an_unreachable_server():
 
 
 def test_backend_choice_follows_the_environment(tmp_path):
-    remote = backend_from_env(env={"MEMLANE_API_URL": "http://127.0.0.1:9/", "MEMLANE_API_KEY": "mlk_k"})
+    remote = backend_from(LocalConfiguration.from_env({"MEMLANE_API_URL": "http://127.0.0.1:9/",
+                                                       "MEMLANE_API_KEY": "mlk_k"}))
     assert isinstance(remote, HttpBackend) and remote.url == "http://127.0.0.1:9"
     assert remote.client.http.headers["Authorization"] == "Bearer mlk_k"
     remote.close()
-    spec_names = backend_from_env(env={"MEMORY_API_URL": "http://127.0.0.1:9", "MEMORY_API_KEY": "sk"})
+    spec_names = backend_from(LocalConfiguration.from_env({"MEMORY_API_URL": "http://127.0.0.1:9",
+                                                           "MEMORY_API_KEY": "sk"}))
     assert spec_names.client.http.headers["Authorization"] == "Bearer sk"
     spec_names.close()
 

@@ -82,7 +82,8 @@ def test_serve_reports_a_bad_origin_and_exits(tmp_path, capsys, monkeypatch):
     assert "--allow-origin: 'chrome-extension://*' is not an origin" in capsys.readouterr().err
     monkeypatch.setenv("MEMLANE_ALLOWED_ORIGINS", f"{CHROME},https://*.example")
     assert main(["serve", "--data-dir", str(tmp_path / "d")]) == 2
-    assert "MEMLANE_ALLOWED_ORIGINS: 'https://*.example' is not an origin" in capsys.readouterr().err
+    assert (f"memlane: MEMLANE_ALLOWED_ORIGINS='{CHROME},https://*.example': 'https://*.example' is not an origin"
+            in capsys.readouterr().err)
 
 
 def test_a_refused_extension_is_told_the_setting_that_lets_it_in_once(stack, caplog):

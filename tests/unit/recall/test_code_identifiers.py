@@ -160,7 +160,7 @@ def test_reindex_gives_an_existing_index_the_identifier_words(tmp_path, monkeypa
     api.stack.close()
     # When `MEMLANE_INDEX_IDENTIFIER_WORDS=1 memlane reindex` runs
     monkeypatch.setenv("MEMLANE_INDEX_IDENTIFIER_WORDS", "1")
-    monkeypatch.setattr(compose, "make_embedder", lambda settings: WideHashEmbedder())
+    monkeypatch.setattr(compose, "make_embedder", lambda settings, models_dir=None: WideHashEmbedder())
     assert main(["reindex", "--data-dir", str(tmp_path / "d")]) == 0
     # Then the function is found by its identifier's words
     api = Api(tmp_path, identifier_words=True)

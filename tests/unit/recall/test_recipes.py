@@ -12,7 +12,7 @@ from typing import Any, cast
 import pytest
 
 from memlane.config import Settings
-from memlane.docsets.models import DocsetSettings
+from memlane.config.docsets import DocsetSettings
 from memlane.domain.tuning import FusionWeights
 from memlane.ports import RecallFilters, SearchScope, Services
 from memlane.recall.pipeline import NeighbourStage

@@ -219,7 +219,8 @@ def test_memories_get_completed_legs_and_documentation_each_legs_own_top_k() -> 
     from types import SimpleNamespace
 
     from memlane.config import Settings
-    from memlane.docsets.models import DOCSET_FUSION, DocsetSettings
+    from memlane.config.docsets import DocsetSettings
+    from memlane.domain.tuning import DOCSET_FUSION
     from memlane.recall.pipeline import Retrieval, retrieve
 
     index = _Index(LegResults(vector=[Candidate("c", "d", 0, 0.75, NOW)], text=[]))
