@@ -112,7 +112,7 @@ def nonsense_queries(seed: int = SEED, count: int = NONSENSE_COUNT) -> list[str]
 
 def _record(svc: Any, org_id: str, project_id: str, query: str, exact: bool = True) -> dict[str, Any]:
     """Every candidate document of recall's pipeline for this query (no floor), best first, with the
-    raw evidence of its chunks: [cosine, raw BM25 as relevance reads it (Candidate.evidence), exact match (a distinctive term or every content word)]."""
+    raw evidence of its chunks: [cosine, raw BM25 as relevance reads it (the searched scope's), exact match (a distinctive term or every content word)]."""
     from memlane.ports import RecallFilters, SearchScope
     from memlane.recall import relevance as rel
     from memlane.recall.pipeline import retrieve
@@ -127,7 +127,7 @@ def _record(svc: Any, org_id: str, project_id: str, query: str, exact: bool = Tr
                                   calibration=probe))
     return {
         "terms": rel.query_terms(query),
-        "documents": [[g.document_id, [[round(c.vector_score, 5), round(c.evidence, 4), c.exact, c.code] for c in g.chunks]]
+        "documents": [[g.document_id, [[round(c.vector_score, 5), round(c.bm25, 4), c.exact, c.code] for c in g.chunks]]
                       for g in found.documents],
     }
 

@@ -164,7 +164,7 @@ def record_query(svc: Any, org_id: str, q: Query) -> dict[str, Any]:
         "project": q.project_id, "targets": q.targets, "terms": rel.query_terms(q.query),
         "background": found.background.as_json() if found.background is not None else None,
         "documents": [[g.document_id, round(g.score, 5),
-                       [[round(c.vector_score, 5), round(c.evidence, 4), c.exact, c.code, round(c.bm25, 4), c.named, c.titled]
+                       [[round(c.vector_score, 5), round(c.bm25, 4), c.exact, c.code, round(c.bm25, 4), c.named, c.titled]
                         for c in g.chunks]]
                       for g in found.documents],
     }

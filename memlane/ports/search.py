@@ -59,13 +59,6 @@ class Candidate:
     # The chunk's ContentType value where the index holds it (the embedded one does): recall then
     # need not read the chunk's record to learn whether it is code. None: unknown, read it.
     content_type: str | None = None
-    # The text leg only: the chunk's BM25 over the statistics of its whole organization (N, df and
-    # avgdl over every project of it, no other organization), where `score` counts the searched scope's
-    # (the embedded index: memlane.adapters.local.search_legs). Relevance reads it: within a project,
-    # the words its memories share (a conversation's names, a library's vocabulary) weigh little, yet a
-    # query naming them is evidence that this project answers it. None: an index with one set of
-    # statistics (OpenSearch: the shard's), so `score` is the evidence.
-    evidence: float | None = None
 
 
 @dataclass(frozen=True)

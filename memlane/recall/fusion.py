@@ -45,10 +45,8 @@ class ScoredChunk:
     text_score: float
     recency: float
     support: float = 0.0  # what the document's other candidates added (already in `score`)
-    bm25: float = 0.0  # the text leg's raw score (not normalised), over the searched scope's statistics
-    # the text leg's BM25 as relevance reads it: over the organization's statistics where the index
-    # has them (memlane.ports.Candidate.evidence), else `bm25`
-    evidence: float = 0.0
+    # the text leg's raw score (not normalised), over the searched scope's statistics: relevance reads it
+    bm25: float = 0.0
     relevance: float = 0.0  # set by memlane.recall.pipeline from raw evidence; not part of `score`
     exact: bool = False  # holds a distinctive query term verbatim (memlane.recall.relevance)
     code: bool = False  # a chunk of a code memory (set by memlane.recall.pipeline when it read the chunk)
@@ -101,11 +99,9 @@ def fuse_scores(
         # Cosine similarity can be slightly negative for unrelated text; the spec's range is 0–1.
         vector_scores[c.chunk_id] = min(1.0, max(0.0, c.score))
     raw_text: dict[str, float] = {}
-    evidence: dict[str, float] = {}
     for c in legs.text:
         by_id.setdefault(c.chunk_id, c)
         raw_text[c.chunk_id] = max(0.0, c.score)
-        evidence[c.chunk_id] = max(0.0, c.evidence if c.evidence is not None else c.score)
 
     fused: list[ScoredChunk] = []
     for chunk_id, c in by_id.items():
@@ -122,7 +118,6 @@ def fuse_scores(
                 text_score=t,
                 recency=r,
                 bm25=raw_text.get(chunk_id, 0.0),
-                evidence=evidence.get(chunk_id, 0.0),
                 code=chunk_id in code,
             )
         )

@@ -243,7 +243,7 @@ def _set_relevance(r: Retrieval, fused: list[ScoredChunk], c: rel.Calibration, r
                    background: rel.Background | None) -> None:
     terms = rel.query_terms(r.query)
     for sc in fused:
-        sc.relevance = rel.relevance(sc.vector_score, sc.evidence, terms, False, c, code=sc.code, background=background,
+        sc.relevance = rel.relevance(sc.vector_score, sc.bm25, terms, False, c, code=sc.code, background=background,
                                      document_id=sc.document_id)
     # Exact matches and names are read in the chunk's text: only where the text leg ran on a question
     # (a whole document as the query names everything).

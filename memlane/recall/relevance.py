@@ -11,7 +11,11 @@ evidence that means the same whatever else the batch holds:
   code scale where it has one (`code`: a question in prose sits at lower cosines against the code
   that answers it than against a note that does);
 - the chunk's unnormalised BM25 per query term (`bm25 / terms`), saturating: `1 − exp(−x / bm25_scale)`.
-  Dividing by the query's terms rewards covering the query with rare words, not a long query;
+  Dividing by the query's terms rewards covering the query with rare words, not a long query. The BM25
+  is the ranking's own, over the searched projects' statistics (N, df, avgdl), not the organization's:
+  a project's relevance then does not move when another project saves (a person's 60 notes beside a
+  documentation set of 7,700 long chunks scored 2.5 × the BM25 per word, mostly from N through idf, and
+  half of their unanswerable questions turned strong: BENCHMARKS.md, "Recall that answers, third round");
 - an exact match in the chunk's text (title and content) of a distinctive query term (an
   identifier, a code, a number, an acronym: a word with a digit, an inner capital, `_`, `-`, `.` or
   `/` between letters, or all capitals; not a year), or of every content word of the query:
@@ -122,8 +126,9 @@ NAMED_MARGIN = 0.01
 # MiniLM (the embedded default, every variant): measured on every workload at once (BENCHMARKS.md, "Recall:
 # the floor and the strong threshold"; `make eval-floor`: bench.recall_record, then bench.calibrate_relevance).
 # The floor is the highest at which no workload answers more than 5 % of its answerable questions with
-# nothing: 0.22 (the personal notes 5.0 % there, 6.2 % at 0.24, once a note's vector stopped repeating its
-# first line: memlane.documents.embedded_text); the strong threshold the lowest (in steps of 0.05) at which
+# nothing: 0.20 (the personal notes 3.7 % there, 6.2 % at 0.22, once relevance's BM25 became the searched
+# project's, not the organization's: 5.0 % at 0.22 before, with the other workloads' words counted); the
+# strong threshold the lowest (in steps of 0.05) at which
 # questions the store cannot answer (LoCoMo asked of another conversation or of the notes, the notes' own
 # unanswerable questions) get a strong result at most 25 % of the time and nonsense at most 1 %: 0.65.
 # Code: a prose question meets the code that answers it ~0.1 lower than a note that does (the 10th/25th
@@ -131,16 +136,16 @@ NAMED_MARGIN = 0.01
 # scale is prose's moved down by 0.15. Related memories: 0.5, where related recall@10 loses 0.005 (a
 # whole memory as the query: cosines run higher than a question's).
 MINILM = Calibration(cosine_zero=0.3, cosine_one=0.7, bm25_scale=5.0, exact_match=0.6,
-                     floor=0.22, strong=0.65, docs_floor=0.0, related_floor=0.5, calibrated=True,
+                     floor=0.2, strong=0.65, docs_floor=0.0, related_floor=0.5, calibrated=True,
                      code=CosineScale(0.15, 0.55), elevation_zero=0.1, elevation_one=0.5, clear_margin=0.08,
                      clear_cosine=0.25)
 # OpenAI text-embedding-3-* puts unrelated text lower than MiniLM (around 0.0-0.2) and paraphrases
 # lower too (0.4-0.6); not measured here, so the floors are lower than MiniLM's (they return more).
 OPENAI = Calibration(cosine_zero=0.15, cosine_one=0.55, bm25_scale=5.0, exact_match=0.6,
-                     floor=0.2, strong=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
+                     floor=0.18, strong=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
 # Bedrock (Titan Text Embeddings v2, Cohere embed): not measured here; conservative like OpenAI's.
 BEDROCK = Calibration(cosine_zero=0.15, cosine_one=0.6, bm25_scale=5.0, exact_match=0.6,
-                      floor=0.2, strong=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
+                      floor=0.18, strong=0.2, docs_floor=0.0, related_floor=0.35, calibrated=False)
 # Anything else (a test's fake embedder, a model not listed): relevance is reported but no floor
 # applies, since nothing says where this model puts unrelated text.
 UNKNOWN = Calibration(cosine_zero=0.1, cosine_one=0.7, bm25_scale=5.0, exact_match=0.6,

@@ -91,7 +91,7 @@ def test_an_organizations_scores_do_not_move_when_another_organization_saves(ind
     after = index.search(scope(), "lantern", None, 10).text
     # Then A's BM25 is what it was: its index counts only its own chunks
     assert [(c.document_id, c.score) for c in after] == [(c.document_id, c.score) for c in before]
-    assert after[0].score > 0 and after[0].evidence == after[0].score
+    assert after[0].score > 0
 
 
 def test_a_shared_index_would_move_them_which_the_fake_can_show(aws):

@@ -285,12 +285,12 @@ class S3VectorsIndex:
     def _text_leg(self, scope: SearchScope, name: str, flt: dict[str, Any], texts: list[dict[str, str]],
                   top: int) -> list[Candidate]:
         results = self._query(scope, name, top, queryTexts=texts, filter=flt, returnScores=True)
-        return [lay.candidate(r, lay.text_score(r, self.context_boost), text_leg=True) for r in results]
+        return [lay.candidate(r, lay.text_score(r, self.context_boost)) for r in results]
 
     def _vector_leg(self, scope: SearchScope, name: str, flt: dict[str, Any], query: list[float],
                     top: int) -> list[Candidate]:
         results = self._query(scope, name, top, queryVector={"float32": query}, filter=flt, returnDistance=True)
-        return [lay.candidate(r, cosine, text_leg=False) for r in results if (cosine := lay.cosine(r)) is not None]
+        return [lay.candidate(r, cosine) for r in results if (cosine := lay.cosine(r)) is not None]
 
     def _fill(
         self, scope: SearchScope, name: str, flt: dict[str, Any], texts: list[dict[str, str]],
@@ -309,7 +309,7 @@ class S3VectorsIndex:
         if filled:
             text = text + [c for c in filled if c.score > 0 and c.chunk_id in set(bm25_of)]
         if stored and query is not None:
-            vector = vector + [replace(c, score=_cosine(stored[c.chunk_id], query), evidence=None)
+            vector = vector + [replace(c, score=_cosine(stored[c.chunk_id], query))
                                for c in cosines_of if c.chunk_id in stored]
         return text, vector
 

@@ -5,9 +5,12 @@ sends them).
 
 **One vector index per organization** (`index_name`): another organization's chunks are not in the
 index a search reads, so they can never be a candidate, whatever a filter says; BM25's statistics are
-the organization's own (N, df and avgdl over its index), what the embedded default counts as a
-candidate's `evidence`, and no tenant's saves move another's scores (on one shared OpenSearch index
-they do: docs/deploy.md). The service allows 10,000 indexes per vector bucket and 10,000 buckets per
+the organization's own (N, df and avgdl over its index), and no tenant's saves move another's scores
+(on one shared OpenSearch index they do: docs/deploy.md). The embedded default counts the searched
+projects' statistics, for the ranking and for relevance alike (memlane.adapters.local.search_legs), so
+there a project's relevance does not move when another project of the organization saves; here it does
+(a project's BM25 alone would need an index per project, and a recall across projects one query per
+index with scores that do not compare: docs/deploy.md). The service allows 10,000 indexes per vector bucket and 10,000 buckets per
 region, and AWS's own advice for a multi-tenant workload that queries one tenant at a time is an index
 per tenant (S3 Vectors best practices, "Scaling across vector indexes"). A shared index would also
 need the organization in every filter and its BM25 would count every organization's words.
@@ -239,9 +242,8 @@ def cosine(result: Mapping[str, Any]) -> float | None:
     return None if distance is None else 1.0 - float(distance)
 
 
-def candidate(result: Mapping[str, Any], score: float, *, text_leg: bool) -> Candidate:
-    """A result (with its metadata) as a candidate. On the text leg, `evidence` is the score itself:
-    the index is the organization's, so its statistics are the organization's (ports.Candidate)."""
+def candidate(result: Mapping[str, Any], score: float) -> Candidate:
+    """A result (with its metadata) as a candidate."""
     metadata = result["metadata"]
     return Candidate(
         chunk_id=str(metadata.get(CHUNK) or result["key"]),
@@ -250,5 +252,4 @@ def candidate(result: Mapping[str, Any], score: float, *, text_leg: bool) -> Can
         score=score,
         created_at=from_micros(metadata[CREATED]),
         content_type=str(metadata[CONTENT_TYPE]) if metadata.get(CONTENT_TYPE) else None,
-        evidence=score if text_leg else None,
     )

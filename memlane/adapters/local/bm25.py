@@ -394,26 +394,22 @@ def score_rows(
     admitted: np.ndarray,
     doclen: np.ndarray,
     size: int,
-    background: ScopeStats | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+) -> tuple[np.ndarray, np.ndarray] | None:
     """BM25 of the `admitted` rows (a subset of `stats.counted`: the scope with its filters) that match
     the query's phrases (term keys; a term named twice counts twice, as two FTS5 phrases would): (row
-    slots ascending, their scores, and with `background` the same rows' BM25 over the background's
-    statistics), None when nothing matches. Each row's weights are added in the same order whichever
-    way is taken below, so the scores are the same floats; a miss at a million rows skips building and
-    scanning an array of every row."""
-    found = _weights(postings, phrases, stats, admitted, doclen, background)
+    slots ascending, their scores), None when nothing matches. Each row's weights are added in the same
+    order whichever way is taken below, so the scores are the same floats; a miss at a million rows
+    skips building and scanning an array of every row."""
+    found = _weights(postings, phrases, stats, admitted, doclen)
     if found is None:
         return None
-    rows, weights, evidence = found
+    rows, weights = found
     if rows.size * SPARSE_SHARE >= size:
         dense = np.bincount(rows, weights=weights, minlength=size)
         slots = np.flatnonzero(dense)
-        extra = np.bincount(rows, weights=evidence, minlength=size)[slots] if evidence is not None else None
-        return slots, dense[slots], extra
+        return slots, dense[slots]
     slots, inverse = np.unique(rows, return_inverse=True)
-    extra = np.bincount(inverse, weights=evidence, minlength=slots.size) if evidence is not None else None
-    return slots, np.bincount(inverse, weights=weights, minlength=slots.size), extra
+    return slots, np.bincount(inverse, weights=weights, minlength=slots.size)
 
 
 def _idf(n_rows: int, n: int) -> float:
@@ -427,19 +423,15 @@ def _weights(
     stats: ScopeStats,
     admitted: np.ndarray,
     doclen: np.ndarray,
-    background: ScopeStats | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Each admitted matching posting's BM25 weight (row slots, weights), term after term, with N, n
-    and avgdl over the rows `stats` counts; with `background`, each one's weight over the rows that one
-    counts as well (the same postings: `admitted` must be a subset of both)."""
+    and avgdl over the rows `stats` counts."""
     n_rows = stats.rows
     if not phrases or n_rows <= 0:
         return None
     avgdl = stats.tokens / n_rows if stats.tokens > 0 else 1.0
-    if background is not None:
-        bg_avgdl = background.tokens / background.rows if background.tokens > 0 and background.rows else 1.0
     same = admitted is stats.counted  # no filters: one gather per term, not two
-    all_rows, all_weights, all_evidence = [], [], []
+    all_rows, all_weights = [], []
     for key, times in Counter(phrases).items():
         rows, freq = postings.lookup(key)
         if rows.size == 0:
@@ -448,7 +440,6 @@ def _weights(
         n = int(np.count_nonzero(counted))
         if n == 0:
             continue
-        bg_n = int(np.count_nonzero(background.counted[rows])) if background is not None else 0
         keep = counted if same else admitted[rows]
         if not keep.all():
             rows, freq = rows[keep], freq[keep]
@@ -458,11 +449,6 @@ def _weights(
         length = doclen[rows].astype(np.float64)
         all_rows.append(rows)
         all_weights.append((times * _idf(n_rows, n) * (K1 + 1.0)) * f / (f + K1 * (1.0 - B + B * length / avgdl)))
-        if background is not None:
-            all_evidence.append(
-                (times * _idf(background.rows, bg_n) * (K1 + 1.0)) * f / (f + K1 * (1.0 - B + B * length / bg_avgdl))
-            )
     if not all_rows:
         return None
-    evidence = np.concatenate(all_evidence) if background is not None else None
-    return np.concatenate(all_rows), np.concatenate(all_weights), evidence
+    return np.concatenate(all_rows), np.concatenate(all_weights)

@@ -56,23 +56,19 @@ _STATS: weakref.WeakKeyDictionary[Projection, tuple[tuple[int, int, int], dict]]
 _STATS_SCOPES = 8
 
 
-def scope_stats(m: Projection, scope: SearchScope, *, organization: bool = False) -> bm25.ScopeStats:
+def scope_stats(m: Projection, scope: SearchScope) -> bm25.ScopeStats:
     """BM25's statistics over the live rows of the scope's organization and projects (not its filters:
-    memlane.adapters.local.bm25), or with `organization` over every project of the organization (the
-    background of relevance's evidence, `text_leg`); cached until the projection changes."""
+    memlane.adapters.local.bm25); cached until the projection changes."""
     version = (m.seq, m.size, m.rows)
     held = _STATS.get(m)
     if held is None or held[0] != version:
         held = (version, {})
         _STATS[m] = held
     cache = held[1]
-    key = (scope.organization_id, None if organization else tuple(sorted(set(scope.project_ids))))
+    key = (scope.organization_id, tuple(sorted(set(scope.project_ids))))
     stats = cache.get(key)
     if stats is None:
-        if organization:
-            counted = _organization_rows(m, scope)
-        else:  # the organization's rows, already counted for relevance's evidence: one comparison more
-            counted = _project_rows(m, scope, scope_stats(m, scope, organization=True).counted)
+        counted = _project_rows(m, scope, _organization_rows(m, scope))
         rows = int(np.count_nonzero(counted))
         # a sum of whole token counts in float64: exact, as FTS5's integer totals (einsum does not copy
         # the rows out as a boolean index would: ~1 ms at a million rows instead of ~5)
@@ -220,22 +216,18 @@ def text_leg(
 ) -> Leg:
     """BM25 top-k under the scope: every in-scope row holding any query term is scored, with N, df and
     avgdl over the scope's organization and projects (`scope_stats`), so a project's ranking and
-    scores do not move when another project or another organization saves. Each candidate also
-    carries its `evidence`: its BM25 over the statistics of the whole organization (every project of
-    it, no other organization), which relevance reads (memlane.ports.Candidate.evidence).
+    scores, and the relevance read from them (memlane.recall.relevance), do not move when another
+    project or another organization saves.
 
     `also`: row slots (the vector leg's candidates) whose scores join the top k when they hold a query
     term, with the same statistics: every row is scored here anyway, so this costs one lookup."""
-    stats = scope_stats(m, scope)
-    background = scope_stats(m, scope, organization=True)
-    found = bm25.score_rows(m.postings, phrases, stats, mask, m.doclen, m.size, background)
+    found = bm25.score_rows(m.postings, phrases, scope_stats(m, scope), mask, m.doclen, m.size)
     if found is None:
         return NO_LEG
-    idx, scores, evidence = found
+    idx, scores = found
     keep = scores > 0
     if not keep.all():
         idx, scores = idx[keep], scores[keep]
-        evidence = evidence[keep] if evidence is not None else None
     if idx.size == 0:
         return NO_LEG
     best = _best(idx, scores, k)
@@ -245,7 +237,7 @@ def text_leg(
         held = np.unique(at[idx[at] == also])
         best = np.concatenate([best, np.setdiff1d(held, best, assume_unique=False)])
         best = best[np.lexsort((idx[best], -scores[best]))]
-    return _leg(m, idx[best], scores[best], evidence[best] if evidence is not None else None)
+    return _leg(m, idx[best], scores[best])
 
 
 def cosines(
@@ -260,14 +252,14 @@ def cosines(
     if m.ann is None:
         with _one_blas_thread():
             scores = m.vectors[slots] @ q
-        return _leg(m, slots, scores, None)
+        return _leg(m, slots, scores)
     assert stored_vectors is not None
     rowids, vectors = stored_vectors(m.rowid[slots])
     if rowids.size == 0:
         return NO_LEG
     found = m.position.slots(rowids)
     ok = found >= 0
-    return _leg(m, found[ok], vectors[ok] @ q, None)
+    return _leg(m, found[ok], vectors[ok] @ q)
 
 
 def complete_legs(
@@ -300,17 +292,17 @@ def _best(idx: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
     return best[np.lexsort((idx[best], -scores[best]))]
 
 
-def _top(m: Projection, idx: np.ndarray, scores: np.ndarray, k: int, evidence: np.ndarray | None = None) -> Leg:
+def _top(m: Projection, idx: np.ndarray, scores: np.ndarray, k: int) -> Leg:
     """The k best of `scores` (for rows `idx`), best first; ties in row order."""
     best = _best(idx, scores, k)
-    return _leg(m, idx[best], scores[best], evidence[best] if evidence is not None else None)
+    return _leg(m, idx[best], scores[best])
 
 
-def _leg(m: Projection, slots: np.ndarray, scores: np.ndarray, evidence: np.ndarray | None) -> Leg:
-    return Leg(_candidates(m, slots, scores, evidence), np.asarray(slots, dtype=np.int64))
+def _leg(m: Projection, slots: np.ndarray, scores: np.ndarray) -> Leg:
+    return Leg(_candidates(m, slots, scores), np.asarray(slots, dtype=np.int64))
 
 
-def _candidates(m: Projection, slots: np.ndarray, scores: np.ndarray, evidence: np.ndarray | None) -> list[Candidate]:
+def _candidates(m: Projection, slots: np.ndarray, scores: np.ndarray) -> list[Candidate]:
     types = m.codes.values
     return [
         Candidate(
@@ -320,7 +312,6 @@ def _candidates(m: Projection, slots: np.ndarray, scores: np.ndarray, evidence: 
             score=float(scores[i]),
             created_at=datetime.fromtimestamp(float(m.created[slot]), UTC),
             content_type=_content_type(types, int(m.content_type[slot])),
-            evidence=float(evidence[i]) if evidence is not None else None,
         )
         for i, slot in enumerate(slots)
     ]
