@@ -9,6 +9,7 @@ write to the project bumps, so a save is visible in the very next recall.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import time
@@ -115,7 +116,8 @@ def cache_key(svc: Services, scope: SearchScope, body: RecallIn) -> str | None:
         "filters": body.filters.model_dump(mode="json") if body.filters else None,
         "versions": body.include_versions,
         "as_of": body.as_of.isoformat() if body.as_of else None,
-        "weights": [w.vector, w.text, w.recency, w.recency_days, w.code_text_evidence, w.identifier_words],
+        # every field of the fusion: a setting changed between two runs never serves the other's ranking
+        "weights": dataclasses.asdict(w),
         "stages": recall_stages(svc),
         "embedder": svc.embedder.id,
         "floor": floor_for(svc, body),

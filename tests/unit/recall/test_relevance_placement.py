@@ -42,3 +42,22 @@ def test_a_projects_relevance_does_not_move_when_another_project_of_the_organiza
     assert before and after.keys() == before.keys()
     for document_id, value in before.items():
         assert abs(after[document_id] - value) <= 1e-6, (document_id, value, after[document_id])
+
+
+def test_the_recall_cache_keys_every_fusion_setting(stack, who) -> None:
+    # A setting changed between two runs of one data directory (MEMLANE_FUSION_TEXT_REFERENCE here)
+    # never serves the ranking cached under the other one
+    from dataclasses import replace
+
+    from memlane.ports import RecallFilters, SearchScope
+    from memlane.recall.recipes import MEMORY_RECALL
+    from memlane.recall.service import cache_key
+
+    project = "0b6f6f3e-8a51-4c3e-9d2c-6c1f1d0a9b10"
+    scope = SearchScope(who.organization_id, (project,), RecallFilters())
+    body = RecallIn(query="kestrel", project_id=project)
+    svc = stack.services
+    changed = replace(svc, settings=svc.settings.model_copy(update={"fusion_text_reference": 9.0}))
+    assert MEMORY_RECALL.weights(changed).text_reference != MEMORY_RECALL.weights(svc).text_reference
+    assert cache_key(changed, scope, body) != cache_key(svc, scope, body)
+    assert cache_key(svc, scope, body) == cache_key(svc, scope, body)
