@@ -21,6 +21,7 @@ import pytest
 from asl import Synthesized, execute
 from fakes import FixedClock, HashEmbedder
 from fn_support import ORG_ID, T0, Deployment, context, load_event
+from numeric import assert_ranking_close
 
 from infra import constants as c
 from memlane.api.app import MemlaneApi
@@ -271,20 +272,17 @@ def test_save_ingest_recall_through_the_handlers_matches_local_mode(
         on_aws = json.loads(api(_recall_event(query))["body"])["results"]
         here = expected[query]
         assert here, query
-        # Same documents, same scores, same order; documents whose scores tie exactly (here: no
-        # match but recency) are ordered by id, which differs between the two stores, so ties are
-        # compared as sets.
-        assert _ranked(on_aws) == _ranked(here), query
-        assert [r["score"] for r in on_aws] == pytest.approx([r["score"] for r in here], abs=1e-9), query
+        # Same documents, same scores, same order, within the suite's float tolerance (the two stores
+        # compute cosines by different code, summed in different orders); documents whose scores tie
+        # (here: no match but recency) are ordered by id, which differs between the two stores, so
+        # tied documents may trade places.
+        assert_ranking_close([(r["title"], r["score"]) for r in on_aws], [(r["title"], r["score"]) for r in here],
+                             where=query)
         assert sorted(r["summary"] or "" for r in on_aws) == sorted(r["summary"] or "" for r in here)
         chunks = {r["title"]: [ch["content"] for ch in r["chunks"]] for r in on_aws}
         assert chunks == {r["title"]: [ch["content"] for ch in r["chunks"]] for r in here}
     first = json.loads(api(_recall_event("what pill does the cat take"))["body"])["results"][0]
     assert first["title"] == "Miso meds"
-
-
-def _ranked(results: list[dict]) -> list[tuple[float, str]]:
-    return sorted((round(-r["score"], 9), r["title"]) for r in results)
 
 
 def _recall_event(query: str) -> dict:
