@@ -33,6 +33,7 @@ from memlane.domain.tuning import FusionWeights, NeighbourWeights
 from memlane.ingest.identifiers import query_identifier_words
 from memlane.ports import DocumentStore, LegResults, SearchScope, Services
 from memlane.recall import relevance as rel
+from memlane.recall.coverage import coverage, question_stems
 from memlane.recall.fusion import ScoredChunk, ScoredDocument, fuse_scores, group_by_document
 from memlane.recall.names import named_terms, names_all
 from memlane.recall.neighbours import add_neighbour_context, changed
@@ -156,7 +157,7 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
         # whatever BM25 makes of one word in a small store.
         text_scores = {**(text_scores or {}), **dict.fromkeys(filed, 1.0)}
     background = rel.Background.of([(c.document_id, c.score) for c in legs.vector], r.k) if r.legs != "bm25" else None
-    fused = fuse_scores(legs, now, r.weights, text_scores, code, terms)
+    fused = fuse_scores(legs, now, r.weights, text_scores, code, terms, _coverage(svc, r, legs, records, code))
     _set_relevance(r, fused, calibration, records, background)
     groups = group_by_document(fused, r.max_chunks_per_document)
     names = ["fusion"]
@@ -207,6 +208,24 @@ def filed_under(query: str, records: dict[str, Chunk]) -> list[str]:
             if (tags := {w for t in given_tags(ch) for w in rel.content_words(t)}) and all(w in tags for w in words)]
 
 
+def _coverage(svc: Services, r: Retrieval, legs: LegResults, records: dict[str, Chunk],
+              code: frozenset[str]) -> dict[str, float] | None:
+    """The share of the question's content words each text-leg candidate holds in what the text leg
+    matched (title, section path, text, given tags), when the fusion scales the word share by it. Not for
+    code (its share is by its own evidence) nor for a message of a conversation: its index entry also
+    matches its neighbours' words (memlane.documents.contextual), which its record does not hold."""
+    if r.weights.text_coverage <= 0 or not records:
+        return None
+    matched = [ch for c in legs.text if c.score > 0 and c.chunk_id not in code and (ch := records.get(c.chunk_id))]
+    if not matched:
+        return None
+    threads = {d.id for d in svc.metadata.get_documents(r.scope.organization_id, list({ch.document_id for ch in matched}))
+               if d.conversation_id}
+    stems = question_stems(r.query)
+    return {ch.id: coverage("\n".join((ch.title, *ch.heading_path, ch.content, *given_tags(ch))), stems)
+            for ch in matched if ch.document_id not in threads}
+
+
 def code_text_share(bm25: float, terms: int, c: rel.Calibration) -> float:
     """A code chunk's text share in the fusion (`FusionWeights.code_text_evidence`): its own BM25
     evidence, the relevance's text part, instead of BM25 over the batch maximum."""
@@ -254,11 +273,14 @@ def _set_relevance(r: Retrieval, fused: list[ScoredChunk], c: rel.Calibration, r
 
 
 def _set_exact(query: str, fused: list[ScoredChunk], c: rel.Calibration, records: dict[str, Chunk]) -> None:
-    """Exact matches (a distinctive term, or every content word), and titles that hold every content
-    word (at least `strong`: memlane.recall.relevance `titled`): only the chunks the text leg found."""
+    """Exact matches (a distinctive term, or every content word), and the chunks that are at least
+    `strong`: a title that holds every content word (memlane.recall.relevance `titled`), or a chunk whose
+    own words (title, section path, text) hold every content word of a question of two or more
+    (memlane.recall.coverage, by stem: "parked" holds "parking"). Only the chunks the text leg found."""
     distinctive, words = rel.distinctive_terms(query), rel.content_words(query)
     if not (distinctive or words):
         return
+    stems = question_stems(query)
     for sc in fused:
         ch = records.get(sc.chunk_id) if sc.bm25 > 0 else None
         if ch is None:
@@ -266,11 +288,22 @@ def _set_exact(query: str, fused: list[ScoredChunk], c: rel.Calibration, records
         if rel.titled(ch.title or "", words):
             sc.titled = sc.exact = True
             sc.relevance = max(sc.relevance, c.exact_match, c.strong)
+        elif len(stems) >= WHOLE_QUESTION_WORDS and coverage("\n".join((ch.title, *ch.heading_path, ch.content)),
+                                                             stems) >= 1.0:
+            sc.whole = sc.exact = True
+            sc.relevance = max(sc.relevance, c.exact_match, c.strong)
         # what the text leg matched: the title, the text and the given tags (IndexedChunk.body)
         elif sc.relevance < c.exact_match and rel.exact_match(
                 f"{ch.title}\n{ch.content}\n{' '.join(given_tags(ch))}", distinctive, words):
             sc.exact = True
             sc.relevance = max(sc.relevance, c.exact_match)
+
+
+# A chunk holding every content word of a question of at least this many is a strong match: one word
+# alone ("passport") is a topic, two or more together ("passport expiry", "Pepper vet night") are the
+# question. On the recall suite it made the personal notes' answer first and strong 0.05 more often and
+# no unanswerable or nonsense question strong (BENCHMARKS.md, "Recall that answers, fourth round").
+WHOLE_QUESTION_WORDS = 2
 
 
 def _hold_unnamed(query: str, fused: list[ScoredChunk], c: rel.Calibration, records: dict[str, Chunk]) -> None:
