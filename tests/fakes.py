@@ -85,8 +85,6 @@ class ChunkRecords:
                                 content_type=ContentType.CODE if c in self.code else ContentType.TEXT)
                 for c in chunk_ids]
 
-    def get_documents(self, org_id: str, document_ids: list[str]) -> list[Any]:
+    def conversation_messages(self, org_id: str, document_ids: list[str]) -> set[str]:
         """No document is a message of a conversation."""
-        from types import SimpleNamespace
-
-        return [SimpleNamespace(id=d, conversation_id=None) for d in document_ids]
+        return set()

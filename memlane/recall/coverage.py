@@ -43,8 +43,16 @@ def stem(word: str) -> str:
 
 
 @lru_cache(maxsize=4_096)
-def _stem_pattern(prefix: str) -> re.Pattern[str]:
-    return re.compile(r"(?<!\w)" + re.escape(prefix) + r"\w*")
+def _prefix_pattern(prefixes: tuple[str, ...]) -> re.Pattern[str]:
+    """Words opening with any of `prefixes`, longest first (one scan of a text for every query word)."""
+    alternatives = "|".join(re.escape(p) for p in sorted(prefixes, key=len, reverse=True))
+    return re.compile(r"(?<!\w)(?:" + alternatives + r")\w*")
+
+
+def _prefix(word_stem: str) -> str:
+    """A stem is its word's opening letters but for its last (Snowball turns a final y into i: "happy" →
+    "happi"), so only words opening with those are stemmed."""
+    return word_stem[:-1] if len(word_stem) > 3 else word_stem
 
 
 def question_stems(query: str) -> tuple[str, ...]:
@@ -53,19 +61,21 @@ def question_stems(query: str) -> tuple[str, ...]:
 
 
 def holds_stem(lowered: str, word_stem: str) -> bool:
-    """Whether lower-case `lowered` holds a word whose stem is `word_stem`. A stem is its word's opening
-    letters but for its last (Snowball turns a final y into i: "happy" → "happi"), so only words opening
-    with those are stemmed."""
-    prefix = word_stem[:-1] if len(word_stem) > 3 else word_stem
-    if prefix not in lowered:
-        return False
-    return any(stem(m.group()) == word_stem for m in _stem_pattern(prefix).finditer(lowered))
+    """Whether lower-case `lowered` holds a word whose stem is `word_stem`."""
+    return coverage(lowered, (word_stem,)) == 1.0
 
 
 def coverage(text: str, stems: tuple[str, ...]) -> float:
     """The share of `stems` (question_stems) that `text` holds, in [0, 1]; 1 for a question with no
-    content word (nothing to account for)."""
+    content word (nothing to account for). One scan of the text finds the words opening like any stem;
+    only those are stemmed (cached), and the scan stops once every stem is found."""
     if not stems:
         return 1.0
-    lowered = text.lower()
-    return sum(1 for s in stems if holds_stem(lowered, s)) / len(stems)
+    wanted, found = set(stems), set()
+    for m in _prefix_pattern(tuple(sorted({_prefix(s) for s in stems}))).finditer(text.lower()):
+        word_stem = stem(m.group())
+        if word_stem in wanted:
+            found.add(word_stem)
+            if len(found) == len(wanted):
+                break
+    return len(found) / len(wanted)

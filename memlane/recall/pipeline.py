@@ -157,8 +157,9 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
         # whatever BM25 makes of one word in a small store.
         text_scores = {**(text_scores or {}), **dict.fromkeys(filed, 1.0)}
     background = rel.Background.of([(c.document_id, c.score) for c in legs.vector], r.k) if r.legs != "bm25" else None
-    fused = fuse_scores(legs, now, r.weights, text_scores, code, terms, _coverage(svc, r, legs, records, code))
-    _set_relevance(r, fused, calibration, records, background)
+    own = _own_coverage(r, legs, records)
+    fused = fuse_scores(legs, now, r.weights, text_scores, code, terms, _coverage(svc, r, own, records, code))
+    _set_relevance(r, fused, calibration, records, background, own)
     groups = group_by_document(fused, r.max_chunks_per_document)
     names = ["fusion"]
     for stage in r.stages:
@@ -208,22 +209,41 @@ def filed_under(query: str, records: dict[str, Chunk]) -> list[str]:
             if (tags := {w for t in given_tags(ch) for w in rel.content_words(t)}) and all(w in tags for w in words)]
 
 
-def _coverage(svc: Services, r: Retrieval, legs: LegResults, records: dict[str, Chunk],
+def own_text(ch: Chunk) -> str:
+    """A chunk's own words as the text leg matched them: its title, section path and text."""
+    return "\n".join((ch.title, *ch.heading_path, ch.content))
+
+
+def _own_coverage(r: Retrieval, legs: LegResults, records: dict[str, Chunk]) -> dict[str, float]:
+    """The share of the question's content words each text-leg candidate's own words hold
+    (memlane.recall.coverage), read once for the fusion and the whole-question rule (_set_exact)."""
+    stems = question_stems(r.query)
+    if not records or not (r.weights.text_coverage > 0 or (r.exact and len(stems) >= WHOLE_QUESTION_WORDS)):
+        return {}
+    return {c.chunk_id: coverage(own_text(ch), stems) for c in legs.text
+            if c.score > 0 and (ch := records.get(c.chunk_id)) is not None}
+
+
+def _coverage(svc: Services, r: Retrieval, own: dict[str, float], records: dict[str, Chunk],
               code: frozenset[str]) -> dict[str, float] | None:
     """The share of the question's content words each text-leg candidate holds in what the text leg
-    matched (title, section path, text, given tags), when the fusion scales the word share by it. Not for
+    matched (its own words and its given tags), when the fusion scales the word share by it. Not for
     code (its share is by its own evidence) nor for a message of a conversation: its index entry also
     matches its neighbours' words (memlane.documents.contextual), which its record does not hold."""
-    if r.weights.text_coverage <= 0 or not records:
+    prose = [cid for cid in own if cid not in code]
+    if r.weights.text_coverage <= 0 or not prose:
         return None
-    matched = [ch for c in legs.text if c.score > 0 and c.chunk_id not in code and (ch := records.get(c.chunk_id))]
-    if not matched:
-        return None
-    threads = {d.id for d in svc.metadata.get_documents(r.scope.organization_id, list({ch.document_id for ch in matched}))
-               if d.conversation_id}
+    threads = svc.metadata.conversation_messages(r.scope.organization_id,
+                                                 list({records[cid].document_id for cid in prose}))
     stems = question_stems(r.query)
-    return {ch.id: coverage("\n".join((ch.title, *ch.heading_path, ch.content, *given_tags(ch))), stems)
-            for ch in matched if ch.document_id not in threads}
+    out = {}
+    for cid in prose:
+        ch = records[cid]
+        if ch.document_id in threads:
+            continue
+        tags = given_tags(ch)
+        out[cid] = own[cid] if own[cid] >= 1.0 or not tags else coverage(own_text(ch) + "\n" + "\n".join(tags), stems)
+    return out
 
 
 def code_text_share(bm25: float, terms: int, c: rel.Calibration) -> float:
@@ -259,7 +279,7 @@ def _candidate_chunks(svc: Services, r: Retrieval, legs: LegResults) -> tuple[di
 
 
 def _set_relevance(r: Retrieval, fused: list[ScoredChunk], c: rel.Calibration, records: dict[str, Chunk],
-                   background: rel.Background | None) -> None:
+                   background: rel.Background | None, own: dict[str, float]) -> None:
     terms = rel.query_terms(r.query)
     for sc in fused:
         sc.relevance = rel.relevance(sc.vector_score, sc.bm25, terms, False, c, code=sc.code, background=background,
@@ -268,11 +288,12 @@ def _set_relevance(r: Retrieval, fused: list[ScoredChunk], c: rel.Calibration, r
     # (a whole document as the query names everything).
     if r.legs == "vector" or not r.exact:
         return
-    _set_exact(r.query, fused, c, records)
+    _set_exact(r.query, fused, c, records, own)
     _hold_unnamed(r.query, fused, c, records)
 
 
-def _set_exact(query: str, fused: list[ScoredChunk], c: rel.Calibration, records: dict[str, Chunk]) -> None:
+def _set_exact(query: str, fused: list[ScoredChunk], c: rel.Calibration, records: dict[str, Chunk],
+               own: dict[str, float]) -> None:
     """Exact matches (a distinctive term, or every content word), and the chunks that are at least
     `strong`: a title that holds every content word (memlane.recall.relevance `titled`), or a chunk whose
     own words (title, section path, text) hold every content word of a question of two or more
@@ -280,7 +301,7 @@ def _set_exact(query: str, fused: list[ScoredChunk], c: rel.Calibration, records
     distinctive, words = rel.distinctive_terms(query), rel.content_words(query)
     if not (distinctive or words):
         return
-    stems = question_stems(query)
+    whole = len(question_stems(query)) >= WHOLE_QUESTION_WORDS
     for sc in fused:
         ch = records.get(sc.chunk_id) if sc.bm25 > 0 else None
         if ch is None:
@@ -288,8 +309,7 @@ def _set_exact(query: str, fused: list[ScoredChunk], c: rel.Calibration, records
         if rel.titled(ch.title or "", words):
             sc.titled = sc.exact = True
             sc.relevance = max(sc.relevance, c.exact_match, c.strong)
-        elif len(stems) >= WHOLE_QUESTION_WORDS and coverage("\n".join((ch.title, *ch.heading_path, ch.content)),
-                                                             stems) >= 1.0:
+        elif whole and own.get(sc.chunk_id, 0.0) >= 1.0:
             sc.whole = sc.exact = True
             sc.relevance = max(sc.relevance, c.exact_match, c.strong)
         # what the text leg matched: the title, the text and the given tags (IndexedChunk.body)

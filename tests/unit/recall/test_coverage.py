@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
 from fakes import ChunkRecords, FixedLegs
@@ -71,8 +70,8 @@ class _Messages(ChunkRecords):
         super().__init__(texts)
         self.threads = threads
 
-    def get_documents(self, org_id: str, document_ids: list[str]) -> list[Any]:
-        return [SimpleNamespace(id=d, conversation_id="c1" if d in self.threads else None) for d in document_ids]
+    def conversation_messages(self, org_id: str, document_ids: list[str]) -> set[str]:
+        return set(document_ids) & self.threads
 
 
 def _retrieve(legs: LegResults, query: str, texts: dict[str, tuple[str, str]], weights: FusionWeights,
