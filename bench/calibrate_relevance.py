@@ -91,8 +91,9 @@ def relevances(data: dict[str, Any], notes_file: Path | None = None) -> list[Ask
         background = rel.Background(tuple(q["background"]), best) if q.get("background") else None
         docs = []
         for doc, _score, chunks in q["documents"]:
-            # a title holding every word of the question is at least strong: above any threshold tried
-            each = [(1.0 if len(ch) > 6 and ch[6] else
+            # a title holding every word of the question, or a chunk's own words holding every word of a
+            # question of two or more (`titled`, `whole`), is at least strong: above any threshold tried
+            each = [(1.0 if len(ch) > 6 and (ch[6] or (len(ch) > 7 and ch[7])) else
                      rel.relevance(ch[0], ch[1], q["terms"], bool(ch[2]), c, code=bool(ch[3]), background=background,
                                    document_id=doc),
                      len(ch) < 6 or bool(ch[5])) for ch in chunks]

@@ -7,7 +7,8 @@ memories), then every question is asked through recall's own pipeline (memlane.r
 the server's process, no floor) and what relevance reads is written down: per document in rank order,
 its best chunks' evidence (cosine, BM25 as relevance reads it, exact match, code, BM25 over the project, whether
 it holds every name the question gives: memlane.recall.names, whether its title holds every word of
-the question: memlane.recall.relevance `titled`), and per query the
+the question: memlane.recall.relevance `titled`, whether its own words hold every word of a question of
+two or more: memlane.recall.pipeline `whole`), and per query the
 candidates' cosines (what the store gives this query: the shape relevance reads).
 
 Groups:
@@ -164,7 +165,8 @@ def record_query(svc: Any, org_id: str, q: Query) -> dict[str, Any]:
         "project": q.project_id, "targets": q.targets, "terms": rel.query_terms(q.query),
         "background": found.background.as_json() if found.background is not None else None,
         "documents": [[g.document_id, round(g.score, 5),
-                       [[round(c.vector_score, 5), round(c.bm25, 4), c.exact, c.code, round(c.bm25, 4), c.named, c.titled]
+                       [[round(c.vector_score, 5), round(c.bm25, 4), c.exact, c.code, round(c.bm25, 4), c.named, c.titled,
+                         c.whole]
                         for c in g.chunks]]
                       for g in found.documents],
     }

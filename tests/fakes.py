@@ -80,7 +80,11 @@ class ChunkRecords:
 
         from memlane.domain.models import ContentType
 
-        return [SimpleNamespace(id=c, tags=[], title=self.texts.get(c, self.default)[0],
+        return [SimpleNamespace(id=c, document_id=f"d-{c}", tags=[], heading_path=[], title=self.texts.get(c, self.default)[0],
                                 content=self.texts.get(c, self.default)[1],
                                 content_type=ContentType.CODE if c in self.code else ContentType.TEXT)
                 for c in chunk_ids]
+
+    def conversation_messages(self, org_id: str, document_ids: list[str]) -> set[str]:
+        """No document is a message of a conversation."""
+        return set()

@@ -238,6 +238,10 @@ class MemoryMetadataStore:
             found = self._docs.get((org_id, document_id))
             return found.model_copy(deep=True) if found else None
 
+    def conversation_messages(self, org_id: str, document_ids: Sequence[str]) -> set[str]:
+        with self._lock:
+            return {d for d in document_ids if (found := self._docs.get((org_id, d))) and found.conversation_id}
+
     def get_documents(self, org_id: str, document_ids: Sequence[str]) -> list[Document]:
         """The documents that exist, in the order asked for."""
         with self._lock:

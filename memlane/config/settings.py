@@ -86,6 +86,14 @@ class Settings(PublicAddress):
         doc="the word share's divisor: the batch's best BM25, never less than this per query word, so one "
             "incidental shared word cannot outvote meaning (`0`: the batch maximum alone, as the formula is "
             "written)")
+    # The text share scaled by the share of the question's words a chunk holds
+    # (memlane.domain.tuning.FusionWeights.text_coverage).
+    fusion_text_coverage: float = variable(
+        "MEMLANE_FUSION_TEXT_COVERAGE", RECALL_FUSION.text_coverage, ge=0, unit="exponent",
+        section=Section.RANKING,
+        doc="a prose chunk's word share is scaled by (the share of the question's content words it holds) to "
+            "this power, so one incidental word of a longer question is weak evidence (`0`: no scaling; code "
+            "and messages of a conversation are never scaled)")
     # A code chunk's text share by its own BM25 evidence, not over the batch maximum
     # (memlane.domain.tuning.FusionWeights.code_text_evidence).
     fusion_code_text_evidence: bool = variable(
@@ -214,7 +222,8 @@ class Settings(PublicAddress):
         return dataclasses.replace(
             RECALL_FUSION, vector=self.weight_vector, text=self.weight_text, recency=self.weight_recency,
             code_text_evidence=self.fusion_code_text_evidence, complete_legs=self.fusion_complete_legs,
-            identifier_words=self.index_identifier_words, text_reference=self.fusion_text_reference)
+            identifier_words=self.index_identifier_words, text_reference=self.fusion_text_reference,
+            text_coverage=self.fusion_text_coverage)
 
     @property
     def neighbours(self) -> NeighbourWeights:

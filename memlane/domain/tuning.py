@@ -42,9 +42,13 @@ class FusionWeights:
     # A batch whose best keyword match is one incidental word of the query then gives it a share as weak
     # as its evidence, not the full `text` weight. 0: the spec's formula (the batch maximum alone).
     text_reference: float = 0.0
+    # The word share is scaled by coverage ** text_coverage, coverage being the share of the question's
+    # content words the chunk holds (memlane.recall.coverage): one incidental word of a four-word question
+    # is a quarter of what was asked. 0: the spec's formula (no scaling).
+    text_coverage: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("vector", "text", "recency", "support", "text_reference"):
+        for name in ("vector", "text", "recency", "support", "text_reference", "text_coverage"):
             if getattr(self, name) < 0:
                 raise ValueError(f"fusion weight {name} must be ≥ 0")
         if self.recency_days <= 0:
@@ -54,10 +58,14 @@ class FusionWeights:
 
 
 # Memory recall's fusion (Settings.fusion: /v3/recall, the context pack's memories, related): the
-# spec's weights, with a code chunk's text share by its own evidence, each leg completed, and the text
-# share's divisor never below 5 BM25 per query word (the BM25 per query word at which relevance's text
-# part reaches 1 − 1/e: memlane.recall.relevance, bm25_scale).
-RECALL_FUSION = FusionWeights(code_text_evidence=True, complete_legs=True, text_reference=5.0)
+# spec's weights, with a code chunk's text share by its own evidence, each leg completed, a prose chunk's
+# text share scaled by the square of the share of the question's words it holds (text_coverage 2: one
+# of two words asked counts a quarter, one of four a sixteenth, the whole question in full), and the
+# divisor never below 2.5 BM25 per query word. Both keep an incidental shared word from outvoting
+# meaning; before coverage the divisor alone did it, at 5 (relevance's bm25_scale), which also held a
+# keyword match of the whole question at half weight. Chosen on every workload of the recall suite at
+# once (BENCHMARKS.md, "Recall that answers, fourth round": coverage 1, 1.5, 2, 3 by divisor 0, 2.5, 5).
+RECALL_FUSION = FusionWeights(code_text_evidence=True, complete_legs=True, text_reference=2.5, text_coverage=2.0)
 # Documentation's (DocsetSettings.fusion: /retrieve, the context pack's documentation): top candidates'
 # cosines sit in a narrow band while max-normalised BM25 spans 0-1, so at the memory weights the
 # keyword leg decides most orderings; 0.8/0.2 measured best on the docs eval (BENCHMARKS.md, docsets).

@@ -54,6 +54,8 @@ class ScoredChunk:
     # where the question names nothing)
     named: bool = True
     titled: bool = False  # its title holds every content word of the question (memlane.recall.relevance)
+    # its own words hold every content word of a question of two or more (memlane.recall.pipeline)
+    whole: bool = False
 
 
 @dataclass
@@ -82,16 +84,24 @@ def normalize_by_max(candidates: Iterable[Candidate], at_least: float = 0.0) -> 
 def fuse_scores(
     legs: LegResults, now: datetime, weights: FusionWeights | None = None,
     text_scores: Mapping[str, float] | None = None, code: frozenset[str] = frozenset(), terms: int = 1,
+    coverage: Mapping[str, float] | None = None,
 ) -> list[ScoredChunk]:
     """Merge both legs into one list of chunks, best first. `text_scores` (chunk id → [0, 1])
     replaces BM25 over the batch maximum for the chunks it names (memlane.recall.pipeline: code
     chunks, by their own evidence, when `FusionWeights.code_text_evidence` is set); every other
     chunk's text score is the spec's. `code`: the chunk ids known to be code (marked `code`). `terms`:
-    the query's content words (memlane.recall.relevance.query_terms), for `FusionWeights.text_reference`."""
+    the query's content words (memlane.recall.relevance.query_terms), for `FusionWeights.text_reference`.
+    `coverage` (chunk id → [0, 1], memlane.recall.coverage): the share of the question's content words
+    each chunk holds; its text share is scaled by coverage ** `FusionWeights.text_coverage` (a chunk not
+    named keeps its share)."""
     w = weights or FusionWeights()
     text_norm = normalize_by_max(legs.text, w.text_reference * max(1, terms))
     if text_scores:
         text_norm.update({k: min(1.0, max(0.0, v)) for k, v in text_scores.items() if k in text_norm})
+    if coverage and w.text_coverage > 0:
+        for k, share in coverage.items():
+            if k in text_norm:
+                text_norm[k] *= min(1.0, max(0.0, share)) ** w.text_coverage
     by_id: dict[str, Candidate] = {}
     vector_scores: dict[str, float] = {}
     for c in legs.vector:

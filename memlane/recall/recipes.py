@@ -73,6 +73,7 @@ class Recipe:
     legs: Legs = "hybrid"
     fusion: FusionWeights | None = None  # fixed weights instead of the source's
     code_text_evidence: bool | None = None  # the source's choice, unless set here
+    text_coverage: float | None = None  # the source's FusionWeights.text_coverage, unless set here
     memory_stages: bool = False  # neighbouring memories, rerank (memlane.recall.pipeline.memory_stages)
     floor: Floor | None = None  # the embedder's calibrated floor (memlane.recall.relevance); None: no floor
     strict_floor: bool = False  # a `strict` request raises the floor to the strong threshold
@@ -90,7 +91,9 @@ class Recipe:
 
     def weights(self, svc: Services, docsets: DocsetShelf | None = None) -> FusionWeights:
         base = self.fusion or (self._shelf(docsets).fusion if self.source == "documentation" else svc.settings.fusion)
-        return base if self.code_text_evidence is None else replace(base, code_text_evidence=self.code_text_evidence)
+        if self.code_text_evidence is not None:
+            base = replace(base, code_text_evidence=self.code_text_evidence)
+        return base if self.text_coverage is None else replace(base, text_coverage=self.text_coverage)
 
     def k(self, svc: Services, results: int | None = None, *, per_page: int = DOCS_CHUNKS_PER_PAGE,
           post_filtered: bool = False, docsets: DocsetShelf | None = None) -> int:
@@ -145,14 +148,14 @@ DOCS_RETRIEVE = Recipe(
 # before, /retrieve for at least the docsets' candidate_k, 100 by default).
 CONTEXT_DOCS = DOCS_RETRIEVE
 # raged's semantics: every match, ranked (no stages, no floor); hybrid keeps the spec's formula for
-# code too (the code share by evidence, FusionWeights.code_text_evidence, is measured on memories, not
-# on collections).
+# code too and for the words a chunk covers (the code share by evidence and the coverage scaling,
+# FusionWeights.code_text_evidence and text_coverage, are measured on memories, not on collections).
 # A filter that cannot be pushed down into the legs exactly is applied after them: 1,000 candidates
 # per leg at least, so enough survive it.
 _COLLECTION_CANDIDATES = Candidates(per_result=4, post_filter_minimum=1000)
 COLLECTION_HYBRID = Recipe(
     name="collections hybrid", source="memories", candidates=_COLLECTION_CANDIDATES, results=10,
-    code_text_evidence=False,
+    code_text_evidence=False, text_coverage=0.0,
 )
 # raged's semantic strategy: the vector leg alone, weighed alone, so the score is the cosine.
 COLLECTION_SEMANTIC = replace(COLLECTION_HYBRID, name="collections semantic", legs="vector",

@@ -573,6 +573,11 @@ def test_a_conversation_reads_in_message_order_and_neighbours_stay_inside_it(sto
     assert store.conversation_around(A, ["queued"], 1, NOW)["queued"] == (["m1"], ["m2"])
     # and another organization sees nothing
     assert store.conversation_around(B, ["m2"], 1, NOW) == {}
+    # and recall learns which of its candidates are messages of a conversation (their text entry also
+    # holds their neighbours' words): of this organization's documents only
+    assert store.conversation_messages(A, ["m2", "note-2", "m4", "missing", "theirs"]) == {"m2", "m4"}
+    assert store.conversation_messages(B, ["m2", "theirs"]) == {"theirs"}
+    assert store.conversation_messages(A, []) == set()
 
 
 def test_stats_count_the_projects_set_apart_on_their_own(store: Any) -> None:

@@ -164,7 +164,8 @@ def test_the_openapi_description_of_recall_is_written_from_the_defaults():
     said = spec["paths"]["/v3/recall"]["post"]["description"]
     w, n = RECALL_FUSION, NeighbourWeights()
     assert said.startswith(f"Chunks ranked by {w.vector:g} · cosine + {w.text:g} · BM25 / max(max BM25 of the batch, "
-                           f"{w.text_reference:g} · query words) + {w.recency:g} · exp(−age_days / {w.recency_days:g})")
+                           f"{w.text_reference:g} · query words) × (share of the question's content words the chunk "
+                           f"holds)^{w.text_coverage:g} + {w.recency:g} · exp(−age_days / {w.recency_days:g})")
     assert f"MEMLANE_RECALL_NEIGHBOUR_WEIGHT ({n.weight:g})" in said and f"({n.decay:g} of that" in said
 
 

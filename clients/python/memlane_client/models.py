@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "945d6a7424b8f5d1d3dd4f11154f723f0d95b7630835c32fa2b83a99660077fd"
+OPENAPI_SHA256 = "2e132849357d1990cea200a886310079096fb4dc5dabcfd720da164f3bf6877e"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 

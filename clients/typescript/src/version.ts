@@ -2,4 +2,4 @@
 /** The version of memlane's API (its OpenAPI document's info.version) this client was generated from. */
 export const API_VERSION = "0.1.0"
 /** SHA-256 of that OpenAPI document. */
-export const OPENAPI_SHA256 = "945d6a7424b8f5d1d3dd4f11154f723f0d95b7630835c32fa2b83a99660077fd"
+export const OPENAPI_SHA256 = "2e132849357d1990cea200a886310079096fb4dc5dabcfd720da164f3bf6877e"

@@ -113,11 +113,14 @@ def recall_description() -> str:
     places = {1: "one place", 2: "two places", 3: "three places"}.get(neighbours.window, f"{neighbours.window} places")
     divisor = (f"max(max BM25 of the batch, {fusion.text_reference:g} · query words)" if fusion.text_reference
                else "max BM25 of the batch")
+    covered = (f" × (share of the question's content words the chunk holds)^{fusion.text_coverage:g}"
+               if fusion.text_coverage else "")
     return (
-        f"Chunks ranked by {fusion.vector:g} · cosine + {fusion.text:g} · BM25 / {divisor} + "
+        f"Chunks ranked by {fusion.vector:g} · cosine + {fusion.text:g} · BM25 / {divisor}{covered} + "
         f"{fusion.recency:g} · exp(−age_days / {fusion.recency_days:g}) "
         f"(a chunk of a code memory: {fusion.text:g} · (1 − exp(−BM25 per query word / {bm25_scale:g})) instead of "
-        "the batch share, unless MEMLANE_FUSION_CODE_TEXT_EVIDENCE=0), grouped by document (best chunk first). "
+        "the batch share, unless MEMLANE_FUSION_CODE_TEXT_EVIDENCE=0; a message of a conversation is not scaled by "
+        "the words it holds, since its text entry also holds its neighbours'), grouped by document (best chunk first). "
         "Then neighbouring messages as context: a memory saved with a conversation_id gains "
         f"MEMLANE_RECALL_NEIGHBOUR_WEIGHT ({neighbours.weight:g}) × the fused score of the best message within "
         f"{places} of it in the same conversation ({neighbours.decay:g} of that {places} away); a memory without "

@@ -95,7 +95,8 @@ class _Chunks:
         from memlane.domain.models import ContentType
 
         self.asked.append(list(chunk_ids))
-        return [SimpleNamespace(id=c, title="t", content=self.text, tags=[], content_type=ContentType(self.types[c]))
+        return [SimpleNamespace(id=c, document_id=f"d-{c}", title="t", heading_path=[], content=self.text, tags=[],
+                                content_type=ContentType(self.types[c]))
                 for c in chunk_ids if c in self.types]
 
 

@@ -22,10 +22,11 @@ C = rel.MINILM
 FLAT = [0.14, 0.13, 0.12, 0.12, 0.11, 0.1, 0.1, 0.09, 0.09, 0.08, 0.07, 0.05]
 
 
-def _retrieve(legs: LegResults, query: str, weights: FusionWeights, floor: float = 0.0, keep_clear_best: bool = False):  # noqa: ANN202
+def _retrieve(legs: LegResults, query: str, weights: FusionWeights, floor: float = 0.0, keep_clear_best: bool = False,
+              texts: dict[str, tuple[str, str]] | None = None):  # noqa: ANN202
     svc = SimpleNamespace(embedder=SimpleNamespace(id="local/all-MiniLM-L6-v2/384", embed_query=lambda q: [1.0]),
                           index=FixedLegs(legs), clock=SimpleNamespace(now=lambda: NOW),
-                          metadata=ChunkRecords(default=("t", "")))
+                          metadata=ChunkRecords(texts, default=("t", "")))
     scope = SearchScope(organization_id="o", project_ids=("p",), filters=RecallFilters(), now=NOW)
     return retrieve(svc, Retrieval(query=query, scope=scope, k=50, weights=weights, floor=floor,  # type: ignore[arg-type]
                                    keep_clear_best=keep_clear_best))
@@ -53,12 +54,17 @@ def test_an_incidental_word_no_longer_outvotes_the_note_whose_meaning_matches() 
     assert spec.documents[0].document_id == "d-cellar"
 
 
-def test_a_strong_keyword_batch_keeps_the_spec_share() -> None:
-    # a batch whose best match covers the query (BM25 well above 5 per word) is normalised as before
+def test_a_strong_keyword_batch_keeps_the_spec_share_scaled_by_the_words_it_holds() -> None:
+    # a batch whose best match holds the whole query (BM25 well above the divisor's floor per word) is
+    # normalised by the batch maximum, as the spec has it; a chunk holding two of the three words asked
+    # keeps (2/3)² of its spec share (FusionWeights.text_coverage 2)
     legs = LegResults(vector=[Candidate("a", "d-a", 0, 0.3, NOW)],
                       text=[Candidate("a", "d-a", 0, 30.0, NOW), Candidate("b", "d-b", 0, 15.0, NOW)])
-    fused = {f.chunk_id: f for f in _retrieve(legs, "gate code courtyard", Settings().fusion).chunks}
-    assert fused["a"].text_score == pytest.approx(1.0) and fused["b"].text_score == pytest.approx(0.5)
+    texts = {"a": ("Courtyard", "The gate code is 4711."), "b": ("Garage", "Gate codes change on Mondays.")}
+    fused = {f.chunk_id: f for f in _retrieve(legs, "gate code courtyard", Settings().fusion, texts=texts).chunks}
+    assert Settings().fusion.text_coverage == pytest.approx(2.0)
+    assert fused["a"].text_score == pytest.approx(1.0)
+    assert fused["b"].text_score == pytest.approx(0.5 * (2 / 3) ** 2)
 
 
 def test_a_clear_winner_over_the_rest_of_the_store_is_strong_at_a_low_cosine() -> None:

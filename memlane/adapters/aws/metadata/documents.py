@@ -432,6 +432,15 @@ class DynamoDocumentStore(DynamoProjectStore):
                 by_id[doc.id] = doc
         return [by_id[doc_id] for doc_id in dict.fromkeys(document_ids) if doc_id in by_id]
 
+    def conversation_messages(self, org_id: str, document_ids: Sequence[str]) -> set[str]:
+        """A message of a conversation is indexed under its conversation (GSI3): its item has that key.
+        Read from the items alone, never their content in the blob store."""
+        if not document_ids:
+            return set()
+        keys = [_key(ks.doc_pk(org_id, doc_id), ks.SK_DOC) for doc_id in document_ids]
+        return {item["id"]["S"] for item in self._batch_get(keys)
+                if ks.GSI3_PK in item and item.get("organization_id", {}).get("S") == org_id}
+
     def touch_documents(self, org_id: str, document_ids: Sequence[str], when: datetime) -> None:
         """Sets last_accessed_at. One conditional UpdateItem per document (not a transaction: a
         document deleted meanwhile must not fail the others); missing documents are skipped."""

@@ -135,6 +135,16 @@ class SqliteDocumentStore(SqliteTables):
             self.put_document(doc)
         return None
 
+    def conversation_messages(self, org_id: str, document_ids: Sequence[str]) -> set[str]:
+        if not document_ids:
+            return set()
+        rows = self.db.connection().execute(
+            f"SELECT id FROM documents WHERE +organization_id = ? AND conversation_id IS NOT NULL AND id IN "
+            f"({placeholders(len(document_ids))})",
+            (org_id, *document_ids),
+        ).fetchall()
+        return {r[0] for r in rows}
+
     def get_document(self, org_id: str, document_id: str) -> Document | None:
         row = (
             self.db.connection()
