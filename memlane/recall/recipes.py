@@ -31,7 +31,7 @@ from typing import Literal
 from memlane.domain.requests import RecallIn
 from memlane.domain.tuning import FusionWeights
 from memlane.ports import DocsetShelf, SearchScope, Services
-from memlane.recall.pipeline import Legs, Retrieval, memory_stages
+from memlane.recall.pipeline import FIRST_FEW, Legs, Retrieval, memory_stages
 from memlane.recall.relevance import Calibration, calibration_for
 
 # /retrieve's request defaults (memlane.docsets.schemas.RetrieveIn reads them here): the context pack's
@@ -78,6 +78,7 @@ class Recipe:
     floor: Floor | None = None  # the embedder's calibrated floor (memlane.recall.relevance); None: no floor
     strict_floor: bool = False  # a `strict` request raises the floor to the strong threshold
     keep_clear_best: bool = False  # a clear best match below the floor is kept (unless the request sets a floor)
+    first_few: int = 0  # with an answer above the floor, the first this many are listed too (pipeline.FIRST_FEW)
     exact: bool = True  # exact matches count as evidence
     chunks_per_document: int | None = 3  # of a grouped document; None: Settings.max_chunks_per_document
 
@@ -120,6 +121,7 @@ class Recipe:
             query_vector=query_vector,
             exact=self.exact,
             keep_clear_best=self.keep_clear_best and min_relevance is None and not strict,
+            first_few=self.first_few if min_relevance is None and not strict else 0,
         )
 
     def _shelf(self, docsets: DocsetShelf | None) -> DocsetShelf:
@@ -133,13 +135,15 @@ _MEMORY_CANDIDATES = Candidates(per_result=5, post_filter_factor=4)
 MEMORY_RECALL = Recipe(
     name="memory recall", source="memories", candidates=_MEMORY_CANDIDATES, results=RECALL_LIMIT,
     memory_stages=True, floor="floor", strict_floor=True, keep_clear_best=True, chunks_per_document=None,
+    first_few=FIRST_FEW,
 )
-# A memory ranks in the pack as it ranks in recall at recall's default limit.
-CONTEXT_MEMORIES = replace(MEMORY_RECALL, name="context memories")
+# A memory ranks in the pack as it ranks in recall at recall's default limit; the pack holds what passes
+# the floor (and a clear best match), not the first few below it.
+CONTEXT_MEMORIES = replace(MEMORY_RECALL, name="context memories", first_few=0)
 # A whole document as the query: its own floor, and no exact matches (some word of a long text is
 # always in some memory).
 RELATED_MEMORIES = replace(MEMORY_RECALL, name="related memories", floor="related_floor", strict_floor=False,
-                           keep_clear_best=False, exact=False)
+                           keep_clear_best=False, first_few=0, exact=False)
 DOCS_RETRIEVE = Recipe(
     name="/retrieve", source="documentation", candidates=Candidates(per_result=2, per_page_cap=5),
     results=DOCS_TOP_K, floor="docs_floor",

@@ -60,8 +60,9 @@ def test_the_metadata_store_is_exactly_its_parts():
     assert all_methods(MetadataStore) == union
     # as many as the one Protocol had before the split, the conversation reads since (issue 22:
     # next_message_index, conversation_documents, conversation_around), and add_document (issue 36:
-    # a save's atomic store-unless-duplicate, so a conversation re-sent twice at once stores once)
-    assert len(union) == 35 + 3 + 1
+    # a save's atomic store-unless-duplicate, so a conversation re-sent twice at once stores once), and
+    # conversation_messages (issue 35: which recall candidates are messages, read without their content)
+    assert len(union) == 35 + 3 + 1 + 1
 
 
 @pytest.mark.parametrize(("part", "implementation"), IMPLEMENTATIONS, ids=lambda p: getattr(p, "__name__", ""))

@@ -2,4 +2,4 @@
 /** The version of memlane's API (its OpenAPI document's info.version) this client was generated from. */
 export const API_VERSION = "0.1.0"
 /** SHA-256 of that OpenAPI document. */
-export const OPENAPI_SHA256 = "2e132849357d1990cea200a886310079096fb4dc5dabcfd720da164f3bf6877e"
+export const OPENAPI_SHA256 = "0f3771c63bec5290a7ee321478a0f290cb8c0c8d6e210cc3279c678fc6c89cf0"

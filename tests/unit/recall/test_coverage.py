@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from fakes import ChunkRecords, FixedLegs
@@ -127,3 +128,39 @@ def test_memories_scale_by_coverage_and_collections_keep_the_spec_formula() -> N
     svc = SimpleNamespace(settings=Settings())
     assert MEMORY_RECALL.weights(svc).text_coverage == pytest.approx(2.0)  # type: ignore[arg-type]
     assert COLLECTION_HYBRID.weights(svc).text_coverage == 0.0  # type: ignore[arg-type]
+
+
+def _ranked(first_few: int, cosines: list[float]):  # noqa: ANN202
+    legs = LegResults(vector=[Candidate(f"c{i}", f"d{i}", 0, x, NOW) for i, x in enumerate(cosines)], text=[])
+    svc = SimpleNamespace(embedder=SimpleNamespace(id="local/all-MiniLM-L6-v2/384", embed_query=lambda q: [1.0]),
+                          index=FixedLegs(legs), clock=SimpleNamespace(now=lambda: NOW), metadata=_Messages({}, frozenset()))
+    scope = SearchScope(organization_id="o", project_ids=("p",), filters=RecallFilters(), now=NOW)
+    return retrieve(svc, Retrieval(query="q", scope=scope, k=50, weights=FusionWeights(), floor=C.floor,  # type: ignore[arg-type]
+                                   first_few=first_few))
+
+
+def test_with_an_answer_above_the_floor_recall_lists_the_first_few_below_it_as_weak() -> None:
+    # one memory passes the floor (cosine 0.6: relevance 0.75); the next three sit below it (0.36, 0.35, 0.3:
+    # 0.15 by the cosine's scale, less by standing above the store's median of 0.21)
+    cosines = [0.6, 0.36, 0.35, 0.3, 0.25, 0.22, 0.2, 0.2, 0.19, 0.18, 0.18, 0.17]
+    listed = _ranked(3, cosines).documents
+    assert [g.document_id for g in listed] == ["d0", "d1", "d2"]
+    assert listed[1].relevance < C.floor and rel.match_of(listed[1].relevance, C.strong) == "weak"
+    # the floor alone (the context pack, a request with min_relevance or strict): the answer only
+    assert [g.document_id for g in _ranked(0, cosines).documents] == ["d0"]
+    # and nothing above the floor (nonsense): still nothing
+    assert _ranked(3, [0.25, 0.24, 0.2, 0.12, 0.1, 0.1, 0.09, 0.08, 0.07, 0.06, 0.05, 0.04]).documents == []
+
+
+def test_recall_lists_the_first_few_unless_the_request_asks_for_strict_abstention() -> None:
+    from memlane.recall.pipeline import FIRST_FEW
+    from memlane.recall.recipes import CONTEXT_MEMORIES, RELATED_MEMORIES
+
+    svc: Any = SimpleNamespace(settings=Settings(), embedder=SimpleNamespace(id="local/all-MiniLM-L6-v2/384"), rerank=None,
+                               metadata=None, clock=SimpleNamespace(now=lambda: NOW))
+    scope = SearchScope(organization_id="o", project_ids=("p",), filters=RecallFilters(), now=NOW)
+    assert MEMORY_RECALL.retrieval(svc, "q", scope).first_few == FIRST_FEW == 3
+    assert MEMORY_RECALL.retrieval(svc, "q", scope, min_relevance=0.3).first_few == 0
+    assert MEMORY_RECALL.retrieval(svc, "q", scope, strict=True).first_few == 0
+    assert CONTEXT_MEMORIES.retrieval(svc, "q", scope).first_few == 0
+    assert RELATED_MEMORIES.retrieval(svc, "q", scope).first_few == 0
