@@ -50,7 +50,7 @@ FEATURE_OFF = ("a feature this function does not have: unset is off (a function 
 DEFAULTS_RIGHT_ON_AWS: dict[str, Default] = {
     **_reason("memlane's recall, fusion, context and write defaults, the same on every host (memlane.config)",
               "MEMLANE_WEIGHT_VECTOR", "MEMLANE_WEIGHT_TEXT", "MEMLANE_WEIGHT_RECENCY",
-              "MEMLANE_RECALL_NEIGHBOUR_WEIGHT", "MEMLANE_FUSION_TEXT_REFERENCE",
+              "MEMLANE_RECALL_NEIGHBOUR_WEIGHT", "MEMLANE_FUSION_TEXT_REFERENCE", "MEMLANE_FUSION_TEXT_COVERAGE",
               "MEMLANE_CONTEXT_TEXT_WEIGHT", "MEMLANE_CONTEXT_SIDES", "MEMLANE_CONTEXT_VECTOR",
               "MEMLANE_CONTEXT_VECTOR_SIDES", "MEMLANE_FUSION_CODE_TEXT_EVIDENCE", "MEMLANE_FUSION_COMPLETE_LEGS",
               "MEMLANE_INDEX_IDENTIFIER_WORDS", "MEMLANE_EMBEDDER_WINDOW"),
