@@ -106,21 +106,23 @@ def _found(targets: list[list[str]], ids: list[str]) -> float:
     return sum(1 for t in targets if any(d in t for d in ids)) / len(targets)
 
 
-def _shown(documents: list[tuple[str, float, float]], floor: float) -> list[tuple[str, float, float]]:
+def _shown(documents: list[tuple[str, float, float]], floor: float, strong: float) -> list[tuple[str, float, float]]:
     """What /v3/recall shows at `floor`, as memlane.recall.pipeline keeps it: what passes the floor and, when
-    anything does, the first FIRST_FEW documents with it (the clear-best exception aside), ten at most."""
+    some does but none is strong, the first FIRST_FEW documents with any evidence (the clear-best exception
+    aside), ten at most."""
     from memlane.recall.pipeline import FIRST_FEW
 
-    if not any(x >= floor for _, x, _ in documents):
-        return []
-    return [doc for i, doc in enumerate(documents) if doc[1] >= floor or i < FIRST_FEW][:10]
+    kept = [doc for doc in documents if doc[1] >= floor]
+    if not kept or any(_strong(x, named, floor, strong) for _, x, named in kept):
+        return kept[:10]
+    return [doc for i, doc in enumerate(documents) if doc[1] >= floor or (i < FIRST_FEW and doc[1] > 0)][:10]
 
 
 def answerable_at(rows: Iterable[Asked], floor: float, strong: float) -> dict[str, float]:
     rows = list(rows)
     recall = nothing = first_strong = 0.0
     for a in rows:
-        kept = _shown(a.documents, floor)
+        kept = _shown(a.documents, floor, strong)
         recall += _found(a.targets, [d for d, _, _ in kept])
         if not kept:
             nothing += 1

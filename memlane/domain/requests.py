@@ -227,8 +227,8 @@ class RecallIn(_Request):
         default=None, ge=0.0, le=1.0,
         description="Strict abstention at your own floor: drop results whose relevance is below this (0-1) and "
                     "nothing else; 0 returns everything the search legs found. Default: the calibrated floors, "
-                    "strong and weak results both returned, each marked (`match`), and with an answer above "
-                    "the floor the first three ranked listed too (weak).")
+                    "strong and weak results both returned, each marked (`match`), and with an unsure answer "
+                    "(above the floor, none strong) the first three ranked listed too (weak).")
     strict: bool = Field(
         default=False,
         description="Strict abstention: only strong matches; no result at all when none is strong (default: "

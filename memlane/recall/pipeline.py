@@ -117,9 +117,10 @@ class Retrieval:
     # `clear_margin`): the floor decides how sure an answer is, not whether a stored answer may be seen.
     # Off for a caller that asks for strict abstention (`min_relevance`, `strict`).
     keep_clear_best: bool = False
-    # When something reaches the floor, the first `first_few` documents in rank order are kept with it,
-    # each marked by its own relevance (weak): the floor decides whether there is an answer, not how much
-    # of the ranking a person sees (recall's list; 0: the floor alone, as the context pack keeps it).
+    # When something reaches the floor but nothing is strong, the first `first_few` documents in rank order
+    # that hold any evidence are kept with it, each marked by its own relevance (weak): an unsure answer
+    # shows the few candidates it was unsure between (recall's list; 0: the floor alone, as the context
+    # pack keeps it).
     first_few: int = 0
 
 
@@ -183,26 +184,30 @@ def retrieve(svc: Services, r: Retrieval) -> Retrieved:
     )
 
 
-# When an answer passes the floor, recall lists the documents ranked first to FIRST_FEW with it whatever
-# their relevance (shown as weak matches): a person's paraphrase of a note often sits second or third,
-# below the floor, behind a note that shares a word with the question (the personal notes: top-3 at the
-# default settings 0.887 → 0.925, and nonsense answered with nothing as often as before: BENCHMARKS.md,
-# issue 35). The context pack keeps the floor alone: what an assistant reads is not padded.
+# When an answer passes the floor but none of it is strong, recall lists the documents ranked first to
+# FIRST_FEW with it (each with any evidence, shown as weak matches): a person's paraphrase of a note often
+# sits second or third, below the floor, behind a note that shares a word with the question (the personal
+# notes: top-3 at the default settings 0.887 → 0.925, and nonsense answered with nothing as often as
+# before: BENCHMARKS.md, issue 35). A strong answer is not followed by unrelated memories, and the
+# context pack keeps the floor alone: what an assistant reads is not padded.
 FIRST_FEW = 3
 
 
 def _shown(r: Retrieval, groups: list[ScoredDocument], c: rel.Calibration) -> list[ScoredDocument]:
-    """The documents the answer holds: those at or above the floor, with the first `first_few` when any
-    is; when none is, a clear best match (`keep_clear_best`) or nothing."""
+    """The documents the answer holds: those at or above the floor, with the first `first_few` when some
+    is and none is strong; when none is, a clear best match (`keep_clear_best`) or nothing."""
     kept = [g for g in groups if g.relevance >= r.floor]
     if not kept:
         return clear_best(groups, c) if r.keep_clear_best else []
-    return with_first_few(groups, kept, r.first_few) if r.first_few else kept
+    if not r.first_few or any(g.relevance >= c.strong - 1e-9 for g in kept):
+        return kept
+    return with_first_few(groups, kept, r.first_few)
 
 
 def with_first_few(groups: list[ScoredDocument], kept: list[ScoredDocument], few: int) -> list[ScoredDocument]:
-    """`kept` (what passed the floor) with the first `few` of `groups`, in rank order."""
-    ids = {g.document_id for g in kept} | {g.document_id for g in groups[:few]}
+    """`kept` (what passed the floor) with those of the first `few` of `groups` that hold any evidence
+    (relevance above 0), in rank order."""
+    ids = {g.document_id for g in kept} | {g.document_id for g in groups[:few] if g.relevance > 0}
     return [g for g in groups if g.document_id in ids]
 
 

@@ -9,7 +9,7 @@ API_TITLE = "memlane"
 #: The version of memlane's API these models were generated from (the document's info.version).
 API_VERSION = "0.1.0"
 #: SHA-256 of the OpenAPI document (as committed in clients/typescript/openapi.json).
-OPENAPI_SHA256 = "0f3771c63bec5290a7ee321478a0f290cb8c0c8d6e210cc3279c678fc6c89cf0"
+OPENAPI_SHA256 = "edb9359a5e34c1b9e76ceebe10105ad53df687d634dbf3ffec2c81931cf498ea"
 
 ConnectionStatus = Literal["authorizing", "active", "paused", "error", "deleting"]
 

@@ -2442,7 +2442,7 @@ export interface components {
             include_versions?: boolean;
             /**
              * Min Relevance
-             * @description Strict abstention at your own floor: drop results whose relevance is below this (0-1) and nothing else; 0 returns everything the search legs found. Default: the calibrated floors, strong and weak results both returned, each marked (`match`), and with an answer above the floor the first three ranked listed too (weak).
+             * @description Strict abstention at your own floor: drop results whose relevance is below this (0-1) and nothing else; 0 returns everything the search legs found. Default: the calibrated floors, strong and weak results both returned, each marked (`match`), and with an unsure answer (above the floor, none strong) the first three ranked listed too (weak).
              */
             min_relevance?: number | null;
             /**

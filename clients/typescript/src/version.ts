@@ -2,4 +2,4 @@
 /** The version of memlane's API (its OpenAPI document's info.version) this client was generated from. */
 export const API_VERSION = "0.1.0"
 /** SHA-256 of that OpenAPI document. */
-export const OPENAPI_SHA256 = "0f3771c63bec5290a7ee321478a0f290cb8c0c8d6e210cc3279c678fc6c89cf0"
+export const OPENAPI_SHA256 = "edb9359a5e34c1b9e76ceebe10105ad53df687d634dbf3ffec2c81931cf498ea"

@@ -130,24 +130,33 @@ def test_memories_scale_by_coverage_and_collections_keep_the_spec_formula() -> N
     assert COLLECTION_HYBRID.weights(svc).text_coverage == 0.0  # type: ignore[arg-type]
 
 
-def _ranked(first_few: int, cosines: list[float]):  # noqa: ANN202
+def _ranked(first_few: int, cosines: list[float], floor: float = C.floor):  # noqa: ANN202
     legs = LegResults(vector=[Candidate(f"c{i}", f"d{i}", 0, x, NOW) for i, x in enumerate(cosines)], text=[])
     svc = SimpleNamespace(embedder=SimpleNamespace(id="local/all-MiniLM-L6-v2/384", embed_query=lambda q: [1.0]),
                           index=FixedLegs(legs), clock=SimpleNamespace(now=lambda: NOW), metadata=_Messages({}, frozenset()))
     scope = SearchScope(organization_id="o", project_ids=("p",), filters=RecallFilters(), now=NOW)
-    return retrieve(svc, Retrieval(query="q", scope=scope, k=50, weights=FusionWeights(), floor=C.floor,  # type: ignore[arg-type]
+    return retrieve(svc, Retrieval(query="q", scope=scope, k=50, weights=FusionWeights(), floor=floor,  # type: ignore[arg-type]
                                    first_few=first_few))
 
 
-def test_with_an_answer_above_the_floor_recall_lists_the_first_few_below_it_as_weak() -> None:
-    # one memory passes the floor (cosine 0.6: relevance 0.75); the next three sit below it (0.36, 0.35, 0.3:
-    # 0.15 by the cosine's scale, less by standing above the store's median of 0.21)
-    cosines = [0.6, 0.36, 0.35, 0.3, 0.25, 0.22, 0.2, 0.2, 0.19, 0.18, 0.18, 0.17]
-    listed = _ranked(3, cosines).documents
+def test_with_an_unsure_answer_recall_lists_the_first_few_below_the_floor_as_weak() -> None:
+    # one memory passes the floor, weak (cosine 0.5: relevance 0.5, from standing 0.29 above the store's
+    # median of 0.21); the next three sit below the floor (0.36, 0.35, 0.3: relevance 0.15 and less)
+    store = [0.25, 0.22, 0.2, 0.2, 0.19, 0.18, 0.18, 0.17]
+    found = _ranked(3, [0.5, 0.36, 0.35, 0.3, *store])
+    listed = found.documents
+    assert C.floor <= listed[0].relevance < C.strong
     assert [g.document_id for g in listed] == ["d0", "d1", "d2"]
-    assert listed[1].relevance < C.floor and rel.match_of(listed[1].relevance, C.strong) == "weak"
+    assert 0 < listed[1].relevance < C.floor and rel.match_of(listed[1].relevance, C.strong) == "weak"
     # the floor alone (the context pack, a request with min_relevance or strict): the answer only
-    assert [g.document_id for g in _ranked(0, cosines).documents] == ["d0"]
+    assert [g.document_id for g in _ranked(0, [0.5, 0.36, 0.35, 0.3, *store]).documents] == ["d0"]
+    # a strong answer is not followed by what sits below the floor
+    strong = _ranked(3, [0.7, 0.36, 0.35, 0.3, *store]).documents
+    assert strong[0].relevance >= C.strong and [g.document_id for g in strong] == ["d0"]
+    # a candidate with no evidence at all (relevance 0) is not listed: nothing says it is related
+    bare = _ranked(3, [0.5, 0.24, 0.23, *store]).documents
+    assert [g.document_id for g in bare] == ["d0"] and all(g.relevance == 0 for g in _ranked(3, [0.5, 0.24, 0.23, *store],
+                                                                                               floor=0.0).documents[1:3])
     # and nothing above the floor (nonsense): still nothing
     assert _ranked(3, [0.25, 0.24, 0.2, 0.12, 0.1, 0.1, 0.09, 0.08, 0.07, 0.06, 0.05, 0.04]).documents == []
 
